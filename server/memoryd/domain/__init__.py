@@ -1,0 +1,1 @@
+"""Domain layer: memory semantics, independent of gRPC and of any database."""

@@ -1,0 +1,100 @@
+"""Pure builders of the events each mutation writes in its own transaction.
+
+Both storage adapters call these, so the event vocabulary lives in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memoryd.domain.models import EventDraft, EventType, Message
+
+# Large deletions are reported in several messages-deleted events of this many ids,
+# so no single event approaches gRPC's message size limit.
+DELETED_CHUNK = 1000
+
+
+def appended(session_id: str, messages: Sequence[Message]) -> list[EventDraft]:
+    if not messages:
+        return []
+    return [EventDraft(EventType.MESSAGES_APPENDED, session_id, {"messages": [m.ref() for m in messages]})]
+
+
+def _changed(session_id: str, cause: EventType) -> EventDraft:
+    return EventDraft(EventType.HISTORY_CHANGED, session_id, {"cause": int(cause)})
+
+
+def _deleted_chunks(session_id: str, removed: Sequence[Message], cause: EventType) -> list[EventDraft]:
+    drafts = []
+    ordered = sorted(removed, key=lambda m: (m.timestamp, m.seq))
+    for start in range(0, len(ordered), DELETED_CHUNK):
+        chunk = ordered[start : start + DELETED_CHUNK]
+        drafts.append(
+            EventDraft(
+                EventType.MESSAGES_DELETED,
+                session_id,
+                {
+                    "timestamps": sorted({m.timestamp for m in chunk}),
+                    "ids": [m.id for m in chunk],
+                    "cause": int(cause),
+                },
+            )
+        )
+    return drafts
+
+
+def deleted(session_id: str, removed: Sequence[Message]) -> list[EventDraft]:
+    if not removed:
+        return []
+    return [*_deleted_chunks(session_id, removed, EventType.MESSAGES_DELETED), _changed(session_id, EventType.MESSAGES_DELETED)]
+
+
+def rewritten(session_id: str, changed: Sequence[Message]) -> list[EventDraft]:
+    if not changed:
+        return []
+    return [
+        EventDraft(EventType.MESSAGES_REWRITTEN, session_id, {"messages": [m.ref() for m in changed]}),
+        _changed(session_id, EventType.MESSAGES_REWRITTEN),
+    ]
+
+
+def trimmed(session_id: str, archived_count: int, keep_recent: int) -> list[EventDraft]:
+    if not archived_count:
+        return []
+    return [
+        EventDraft(EventType.HISTORY_TRIMMED, session_id, {"archived_count": archived_count, "keep_recent": keep_recent}),
+        _changed(session_id, EventType.HISTORY_TRIMMED),
+    ]
+
+
+def replaced(session_id: str, removed: Sequence[Message], added: Sequence[Message]) -> list[EventDraft]:
+    return [
+        *_deleted_chunks(session_id, removed, EventType.HISTORY_REPLACED),
+        *appended(session_id, added),
+        EventDraft(
+            EventType.HISTORY_REPLACED,
+            session_id,
+            {"removed_count": len(removed), "messages": [m.ref() for m in added]},
+        ),
+        _changed(session_id, EventType.HISTORY_REPLACED),
+    ]
+
+
+def session_cleared(session_id: str, removed: Sequence[Message], targets: Sequence[str]) -> list[EventDraft]:
+    return [
+        *_deleted_chunks(session_id, removed, EventType.SESSION_CLEARED),
+        EventDraft(EventType.SESSION_CLEARED, session_id, {"removed_count": len(removed), "targets": list(targets)}),
+        _changed(session_id, EventType.SESSION_CLEARED),
+    ]
+
+
+def all_cleared(removed_count: int, targets: Sequence[str]) -> list[EventDraft]:
+    # Tenant-wide: consumers drop everything they hold for the tenant.
+    return [
+        EventDraft(EventType.ALL_CLEARED, "", {"removed_count": removed_count, "targets": list(targets)}),
+        _changed("", EventType.ALL_CLEARED),
+    ]
+
+
+def metadata_changed(namespace: str, key: str, *, deleted: bool) -> list[EventDraft]:
+    return [EventDraft(EventType.METADATA_CHANGED, "", {"namespace": namespace, "key": key, "deleted": deleted})]

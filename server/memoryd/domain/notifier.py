@@ -1,0 +1,33 @@
+"""In-process wake-ups for watchers, so live tailing never busy-loops."""
+
+from __future__ import annotations
+
+import asyncio
+
+
+class EventNotifier:
+    """Wakes every waiter whenever a store commits events.
+
+    Waiters re-read the log after waking; the notifier carries no data, so a missed
+    wake-up can only delay delivery, never lose an event.
+    """
+
+    def __init__(self) -> None:
+        self._changed = asyncio.Event()
+
+    def notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def current(self) -> asyncio.Event:
+        """Take this before reading the log, then wait on it: a commit that lands
+        between the read and the wait still wakes the waiter."""
+        return self._changed
+
+    @staticmethod
+    async def wait(changed: asyncio.Event, timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(changed.wait(), timeout)
+            return True
+        except TimeoutError:
+            return False

@@ -1,0 +1,136 @@
+"""The storage contract every adapter (SQLite, MongoDB) fulfils.
+
+Adapters own queries and transactions; the domain owns defaults, limits and paging.
+Every mutation writes the events built by `memoryd.domain.events` in the same
+transaction as the change, and wakes local watchers through `notifier` after commit.
+The conformance suite in tests/conformance runs the same cases against every adapter.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any
+
+from memoryd.domain.models import (
+    AppendResult,
+    Event,
+    EventDraft,
+    Message,
+    MetadataEntry,
+    RangeQuery,
+    RecentQuery,
+    SessionInfo,
+    SessionMessage,
+)
+from memoryd.domain.notifier import EventNotifier
+
+
+class Store(abc.ABC):
+    """Messages, metadata and the event log of every tenant."""
+
+    def __init__(self) -> None:
+        self.notifier = EventNotifier()
+
+    # -- lifecycle -------------------------------------------------------
+    @abc.abstractmethod
+    async def open(self) -> None:
+        """Connect and create schema/indexes idempotently."""
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    @abc.abstractmethod
+    async def ping(self) -> None:
+        """Raise StorageUnavailable when the store cannot serve."""
+
+    # -- messages --------------------------------------------------------
+    @abc.abstractmethod
+    async def append(
+        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int
+    ) -> AppendResult:
+        """Store messages atomically, assigning id and seq (and timestamp when 0)."""
+
+    @abc.abstractmethod
+    async def history(self, tenant: str, session_id: str, limit: int) -> list[Message]:
+        """Newest `limit` unarchived messages by (timestamp, seq), oldest first."""
+
+    @abc.abstractmethod
+    async def range(self, tenant: str, query: RangeQuery) -> list[Message]:
+        """Messages in (timestamp, seq) order after `query.after`, archived included."""
+
+    @abc.abstractmethod
+    async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
+        """Newest `limit` matches by (timestamp, session_id, seq), oldest first."""
+
+    @abc.abstractmethod
+    async def trim(self, tenant: str, session_id: str, keep_recent: int, now: int) -> int: ...
+
+    @abc.abstractmethod
+    async def replace_history(
+        self, tenant: str, session_id: str, messages: Sequence[Message], now: int
+    ) -> tuple[list[Message], list[Message]]:
+        """Swap the unarchived history; returns (stored, removed)."""
+
+    @abc.abstractmethod
+    async def update_content(
+        self, tenant: str, session_id: str, old_text: str, new_text: str, recent_limit: int, now: int
+    ) -> list[Message]:
+        """Rewrite within the newest `recent_limit` messages; returns the changed messages."""
+
+    @abc.abstractmethod
+    async def delete_by_timestamps(
+        self, tenant: str, session_id: str, timestamps: Sequence[int], now: int
+    ) -> list[Message]:
+        """Delete one bounded batch; returns the removed messages (content not loaded)."""
+
+    @abc.abstractmethod
+    async def delete_by_ids(self, tenant: str, session_id: str, ids: Sequence[str], now: int) -> list[Message]: ...
+
+    @abc.abstractmethod
+    async def clear_session(
+        self, tenant: str, session_id: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
+    ) -> tuple[int, int]:
+        """Returns (messages removed, metadata records removed)."""
+
+    @abc.abstractmethod
+    async def clear_all(
+        self, tenant: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
+    ) -> tuple[int, int]: ...
+
+    @abc.abstractmethod
+    async def list_sessions(self, tenant: str, after_session_id: str | None, limit: int) -> list[SessionInfo]: ...
+
+    # -- metadata --------------------------------------------------------
+    @abc.abstractmethod
+    async def save_metadata(
+        self, tenant: str, namespace: str, key: str, data: dict[str, Any], now: int
+    ) -> MetadataEntry: ...
+
+    @abc.abstractmethod
+    async def get_metadata(self, tenant: str, namespace: str, key: str) -> MetadataEntry | None: ...
+
+    @abc.abstractmethod
+    async def list_metadata(
+        self, tenant: str, namespace: str, after_key: str | None, limit: int
+    ) -> list[MetadataEntry]: ...
+
+    @abc.abstractmethod
+    async def delete_metadata(self, tenant: str, namespace: str, key: str, now: int) -> bool: ...
+
+    # -- events ----------------------------------------------------------
+    @abc.abstractmethod
+    async def publish(self, tenant: str, draft: EventDraft, now: int) -> Event:
+        """Append a caller-originated event on its own."""
+
+    @abc.abstractmethod
+    async def read_events(self, tenant: str, after_seq: int, limit: int) -> list[Event]:
+        """Events with seq > after_seq in seq order."""
+
+    @abc.abstractmethod
+    async def event_bounds(self, tenant: str) -> tuple[int, int]:
+        """(compacted_through, latest_seq): seqs <= compacted_through are gone."""
+
+    @abc.abstractmethod
+    async def compact_events(self, *, older_than: int | None, keep_last: int | None) -> int:
+        """Delete events by age and per-tenant count; returns events removed."""
