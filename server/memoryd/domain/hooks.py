@@ -1,0 +1,25 @@
+"""What the message domain tells other subsystems (the vector index) about changes.
+
+The default implementation has no vector store: vector clears report SKIPPED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, Message
+
+
+class MemoryHooks:
+    async def messages_saved(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
+        """Called after messages were appended (background indexing)."""
+
+    async def messages_rewritten(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
+        """Called after UpdateMessageContent changed messages (re-indexing)."""
+
+    async def messages_deleted(self, tenant: str, session_id: str, removed: Sequence[Message]) -> None:
+        """Called after messages were deleted or replaced (vector removal)."""
+
+    async def clear_vectors(self, tenant: str, session_id: str | None) -> ClearResult:
+        """Clear one session's vectors, or the tenant's when session_id is None."""
+        return ClearResult(ClearTarget.VECTORS, ClearOutcome.SKIPPED, error="no vector store is configured")

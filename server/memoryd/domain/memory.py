@@ -1,0 +1,210 @@
+"""Message and metadata semantics: defaults, clamping, paging and batching over a Store.
+
+Input has been validated by the transport before it reaches this layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from memoryd.domain import paging
+from memoryd.domain.hooks import MemoryHooks
+from memoryd.domain.limits import Limits
+from memoryd.domain.models import (
+    AppendResult,
+    ClearOutcome,
+    ClearResult,
+    ClearTarget,
+    Message,
+    MetadataEntry,
+    Position,
+    RangeQuery,
+    RecentQuery,
+    SessionInfo,
+    SessionMessage,
+    now_ms,
+)
+from memoryd.domain.store import Store
+
+DEFAULT_HISTORY_LIMIT = 50
+DEFAULT_FULL_HISTORY_PAGE = 100
+DEFAULT_RANGE_PAGE = 1000
+DEFAULT_LIST_PAGE = 100
+DEFAULT_RECENT_LIMIT_FOR_UPDATE = 100
+
+
+def _page_size(requested: int, default: int, maximum: int) -> int:
+    return min(requested or default, maximum)
+
+
+class Memory:
+    def __init__(self, store: Store, limits: Limits, hooks: MemoryHooks | None = None) -> None:
+        self.store = store
+        self.limits = limits
+        self.hooks = hooks or MemoryHooks()
+
+    # -- writes --------------------------------------------------------------
+    async def save_messages(
+        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str = ""
+    ) -> AppendResult:
+        result = await self.store.append(tenant, session_id, messages, idempotency_key or None, now_ms())
+        if not result.deduplicated:
+            await self.hooks.messages_saved(tenant, session_id, result.messages)
+        return result
+
+    async def trim_history(self, tenant: str, session_id: str, keep_recent: int) -> int:
+        return await self.store.trim(tenant, session_id, keep_recent, now_ms())
+
+    async def replace_history(
+        self, tenant: str, session_id: str, messages: Sequence[Message]
+    ) -> tuple[list[Message], int]:
+        stored, removed = await self.store.replace_history(tenant, session_id, messages, now_ms())
+        await self.hooks.messages_deleted(tenant, session_id, removed)
+        await self.hooks.messages_saved(tenant, session_id, stored)
+        return stored, len(removed)
+
+    async def update_message_content(
+        self, tenant: str, session_id: str, old_text: str, new_text: str, recent_limit: int
+    ) -> int:
+        limit = recent_limit or DEFAULT_RECENT_LIMIT_FOR_UPDATE
+        changed = await self.store.update_content(tenant, session_id, old_text, new_text, limit, now_ms())
+        await self.hooks.messages_rewritten(tenant, session_id, changed)
+        return len(changed)
+
+    async def delete_by_timestamps(self, tenant: str, session_id: str, timestamps: Sequence[int]) -> int:
+        unique = sorted(set(timestamps))
+        return await self._delete_in_batches(tenant, session_id, unique, self.store.delete_by_timestamps)
+
+    async def delete_by_ids(self, tenant: str, session_id: str, ids: Sequence[str]) -> int:
+        unique = list(dict.fromkeys(ids))
+        return await self._delete_in_batches(tenant, session_id, unique, self.store.delete_by_ids)
+
+    async def _delete_in_batches(self, tenant: str, session_id: str, values: Sequence[Any], delete) -> int:
+        # Each batch is its own transaction (with its own events) so one huge request
+        # never holds the write lock for long.
+        deleted = 0
+        step = self.limits.delete_batch
+        for start in range(0, len(values), step):
+            removed = await delete(tenant, session_id, values[start : start + step], now_ms())
+            await self.hooks.messages_deleted(tenant, session_id, removed)
+            deleted += len(removed)
+        return deleted
+
+    async def clear(
+        self, tenant: str, session_id: str | None, targets: Sequence[ClearTarget]
+    ) -> list[ClearResult]:
+        """ClearSession (session_id given) or ClearAll (None); one result per target."""
+        wanted = list(dict.fromkeys(targets or [ClearTarget.MESSAGES]))
+        names = [t.name.lower() for t in wanted]
+        messages = ClearTarget.MESSAGES in wanted
+        metadata = ClearTarget.METADATA in wanted
+        results: dict[ClearTarget, ClearResult] = {}
+        if messages or metadata:
+            now = now_ms()
+            if session_id is None:
+                removed, removed_meta = await self.store.clear_all(
+                    tenant, messages=messages, metadata=metadata, targets=names, now=now
+                )
+            else:
+                removed, removed_meta = await self.store.clear_session(
+                    tenant, session_id, messages=messages, metadata=metadata, targets=names, now=now
+                )
+            results[ClearTarget.MESSAGES] = ClearResult(ClearTarget.MESSAGES, ClearOutcome.CLEARED, removed)
+            results[ClearTarget.METADATA] = ClearResult(ClearTarget.METADATA, ClearOutcome.CLEARED, removed_meta)
+        if ClearTarget.VECTORS in wanted:
+            results[ClearTarget.VECTORS] = await self.hooks.clear_vectors(tenant, session_id)
+        return [results[t] for t in wanted]
+
+    # -- reads ---------------------------------------------------------------
+    async def get_history(self, tenant: str, session_id: str, limit: int) -> list[Message]:
+        size = _page_size(limit, DEFAULT_HISTORY_LIMIT, self.limits.max_page_size)
+        return await self.store.history(tenant, session_id, size)
+
+    async def get_full_history(
+        self, tenant: str, session_id: str, page_size: int, page_token: str
+    ) -> tuple[list[Message], str]:
+        query = RangeQuery(session_id, _page_size(page_size, DEFAULT_FULL_HISTORY_PAGE, self.limits.max_page_size))
+        return await self._range_page(tenant, query, page_token, ("full", session_id))
+
+    async def list_in_range(
+        self,
+        tenant: str,
+        session_id: str,
+        from_ts: int,
+        to_ts: int,
+        roles: Sequence[str],
+        exclude_kinds: Sequence[str],
+        page_size: int,
+        page_token: str,
+    ) -> tuple[list[Message], str]:
+        query = RangeQuery(
+            session_id,
+            _page_size(page_size, DEFAULT_RANGE_PAGE, self.limits.max_page_size),
+            from_ts=from_ts,
+            to_ts=to_ts,
+            roles=tuple(roles),
+            exclude_kinds=tuple(exclude_kinds),
+        )
+        scope = ("range", session_id, from_ts, to_ts, sorted(roles), sorted(exclude_kinds))
+        return await self._range_page(tenant, query, page_token, scope)
+
+    async def _range_page(
+        self, tenant: str, query: RangeQuery, page_token: str, scope: tuple[Any, ...]
+    ) -> tuple[list[Message], str]:
+        position = paging.decode(page_token, scope)
+        if position is not None:
+            query = replace(query, after=Position(int(position["ts"]), int(position["seq"])))
+        # One extra row tells whether another page exists without a count query.
+        rows = await self.store.range(tenant, replace(query, limit=query.limit + 1))
+        if len(rows) <= query.limit:
+            return rows, ""
+        page = rows[: query.limit]
+        last = page[-1]
+        return page, paging.encode(scope, {"ts": last.timestamp, "seq": last.seq})
+
+    async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
+        return await self.store.recent_across_sessions(
+            tenant, replace(query, limit=min(query.limit, self.limits.max_recent_limit))
+        )
+
+    async def _keyed_page(self, scope: tuple[Any, ...], page_size: int, page_token: str, fetch, key_of):
+        """A page of a listing ordered by a unique string key; the token holds the last key."""
+        size = _page_size(page_size, DEFAULT_LIST_PAGE, self.limits.max_page_size)
+        position = paging.decode(page_token, scope)
+        rows = await fetch(position["after"] if position else None, size + 1)
+        if len(rows) <= size:
+            return rows, ""
+        page = rows[:size]
+        return page, paging.encode(scope, {"after": key_of(page[-1])})
+
+    async def list_sessions(self, tenant: str, page_size: int, page_token: str) -> tuple[list[SessionInfo], str]:
+        return await self._keyed_page(
+            ("sessions",),
+            page_size,
+            page_token,
+            lambda after, limit: self.store.list_sessions(tenant, after, limit),
+            lambda info: info.session_id,
+        )
+
+    # -- metadata ------------------------------------------------------------
+    async def save_metadata(self, tenant: str, namespace: str, key: str, data: dict[str, Any]) -> MetadataEntry:
+        return await self.store.save_metadata(tenant, namespace, key, data, now_ms())
+
+    async def get_metadata(self, tenant: str, namespace: str, key: str) -> MetadataEntry | None:
+        return await self.store.get_metadata(tenant, namespace, key)
+
+    async def list_metadata(
+        self, tenant: str, namespace: str, page_size: int, page_token: str
+    ) -> tuple[list[MetadataEntry], str]:
+        return await self._keyed_page(
+            ("metadata", namespace),
+            page_size,
+            page_token,
+            lambda after, limit: self.store.list_metadata(tenant, namespace, after, limit),
+            lambda entry: entry.key,
+        )
+
+    async def delete_metadata(self, tenant: str, namespace: str, key: str) -> bool:
+        return await self.store.delete_metadata(tenant, namespace, key, now_ms())

@@ -1,0 +1,84 @@
+"""SQLite schema. Every table and index starts with `tenant`, so tenancy never needs a migration."""
+
+PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA foreign_keys=OFF",
+    "PRAGMA temp_store=MEMORY",
+    "PRAGMA busy_timeout=10000",
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    tenant      TEXT    NOT NULL,
+    session_id  TEXT    NOT NULL,
+    seq         INTEGER NOT NULL,
+    id          TEXT    NOT NULL,
+    role        TEXT    NOT NULL,
+    content     TEXT    NOT NULL,
+    kind        TEXT,
+    timestamp   INTEGER NOT NULL,
+    archived    INTEGER NOT NULL DEFAULT 0,
+    platform    TEXT,
+    body        TEXT    NOT NULL,
+    PRIMARY KEY (tenant, session_id, seq)
+);
+-- GetHistory: newest unarchived of one session.
+CREATE INDEX IF NOT EXISTS messages_history
+    ON messages (tenant, session_id, archived, timestamp, seq);
+-- GetFullHistory / ListMessagesInRange / DeleteMessagesByTimestamps.
+CREATE INDEX IF NOT EXISTS messages_range
+    ON messages (tenant, session_id, timestamp, seq);
+CREATE UNIQUE INDEX IF NOT EXISTS messages_id
+    ON messages (tenant, id);
+-- GetRecentAcrossSessions: unfiltered and by platform.
+CREATE INDEX IF NOT EXISTS messages_recent
+    ON messages (tenant, archived, timestamp, session_id, seq);
+CREATE INDEX IF NOT EXISTS messages_recent_platform
+    ON messages (tenant, archived, platform, timestamp, session_id, seq);
+
+CREATE TABLE IF NOT EXISTS sessions (
+    tenant            TEXT    NOT NULL,
+    session_id        TEXT    NOT NULL,
+    last_seq          INTEGER NOT NULL DEFAULT 0,
+    message_count     INTEGER NOT NULL DEFAULT 0,
+    unarchived_count  INTEGER NOT NULL DEFAULT 0,
+    last_activity     INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant, session_id)
+);
+
+CREATE TABLE IF NOT EXISTS idempotency (
+    tenant      TEXT    NOT NULL,
+    session_id  TEXT    NOT NULL,
+    key         TEXT    NOT NULL,
+    result      TEXT    NOT NULL,
+    created     INTEGER NOT NULL,
+    PRIMARY KEY (tenant, session_id, key)
+);
+
+CREATE TABLE IF NOT EXISTS metadata (
+    tenant       TEXT    NOT NULL,
+    namespace    TEXT    NOT NULL,
+    key          TEXT    NOT NULL,
+    data         TEXT    NOT NULL,
+    update_time  INTEGER NOT NULL,
+    PRIMARY KEY (tenant, namespace, key)
+);
+CREATE INDEX IF NOT EXISTS metadata_key ON metadata (tenant, key);
+
+CREATE TABLE IF NOT EXISTS events (
+    tenant      TEXT    NOT NULL,
+    seq         INTEGER NOT NULL,
+    time        INTEGER NOT NULL,
+    session_id  TEXT    NOT NULL,
+    type        INTEGER NOT NULL,
+    payload     TEXT    NOT NULL,
+    PRIMARY KEY (tenant, seq)
+);
+CREATE INDEX IF NOT EXISTS events_time ON events (tenant, time);
+
+CREATE TABLE IF NOT EXISTS event_log (
+    tenant             TEXT    PRIMARY KEY,
+    last_seq           INTEGER NOT NULL DEFAULT 0,
+    compacted_through  INTEGER NOT NULL DEFAULT 0
+);
+"""

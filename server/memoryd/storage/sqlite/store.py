@@ -1,0 +1,562 @@
+"""SQLite adapter: the embedded default (one WAL file under the data dir).
+
+All writes run on one dedicated thread with one connection, each mutation as one
+`BEGIN IMMEDIATE` transaction that also appends its events, so event seqs commit in
+order. Reads run on a small pool of threads, each with its own connection (WAL lets
+readers proceed while the writer commits). One executor hop per operation keeps the
+event loop free without paying a thread switch per statement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memoryd.domain import events as ev
+from memoryd.domain.errors import StorageUnavailable
+from memoryd.domain.models import (
+    AppendResult,
+    Event,
+    EventDraft,
+    EventType,
+    Message,
+    MetadataEntry,
+    RangeQuery,
+    RecentQuery,
+    SessionInfo,
+    SessionMessage,
+    new_message_id,
+)
+from memoryd.domain.store import Store
+from memoryd.storage.sqlite.schema import PRAGMAS, SCHEMA
+
+T = TypeVar("T")
+
+MESSAGE_COLUMNS = "id, seq, role, content, kind, timestamp, archived, body"
+REF_COLUMNS = "id, seq, role, timestamp, archived"
+
+# SQLite's default bound-parameter ceiling is high on modern builds, but IN lists are
+# kept well under the historical 999 so the same code works on any build.
+IN_CHUNK = 500
+
+
+def _row_to_message(row: tuple) -> Message:
+    msg_id, seq, role, content, kind, timestamp, archived, body = row
+    extra = json.loads(body)
+    return Message(
+        role=role,
+        content=content,
+        kind=kind,
+        timestamp=timestamp,
+        segments=extra.get("segments") or [],
+        metadata=extra.get("metadata") or {},
+        reasoning_content=extra.get("reasoning_content", ""),
+        tool_calls=extra.get("tool_calls") or [],
+        tool_call_id=extra.get("tool_call_id", ""),
+        id=msg_id,
+        seq=seq,
+        archived=bool(archived),
+    )
+
+
+def _row_to_ref(row: tuple) -> Message:
+    msg_id, seq, role, timestamp, archived = row
+    return Message(role=role, timestamp=timestamp, id=msg_id, seq=seq, archived=bool(archived))
+
+
+def _placeholders(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _kind_filters(kinds: Sequence[str], exclude_kinds: Sequence[str]) -> tuple[list[str], list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if kinds:
+        clauses.append(f"kind IN ({_placeholders(len(kinds))})")
+        params.extend(kinds)
+    if exclude_kinds:
+        # A message without a kind is never excluded.
+        clauses.append(f"(kind IS NULL OR kind NOT IN ({_placeholders(len(exclude_kinds))}))")
+        params.extend(exclude_kinds)
+    return clauses, params
+
+
+class SqliteStore(Store):
+    def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = 2) -> None:
+        super().__init__()
+        self._path = Path(path)
+        self._synchronous = synchronous
+        self._readers = readers
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._writer: ThreadPoolExecutor | None = None
+        self._reader: ThreadPoolExecutor | None = None
+
+    # -- plumbing ----------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+            for pragma in PRAGMAS:
+                conn.execute(pragma)
+            # NORMAL in WAL mode: a committed transaction survives a crash or kill -9 of
+            # this process (the WAL is in the OS page cache); only a power loss or OS
+            # crash can lose the newest commits. FULL closes that gap at a fsync per commit.
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            self._local.conn = conn
+            with self._connections_lock:
+                self._connections.append(conn)
+        return conn
+
+    def _transaction(self, fn: Callable[..., T], *args: Any) -> T:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = fn(conn, *args)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
+
+    def _read(self, fn: Callable[..., T], *args: Any) -> T:
+        return fn(self._conn(), *args)
+
+    async def _run(self, executor: ThreadPoolExecutor | None, job: Callable[..., T], *args: Any) -> T:
+        if executor is None:
+            raise StorageUnavailable("the SQLite store is not open")
+        try:
+            return await asyncio.get_running_loop().run_in_executor(executor, job, *args)
+        except sqlite3.OperationalError as exc:
+            raise StorageUnavailable(f"SQLite: {exc}") from exc
+
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        result = await self._run(self._writer, self._transaction, fn, *args)
+        self.notifier.notify()
+        return result
+
+    async def _query(self, fn: Callable[..., T], *args: Any) -> T:
+        return await self._run(self._reader, self._read, fn, *args)
+
+    # -- lifecycle -----------------------------------------------------------
+    async def open(self) -> None:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="sqlite-writer")
+        self._reader = ThreadPoolExecutor(self._readers, thread_name_prefix="sqlite-reader")
+        await self._run(self._writer, lambda: self._conn().executescript(SCHEMA))
+
+    async def close(self) -> None:
+        for executor in (self._writer, self._reader):
+            if executor is not None:
+                executor.shutdown(wait=True)
+        self._writer = self._reader = None
+        with self._connections_lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+
+    async def ping(self) -> None:
+        await self._query(lambda conn: conn.execute("SELECT 1").fetchone())
+
+    # -- shared transaction steps ---------------------------------------------
+    @staticmethod
+    def _append_events(conn: sqlite3.Connection, tenant: str, drafts: Sequence[EventDraft], now: int) -> list[Event]:
+        if not drafts:
+            return []
+        conn.execute("INSERT OR IGNORE INTO event_log (tenant) VALUES (?)", (tenant,))
+        (last_seq,) = conn.execute("SELECT last_seq FROM event_log WHERE tenant = ?", (tenant,)).fetchone()
+        events = [
+            Event(last_seq + i, now, tenant, d.session_id, d.type, d.payload) for i, d in enumerate(drafts, start=1)
+        ]
+        conn.executemany(
+            "INSERT INTO events (tenant, seq, time, session_id, type, payload) VALUES (?, ?, ?, ?, ?, ?)",
+            [(tenant, e.seq, e.time, e.session_id, int(e.type), json.dumps(e.payload)) for e in events],
+        )
+        conn.execute("UPDATE event_log SET last_seq = ? WHERE tenant = ?", (events[-1].seq, tenant))
+        return events
+
+    @staticmethod
+    def _insert_messages(
+        conn: sqlite3.Connection, tenant: str, session_id: str, messages: Sequence[Message], now: int
+    ) -> list[Message]:
+        conn.execute("INSERT OR IGNORE INTO sessions (tenant, session_id) VALUES (?, ?)", (tenant, session_id))
+        (last_seq,) = conn.execute(
+            "SELECT last_seq FROM sessions WHERE tenant = ? AND session_id = ?", (tenant, session_id)
+        ).fetchone()
+        rows = []
+        for offset, msg in enumerate(messages, start=1):
+            msg.id = new_message_id()
+            msg.seq = last_seq + offset
+            msg.archived = False
+            if msg.timestamp == 0:
+                msg.timestamp = now
+            rows.append(
+                (tenant, session_id, msg.seq, msg.id, msg.role, msg.content, msg.kind, msg.timestamp,
+                 msg.platform, json.dumps(msg.body()))
+            )
+        conn.executemany(
+            "INSERT INTO messages (tenant, session_id, seq, id, role, content, kind, timestamp, platform, body)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        conn.execute(
+            "UPDATE sessions SET last_seq = ?, message_count = message_count + ?,"
+            " unarchived_count = unarchived_count + ?, last_activity = ? WHERE tenant = ? AND session_id = ?",
+            (last_seq + len(messages), len(messages), len(messages), now, tenant, session_id),
+        )
+        return list(messages)
+
+    @staticmethod
+    def _delete_where(
+        conn: sqlite3.Connection, tenant: str, session_id: str, clause: str, params: Sequence[Any], now: int
+    ) -> list[Message]:
+        where = f"tenant = ? AND session_id = ? AND {clause}"
+        args = (tenant, session_id, *params)
+        removed = [_row_to_ref(r) for r in conn.execute(f"SELECT {REF_COLUMNS} FROM messages WHERE {where}", args)]
+        if removed:
+            conn.execute(f"DELETE FROM messages WHERE {where}", args)
+            unarchived = sum(1 for m in removed if not m.archived)
+            conn.execute(
+                "UPDATE sessions SET message_count = message_count - ?, unarchived_count = unarchived_count - ?,"
+                " last_activity = ? WHERE tenant = ? AND session_id = ?",
+                (len(removed), unarchived, now, tenant, session_id),
+            )
+        return removed
+
+    # -- messages ------------------------------------------------------------
+    async def append(
+        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int
+    ) -> AppendResult:
+        def tx(conn: sqlite3.Connection) -> AppendResult:
+            if idempotency_key:
+                row = conn.execute(
+                    "SELECT result FROM idempotency WHERE tenant = ? AND session_id = ? AND key = ?",
+                    (tenant, session_id, idempotency_key),
+                ).fetchone()
+                if row:
+                    return AppendResult([Message.from_dict(d) for d in json.loads(row[0])], deduplicated=True)
+            stored = self._insert_messages(conn, tenant, session_id, messages, now)
+            if idempotency_key:
+                conn.execute(
+                    "INSERT INTO idempotency (tenant, session_id, key, result, created) VALUES (?, ?, ?, ?, ?)",
+                    (tenant, session_id, idempotency_key, json.dumps([m.to_dict() for m in stored]), now),
+                )
+            self._append_events(conn, tenant, ev.appended(session_id, stored), now)
+            return AppendResult(stored)
+
+        return await self._write(tx)
+
+    async def history(self, tenant: str, session_id: str, limit: int) -> list[Message]:
+        def read(conn: sqlite3.Connection) -> list[Message]:
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE tenant = ? AND session_id = ? AND archived = 0"
+                " ORDER BY timestamp DESC, seq DESC LIMIT ?",
+                (tenant, session_id, limit),
+            ).fetchall()
+            return [_row_to_message(r) for r in reversed(rows)]
+
+        return await self._query(read)
+
+    async def range(self, tenant: str, query: RangeQuery) -> list[Message]:
+        clauses = ["tenant = ?", "session_id = ?"]
+        params: list[Any] = [tenant, query.session_id]
+        if query.from_ts is not None:
+            clauses.append("timestamp >= ?")
+            params.append(query.from_ts)
+        if query.to_ts is not None:
+            clauses.append("timestamp <= ?")
+            params.append(query.to_ts)
+        if query.after is not None:
+            clauses.append("(timestamp, seq) > (?, ?)")
+            params.extend((query.after.timestamp, query.after.seq))
+        if query.roles:
+            clauses.append(f"role IN ({_placeholders(len(query.roles))})")
+            params.extend(query.roles)
+        kind_clauses, kind_params = _kind_filters((), query.exclude_kinds)
+        clauses += kind_clauses
+        params += kind_params
+        sql = (
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE {' AND '.join(clauses)}"
+            " ORDER BY timestamp, seq LIMIT ?"
+        )
+        params.append(query.limit)
+
+        def read(conn: sqlite3.Connection) -> list[Message]:
+            return [_row_to_message(r) for r in conn.execute(sql, params)]
+
+        return await self._query(read)
+
+    async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
+        # Every filter is part of the query, so the LIMIT counts only matches: the
+        # result is exactly min(limit, matches) however selective the filters are.
+        clauses = ["tenant = ?", "archived = 0"]
+        params: list[Any] = [tenant]
+        if query.platform is not None:
+            clauses.append("platform = ?")
+            params.append(query.platform)
+        if query.since_ts is not None:
+            clauses.append("timestamp >= ?")
+            params.append(query.since_ts)
+        if query.roles:
+            clauses.append(f"role IN ({_placeholders(len(query.roles))})")
+            params.extend(query.roles)
+        if query.exclude_session_ids:
+            clauses.append(f"session_id NOT IN ({_placeholders(len(query.exclude_session_ids))})")
+            params.extend(query.exclude_session_ids)
+        kind_clauses, kind_params = _kind_filters(query.kinds, query.exclude_kinds)
+        clauses += kind_clauses
+        params += kind_params
+        sql = (
+            f"SELECT session_id, {MESSAGE_COLUMNS} FROM messages WHERE {' AND '.join(clauses)}"
+            " ORDER BY timestamp DESC, session_id DESC, seq DESC LIMIT ?"
+        )
+        params.append(query.limit)
+
+        def read(conn: sqlite3.Connection) -> list[SessionMessage]:
+            rows = conn.execute(sql, params).fetchall()
+            return [SessionMessage(r[0], _row_to_message(r[1:])) for r in reversed(rows)]
+
+        return await self._query(read)
+
+    async def trim(self, tenant: str, session_id: str, keep_recent: int, now: int) -> int:
+        def tx(conn: sqlite3.Connection) -> int:
+            archived = conn.execute(
+                "UPDATE messages SET archived = 1 WHERE tenant = ? AND session_id = ? AND seq IN ("
+                " SELECT seq FROM messages WHERE tenant = ? AND session_id = ? AND archived = 0"
+                " ORDER BY timestamp DESC, seq DESC LIMIT -1 OFFSET ?)",
+                (tenant, session_id, tenant, session_id, keep_recent),
+            ).rowcount
+            if archived:
+                conn.execute(
+                    "UPDATE sessions SET unarchived_count = unarchived_count - ?, last_activity = ?"
+                    " WHERE tenant = ? AND session_id = ?",
+                    (archived, now, tenant, session_id),
+                )
+                self._append_events(conn, tenant, ev.trimmed(session_id, archived, keep_recent), now)
+            return archived
+
+        return await self._write(tx)
+
+    async def replace_history(
+        self, tenant: str, session_id: str, messages: Sequence[Message], now: int
+    ) -> tuple[list[Message], list[Message]]:
+        def tx(conn: sqlite3.Connection) -> tuple[list[Message], list[Message]]:
+            removed = self._delete_where(conn, tenant, session_id, "archived = 0", (), now)
+            stored = self._insert_messages(conn, tenant, session_id, messages, now) if messages else []
+            self._append_events(conn, tenant, ev.replaced(session_id, removed, stored), now)
+            return stored, removed
+
+        return await self._write(tx)
+
+    async def update_content(
+        self, tenant: str, session_id: str, old_text: str, new_text: str, recent_limit: int, now: int
+    ) -> list[Message]:
+        def tx(conn: sqlite3.Connection) -> list[Message]:
+            rows = conn.execute(
+                f"SELECT {REF_COLUMNS}, content FROM messages WHERE tenant = ? AND session_id = ?"
+                " ORDER BY timestamp DESC, seq DESC LIMIT ?",
+                (tenant, session_id, recent_limit),
+            ).fetchall()
+            changed = []
+            for row in rows:
+                content = row[-1]
+                rewritten = content.replace(old_text, new_text)
+                if rewritten != content:
+                    ref = _row_to_ref(row[:-1])
+                    conn.execute(
+                        "UPDATE messages SET content = ? WHERE tenant = ? AND session_id = ? AND seq = ?",
+                        (rewritten, tenant, session_id, ref.seq),
+                    )
+                    changed.append(ref)
+            if changed:
+                conn.execute(
+                    "UPDATE sessions SET last_activity = ? WHERE tenant = ? AND session_id = ?",
+                    (now, tenant, session_id),
+                )
+                self._append_events(conn, tenant, ev.rewritten(session_id, changed), now)
+            return changed
+
+        return await self._write(tx)
+
+    async def _delete_in(
+        self, tenant: str, session_id: str, column: str, values: Sequence[Any], now: int
+    ) -> list[Message]:
+        def tx(conn: sqlite3.Connection) -> list[Message]:
+            removed: list[Message] = []
+            for start in range(0, len(values), IN_CHUNK):
+                chunk = values[start : start + IN_CHUNK]
+                clause = f"{column} IN ({_placeholders(len(chunk))})"
+                removed += self._delete_where(conn, tenant, session_id, clause, chunk, now)
+            self._append_events(conn, tenant, ev.deleted(session_id, removed), now)
+            return removed
+
+        return await self._write(tx)
+
+    async def delete_by_timestamps(
+        self, tenant: str, session_id: str, timestamps: Sequence[int], now: int
+    ) -> list[Message]:
+        return await self._delete_in(tenant, session_id, "timestamp", timestamps, now)
+
+    async def delete_by_ids(self, tenant: str, session_id: str, ids: Sequence[str], now: int) -> list[Message]:
+        return await self._delete_in(tenant, session_id, "id", ids, now)
+
+    async def clear_session(
+        self, tenant: str, session_id: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
+    ) -> tuple[int, int]:
+        def tx(conn: sqlite3.Connection) -> tuple[int, int]:
+            drafts: list[EventDraft] = []
+            removed: list[Message] = []
+            if messages:
+                removed = self._delete_where(conn, tenant, session_id, "1 = 1", (), now)
+                conn.execute("DELETE FROM idempotency WHERE tenant = ? AND session_id = ?", (tenant, session_id))
+                drafts += ev.session_cleared(session_id, removed, targets)
+            namespaces: list[str] = []
+            if metadata:
+                namespaces = [
+                    r[0]
+                    for r in conn.execute("SELECT namespace FROM metadata WHERE tenant = ? AND key = ?", (tenant, session_id))
+                ]
+                conn.execute("DELETE FROM metadata WHERE tenant = ? AND key = ?", (tenant, session_id))
+                for namespace in namespaces:
+                    drafts += ev.metadata_changed(namespace, session_id, deleted=True)
+            self._append_events(conn, tenant, drafts, now)
+            return len(removed), len(namespaces)
+
+        return await self._write(tx)
+
+    async def clear_all(
+        self, tenant: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
+    ) -> tuple[int, int]:
+        def tx(conn: sqlite3.Connection) -> tuple[int, int]:
+            removed = removed_metadata = 0
+            if messages:
+                removed = conn.execute("DELETE FROM messages WHERE tenant = ?", (tenant,)).rowcount
+                conn.execute("DELETE FROM idempotency WHERE tenant = ?", (tenant,))
+                # Sessions keep last_seq so seqs are never reused.
+                conn.execute(
+                    "UPDATE sessions SET message_count = 0, unarchived_count = 0, last_activity = ? WHERE tenant = ?",
+                    (now, tenant),
+                )
+            if metadata:
+                removed_metadata = conn.execute("DELETE FROM metadata WHERE tenant = ?", (tenant,)).rowcount
+            self._append_events(conn, tenant, ev.all_cleared(removed, targets), now)
+            return removed, removed_metadata
+
+        return await self._write(tx)
+
+    async def list_sessions(self, tenant: str, after_session_id: str | None, limit: int) -> list[SessionInfo]:
+        def read(conn: sqlite3.Connection) -> list[SessionInfo]:
+            rows = conn.execute(
+                "SELECT session_id, message_count, unarchived_count, last_activity FROM sessions"
+                " WHERE tenant = ? AND message_count > 0 AND session_id > ? ORDER BY session_id LIMIT ?",
+                (tenant, after_session_id or "", limit),
+            )
+            return [SessionInfo(*r) for r in rows]
+
+        return await self._query(read)
+
+    # -- metadata ------------------------------------------------------------
+    async def save_metadata(
+        self, tenant: str, namespace: str, key: str, data: dict[str, Any], now: int
+    ) -> MetadataEntry:
+        def tx(conn: sqlite3.Connection) -> MetadataEntry:
+            conn.execute(
+                "INSERT INTO metadata (tenant, namespace, key, data, update_time) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (tenant, namespace, key) DO UPDATE SET data = excluded.data,"
+                " update_time = excluded.update_time",
+                (tenant, namespace, key, json.dumps(data), now),
+            )
+            self._append_events(conn, tenant, ev.metadata_changed(namespace, key, deleted=False), now)
+            return MetadataEntry(namespace, key, data, now)
+
+        return await self._write(tx)
+
+    async def get_metadata(self, tenant: str, namespace: str, key: str) -> MetadataEntry | None:
+        def read(conn: sqlite3.Connection) -> MetadataEntry | None:
+            row = conn.execute(
+                "SELECT data, update_time FROM metadata WHERE tenant = ? AND namespace = ? AND key = ?",
+                (tenant, namespace, key),
+            ).fetchone()
+            return MetadataEntry(namespace, key, json.loads(row[0]), row[1]) if row else None
+
+        return await self._query(read)
+
+    async def list_metadata(
+        self, tenant: str, namespace: str, after_key: str | None, limit: int
+    ) -> list[MetadataEntry]:
+        def read(conn: sqlite3.Connection) -> list[MetadataEntry]:
+            rows = conn.execute(
+                "SELECT key, data, update_time FROM metadata WHERE tenant = ? AND namespace = ? AND key > ?"
+                " ORDER BY key LIMIT ?",
+                (tenant, namespace, after_key or "", limit),
+            )
+            return [MetadataEntry(namespace, k, json.loads(d), t) for k, d, t in rows]
+
+        return await self._query(read)
+
+    async def delete_metadata(self, tenant: str, namespace: str, key: str, now: int) -> bool:
+        def tx(conn: sqlite3.Connection) -> bool:
+            deleted = conn.execute(
+                "DELETE FROM metadata WHERE tenant = ? AND namespace = ? AND key = ?", (tenant, namespace, key)
+            ).rowcount
+            if deleted:
+                self._append_events(conn, tenant, ev.metadata_changed(namespace, key, deleted=True), now)
+            return bool(deleted)
+
+        return await self._write(tx)
+
+    # -- events --------------------------------------------------------------
+    async def publish(self, tenant: str, draft: EventDraft, now: int) -> Event:
+        return (await self._write(lambda conn: self._append_events(conn, tenant, [draft], now)))[0]
+
+    async def read_events(self, tenant: str, after_seq: int, limit: int) -> list[Event]:
+        def read(conn: sqlite3.Connection) -> list[Event]:
+            rows = conn.execute(
+                "SELECT seq, time, session_id, type, payload FROM events WHERE tenant = ? AND seq > ?"
+                " ORDER BY seq LIMIT ?",
+                (tenant, after_seq, limit),
+            )
+            return [Event(s, t, tenant, sid, EventType(ty), json.loads(p)) for s, t, sid, ty, p in rows]
+
+        return await self._query(read)
+
+    async def event_bounds(self, tenant: str) -> tuple[int, int]:
+        def read(conn: sqlite3.Connection) -> tuple[int, int]:
+            row = conn.execute(
+                "SELECT compacted_through, last_seq FROM event_log WHERE tenant = ?", (tenant,)
+            ).fetchone()
+            return (row[0], row[1]) if row else (0, 0)
+
+        return await self._query(read)
+
+    async def compact_events(self, *, older_than: int | None, keep_last: int | None) -> int:
+        def tx(conn: sqlite3.Connection) -> int:
+            removed = 0
+            for tenant, last_seq, floor in conn.execute(
+                "SELECT tenant, last_seq, compacted_through FROM event_log"
+            ).fetchall():
+                new_floor = floor
+                if keep_last is not None:
+                    new_floor = max(new_floor, last_seq - keep_last)
+                if older_than is not None:
+                    (aged,) = conn.execute(
+                        "SELECT max(seq) FROM events WHERE tenant = ? AND time < ?", (tenant, older_than)
+                    ).fetchone()
+                    new_floor = max(new_floor, aged or 0)
+                if new_floor > floor:
+                    removed += conn.execute(
+                        "DELETE FROM events WHERE tenant = ? AND seq <= ?", (tenant, new_floor)
+                    ).rowcount
+                    conn.execute(
+                        "UPDATE event_log SET compacted_through = ? WHERE tenant = ?", (new_floor, tenant)
+                    )
+            return removed
+
+        return await self._run(self._writer, self._transaction, tx)
