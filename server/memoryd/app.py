@@ -1,0 +1,146 @@
+"""Assembles a memoryd server: storage adapter → domain → servicers on a grpc.aio server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from memory.v1 import event_service_pb2, event_service_pb2_grpc, memory_service_pb2, memory_service_pb2_grpc
+from memory.v1 import metadata_service_pb2, metadata_service_pb2_grpc
+from memoryd.config import Config
+from memoryd.domain.errors import MemorydError
+from memoryd.domain.memory import Memory
+from memoryd.domain.models import now_ms
+from memoryd.domain.store import Store
+from memoryd.transport.auth import Authenticator
+from memoryd.transport.servicers.events import EventServicer
+from memoryd.transport.servicers.memory import MemoryServicer
+from memoryd.transport.servicers.metadata import MetadataServicer
+
+log = structlog.get_logger("memoryd.app")
+
+SERVICE_NAMES = (
+    memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name,
+    metadata_service_pb2.DESCRIPTOR.services_by_name["MetadataService"].full_name,
+    event_service_pb2.DESCRIPTOR.services_by_name["EventService"].full_name,
+)
+
+
+def open_store(config: Config) -> Store:
+    if config.mongodb_uri:
+        from memoryd.storage.mongo.store import MongoStore
+
+        return MongoStore(
+            config.mongodb_uri, config.mongodb_database, write_concern=config.mongodb_write_concern
+        )
+    from memoryd.storage.sqlite.store import SqliteStore
+
+    return SqliteStore(Path(config.data_dir) / "memoryd.db", synchronous=config.sqlite_synchronous)
+
+
+@dataclass
+class App:
+    """A running server and the background tasks that keep it healthy."""
+
+    config: Config
+    store: Store
+    server: grpc.aio.Server
+    health: health.aio.HealthServicer
+    port: int
+    tasks: list[asyncio.Task] = field(default_factory=list)
+
+    async def stop(self, grace: float | None = None) -> None:
+        grace = self.config.grace_seconds if grace is None else grace
+        log.info("shutting_down", grace_seconds=grace)
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.store.close()
+        log.info("stopped")
+
+
+async def _set_serving(health_servicer: health.aio.HealthServicer, serving: bool) -> None:
+    status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+    for name in ("", *SERVICE_NAMES):
+        await health_servicer.set(name, status)
+
+
+async def _watch_storage_health(app: App) -> None:
+    """Probe storage; flip health to NOT_SERVING while it is down and back when it returns."""
+    serving = True
+    while True:
+        try:
+            await asyncio.wait_for(app.store.ping(), timeout=max(app.config.health_check_interval_seconds, 1.0))
+            healthy = True
+        except (MemorydError, TimeoutError, OSError):
+            healthy = False
+        if healthy != serving:
+            serving = healthy
+            log.warning("storage_health_changed", serving=serving)
+            await _set_serving(app.health, serving)
+        await asyncio.sleep(app.config.health_check_interval_seconds)
+
+
+async def _compact_events(app: App) -> None:
+    config = app.config
+    while True:
+        await asyncio.sleep(config.event_compaction_interval_seconds)
+        try:
+            removed = await app.store.compact_events(
+                older_than=now_ms() - config.event_retention_seconds * 1000, keep_last=config.event_retention_count
+            )
+            if removed:
+                log.info("events_compacted", removed=removed)
+        except MemorydError as error:
+            log.warning("event_compaction_failed", reason=error.reason)
+
+
+def server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[str, int]]:
+    return [
+        ("grpc.max_receive_message_length", config.limits.max_request_bytes),
+        # grpcio turns SO_REUSEPORT on by default: a second server on the same port
+        # would bind silently. Only multi-worker serving wants it.
+        ("grpc.so_reuseport", 1 if reuse_port else 0),
+    ]
+
+
+async def start(config: Config, *, reuse_port: bool = False) -> App:
+    store = open_store(config)
+    await store.open()
+    memory = Memory(store, config.limits)
+    auth = Authenticator()
+
+    server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port))
+    memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(memory, auth), server)
+    metadata_service_pb2_grpc.add_MetadataServiceServicer_to_server(MetadataServicer(memory, auth), server)
+    event_service_pb2_grpc.add_EventServiceServicer_to_server(EventServicer(store, config.limits, auth), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (*SERVICE_NAMES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server
+    )
+    port = server.add_insecure_port(config.listen)
+    if port == 0:
+        await store.close()
+        raise OSError(f"could not bind {config.listen}")
+    await server.start()
+    await _set_serving(health_servicer, True)
+
+    app = App(config, store, server, health_servicer, port)
+    app.tasks.append(asyncio.create_task(_watch_storage_health(app), name="storage-health"))
+    app.tasks.append(asyncio.create_task(_compact_events(app), name="event-compaction"))
+    if config.port_file:
+        Path(config.port_file).write_text(str(port))
+    log.info("serving", listen=config.listen, port=port, backend=config.backend)
+    return app

@@ -1,0 +1,90 @@
+"""Configuration: one frozen dataclass, loaded once at the entry point from flags and environment.
+
+Every setting has an environment variable (MEMORYD_*) and a flag; a flag wins over
+the environment, the environment over the default. README.md documents the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from memoryd.domain.limits import Limits
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    listen: str = "127.0.0.1:50051"
+    data_dir: Path = Path("./data")
+    mongodb_uri: str = ""
+    mongodb_database: str = "memoryd"
+    mongodb_write_concern: str = "majority"
+    sqlite_synchronous: str = "NORMAL"
+    log_level: str = "info"
+    port_file: str = ""
+    grace_seconds: float = 10.0
+    event_retention_seconds: int = 7 * 24 * 3600
+    event_retention_count: int = 1_000_000
+    event_compaction_interval_seconds: float = 60.0
+    health_check_interval_seconds: float = 2.0
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def backend(self) -> str:
+        return "mongodb" if self.mongodb_uri else "sqlite"
+
+
+# (name, env var, type, help). Limits fields are added from the Limits dataclass.
+SETTINGS: list[tuple[str, str, type, str]] = [
+    ("listen", "MEMORYD_LISTEN", str, "host:port to serve gRPC on (port 0 picks a free port)"),
+    ("data_dir", "MEMORYD_DATA_DIR", Path, "directory of the embedded SQLite file"),
+    ("mongodb_uri", "MEMORYD_MONGODB_URI", str, "MongoDB URI; when set, MongoDB replaces SQLite"),
+    ("mongodb_database", "MEMORYD_MONGODB_DATABASE", str, "MongoDB database name"),
+    ("mongodb_write_concern", "MEMORYD_MONGODB_WRITE_CONCERN", str, "MongoDB write concern w (majority or a number)"),
+    ("sqlite_synchronous", "MEMORYD_SQLITE_SYNCHRONOUS", str, "SQLite synchronous pragma (NORMAL or FULL)"),
+    ("log_level", "MEMORYD_LOG_LEVEL", str, "debug, info, warning or error"),
+    ("port_file", "MEMORYD_PORT_FILE", str, "write the bound port to this file once serving"),
+    ("grace_seconds", "MEMORYD_GRACE_SECONDS", float, "shutdown grace period for in-flight calls"),
+    ("event_retention_seconds", "MEMORYD_EVENT_RETENTION_SECONDS", int, "drop events older than this"),
+    ("event_retention_count", "MEMORYD_EVENT_RETENTION_COUNT", int, "keep at most this many events per tenant"),
+    ("event_compaction_interval_seconds", "MEMORYD_EVENT_COMPACTION_INTERVAL_SECONDS", float, "how often retention runs"),
+    ("health_check_interval_seconds", "MEMORYD_HEALTH_CHECK_INTERVAL_SECONDS", float, "how often storage is probed for health"),
+]
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    for name, env, kind, help_text in SETTINGS:
+        parser.add_argument(_flag(name), dest=name, type=kind, default=None, help=f"{help_text} [{env}]")
+    for f in fields(Limits):
+        env = "MEMORYD_" + f.name.upper()
+        parser.add_argument(_flag(f.name), dest=f.name, type=int, default=None, help=f"limit [{env}]")
+
+
+def load(args: argparse.Namespace | None = None, environ: dict[str, str] | None = None) -> Config:
+    environ = dict(os.environ if environ is None else environ)
+    values = vars(args) if args is not None else {}
+
+    def pick(name: str, env: str, kind: type):
+        if values.get(name) is not None:
+            return values[name]
+        if env in environ:
+            return kind(environ[env])
+        return None
+
+    settings = {}
+    for name, env, kind, _ in SETTINGS:
+        value = pick(name, env, kind)
+        if value is not None:
+            settings[name] = value
+    limits = {}
+    for f in fields(Limits):
+        value = pick(f.name, "MEMORYD_" + f.name.upper(), int)
+        if value is not None:
+            limits[f.name] = value
+    return Config(**settings, limits=Limits(**limits))

@@ -1,0 +1,1 @@
+"""Prometheus metrics (off unless a metrics port is configured)."""

@@ -1,0 +1,51 @@
+"""MongoDB collections and indexes. Every index starts with `tenant`, so tenancy never needs a migration.
+
+The layout mirrors the SQLite schema (storage/sqlite/schema.py) one collection per table.
+In a sharded cluster, shard `messages`, `sessions` and `idempotency` on (tenant, session_id);
+unique indexes that do not start with the shard key (`messages_id`) are then only unique per
+shard, which uuid4 message ids make harmless.
+"""
+
+from __future__ import annotations
+
+from pymongo import ASCENDING as ASC
+from pymongo import IndexModel
+
+MESSAGES = "messages"
+SESSIONS = "sessions"
+IDEMPOTENCY = "idempotency"
+METADATA = "metadata"
+EVENTS = "events"
+EVENT_LOG = "event_log"
+
+
+def _index(name: str, *fields: str, unique: bool = False) -> IndexModel:
+    return IndexModel([(f, ASC) for f in fields], name=name, unique=unique)
+
+
+INDEXES: dict[str, list[IndexModel]] = {
+    MESSAGES: [
+        # The session's seq is its primary key: seqs are never reused.
+        _index("messages_seq", "tenant", "session_id", "seq", unique=True),
+        # GetHistory: newest unarchived of one session (walked backwards).
+        _index("messages_history", "tenant", "session_id", "archived", "timestamp", "seq"),
+        # GetFullHistory / ListMessagesInRange / DeleteMessagesByTimestamps / UpdateMessageContent.
+        _index("messages_range", "tenant", "session_id", "timestamp", "seq"),
+        _index("messages_id", "tenant", "id", unique=True),
+        # GetRecentAcrossSessions: unfiltered and by platform (a top-level copy of metadata.platform).
+        _index("messages_recent", "tenant", "archived", "timestamp", "session_id", "seq"),
+        _index("messages_recent_platform", "tenant", "archived", "platform", "timestamp", "session_id", "seq"),
+    ],
+    SESSIONS: [_index("sessions_id", "tenant", "session_id", unique=True)],
+    IDEMPOTENCY: [_index("idempotency_key", "tenant", "session_id", "key", unique=True)],
+    METADATA: [
+        _index("metadata_id", "tenant", "namespace", "key", unique=True),
+        # ClearSession(targets=metadata): records whose key is the session id, in any namespace.
+        _index("metadata_key", "tenant", "key"),
+    ],
+    EVENTS: [
+        _index("events_seq", "tenant", "seq", unique=True),
+        _index("events_time", "tenant", "time"),
+    ],
+    EVENT_LOG: [_index("event_log_tenant", "tenant", unique=True)],
+}

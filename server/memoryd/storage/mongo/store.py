@@ -1,0 +1,729 @@
+"""MongoDB adapter, through PyMongo's native async API (`pymongo.AsyncMongoClient`, not Motor).
+
+Every mutation is one multi-document transaction that also appends its events, so a
+change and its events commit together or not at all. Seqs come from counter documents
+bumped with `$inc` inside the transaction: `sessions` holds each session's last_seq and
+`event_log` each tenant's last event seq. Two writers that bump the same counter
+conflict, and the loser's transaction is retried by `with_transaction`, so event seqs
+commit in seq order and are never reused. Transactions need a replica set (or mongos).
+
+Each call runs under a client-side operation timeout (`pymongo.timeout`), so an
+unreachable server surfaces as StorageUnavailable within `timeout_ms` instead of
+`with_transaction`'s two-minute retry budget.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import pymongo
+from pymongo import DESCENDING, AsyncMongoClient, ReturnDocument, UpdateOne
+from pymongo.asynchronous.client_session import AsyncClientSession
+from pymongo.asynchronous.database import AsyncDatabase
+from pymongo.errors import (
+    BulkWriteError,
+    CollectionInvalid,
+    ConnectionFailure,
+    ExecutionTimeout,
+    InvalidOperation,
+    OperationFailure,
+    PyMongoError,
+    WTimeoutError,
+)
+from pymongo.read_concern import ReadConcern
+from pymongo.write_concern import WriteConcern
+
+from memoryd.domain import events as ev
+from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
+from memoryd.domain.models import (
+    AppendResult,
+    Event,
+    EventDraft,
+    EventType,
+    Message,
+    MetadataEntry,
+    RangeQuery,
+    RecentQuery,
+    SessionInfo,
+    SessionMessage,
+    new_message_id,
+)
+from memoryd.domain.store import Store
+from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Large $in lists are split like SQLite's IN lists, so no single command grows without bound.
+IN_CHUNK = 500
+
+# A unique-index violation inside a transaction means two writers raced to create the same
+# counter, metadata or idempotency document; running the transaction again sees the winner's.
+DUPLICATE_RETRIES = 3
+
+# Server error codes that mean "cannot serve right now" rather than "the request is wrong".
+UNAVAILABLE_CODES = frozenset({
+    6,      # HostUnreachable
+    7,      # HostNotFound
+    50,     # MaxTimeMSExpired
+    89,     # NetworkTimeout
+    91,     # ShutdownInProgress
+    189,    # PrimarySteppedDown
+    262,    # ExceededTimeLimit
+    9001,   # SocketException
+    10107,  # NotWritablePrimary
+    11600,  # InterruptedAtShutdown
+    11602,  # InterruptedDueToReplStateChange
+    13435,  # NotPrimaryNoSecondaryOk
+    13436,  # NotPrimaryOrSecondary
+})
+
+REPLICA_SET_REQUIRED = (
+    "MongoDB transactions need a replica set; start mongod with --replSet or use a sharded cluster"
+)
+
+# Stored message fields the domain reads back; `tenant` and `platform` are query-only.
+MESSAGE_FIELDS = {
+    "_id": 0, "id": 1, "seq": 1, "role": 1, "content": 1, "kind": 1, "timestamp": 1, "archived": 1,
+    "segments": 1, "metadata": 1, "reasoning_content": 1, "tool_calls": 1, "tool_call_id": 1,
+}
+REF_FIELDS = {"_id": 0, "id": 1, "seq": 1, "role": 1, "timestamp": 1, "archived": 1}
+NEWEST_FIRST = [("timestamp", DESCENDING), ("seq", DESCENDING)]
+OLDEST_FIRST = [("timestamp", pymongo.ASCENDING), ("seq", pymongo.ASCENDING)]
+
+
+def _doc_to_message(doc: dict[str, Any]) -> Message:
+    return Message(
+        role=doc["role"],
+        content=doc.get("content", ""),
+        kind=doc.get("kind"),
+        timestamp=doc["timestamp"],
+        segments=doc.get("segments") or [],
+        metadata=doc.get("metadata") or {},
+        reasoning_content=doc.get("reasoning_content", ""),
+        tool_calls=doc.get("tool_calls") or [],
+        tool_call_id=doc.get("tool_call_id", ""),
+        id=doc["id"],
+        seq=doc["seq"],
+        archived=bool(doc.get("archived", False)),
+    )
+
+
+def _doc_to_ref(doc: dict[str, Any]) -> Message:
+    return Message(
+        role=doc["role"], timestamp=doc["timestamp"], id=doc["id"], seq=doc["seq"], archived=bool(doc["archived"])
+    )
+
+
+def _message_to_doc(tenant: str, session_id: str, msg: Message) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "tenant": tenant,
+        "session_id": session_id,
+        "seq": msg.seq,
+        "id": msg.id,
+        "role": msg.role,
+        "content": msg.content,
+        "timestamp": msg.timestamp,
+        "archived": msg.archived,
+        **msg.body(),
+    }
+    # An absent kind is a missing field, so {kind: {$nin: [...]}} keeps it and
+    # {kind: {$in: [...]}} never matches it; "" is a real kind and is stored as "".
+    if msg.kind is not None:
+        doc["kind"] = msg.kind
+    # Only a string platform is filterable (as in SQLite); a top-level copy keeps an
+    # array-valued metadata.platform from matching by element.
+    if msg.platform is not None:
+        doc["platform"] = msg.platform
+    return doc
+
+
+def _kind_filter(kinds: Sequence[str], exclude_kinds: Sequence[str]) -> dict[str, Any]:
+    condition: dict[str, Any] = {}
+    if kinds:
+        condition["$in"] = list(kinds)
+    if exclude_kinds:
+        # $nin matches documents without the field: a message without a kind is never excluded.
+        condition["$nin"] = list(exclude_kinds)
+    return {"kind": condition} if condition else {}
+
+
+def _write_concern(value: str) -> WriteConcern:
+    return WriteConcern(w=int(value) if value.isdigit() else value)
+
+
+def _is_duplicate_key(exc: PyMongoError) -> bool:
+    if isinstance(exc, BulkWriteError):
+        return any(e.get("code") == 11000 for e in exc.details.get("writeErrors", []))
+    return isinstance(exc, OperationFailure) and exc.code == 11000
+
+
+def _is_unavailable(exc: PyMongoError) -> bool:
+    if isinstance(exc, (ConnectionFailure, ExecutionTimeout, WTimeoutError)):
+        return True
+    if isinstance(exc, InvalidOperation) and "after close" in str(exc):
+        return True  # the store was closed under a running call
+    if isinstance(exc, OperationFailure) and exc.code in UNAVAILABLE_CODES:
+        return True
+    # The driver labels errors that a retry against a healthy server would clear.
+    return exc.has_error_label("TransientTransactionError") or exc.has_error_label("RetryableWriteError")
+
+
+@contextmanager
+def _translated_errors() -> Iterator[None]:
+    try:
+        yield
+    except PyMongoError as exc:
+        if _is_unavailable(exc):
+            raise StorageUnavailable(f"MongoDB: {type(exc).__name__}: {exc}") from exc
+        raise
+
+
+class MongoStore(Store):
+    def __init__(
+        self,
+        uri: str,
+        database: str = "memoryd",
+        *,
+        write_concern: str = "majority",
+        timeout_ms: int = 5000,
+        bulk_timeout_ms: int = 60000,
+    ) -> None:
+        """`timeout_ms` bounds every call; `bulk_timeout_ms` bounds the calls that may
+        touch a whole session or tenant (trim, replace, delete, clear, compaction)."""
+        super().__init__()
+        self._uri = uri
+        self._database = database
+        self._write_concern = _write_concern(write_concern)
+        self._timeout = timeout_ms / 1000
+        self._bulk_timeout = max(bulk_timeout_ms, timeout_ms) / 1000
+        self._timeout_ms = timeout_ms
+        self._client: AsyncMongoClient | None = None
+        self._db: AsyncDatabase | None = None
+
+    # -- plumbing ----------------------------------------------------------
+    @property
+    def db(self) -> AsyncDatabase:
+        if self._db is None:
+            raise StorageUnavailable("the MongoDB store is not open")
+        return self._db
+
+    async def _read(self, job: Callable[[AsyncDatabase], Awaitable[T]]) -> T:
+        db = self.db
+        with pymongo.timeout(self._timeout), _translated_errors():
+            return await job(db)
+
+    async def _transaction(
+        self, job: Callable[[AsyncDatabase, AsyncClientSession], Awaitable[T]], *, bulk: bool = False
+    ) -> T:
+        """Run `job` in one transaction; `job` may run more than once (conflict retries)."""
+        db = self.db
+        assert self._client is not None
+        for attempt in range(1, DUPLICATE_RETRIES + 1):
+            try:
+                with pymongo.timeout(self._bulk_timeout if bulk else self._timeout), _translated_errors():
+                    async with self._client.start_session() as session:
+                        return await session.with_transaction(
+                            lambda s: job(db, s),
+                            read_concern=ReadConcern("snapshot"),
+                            write_concern=self._write_concern,
+                        )
+            except PyMongoError as exc:
+                if attempt < DUPLICATE_RETRIES and _is_duplicate_key(exc):
+                    continue
+                raise
+        raise AssertionError("unreachable")
+
+    async def _write(
+        self, job: Callable[[AsyncDatabase, AsyncClientSession], Awaitable[T]], *, bulk: bool = False
+    ) -> T:
+        result = await self._transaction(job, bulk=bulk)
+        self.notifier.notify()
+        return result
+
+    # -- lifecycle -----------------------------------------------------------
+    async def open(self) -> None:
+        # The client belongs to the running event loop, so it is created here, not in __init__.
+        client: AsyncMongoClient = AsyncMongoClient(
+            self._uri,
+            appname="memoryd",
+            w=self._write_concern.document.get("w", "majority"),
+            serverSelectionTimeoutMS=self._timeout_ms,
+            connectTimeoutMS=self._timeout_ms,
+        )
+        try:
+            with pymongo.timeout(max(self._timeout, 10.0)), _translated_errors():
+                hello = await client.admin.command("hello")
+                if not hello.get("setName") and hello.get("msg") != "isdbgrid":
+                    raise FailedPrecondition(REPLICA_SET_REQUIRED, reason="MONGODB_NOT_A_REPLICA_SET")
+                db = client[self._database]
+                await self._create_schema(db)
+        except BaseException:
+            await client.close()
+            raise
+        self._client, self._db = client, db
+
+    @staticmethod
+    async def _create_schema(db: AsyncDatabase) -> None:
+        # Collections exist before any transaction writes to them (required before MongoDB 4.4,
+        # and inside cross-shard transactions still).
+        existing = set(await db.list_collection_names())
+        for name, indexes in INDEXES.items():
+            if name not in existing:
+                try:
+                    await db.create_collection(name)
+                except CollectionInvalid:
+                    pass  # another replica created it first
+                except OperationFailure as exc:
+                    if exc.code != 48:  # NamespaceExists
+                        raise
+            await db[name].create_indexes(indexes)
+
+    async def close(self) -> None:
+        client, self._client, self._db = self._client, None, None
+        if client is not None:
+            await client.close()
+
+    async def ping(self) -> None:
+        await self._read(lambda db: db.command("ping"))
+
+    # -- shared transaction steps ---------------------------------------------
+    @staticmethod
+    async def _append_events(
+        db: AsyncDatabase, s: AsyncClientSession, tenant: str, drafts: Sequence[EventDraft], now: int
+    ) -> list[Event]:
+        if not drafts:
+            return []
+        counter = await db[EVENT_LOG].find_one_and_update(
+            {"tenant": tenant},
+            {"$inc": {"last_seq": len(drafts)}, "$setOnInsert": {"compacted_through": 0}},
+            upsert=True,
+            return_document=ReturnDocument.AFTER,
+            projection={"_id": 0, "last_seq": 1},
+            session=s,
+        )
+        first = counter["last_seq"] - len(drafts)
+        events = [
+            Event(first + i, now, tenant, d.session_id, d.type, d.payload) for i, d in enumerate(drafts, start=1)
+        ]
+        await db[EVENTS].insert_many(
+            [
+                {"tenant": tenant, "seq": e.seq, "time": e.time, "session_id": e.session_id,
+                 "type": int(e.type), "payload": e.payload}
+                for e in events
+            ],
+            ordered=True,
+            session=s,
+        )
+        return events
+
+    @staticmethod
+    async def _insert_messages(
+        db: AsyncDatabase, s: AsyncClientSession, tenant: str, session_id: str, messages: Sequence[Message], now: int
+    ) -> list[Message]:
+        count = len(messages)
+        counter = await db[SESSIONS].find_one_and_update(
+            {"tenant": tenant, "session_id": session_id},
+            {
+                "$inc": {"last_seq": count, "message_count": count, "unarchived_count": count},
+                "$set": {"last_activity": now},
+            },
+            upsert=True,
+            return_document=ReturnDocument.AFTER,
+            projection={"_id": 0, "last_seq": 1},
+            session=s,
+        )
+        first = counter["last_seq"] - count
+        for offset, msg in enumerate(messages, start=1):
+            msg.id = new_message_id()
+            msg.seq = first + offset
+            msg.archived = False
+            if msg.timestamp == 0:
+                msg.timestamp = now
+        if messages:
+            await db[MESSAGES].insert_many(
+                [_message_to_doc(tenant, session_id, m) for m in messages], ordered=True, session=s
+            )
+        return list(messages)
+
+    @staticmethod
+    async def _delete_where(
+        db: AsyncDatabase, s: AsyncClientSession, tenant: str, session_id: str, condition: dict[str, Any], now: int
+    ) -> list[Message]:
+        where = {"tenant": tenant, "session_id": session_id, **condition}
+        removed = [_doc_to_ref(d) async for d in db[MESSAGES].find(where, REF_FIELDS, session=s)]
+        if removed:
+            await db[MESSAGES].delete_many(where, session=s)
+            unarchived = sum(1 for m in removed if not m.archived)
+            await db[SESSIONS].update_one(
+                {"tenant": tenant, "session_id": session_id},
+                {"$inc": {"message_count": -len(removed), "unarchived_count": -unarchived},
+                 "$set": {"last_activity": now}},
+                session=s,
+            )
+        return removed
+
+    # -- messages ------------------------------------------------------------
+    async def append(
+        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int
+    ) -> AppendResult:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> AppendResult:
+            if idempotency_key:
+                first = await db[IDEMPOTENCY].find_one(
+                    {"tenant": tenant, "session_id": session_id, "key": idempotency_key}, session=s
+                )
+                if first:
+                    return AppendResult([Message.from_dict(d) for d in first["result"]], deduplicated=True)
+            stored = await self._insert_messages(db, s, tenant, session_id, messages, now)
+            if idempotency_key:
+                await db[IDEMPOTENCY].insert_one(
+                    {"tenant": tenant, "session_id": session_id, "key": idempotency_key,
+                     "result": [m.to_dict() for m in stored], "created": now},
+                    session=s,
+                )
+            await self._append_events(db, s, tenant, ev.appended(session_id, stored), now)
+            return AppendResult(stored)
+
+        return await self._write(tx)
+
+    async def history(self, tenant: str, session_id: str, limit: int) -> list[Message]:
+        if limit <= 0:
+            return []
+
+        async def read(db: AsyncDatabase) -> list[Message]:
+            cursor = (
+                db[MESSAGES]
+                .find({"tenant": tenant, "session_id": session_id, "archived": False}, MESSAGE_FIELDS)
+                .sort(NEWEST_FIRST)
+                .limit(limit)
+            )
+            return [_doc_to_message(d) async for d in cursor][::-1]
+
+        return await self._read(read)
+
+    async def range(self, tenant: str, query: RangeQuery) -> list[Message]:
+        if query.limit <= 0:
+            return []
+        where: dict[str, Any] = {"tenant": tenant, "session_id": query.session_id}
+        timestamp: dict[str, int] = {}
+        if query.from_ts is not None:
+            timestamp["$gte"] = query.from_ts
+        if query.to_ts is not None:
+            timestamp["$lte"] = query.to_ts
+        if query.after is not None:
+            # (timestamp, seq) > after, written so the timestamp bound stays an index bound.
+            timestamp["$gte"] = max(timestamp.get("$gte", query.after.timestamp), query.after.timestamp)
+            where["$nor"] = [{"timestamp": query.after.timestamp, "seq": {"$lte": query.after.seq}}]
+        if timestamp:
+            where["timestamp"] = timestamp
+        if query.roles:
+            where["role"] = {"$in": list(query.roles)}
+        where.update(_kind_filter((), query.exclude_kinds))
+
+        async def read(db: AsyncDatabase) -> list[Message]:
+            cursor = db[MESSAGES].find(where, MESSAGE_FIELDS).sort(OLDEST_FIRST).limit(query.limit)
+            return [_doc_to_message(d) async for d in cursor]
+
+        return await self._read(read)
+
+    async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
+        if query.limit <= 0:
+            return []
+        # Every filter is part of the query, so the limit counts only matches: the
+        # result is exactly min(limit, matches) however selective the filters are.
+        where: dict[str, Any] = {"tenant": tenant, "archived": False}
+        if query.platform is not None:
+            where["platform"] = query.platform
+        if query.since_ts is not None:
+            where["timestamp"] = {"$gte": query.since_ts}
+        if query.roles:
+            where["role"] = {"$in": list(query.roles)}
+        if query.exclude_session_ids:
+            where["session_id"] = {"$nin": list(query.exclude_session_ids)}
+        where.update(_kind_filter(query.kinds, query.exclude_kinds))
+        order = [("timestamp", DESCENDING), ("session_id", DESCENDING), ("seq", DESCENDING)]
+
+        async def read(db: AsyncDatabase) -> list[SessionMessage]:
+            cursor = db[MESSAGES].find(where, {**MESSAGE_FIELDS, "session_id": 1}).sort(order).limit(query.limit)
+            return [SessionMessage(d["session_id"], _doc_to_message(d)) async for d in cursor][::-1]
+
+        return await self._read(read)
+
+    async def trim(self, tenant: str, session_id: str, keep_recent: int, now: int) -> int:
+        session = {"tenant": tenant, "session_id": session_id}
+
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> int:
+            # The newest unarchived message that is not kept; it and everything older is archived.
+            boundary = await db[MESSAGES].find_one(
+                {**session, "archived": False},
+                {"_id": 0, "timestamp": 1, "seq": 1},
+                sort=NEWEST_FIRST,
+                skip=max(keep_recent, 0),
+                session=s,
+            )
+            if boundary is None:
+                return 0
+            ts, seq = boundary["timestamp"], boundary["seq"]
+            result = await db[MESSAGES].update_many(
+                {**session, "archived": False,
+                 "$or": [{"timestamp": {"$lt": ts}}, {"timestamp": ts, "seq": {"$lte": seq}}]},
+                {"$set": {"archived": True}},
+                session=s,
+            )
+            archived = result.modified_count
+            if archived:
+                await db[SESSIONS].update_one(
+                    session, {"$inc": {"unarchived_count": -archived}, "$set": {"last_activity": now}}, session=s
+                )
+                await self._append_events(db, s, tenant, ev.trimmed(session_id, archived, keep_recent), now)
+            return archived
+
+        return await self._write(tx, bulk=True)
+
+    async def replace_history(
+        self, tenant: str, session_id: str, messages: Sequence[Message], now: int
+    ) -> tuple[list[Message], list[Message]]:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[list[Message], list[Message]]:
+            removed = await self._delete_where(db, s, tenant, session_id, {"archived": False}, now)
+            stored = await self._insert_messages(db, s, tenant, session_id, messages, now) if messages else []
+            await self._append_events(db, s, tenant, ev.replaced(session_id, removed, stored), now)
+            return stored, removed
+
+        return await self._write(tx, bulk=True)
+
+    async def update_content(
+        self, tenant: str, session_id: str, old_text: str, new_text: str, recent_limit: int, now: int
+    ) -> list[Message]:
+        session = {"tenant": tenant, "session_id": session_id}
+
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> list[Message]:
+            if recent_limit <= 0:
+                return []
+            cursor = (
+                db[MESSAGES]
+                .find(session, {**REF_FIELDS, "content": 1}, session=s)
+                .sort(NEWEST_FIRST)
+                .limit(recent_limit)
+            )
+            changed: list[Message] = []
+            updates: list[UpdateOne] = []
+            async for doc in cursor:
+                rewritten = doc["content"].replace(old_text, new_text)
+                if rewritten != doc["content"]:
+                    ref = _doc_to_ref(doc)
+                    updates.append(UpdateOne({**session, "seq": ref.seq}, {"$set": {"content": rewritten}}))
+                    changed.append(ref)
+            if changed:
+                await db[MESSAGES].bulk_write(updates, ordered=False, session=s)
+                await db[SESSIONS].update_one(session, {"$set": {"last_activity": now}}, session=s)
+                await self._append_events(db, s, tenant, ev.rewritten(session_id, changed), now)
+            return changed
+
+        return await self._write(tx)
+
+    async def _delete_in(
+        self, tenant: str, session_id: str, field: str, values: Sequence[Any], now: int
+    ) -> list[Message]:
+        values = list(values)
+
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> list[Message]:
+            removed: list[Message] = []
+            for start in range(0, len(values), IN_CHUNK):
+                chunk = values[start : start + IN_CHUNK]
+                removed += await self._delete_where(db, s, tenant, session_id, {field: {"$in": chunk}}, now)
+            await self._append_events(db, s, tenant, ev.deleted(session_id, removed), now)
+            return removed
+
+        return await self._write(tx, bulk=True)
+
+    async def delete_by_timestamps(
+        self, tenant: str, session_id: str, timestamps: Sequence[int], now: int
+    ) -> list[Message]:
+        return await self._delete_in(tenant, session_id, "timestamp", timestamps, now)
+
+    async def delete_by_ids(self, tenant: str, session_id: str, ids: Sequence[str], now: int) -> list[Message]:
+        return await self._delete_in(tenant, session_id, "id", ids, now)
+
+    async def clear_session(
+        self, tenant: str, session_id: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
+    ) -> tuple[int, int]:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[int, int]:
+            drafts: list[EventDraft] = []
+            removed: list[Message] = []
+            if messages:
+                removed = await self._delete_where(db, s, tenant, session_id, {}, now)
+                await db[IDEMPOTENCY].delete_many({"tenant": tenant, "session_id": session_id}, session=s)
+                drafts += ev.session_cleared(session_id, removed, targets)
+            namespaces: list[str] = []
+            if metadata:
+                # A session's side records are those keyed by the session id, in any namespace.
+                records = {"tenant": tenant, "key": session_id}
+                namespaces = sorted(
+                    [d["namespace"] async for d in db[METADATA].find(records, {"_id": 0, "namespace": 1}, session=s)]
+                )
+                if namespaces:
+                    await db[METADATA].delete_many(records, session=s)
+                for namespace in namespaces:
+                    drafts += ev.metadata_changed(namespace, session_id, deleted=True)
+            await self._append_events(db, s, tenant, drafts, now)
+            return len(removed), len(namespaces)
+
+        return await self._write(tx, bulk=True)
+
+    async def clear_all(
+        self, tenant: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
+    ) -> tuple[int, int]:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[int, int]:
+            removed = removed_metadata = 0
+            if messages:
+                removed = (await db[MESSAGES].delete_many({"tenant": tenant}, session=s)).deleted_count
+                await db[IDEMPOTENCY].delete_many({"tenant": tenant}, session=s)
+                # Sessions keep last_seq so seqs are never reused.
+                await db[SESSIONS].update_many(
+                    {"tenant": tenant},
+                    {"$set": {"message_count": 0, "unarchived_count": 0, "last_activity": now}},
+                    session=s,
+                )
+            if metadata:
+                removed_metadata = (await db[METADATA].delete_many({"tenant": tenant}, session=s)).deleted_count
+            await self._append_events(db, s, tenant, ev.all_cleared(removed, targets), now)
+            return removed, removed_metadata
+
+        return await self._write(tx, bulk=True)
+
+    async def list_sessions(self, tenant: str, after_session_id: str | None, limit: int) -> list[SessionInfo]:
+        if limit <= 0:
+            return []
+
+        async def read(db: AsyncDatabase) -> list[SessionInfo]:
+            cursor = (
+                db[SESSIONS]
+                .find({"tenant": tenant, "message_count": {"$gt": 0}, "session_id": {"$gt": after_session_id or ""}})
+                .sort("session_id", pymongo.ASCENDING)
+                .limit(limit)
+            )
+            return [
+                SessionInfo(d["session_id"], d["message_count"], d["unarchived_count"], d["last_activity"])
+                async for d in cursor
+            ]
+
+        return await self._read(read)
+
+    # -- metadata ------------------------------------------------------------
+    async def save_metadata(
+        self, tenant: str, namespace: str, key: str, data: dict[str, Any], now: int
+    ) -> MetadataEntry:
+        record = {"tenant": tenant, "namespace": namespace, "key": key}
+
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> MetadataEntry:
+            # A replacement (not $set) stores `data` verbatim, whatever its field names.
+            await db[METADATA].replace_one(record, {**record, "data": data, "update_time": now}, upsert=True, session=s)
+            await self._append_events(db, s, tenant, ev.metadata_changed(namespace, key, deleted=False), now)
+            return MetadataEntry(namespace, key, data, now)
+
+        return await self._write(tx)
+
+    async def get_metadata(self, tenant: str, namespace: str, key: str) -> MetadataEntry | None:
+        async def read(db: AsyncDatabase) -> MetadataEntry | None:
+            doc = await db[METADATA].find_one({"tenant": tenant, "namespace": namespace, "key": key})
+            return MetadataEntry(namespace, key, doc["data"], doc["update_time"]) if doc else None
+
+        return await self._read(read)
+
+    async def list_metadata(
+        self, tenant: str, namespace: str, after_key: str | None, limit: int
+    ) -> list[MetadataEntry]:
+        if limit <= 0:
+            return []
+
+        async def read(db: AsyncDatabase) -> list[MetadataEntry]:
+            cursor = (
+                db[METADATA]
+                .find({"tenant": tenant, "namespace": namespace, "key": {"$gt": after_key or ""}})
+                .sort("key", pymongo.ASCENDING)
+                .limit(limit)
+            )
+            return [MetadataEntry(namespace, d["key"], d["data"], d["update_time"]) async for d in cursor]
+
+        return await self._read(read)
+
+    async def delete_metadata(self, tenant: str, namespace: str, key: str, now: int) -> bool:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> bool:
+            result = await db[METADATA].delete_one({"tenant": tenant, "namespace": namespace, "key": key}, session=s)
+            if result.deleted_count:
+                await self._append_events(db, s, tenant, ev.metadata_changed(namespace, key, deleted=True), now)
+            return bool(result.deleted_count)
+
+        return await self._write(tx)
+
+    # -- events --------------------------------------------------------------
+    async def publish(self, tenant: str, draft: EventDraft, now: int) -> Event:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> Event:
+            return (await self._append_events(db, s, tenant, [draft], now))[0]
+
+        return await self._write(tx)
+
+    async def read_events(self, tenant: str, after_seq: int, limit: int) -> list[Event]:
+        if limit <= 0:
+            return []
+
+        async def read(db: AsyncDatabase) -> list[Event]:
+            cursor = (
+                db[EVENTS]
+                .find({"tenant": tenant, "seq": {"$gt": after_seq}}, {"_id": 0})
+                .sort("seq", pymongo.ASCENDING)
+                .limit(limit)
+            )
+            return [
+                Event(d["seq"], d["time"], tenant, d["session_id"], EventType(d["type"]), d["payload"])
+                async for d in cursor
+            ]
+
+        return await self._read(read)
+
+    async def event_bounds(self, tenant: str) -> tuple[int, int]:
+        async def read(db: AsyncDatabase) -> tuple[int, int]:
+            doc = await db[EVENT_LOG].find_one({"tenant": tenant})
+            return (doc.get("compacted_through", 0), doc["last_seq"]) if doc else (0, 0)
+
+        return await self._read(read)
+
+    async def compact_events(self, *, older_than: int | None, keep_last: int | None) -> int:
+        tenants = await self._read(lambda db: db[EVENT_LOG].distinct("tenant"))
+        removed = 0
+        for tenant in tenants:
+            removed += await self._transaction(
+                lambda db, s, tenant=tenant: self._compact_tenant(db, s, tenant, older_than, keep_last), bulk=True
+            )
+        return removed
+
+    @staticmethod
+    async def _compact_tenant(
+        db: AsyncDatabase, s: AsyncClientSession, tenant: str, older_than: int | None, keep_last: int | None
+    ) -> int:
+        # Raising the floor and deleting below it commit together: a reader never sees a
+        # gap without also seeing the new floor.
+        log_doc = await db[EVENT_LOG].find_one({"tenant": tenant}, session=s)
+        if log_doc is None:
+            return 0
+        floor = log_doc.get("compacted_through", 0)
+        new_floor = floor
+        if keep_last is not None:
+            new_floor = max(new_floor, log_doc["last_seq"] - keep_last)
+        if older_than is not None:
+            aged = await db[EVENTS].find_one(
+                {"tenant": tenant, "time": {"$lt": older_than}},
+                {"_id": 0, "seq": 1},
+                sort=[("seq", DESCENDING)],
+                session=s,
+            )
+            new_floor = max(new_floor, aged["seq"] if aged else 0)
+        if new_floor <= floor:
+            return 0
+        result = await db[EVENTS].delete_many({"tenant": tenant, "seq": {"$lte": new_floor}}, session=s)
+        await db[EVENT_LOG].update_one({"tenant": tenant}, {"$set": {"compacted_through": new_floor}}, session=s)
+        return result.deleted_count

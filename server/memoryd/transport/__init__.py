@@ -1,0 +1,1 @@
+"""Transport layer: gRPC servicers, validation, authentication and status mapping."""

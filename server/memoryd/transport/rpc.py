@@ -1,0 +1,68 @@
+"""The wrapper every servicer method goes through: tenant, deadline, error mapping, logging."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+import structlog
+
+from memoryd.domain import deadline
+from memoryd.domain.errors import MemorydError
+from memoryd.transport.status import internal_status, to_status
+
+log = structlog.get_logger("memoryd.rpc")
+
+
+async def _abort(context: grpc.aio.ServicerContext, method: str, error: BaseException) -> None:
+    if isinstance(error, MemorydError):
+        status = to_status(error)
+        log.info("rpc_failed", method=method, code=status.code.name, reason=error.reason)
+    else:
+        status = internal_status()
+        log.error("rpc_crashed", method=method, error_type=type(error).__name__, exc_info=error)
+    await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+def unary(method: Callable[..., Awaitable[Any]]):
+    """Wrap `async def Rpc(self, request, context, tenant)` as a grpc.aio unary handler."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    async def handler(self, request, context: grpc.aio.ServicerContext):
+        started = time.perf_counter()
+        token = deadline.set_remaining(context.time_remaining())
+        try:
+            tenant = self.auth.tenant(context)
+            response = await method(self, request, context, tenant)
+        except Exception as error:  # noqa: BLE001 - every failure leaves as a gRPC status
+            await _abort(context, name, error)
+        finally:
+            deadline.reset(token)
+        log.debug("rpc", method=name, ms=round((time.perf_counter() - started) * 1000, 3))
+        return response
+
+    return handler
+
+
+def server_stream(method: Callable[..., AsyncIterator[Any]]):
+    """Wrap `async def Rpc(self, request, context, tenant)` (an async generator).
+
+    CancelledError is never caught: swallowing it in a streaming handler leaks native
+    memory (grpc issue 43360); cleanup belongs in the generator's `finally`.
+    """
+    name = method.__name__
+
+    @functools.wraps(method)
+    async def handler(self, request, context: grpc.aio.ServicerContext):
+        try:
+            tenant = self.auth.tenant(context)
+            async for item in method(self, request, context, tenant):
+                yield item
+        except Exception as error:  # noqa: BLE001
+            await _abort(context, name, error)
+
+    return handler

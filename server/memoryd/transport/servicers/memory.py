@@ -1,0 +1,245 @@
+"""memory.v1.MemoryService: validate, call the domain, build the response."""
+
+from __future__ import annotations
+
+from memory.v1 import memory_service_pb2 as pb
+from memory.v1 import memory_service_pb2_grpc as pb_grpc
+from memoryd.domain.memory import Memory
+from memoryd.domain.models import DEFAULT_RECENT_ROLES, ClearTarget, RecentQuery
+from memoryd.transport.auth import Authenticator
+from memoryd.transport.convert import message_from_proto, message_to_proto, messages_to_proto
+from memoryd.transport.rpc import unary
+from memoryd.transport.validation import Check
+
+CLEAR_TARGETS = [t.value for t in ClearTarget]
+
+
+class MemoryServicer(pb_grpc.MemoryServiceServicer):
+    def __init__(self, memory: Memory, auth: Authenticator) -> None:
+        self.memory = memory
+        self.auth = auth
+        self.limits = memory.limits
+
+    def _check(self, session_id: str | None = None) -> Check:
+        check = Check(self.limits)
+        if session_id is not None:
+            check.name("session_id", session_id)
+        return check
+
+    @unary
+    async def SaveMessage(self, request: pb.SaveMessageRequest, context, tenant: str) -> pb.SaveMessageResponse:
+        check = self._check(request.session_id)
+        if not request.HasField("message"):
+            check.fail("message", "is required")
+        else:
+            check.message("message", request.message)
+        check.name("idempotency_key", request.idempotency_key, required=False)
+        check.done()
+        result = await self.memory.save_messages(
+            tenant, request.session_id, [message_from_proto(request.message)], request.idempotency_key
+        )
+        response = pb.SaveMessageResponse(deduplicated=result.deduplicated)
+        message_to_proto(result.messages[0], response.message)
+        return response
+
+    @unary
+    async def SaveMessages(self, request: pb.SaveMessagesRequest, context, tenant: str) -> pb.SaveMessagesResponse:
+        check = self._check(request.session_id)
+        check.messages("messages", request.messages, minimum=1)
+        check.name("idempotency_key", request.idempotency_key, required=False)
+        check.done()
+        result = await self.memory.save_messages(
+            tenant, request.session_id, [message_from_proto(m) for m in request.messages], request.idempotency_key
+        )
+        response = pb.SaveMessagesResponse(deduplicated=result.deduplicated)
+        messages_to_proto(result.messages, response.messages)
+        return response
+
+    @unary
+    async def GetHistory(self, request: pb.GetHistoryRequest, context, tenant: str) -> pb.GetHistoryResponse:
+        check = self._check(request.session_id)
+        check.non_negative("limit", request.limit)
+        check.done()
+        response = pb.GetHistoryResponse()
+        messages_to_proto(await self.memory.get_history(tenant, request.session_id, request.limit), response.messages)
+        return response
+
+    @unary
+    async def GetFullHistory(
+        self, request: pb.GetFullHistoryRequest, context, tenant: str
+    ) -> pb.GetFullHistoryResponse:
+        check = self._check(request.session_id)
+        check.page_size("page_size", request.page_size)
+        check.done()
+        messages, token = await self.memory.get_full_history(
+            tenant, request.session_id, request.page_size, request.page_token
+        )
+        response = pb.GetFullHistoryResponse(next_page_token=token)
+        messages_to_proto(messages, response.messages)
+        return response
+
+    @unary
+    async def ListMessagesInRange(
+        self, request: pb.ListMessagesInRangeRequest, context, tenant: str
+    ) -> pb.ListMessagesInRangeResponse:
+        check = self._check(request.session_id)
+        check.non_negative("from_ts", request.from_ts)
+        if request.to_ts < request.from_ts:
+            check.fail("to_ts", "must be >= from_ts")
+        check.names("roles", request.roles)
+        check.count("exclude_kinds", request.exclude_kinds, self.limits.max_filter_items)
+        check.page_size("page_size", request.page_size)
+        check.done()
+        messages, token = await self.memory.list_in_range(
+            tenant,
+            request.session_id,
+            request.from_ts,
+            request.to_ts,
+            list(request.roles),
+            list(request.exclude_kinds),
+            request.page_size,
+            request.page_token,
+        )
+        response = pb.ListMessagesInRangeResponse(next_page_token=token)
+        messages_to_proto(messages, response.messages)
+        return response
+
+    @unary
+    async def GetRecentAcrossSessions(
+        self, request: pb.GetRecentAcrossSessionsRequest, context, tenant: str
+    ) -> pb.GetRecentAcrossSessionsResponse:
+        check = self._check()
+        check.positive("limit", request.limit)
+        if request.HasField("since_ts"):
+            check.non_negative("since_ts", request.since_ts)
+        if request.HasField("platform"):
+            check.name("platform", request.platform, required=False)
+        check.names("exclude_session_ids", request.exclude_session_ids)
+        check.names("roles", request.roles)
+        # Kinds may legitimately be "" (a present, empty kind), so only their count is bounded.
+        check.count("kinds", request.kinds, self.limits.max_filter_items)
+        check.count("exclude_kinds", request.exclude_kinds, self.limits.max_filter_items)
+        check.done()
+        query = RecentQuery(
+            limit=request.limit,
+            since_ts=request.since_ts if request.HasField("since_ts") else None,
+            platform=request.platform if request.HasField("platform") else None,
+            exclude_session_ids=tuple(request.exclude_session_ids),
+            roles=tuple(request.roles) or DEFAULT_RECENT_ROLES,
+            kinds=tuple(request.kinds),
+            exclude_kinds=tuple(request.exclude_kinds),
+        )
+        response = pb.GetRecentAcrossSessionsResponse()
+        for record in await self.memory.recent_across_sessions(tenant, query):
+            item = response.messages.add(session_id=record.session_id)
+            message_to_proto(record.message, item.message)
+        return response
+
+    @unary
+    async def TrimHistory(self, request: pb.TrimHistoryRequest, context, tenant: str) -> pb.TrimHistoryResponse:
+        check = self._check(request.session_id)
+        check.non_negative("keep_recent", request.keep_recent)
+        check.done()
+        archived = await self.memory.trim_history(tenant, request.session_id, request.keep_recent)
+        return pb.TrimHistoryResponse(archived_count=archived)
+
+    @unary
+    async def ReplaceHistory(
+        self, request: pb.ReplaceHistoryRequest, context, tenant: str
+    ) -> pb.ReplaceHistoryResponse:
+        check = self._check(request.session_id)
+        check.messages("messages", request.messages, minimum=0)
+        check.done()
+        stored, removed = await self.memory.replace_history(
+            tenant, request.session_id, [message_from_proto(m) for m in request.messages]
+        )
+        response = pb.ReplaceHistoryResponse(removed_count=removed)
+        messages_to_proto(stored, response.messages)
+        return response
+
+    @unary
+    async def UpdateMessageContent(
+        self, request: pb.UpdateMessageContentRequest, context, tenant: str
+    ) -> pb.UpdateMessageContentResponse:
+        check = self._check(request.session_id)
+        if not request.old_text:
+            check.fail("old_text", "must not be empty")
+        check.text_bytes("old_text", request.old_text, self.limits.max_text_bytes)
+        check.text_bytes("new_text", request.new_text, self.limits.max_text_bytes)
+        check.non_negative("recent_limit", request.recent_limit)
+        if request.recent_limit > self.limits.max_page_size:
+            check.fail("recent_limit", f"must be at most {self.limits.max_page_size}")
+        check.done()
+        changed = await self.memory.update_message_content(
+            tenant, request.session_id, request.old_text, request.new_text, request.recent_limit
+        )
+        return pb.UpdateMessageContentResponse(changed_count=changed)
+
+    @unary
+    async def DeleteMessagesByTimestamps(
+        self, request: pb.DeleteMessagesByTimestampsRequest, context, tenant: str
+    ) -> pb.DeleteMessagesByTimestampsResponse:
+        check = self._check(request.session_id)
+        if check.count("timestamps", request.timestamps, self.limits.max_delete_items, minimum=1):
+            for i, ts in enumerate(request.timestamps):
+                check.non_negative(f"timestamps[{i}]", ts)
+        check.done()
+        deleted = await self.memory.delete_by_timestamps(tenant, request.session_id, list(request.timestamps))
+        return pb.DeleteMessagesByTimestampsResponse(deleted_count=deleted)
+
+    @unary
+    async def DeleteMessages(
+        self, request: pb.DeleteMessagesRequest, context, tenant: str
+    ) -> pb.DeleteMessagesResponse:
+        check = self._check(request.session_id)
+        if check.count("ids", request.ids, self.limits.max_delete_items, minimum=1):
+            for i, msg_id in enumerate(request.ids):
+                check.name(f"ids[{i}]", msg_id)
+        check.done()
+        deleted = await self.memory.delete_by_ids(tenant, request.session_id, list(request.ids))
+        return pb.DeleteMessagesResponse(deleted_count=deleted)
+
+    def _targets(self, check: Check, targets) -> list[ClearTarget]:
+        check.enum("targets", targets, CLEAR_TARGETS + [pb.CLEAR_TARGET_UNSPECIFIED])
+        return [ClearTarget(t) for t in targets if t in CLEAR_TARGETS]
+
+    @unary
+    async def ClearSession(self, request: pb.ClearSessionRequest, context, tenant: str) -> pb.ClearSessionResponse:
+        check = self._check(request.session_id)
+        targets = self._targets(check, request.targets)
+        check.done()
+        results = await self.memory.clear(tenant, request.session_id, targets)
+        return pb.ClearSessionResponse(results=[_clear_result(r) for r in results])
+
+    @unary
+    async def ClearAll(self, request: pb.ClearAllRequest, context, tenant: str) -> pb.ClearAllResponse:
+        check = self._check()
+        targets = self._targets(check, request.targets)
+        check.done()
+        results = await self.memory.clear(tenant, None, targets)
+        return pb.ClearAllResponse(results=[_clear_result(r) for r in results])
+
+    @unary
+    async def ListSessions(self, request: pb.ListSessionsRequest, context, tenant: str) -> pb.ListSessionsResponse:
+        check = self._check()
+        check.page_size("page_size", request.page_size)
+        check.done()
+        sessions, token = await self.memory.list_sessions(tenant, request.page_size, request.page_token)
+        return pb.ListSessionsResponse(
+            sessions=[
+                pb.SessionInfo(
+                    session_id=s.session_id,
+                    message_count=s.message_count,
+                    unarchived_count=s.unarchived_count,
+                    last_activity=s.last_activity,
+                )
+                for s in sessions
+            ],
+            next_page_token=token,
+        )
+
+
+def _clear_result(result) -> pb.ClearResult:
+    return pb.ClearResult(
+        target=int(result.target), outcome=int(result.outcome), removed_count=result.removed_count, error=result.error
+    )

@@ -1,0 +1,66 @@
+"""memory.v1.MetadataService."""
+
+from __future__ import annotations
+
+from memory.v1 import metadata_service_pb2 as pb
+from memory.v1 import metadata_service_pb2_grpc as pb_grpc
+from memoryd.domain.memory import Memory
+from memoryd.transport.auth import Authenticator
+from memoryd.transport.convert import metadata_to_proto, struct_to_dict
+from memoryd.transport.rpc import unary
+from memoryd.transport.validation import Check
+
+
+class MetadataServicer(pb_grpc.MetadataServiceServicer):
+    def __init__(self, memory: Memory, auth: Authenticator) -> None:
+        self.memory = memory
+        self.auth = auth
+        self.limits = memory.limits
+
+    def _check(self, request, *, key: bool = True) -> Check:
+        check = Check(self.limits)
+        check.name("namespace", request.namespace)
+        if key:
+            check.name("key", request.key)
+        return check
+
+    @unary
+    async def SaveMetadata(self, request: pb.SaveMetadataRequest, context, tenant: str) -> pb.SaveMetadataResponse:
+        check = self._check(request)
+        if request.data.ByteSize() > self.limits.max_metadata_bytes:
+            check.fail("data", f"must be at most {self.limits.max_metadata_bytes} bytes")
+        check.done()
+        entry = await self.memory.save_metadata(tenant, request.namespace, request.key, struct_to_dict(request.data))
+        response = pb.SaveMetadataResponse()
+        metadata_to_proto(entry, response.entry)
+        return response
+
+    @unary
+    async def GetMetadata(self, request: pb.GetMetadataRequest, context, tenant: str) -> pb.GetMetadataResponse:
+        self._check(request).done()
+        entry = await self.memory.get_metadata(tenant, request.namespace, request.key)
+        response = pb.GetMetadataResponse(found=entry is not None)
+        if entry is not None:
+            metadata_to_proto(entry, response.entry)
+        return response
+
+    @unary
+    async def ListMetadata(self, request: pb.ListMetadataRequest, context, tenant: str) -> pb.ListMetadataResponse:
+        check = self._check(request, key=False)
+        check.page_size("page_size", request.page_size)
+        check.done()
+        entries, token = await self.memory.list_metadata(
+            tenant, request.namespace, request.page_size, request.page_token
+        )
+        response = pb.ListMetadataResponse(next_page_token=token)
+        for entry in entries:
+            metadata_to_proto(entry, response.entries.add())
+        return response
+
+    @unary
+    async def DeleteMetadata(
+        self, request: pb.DeleteMetadataRequest, context, tenant: str
+    ) -> pb.DeleteMetadataResponse:
+        self._check(request).done()
+        deleted = await self.memory.delete_metadata(tenant, request.namespace, request.key)
+        return pb.DeleteMetadataResponse(deleted=deleted)

@@ -1,0 +1,184 @@
+"""Several server processes on one port (SO_REUSEPORT), as in grpc's examples/python/multiprocessing.
+
+The parent process creates no gRPC object: it reserves the port with a plain socket
+that has SO_REUSEPORT set (so `--listen host:0` works and the port cannot be taken
+by someone else meanwhile), forks the workers, waits until every worker serves, then
+writes the port file and supervises. Each worker builds its own event loop, store
+and grpc.aio server bound to the same address with `grpc.so_reuseport` on; the kernel
+spreads incoming connections over them. Nothing is shared between workers in memory:
+events travel through the database, as between replicas.
+
+If one worker dies, the others are stopped and the parent exits non-zero, so the
+supervisor (systemd, Kubernetes) restarts the whole set rather than running short.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+# worker_main(index, bind_address, started): serve until SIGTERM/SIGINT; call started() once listening.
+WorkerMain = Callable[[int, str, Callable[[], None]], None]
+
+STARTUP_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 30.0
+
+
+class WorkersUnsupported(ValueError):
+    """The configuration cannot run with several worker processes."""
+
+
+def check_workers_supported(workers: int, *, vectors_enabled: bool, qdrant_url: str | None) -> None:
+    """Qdrant local mode locks its folder for one process: several workers need a Qdrant server."""
+    if workers < 1:
+        raise WorkersUnsupported(f"--workers must be at least 1, got {workers}")
+    if workers > 1 and vectors_enabled and not qdrant_url:
+        raise WorkersUnsupported(
+            f"--workers {workers} needs a Qdrant server: Qdrant's local mode (the embedded vector store) "
+            "can be opened by one process only. Set the Qdrant URL (MEMORYD_QDRANT_URL / --qdrant-url) "
+            "or run with --workers 1."
+        )
+
+
+def split_host_port(listen: str) -> tuple[str, int]:
+    host, sep, port = listen.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"listen address must be HOST:PORT, got {listen!r}")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def join_host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+@contextlib.contextmanager
+def reserve_port(listen: str) -> Iterator[int]:
+    """Bind (never listen on) the address with SO_REUSEPORT for as long as the workers run."""
+    host, port = split_host_port(listen)
+    family, kind, proto, _name, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+        yield sock.getsockname()[1]
+    finally:
+        sock.close()
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel send SIGTERM to this worker if the parent dies."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def _worker(index: int, address: str, worker_main: WorkerMain, ready: multiprocessing.connection.Connection) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
+
+    def started() -> None:
+        ready.send(index)
+        ready.close()
+
+    worker_main(index, address, started)
+
+
+def run_workers(count: int, listen: str, worker_main: WorkerMain, *, port_file: Path | None = None) -> int:
+    """Fork `count` workers serving `listen`; returns the exit code for the parent process."""
+    ctx = multiprocessing.get_context("fork")
+    stopping = False
+
+    def request_stop(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    with reserve_port(listen) as port:
+        host, _ = split_host_port(listen)
+        address = join_host_port(host, port)
+        processes: list[multiprocessing.process.BaseProcess] = []
+        readers: list[multiprocessing.connection.Connection] = []
+        for index in range(count):
+            reader, writer = ctx.Pipe(duplex=False)
+            process = ctx.Process(
+                target=_worker, args=(index, address, worker_main, writer), name=f"memoryd-worker-{index}"
+            )
+            process.start()
+            writer.close()
+            processes.append(process)
+            readers.append(reader)
+        previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            if not _await_started(processes, readers, lambda: stopping):
+                return _stop_all(processes, exit_code=1)
+            if port_file is not None:
+                tmp = port_file.with_name(port_file.name + ".tmp")
+                tmp.write_text(f"{port}\n")
+                os.replace(tmp, port_file)
+            logger.info("workers serving", extra={"workers": count, "address": address})
+            return _supervise(processes, lambda: stopping)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _await_started(processes, readers, stopping: Callable[[], bool]) -> bool:
+    pending = dict(zip(readers, processes, strict=True))
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while pending:
+        if stopping() or time.monotonic() > deadline:
+            logger.error("workers did not start", extra={"pending": len(pending)})
+            return False
+        sentinels = {process.sentinel: process for process in pending.values()}
+        ready = multiprocessing.connection.wait([*pending, *sentinels], timeout=0.5)
+        for item in ready:
+            if item in sentinels:
+                process = sentinels[item]
+                logger.error("worker exited during startup", extra={"worker": process.name, "code": process.exitcode})
+                return False
+            try:
+                item.recv()
+            except EOFError:
+                continue  # the worker died; its sentinel reports it on the next round
+            item.close()
+            del pending[item]
+    return True
+
+
+def _supervise(processes, stopping: Callable[[], bool]) -> int:
+    while not stopping():
+        exited = multiprocessing.connection.wait([p.sentinel for p in processes], timeout=0.5)
+        if exited:
+            dead = [p for p in processes if p.exitcode is not None]
+            for process in dead:
+                logger.error("worker exited", extra={"worker": process.name, "code": process.exitcode})
+            return _stop_all(processes, exit_code=1)
+    return _stop_all(processes, exit_code=0)
+
+
+def _stop_all(processes, *, exit_code: int) -> int:
+    for process in processes:
+        if process.exitcode is None:
+            os.kill(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.exitcode is None:
+            process.kill()
+            process.join()
+    codes = [process.exitcode or 0 for process in processes]
+    return exit_code or (1 if any(codes) else 0)
