@@ -20,6 +20,7 @@ from memoryd.domain.memory import Memory
 from memoryd.domain.models import now_ms
 from memoryd.domain.store import Store
 from memoryd.transport.auth import Authenticator
+from memoryd.transport.reflection import MethodResolvingPool
 from memoryd.transport.servicers.events import EventServicer
 from memoryd.transport.servicers.memory import MemoryServicer
 from memoryd.transport.servicers.metadata import MetadataServicer
@@ -128,7 +129,9 @@ async def start(config: Config, *, reuse_port: bool = False) -> App:
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        (*SERVICE_NAMES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server
+        (*SERVICE_NAMES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+        server,
+        pool=MethodResolvingPool(),  # ghz asks for method symbols, which upb's pool cannot find
     )
     port = server.add_insecure_port(config.listen)
     if port == 0:

@@ -1,0 +1,414 @@
+"""Plumbing shared by tests/load/run and tests/load/smoke: servers, RSS sampling, ghz, seeding."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from google.protobuf import struct_pb2
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+
+from memory.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+SCENARIOS = HERE / "scenarios"
+VENV_BIN = Path(sys.executable).parent
+GHZ = Path(os.environ.get("GHZ", REPO / "tools" / "bin" / "ghz"))
+
+
+def env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+def env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # Field 4 (ppid) follows the parenthesised command name, which may hold spaces.
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == pid:
+            found.append(int(entry))
+    return found
+
+
+def tree_rss_bytes(pid: int) -> int:
+    """Resident memory of a process and all its descendants (workers count too)."""
+    total = 0
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            with open(f"/proc/{current}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except OSError:
+            continue
+        stack.extend(_children(current))
+    return total
+
+
+class RssSampler:
+    """Samples a process tree's RSS every `interval` seconds in a thread."""
+
+    def __init__(self, pid: int, interval: float = 0.5) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.samples: list[tuple[float, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        start = time.monotonic()
+        while not self._stop.is_set():
+            self.samples.append((time.monotonic() - start, tree_rss_bytes(self.pid)))
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def peak(self) -> int:
+        return max((rss for _, rss in self.samples), default=0)
+
+    def at(self, second: float) -> int:
+        """The sample nearest to `second` after start."""
+        return min(self.samples, key=lambda s: abs(s[0] - second))[1] if self.samples else 0
+
+
+@dataclass
+class Server:
+    """A server process started by the harness; `address` is host:port once it serves."""
+
+    name: str
+    process: subprocess.Popen
+    address: str
+    log_path: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_server(name: str, argv: Sequence[str], workdir: Path, *, env: dict | None = None, timeout: float = 60.0) -> Server:
+    """Start a server that accepts `--port-file` and wait until it has written it and answers."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    port_file = workdir / f"{name}.port"
+    port_file.unlink(missing_ok=True)
+    log_path = workdir / f"{name}.log"
+    log = open(log_path, "ab")
+    process = subprocess.Popen(
+        [*argv, "--port-file", str(port_file)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+    )
+    log.close()
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with {process.returncode}; log: {log_path}\n{tail(log_path)}")
+        text = port_file.read_text().strip() if port_file.exists() else ""
+        if text.isdigit():
+            address = f"127.0.0.1:{text}"
+            if _answers(address):
+                return Server(name, process, address, log_path)
+        if time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"{name} did not start within {timeout}s; log: {log_path}\n{tail(log_path)}")
+        time.sleep(0.1)
+
+
+def tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _answers(address: str) -> bool:
+    try:
+        with grpc.insecure_channel(address) as channel:
+            grpc.channel_ready_future(channel).result(timeout=2)
+            return True
+    except grpc.FutureTimeoutError:
+        return False
+
+
+def start_memoryd(name: str, workdir: Path, data_dir: Path, *extra: str, env: dict | None = None) -> Server:
+    argv = [str(VENV_BIN / "memoryd"), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), *extra]
+    return start_server(name, argv, workdir, env=env)
+
+
+def start_noop(workdir: Path) -> Server:
+    return start_server("noop", [sys.executable, str(HERE / "noop_server.py"), "--listen", "127.0.0.1:0"], workdir)
+
+
+def memoryd_supports(flag: str) -> bool:
+    result = subprocess.run([str(VENV_BIN / "memoryd"), "serve", "--help"], capture_output=True, text=True)
+    return flag in result.stdout
+
+
+def server_methods(address: str) -> set[str]:
+    """Fully qualified `package.Service/Method` names the server offers, by reflection."""
+    with grpc.insecure_channel(address) as channel:
+        db = ProtoReflectionDescriptorDatabase(channel)
+        methods = set()
+        for service in db.get_services():
+            try:
+                file = db.FindFileContainingSymbol(service)
+            except KeyError:
+                continue
+            for svc in file.service:
+                for method in svc.method:
+                    methods.add(f"{file.package}.{svc.name}/{method.name}")
+        return methods
+
+
+# --------------------------------------------------------------------------- ghz
+
+
+def ensure_ghz() -> Path:
+    if GHZ.exists():
+        return GHZ
+    subprocess.run([str(HERE / "install-ghz")], check=True)
+    return GHZ
+
+
+@dataclass
+class GhzResult:
+    scenario: str
+    target: str
+    rps: float = 0.0
+    count: int = 0
+    p50_ms: float = 0.0
+    p95_ms: float = 0.0
+    p99_ms: float = 0.0
+    mean_ms: float = 0.0
+    errors: int = 0
+    error_samples: dict = field(default_factory=dict)
+    peak_rss: int = 0
+    ceiling_rps: float | None = None
+    note: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        return self.rps / self.ceiling_rps if self.ceiling_rps else None
+
+
+def scenario_call(path: Path) -> str:
+    return json.loads(path.read_text())["call"]
+
+
+def run_ghz(
+    scenario: Path,
+    address: str,
+    *,
+    target: str,
+    duration: float,
+    concurrency: int | None = None,
+    cpus: int | None = None,
+    extra: Sequence[str] = (),
+    output: Path | None = None,
+) -> GhzResult:
+    """Run one ghz config against `address` for `duration` seconds and parse its JSON report."""
+    argv = [
+        str(ensure_ghz()),
+        "--config",
+        str(scenario),
+        "--insecure",
+        "-z",
+        f"{duration}s",
+        # Let calls in flight at the end finish instead of counting them as errors.
+        "--duration-stop",
+        "wait",
+        "--format",
+        "json",
+    ]
+    if concurrency:
+        argv += ["--concurrency", str(concurrency)]
+    if cpus:
+        argv += ["--cpus", str(cpus)]
+    argv += [*extra, address]
+    completed = subprocess.run(argv, capture_output=True, text=True)
+    if output is not None:
+        output.write_text(completed.stdout)
+    try:
+        report = json.loads(completed.stdout)
+    except json.JSONDecodeError as exc:
+        raise RuntimeError(f"ghz failed ({completed.returncode}): {completed.stderr.strip() or completed.stdout[:500]}") from exc
+    latencies = {int(d["percentage"]): d["latency"] / 1e6 for d in report.get("latencyDistribution") or []}
+    statuses = report.get("statusCodeDistribution") or {}
+    errors = sum(n for code, n in statuses.items() if code != "OK")
+    return GhzResult(
+        scenario=scenario.stem,
+        target=target,
+        rps=report.get("rps", 0.0),
+        count=report.get("count", 0),
+        p50_ms=latencies.get(50, 0.0),
+        p95_ms=latencies.get(95, 0.0),
+        p99_ms=latencies.get(99, 0.0),
+        mean_ms=report.get("average", 0) / 1e6,
+        errors=errors,
+        error_samples=report.get("errorDistribution") or {},
+    )
+
+
+def measure(server: Server, scenario: Path, *, target: str, duration: float, **kwargs) -> GhzResult:
+    """ghz against a harness-started server, with the server tree's peak RSS during the run."""
+    with RssSampler(server.pid) as rss:
+        result = run_ghz(scenario, server.address, target=target, duration=duration, **kwargs)
+    result.peak_rss = rss.peak
+    return result
+
+
+# --------------------------------------------------------------------------- seeding
+
+CONTENT = (
+    "Load-test message {n}: the quick brown fox jumps over the lazy dog while the agent "
+    "remembers what the user said about their travel plans."
+)
+
+
+def _message(n: int, timestamp: int, *, role: str, platform: str) -> message_pb2.Message:
+    metadata = struct_pb2.Struct()
+    metadata.update({"platform": platform, "sender": {"id": f"user-{n % 97}"}})
+    return message_pb2.Message(role=role, content=CONTENT.format(n=n), timestamp=timestamp, metadata=metadata)
+
+
+@dataclass
+class SeedSpec:
+    """Sessions to create: `count` messages each, timestamps from `start_ts` one ms apart.
+
+    `rare_every`: every n-th message (across all sessions of the spec, in time order)
+    gets platform "rare", the rest "common" — the 1% a filtered query looks for.
+    Sessions are interleaved in time, as concurrent conversations are.
+    """
+
+    prefix: str
+    sessions: int
+    count: int
+    start_ts: int
+    rare_every: int = 0
+
+
+async def _save_batches(address: str, batches, concurrency: int) -> int:
+    saved = 0
+    queue: asyncio.Queue = asyncio.Queue(maxsize=concurrency * 2)
+
+    async with grpc.aio.insecure_channel(
+        address, options=[("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)]
+    ) as channel:
+        stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+
+        async def worker() -> None:
+            nonlocal saved
+            while (item := await queue.get()) is not None:
+                session_id, messages = item
+                await stub.SaveMessages(
+                    memory_service_pb2.SaveMessagesRequest(session_id=session_id, messages=messages), timeout=120
+                )
+                saved += len(messages)
+
+        workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
+        try:
+            for item in batches:
+                await queue.put(item)
+                if any(w.done() for w in workers):
+                    break
+            for _ in workers:
+                await queue.put(None)
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+    return saved
+
+
+def _batches(spec: SeedSpec, batch: int):
+    """Per session, in timestamp order, SaveMessages batches of at most `batch`."""
+    total = spec.sessions * spec.count
+    pending: dict[str, list] = {}
+    for n in range(total):
+        session = f"{spec.prefix}{n % spec.sessions}" if spec.sessions > 1 else spec.prefix
+        platform = "rare" if spec.rare_every and n % spec.rare_every == spec.rare_every - 1 else "common"
+        role = "user" if n % 2 == 0 else "assistant"
+        pending.setdefault(session, []).append(_message(n, spec.start_ts + n, role=role, platform=platform))
+        if len(pending[session]) >= batch:
+            yield session, pending.pop(session)
+    yield from pending.items()
+
+
+def seed(address: str, specs: Sequence[SeedSpec], *, batch: int = 1000, concurrency: int = 2) -> int:
+    """Save every spec's messages through SaveMessages; returns the number saved."""
+    total = 0
+    for spec in specs:
+        total += asyncio.run(_save_batches(address, _batches(spec, batch), concurrency))
+    return total
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def human_bytes(n: int) -> str:
+    return f"{n / (1 << 20):.0f} MiB" if n else "-"
+
+
+def which(name: str) -> str | None:
+    candidate = VENV_BIN / name
+    return str(candidate) if candidate.exists() else shutil.which(name)

@@ -1,0 +1,101 @@
+"""A do-nothing grpc.aio server for the memory.v1 services: the transport ceiling.
+
+Every unary RPC answers an empty response of the right type without looking at the
+request; Watch holds the stream open and sends nothing. It registers every service
+found in the generated `memory.v1.*_service_pb2_grpc` modules (so new services such
+as vector search are covered as soon as their stubs exist), with reflection and
+health on, exactly like memoryd, so the same ghz configs run against both.
+
+    python tests/load/noop_server.py --listen 127.0.0.1:0 --port-file FILE
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import pkgutil
+import signal
+from pathlib import Path
+
+import grpc
+from google.protobuf import message_factory
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+import memory.v1
+from memoryd.transport.reflection import enable_reflection
+
+
+def _service_modules():
+    for info in pkgutil.iter_modules(memory.v1.__path__):
+        if info.name.endswith("_service_pb2_grpc"):
+            grpc_module = importlib.import_module(f"memory.v1.{info.name}")
+            pb2_module = importlib.import_module(f"memory.v1.{info.name.removesuffix('_grpc')}")
+            yield grpc_module, pb2_module
+
+
+def _unary(response_class):
+    async def handler(self, request, context):
+        return response_class()
+
+    return handler
+
+
+def _stream():
+    async def handler(self, request, context):
+        # Hold the stream open until the client goes away; let cancellation propagate.
+        await asyncio.Event().wait()
+        yield  # pragma: no cover - makes this an async generator
+
+    return handler
+
+
+def _noop_servicer(grpc_module, service_descriptor):
+    base = getattr(grpc_module, f"{service_descriptor.name}Servicer")
+    methods = {}
+    for method in service_descriptor.methods:
+        if method.server_streaming:
+            methods[method.name] = _stream()
+        else:
+            methods[method.name] = _unary(message_factory.GetMessageClass(method.output_type))
+    return type(f"Noop{service_descriptor.name}", (base,), methods)()
+
+
+async def serve(listen: str, port_file: Path | None) -> None:
+    # One process on purpose: a second server on the same port must fail, not share it.
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    names = [reflection.SERVICE_NAME, health.SERVICE_NAME]
+    for grpc_module, pb2_module in _service_modules():
+        for service in pb2_module.DESCRIPTOR.services_by_name.values():
+            add = getattr(grpc_module, f"add_{service.name}Servicer_to_server")
+            add(_noop_servicer(grpc_module, service), server)
+            names.append(service.full_name)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    enable_reflection(names, server)
+    port = server.add_insecure_port(listen)
+    await server.start()
+    if port_file is not None:
+        tmp = port_file.with_suffix(".tmp")
+        tmp.write_text(str(port))
+        tmp.rename(port_file)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.stop(1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--listen", default="127.0.0.1:0")
+    parser.add_argument("--port-file", type=Path)
+    args = parser.parse_args()
+    asyncio.run(serve(args.listen, args.port_file))
+
+
+if __name__ == "__main__":
+    main()

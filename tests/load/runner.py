@@ -1,0 +1,429 @@
+"""The load suite behind tests/load/run: every scenario against memoryd and the do-nothing ceiling.
+
+Phases (each one bounded; durations from the environment, see tests/load/README.md):
+  1. ceiling   - the ghz scenarios against tests/load/noop_server.py
+  2. seed      - SQLite data: 100 history sessions, a small and a huge session, and a
+                 window of recent messages of which 1% carry platform "rare"
+  3. sqlite    - the same scenarios against memoryd (1 worker), the scaling pairs
+                 (GetHistory small vs huge session, filtered vs unfiltered recent),
+                 Watch fan-out, then SaveMessage (last, so reads see the seeded data only)
+  4. workers   - SaveMessage and GetHistory with --workers 2
+  5. rss       - a long SaveMessage + GetHistory run, RSS at 10 s vs the end
+  6. mongo     - smaller sizes on the MongoDB adapter against SecantusDB
+Prints one table and the target checks; writes everything as JSON to $LOAD_OUT.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+from loadlib import (
+    HERE,
+    SCENARIOS,
+    GhzResult,
+    RssSampler,
+    SeedSpec,
+    Server,
+    env_float,
+    env_int,
+    human_bytes,
+    measure,
+    memoryd_supports,
+    now_ms,
+    run_ghz,
+    scenario_call,
+    seed,
+    server_methods,
+    start_memoryd,
+    start_noop,
+    start_server,
+    which,
+    free_port,
+)
+
+DURATION = env_float("LOAD_DURATION", 10)
+RSS_DURATION = env_float("LOAD_RSS_DURATION", 60)
+BIG = env_int("LOAD_BIG_MESSAGES", 1_000_000)
+SMALL = env_int("LOAD_SMALL_MESSAGES", 1_000)
+RECENT = env_int("LOAD_RECENT_MESSAGES", 50_000)
+MONGO_BIG = env_int("LOAD_MONGO_BIG_MESSAGES", 100_000)
+MONGO_RECENT = env_int("LOAD_MONGO_RECENT_MESSAGES", 20_000)
+MONGO_DURATION = env_float("LOAD_MONGO_DURATION", DURATION)
+GHZ_CPUS = env_int("LOAD_GHZ_CPUS", 1)
+PHASES = set(os.environ.get("LOAD_PHASES", "ceiling,sqlite,workers,rss,mongo,fanout").split(","))
+
+# Which do-nothing scenario is the ceiling of each memoryd scenario.
+CEILING_OF = {
+    "save_message": "save_message",
+    "get_history": "get_history",
+    "get_history_1k": "get_history",
+    "get_history_1m": "get_history",
+    "recent_unfiltered": "recent_unfiltered",
+    "recent_filtered": "recent_unfiltered",
+    "search_memory": "search_memory",
+}
+
+
+def log(text: str) -> None:
+    print(f"[{datetime.now(UTC):%H:%M:%S}] {text}", file=sys.stderr, flush=True)
+
+
+def scenario(name: str) -> Path:
+    return SCENARIOS / f"{name}.json"
+
+
+class Suite:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.results: list[GhzResult] = []
+        self.ceiling: dict[str, float] = {}
+        self.extra: dict[str, object] = {}
+        self.skipped: list[str] = []
+
+    # -- running --------------------------------------------------------
+    def ghz(self, server: Server, name: str, target: str, *, duration: float = DURATION, label: str | None = None) -> GhzResult | None:
+        path = scenario(name)
+        if scenario_call(path) not in self.methods(server):
+            self.skipped.append(f"{label or name} on {target}: {scenario_call(path)} not served")
+            log(f"skip {name} on {target}: {scenario_call(path)} not served")
+            return None
+        log(f"{label or name} on {target} for {duration:g}s")
+        result = measure(server, path, target=target, duration=duration, cpus=GHZ_CPUS)
+        result.scenario = label or name
+        if target == "noop":
+            self.ceiling[name] = result.rps
+        else:
+            result.ceiling_rps = self.ceiling.get(CEILING_OF.get(name, name))
+        self.results.append(result)
+        return result
+
+    def methods(self, server: Server) -> set[str]:
+        cache = getattr(server, "_methods", None)
+        if cache is None:
+            cache = server_methods(server.address)
+            server._methods = cache  # type: ignore[attr-defined]
+        return cache
+
+    # -- phases ---------------------------------------------------------
+    def run_ceiling(self) -> None:
+        with start_noop(self.workdir) as noop:
+            for name in ("save_message", "get_history", "recent_unfiltered", "search_memory"):
+                self.ghz(noop, name, "noop")
+
+    def seed_specs(self, big: int, recent: int) -> list[SeedSpec]:
+        now = now_ms()
+        day = 86_400_000
+        return [
+            # Old data first: it must not show up among recent messages.
+            SeedSpec("load-big-large", 1, big, now - 40 * day),
+            SeedSpec("load-big-small", 1, SMALL, now - 39 * day),
+            SeedSpec("load-hist-", 100, 200, now - 30 * day),
+            # The newest window: what GetRecentAcrossSessions scans; 1 in 100 is "rare".
+            SeedSpec("load-recent-", 500, max(1, recent // 500), now - 2 * day, rare_every=100),
+        ]
+
+    def seed_into(self, server: Server, specs: list[SeedSpec], key: str) -> None:
+        started = time.monotonic()
+        total = seed(server.address, specs)
+        elapsed = time.monotonic() - started
+        self.extra[f"seed_{key}"] = {"messages": total, "seconds": round(elapsed, 1)}
+        log(f"seeded {total} messages in {elapsed:.0f}s ({total / max(elapsed, 1e-9):.0f}/s)")
+
+    def run_memoryd(
+        self, target: str, data_dir: Path, extra_args: list[str], *, big: int, fanout: bool, duration: float = DURATION
+    ) -> None:
+        with start_memoryd(f"memoryd-{target}", self.workdir, data_dir, *extra_args) as server:
+            self.ghz(server, "get_history", target, duration=duration)
+            self.ghz(server, "get_history_1k", target, duration=duration, label=f"get_history_{human_count(SMALL)}")
+            self.ghz(server, "get_history_1m", target, duration=duration, label=f"get_history_{human_count(big)}")
+            self.ghz(server, "recent_unfiltered", target, duration=duration)
+            self.ghz(server, "recent_filtered", target, duration=duration)
+            self.ghz(server, "search_memory", target, duration=duration)
+            if fanout and "fanout" in PHASES:
+                self.run_fanout(server, target)
+            self.ghz(server, "save_message", target, duration=duration)
+
+    def run_fanout(self, server: Server, target: str) -> None:
+        subscribers = env_int("LOAD_FANOUT_SUBSCRIBERS", 20)
+        rate = env_float("LOAD_FANOUT_RATE", 100)
+        log(f"watch fan-out on {target}: {subscribers} subscribers, {rate:g} writes/s for {DURATION:g}s")
+        with RssSampler(server.pid) as rss:
+            completed = subprocess.run(
+                [
+                    sys.executable,
+                    str(HERE / "watch_fanout.py"),
+                    "--target",
+                    server.address,
+                    "--subscribers",
+                    str(subscribers),
+                    "--rate",
+                    str(rate),
+                    "--duration",
+                    str(DURATION),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=DURATION + 60,
+            )
+        if completed.returncode != 0:
+            log(f"fan-out failed: {completed.stderr.strip()[-500:]}")
+            self.extra[f"fanout_{target}"] = {"error": completed.stderr.strip()[-500:]}
+            return
+        report = json.loads(completed.stdout)
+        report["peak_rss"] = rss.peak
+        self.extra[f"fanout_{target}"] = report
+
+    def run_workers(self, data_dir: Path) -> None:
+        if not memoryd_supports("--workers"):
+            self.skipped.append("workers: memoryd serve has no --workers flag")
+            return
+        with start_memoryd("memoryd-sqlite-2w", self.workdir, data_dir, "--workers", "2") as server:
+            self.ghz(server, "get_history", "sqlite-2w")
+            self.ghz(server, "save_message", "sqlite-2w")
+
+    def run_rss(self, data_dir: Path) -> None:
+        """SaveMessage and GetHistory together for RSS_DURATION s; RSS at 10 s vs at the end."""
+        log(f"rss: save+history for {RSS_DURATION:g}s")
+        with start_memoryd("memoryd-rss", self.workdir, data_dir) as server, RssSampler(server.pid, 1.0) as rss:
+            out: dict[str, GhzResult] = {}
+
+            def drive(name: str) -> None:
+                out[name] = run_ghz(
+                    scenario(name), server.address, target="sqlite-rss", duration=RSS_DURATION, concurrency=8, cpus=GHZ_CPUS
+                )
+
+            threads = [threading.Thread(target=drive, args=(n,)) for n in ("save_message", "get_history")]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        early, late = rss.at(10), rss.at(RSS_DURATION)
+        self.extra["rss"] = {
+            "seconds": RSS_DURATION,
+            "rss_10s": early,
+            "rss_end": late,
+            "growth": (late - early) / early if early else None,
+            "save_rps": round(out["save_message"].rps, 1),
+            "history_rps": round(out["get_history"].rps, 1),
+            "errors": out["save_message"].errors + out["get_history"].errors,
+            "samples": [(round(t, 1), r) for t, r in rss.samples],
+        }
+
+    def run_mongo(self) -> None:
+        secantus = which("secantusd-py")
+        if secantus is None:
+            self.skipped.append("mongo: secantusd-py not installed (pip install secantusdb)")
+            return
+        if not memoryd_supports("--mongodb-uri"):
+            self.skipped.append("mongo: memoryd serve has no --mongodb-uri flag")
+            return
+        port = free_port()
+        storage = self.workdir / "secantus"
+        storage.mkdir(exist_ok=True)
+        log(f"starting SecantusDB on {port}")
+        log_file = open(self.workdir / "secantus.log", "ab")
+        db = subprocess.Popen([secantus, "--port", str(port), "--storage-path", str(storage)], stdout=log_file, stderr=subprocess.STDOUT)
+        log_file.close()
+        try:
+            wait_tcp(port, 60)
+            uri = f"mongodb://127.0.0.1:{port}/?directConnection=true"
+            data_dir = self.workdir / "mongo-data"
+            args = ["--mongodb-uri", uri]
+            with start_memoryd("memoryd-mongo-seed", self.workdir, data_dir, *args) as server:
+                self.seed_into(server, self.seed_specs(MONGO_BIG, MONGO_RECENT), "mongo")
+            self.run_memoryd("mongo-secantus", data_dir, args, big=MONGO_BIG, fanout=False, duration=MONGO_DURATION)
+        finally:
+            db.terminate()
+            try:
+                db.wait(20)
+            except subprocess.TimeoutExpired:
+                db.kill()
+
+
+def wait_tcp(port: int, timeout: float) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"nothing listens on {port} after {timeout}s")
+
+
+def human_count(n: object) -> str:
+    n = int(n)  # type: ignore[arg-type]
+    if n >= 1_000_000 and n % 1_000_000 == 0:
+        return f"{n // 1_000_000}m"
+    if n >= 1000 and n % 1000 == 0:
+        return f"{n // 1000}k"
+    return str(n)
+
+
+# --------------------------------------------------------------------------- report
+
+
+def table(results: list[GhzResult]) -> str:
+    header = "| scenario | target | RPS | p50 ms | p95 ms | p99 ms | errors | ratio to ceiling | peak RSS |"
+    lines = [header, "|" + "---|" * 9]
+    for r in results:
+        ratio = f"{r.ratio:.0%}" if r.ratio is not None else "-"
+        lines.append(
+            f"| {r.scenario} | {r.target} | {r.rps:,.0f} | {r.p50_ms:.2f} | {r.p95_ms:.2f} | {r.p99_ms:.2f} "
+            f"| {r.errors} | {ratio} | {human_bytes(r.peak_rss)} |"
+        )
+    return "\n".join(lines)
+
+
+def find(results: list[GhzResult], scenario: str, target: str) -> GhzResult | None:
+    return next((r for r in results if r.scenario == scenario and r.target == target), None)
+
+
+def checks(suite: Suite) -> list[str]:
+    out = []
+    results = suite.results
+
+    def verdict(ok: bool) -> str:
+        return "MET" if ok else "MISSED"
+
+    for name in ("save_message", "get_history"):
+        r = find(results, name, "sqlite-1w")
+        if r and r.ratio is not None:
+            out.append(f"{name} sqlite 1 worker >= 60% of ceiling, 0 errors: {r.ratio:.0%}, {r.errors} errors -> {verdict(r.ratio >= 0.6 and r.errors == 0)}")
+    for target, big_key in (("sqlite-1w", BIG), ("mongo-secantus", MONGO_BIG)):
+        small = find(results, f"get_history_{human_count(SMALL)}", target)
+        large = find(results, f"get_history_{human_count(big_key)}", target)
+        if small and large and large.rps:
+            factor = small.rps / large.rps
+            out.append(
+                f"GetHistory {human_count(big_key)} within 1.5x of {human_count(SMALL)} ({target}): "
+                f"{factor:.2f}x cost (mean {large.mean_ms:.2f} vs {small.mean_ms:.2f} ms) -> {verdict(factor <= 1.5)}"
+            )
+        unfiltered = find(results, "recent_unfiltered", target)
+        filtered = find(results, "recent_filtered", target)
+        if unfiltered and filtered and filtered.rps:
+            factor = unfiltered.rps / filtered.rps
+            out.append(
+                f"cross-session 99% filtered within 3x of unfiltered ({target}): {factor:.2f}x cost "
+                f"(mean {filtered.mean_ms:.2f} vs {unfiltered.mean_ms:.2f} ms) -> {verdict(factor <= 3)}"
+            )
+    rss = suite.extra.get("rss")
+    if isinstance(rss, dict) and rss.get("growth") is not None:
+        out.append(
+            f"RSS flat within 10% from 10 s to {rss['seconds']:g} s: {human_bytes(rss['rss_10s'])} -> "
+            f"{human_bytes(rss['rss_end'])} ({rss['growth']:+.1%}), {rss['errors']} errors -> {verdict(abs(rss['growth']) <= 0.10)}"
+        )
+    one, two = find(results, "save_message", "sqlite-1w"), find(results, "save_message", "sqlite-2w")
+    if one and two:
+        out.append(f"SaveMessage 1 vs 2 workers: {one.rps:,.0f} vs {two.rps:,.0f} RPS ({two.rps / max(one.rps, 1e-9):.2f}x)")
+    one, two = find(results, "get_history", "sqlite-1w"), find(results, "get_history", "sqlite-2w")
+    if one and two:
+        out.append(f"GetHistory 1 vs 2 workers: {one.rps:,.0f} vs {two.rps:,.0f} RPS ({two.rps / max(one.rps, 1e-9):.2f}x)")
+    return out
+
+
+def fanout_lines(suite: Suite) -> list[str]:
+    lines = []
+    for key, report in suite.extra.items():
+        if key.startswith("fanout_") and isinstance(report, dict) and "writes" in report:
+            lines.append(
+                f"Watch fan-out ({key.removeprefix('fanout_')}): {report['subscribers']} subscribers, "
+                f"{report['writes']} writes at {report['write_rps']}/s -> {report['deliveries']}/{report['expected_deliveries']} "
+                f"delivered ({report['lost']} lost, {report['duplicates']} duplicates), latency p50 {report['delivery_p50_ms']} ms "
+                f"p99 {report['delivery_p99_ms']} ms, {report['deliveries_per_s']} deliveries/s, {report['errors']} errors, "
+                f"peak RSS {human_bytes(report['peak_rss'])}"
+            )
+    return lines
+
+
+def machine() -> str:
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            mem = f"{int(f.readline().split()[1]) / (1 << 20):.1f} GiB RAM"
+    except OSError:
+        pass
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs ({cpu}), {mem}, {platform.platform()}, Python {platform.python_version()}"
+
+
+def main() -> int:
+    workdir = Path(os.environ.get("LOAD_WORKDIR") or tempfile.mkdtemp(prefix="memoryd-load-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    suite = Suite(workdir)
+    started = time.monotonic()
+    log(f"workdir {workdir}; phases {sorted(PHASES)}; {DURATION:g}s per scenario")
+    sqlite_dir = workdir / "sqlite-data"
+    if "ceiling" in PHASES:
+        suite.run_ceiling()
+    if "sqlite" in PHASES:
+        with start_memoryd("memoryd-seed", workdir, sqlite_dir) as server:
+            suite.seed_into(server, suite.seed_specs(BIG, RECENT), "sqlite")
+        suite.run_memoryd("sqlite-1w", sqlite_dir, [], big=BIG, fanout=True)
+    if "workers" in PHASES:
+        suite.run_workers(sqlite_dir)
+    if "rss" in PHASES:
+        suite.run_rss(sqlite_dir)
+    if "mongo" in PHASES:
+        try:
+            suite.run_mongo()
+        except Exception as exc:  # the SQLite numbers still count; say what failed
+            log(f"mongo phase failed: {exc}")
+            suite.skipped.append(f"mongo: failed: {exc}")
+    elapsed = time.monotonic() - started
+
+    print()
+    print(f"memoryd load suite, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {elapsed / 60:.1f} min")
+    print(f"machine: {machine()}")
+    print(f"ghz: {GHZ_CPUS} CPU(s), {DURATION:g}s per scenario (concurrency and data: tests/load/scenarios/*.json)")
+    print(f"sizes: SQLite big session {BIG:,} vs {SMALL:,}, recent window {RECENT:,}; "
+          f"MongoDB (SecantusDB) big session {MONGO_BIG:,}, recent window {MONGO_RECENT:,}")
+    print()
+    print(table(suite.results))
+    print()
+    for line in fanout_lines(suite):
+        print(line)
+    for line in checks(suite):
+        print(line)
+    for line in suite.skipped:
+        print(f"skipped: {line}")
+    for key in ("seed_sqlite", "seed_mongo"):
+        if key in suite.extra:
+            print(f"{key}: {suite.extra[key]}")
+    out = Path(os.environ.get("LOAD_OUT") or workdir / "results.json")
+    out.write_text(
+        json.dumps(
+            {
+                "date": datetime.now(UTC).isoformat(),
+                "machine": machine(),
+                "results": [asdict(r) | {"ratio": r.ratio} for r in suite.results],
+                "checks": checks(suite),
+                "extra": suite.extra,
+                "skipped": suite.skipped,
+            },
+            indent=2,
+        )
+    )
+    print(f"\nfull results: {out}")
+    errors = sum(r.errors for r in suite.results)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
