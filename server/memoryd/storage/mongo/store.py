@@ -86,6 +86,8 @@ REPLICA_SET_REQUIRED = (
     "MongoDB transactions need a replica set; start mongod with --replSet or use a sharded cluster"
 )
 
+INT64_MAX = 2**63 - 1
+
 # Stored message fields the domain reads back; `tenant` and `platform` are query-only.
 MESSAGE_FIELDS = {
     "_id": 0, "id": 1, "seq": 1, "role": 1, "content": 1, "kind": 1, "timestamp": 1, "archived": 1,
@@ -412,8 +414,10 @@ class MongoStore(Store):
         timestamp: dict[str, int] = {}
         if query.from_ts is not None:
             timestamp["$gte"] = query.from_ts
-        if query.to_ts is not None:
-            timestamp["$lte"] = query.to_ts
+        if query.to_ts is not None and query.to_ts < INT64_MAX:
+            # `< to_ts + 1`, not `<= to_ts`: identical for integer timestamps, and SecantusDB
+            # 0.7.0b3 drops the boundary of a `$lte` on a compound-index field that is not last.
+            timestamp["$lt"] = query.to_ts + 1
         if query.after is not None:
             # (timestamp, seq) > after, written so the timestamp bound stays an index bound.
             timestamp["$gte"] = max(timestamp.get("$gte", query.after.timestamp), query.after.timestamp)

@@ -1,0 +1,167 @@
+"""Shared fixtures: a real MongoDB-wire server for the MongoDB adapter, never a mock.
+
+The server is SecantusDB (PyPI `secantusdb`, in the `test` extras): a WiredTiger-based,
+MongoDB-compatible server that advertises itself as a single-node replica set, so
+transactions and change streams work. It starts lazily, once per test session, the first
+time a test asks for `mongo_uri`; SQLite-only runs never start it.
+
+MongoDB targets:
+- "mongo": the session's SecantusDB process (always).
+- "mongo-external": the server at $MEMORYD_TEST_MONGODB_URI, when that variable is set
+  (e.g. a real `mongod --replSet rs0`). Parametrize over `mongo_targets()` and resolve
+  with `mongo_uri_for(target, request)` to run a test against both.
+
+Fault-injection tests use the `secantus` factory fixture to get a private server they
+may stop and start again on the same port and data directory; stopping the shared one
+would break every other test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pymongo
+import pytest
+
+EXTERNAL_URI_ENV = "MEMORYD_TEST_MONGODB_URI"
+STARTUP_TIMEOUT = 60.0
+
+
+def mongo_targets() -> list[str]:
+    """MongoDB targets this run covers: "mongo" (SecantusDB) plus "mongo-external" when configured."""
+    return ["mongo"] + (["mongo-external"] if os.environ.get(EXTERNAL_URI_ENV) else [])
+
+
+def mongo_uri_for(target: str, request: pytest.FixtureRequest) -> str:
+    if target == "mongo-external":
+        return os.environ[EXTERNAL_URI_ENV]
+    return request.getfixturevalue("mongo_uri")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def secantus_executable() -> str:
+    beside_python = Path(sys.executable).with_name("secantusd-py")
+    if beside_python.exists():
+        return str(beside_python)
+    found = shutil.which("secantusd-py")
+    if found is None:
+        pytest.fail("secantusd-py not found: install the test extras (pip install -e '.[test]')")
+    return found
+
+
+class SecantusServer:
+    """One SecantusDB process; stop() and start() keep its port and data directory."""
+
+    def __init__(self, data_dir: Path, port: int | None = None, *, standalone: bool = False) -> None:
+        self.data_dir = Path(data_dir)
+        self.port = port or free_port()
+        self.standalone = standalone
+        self.log_path = self.data_dir.with_name(self.data_dir.name + ".log")
+        self._process: subprocess.Popen | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"mongodb://127.0.0.1:{self.port}/?directConnection=true"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> None:
+        if self.running:
+            return
+        command = [
+            secantus_executable(),
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--storage-path", str(self.data_dir),
+            "--log-level", "WARNING",
+        ]
+        if self.standalone:
+            command.append("--standalone")
+        with open(self.log_path, "ab") as log:
+            self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self._wait_until_ready()
+
+    def _wait_until_ready(self) -> None:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            if self._process is not None and self._process.poll() is not None:
+                raise RuntimeError(f"secantusd-py exited with {self._process.returncode}; see {self.log_path}")
+            client = pymongo.MongoClient(self.uri, serverSelectionTimeoutMS=500, connectTimeoutMS=500)
+            try:
+                client.admin.command("hello")
+                return
+            except pymongo.errors.PyMongoError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"secantusd-py did not answer hello on port {self.port}; see {self.log_path}")
+                time.sleep(0.2)
+            finally:
+                client.close()
+
+    def stop(self, *, kill: bool = False) -> None:
+        """Terminate (or kill -9) the process; start() brings it back with the same data."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        if kill:
+            process.kill()
+        else:
+            process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@pytest.fixture(scope="session")
+def secantus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecantusServer]:
+    """The session's shared SecantusDB server. Do not stop it: use `secantus` for that."""
+    server = SecantusServer(tmp_path_factory.mktemp("secantus") / "data")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mongo_uri(secantus_server: SecantusServer) -> str:
+    """URI of the shared SecantusDB server; give every test its own database or tenant."""
+    return secantus_server.uri
+
+
+@pytest.fixture
+def secantus(tmp_path: Path) -> Iterator[Callable[..., SecantusServer]]:
+    """Factory of private SecantusDB servers, stopped at the end of the test.
+
+        server = secantus()                    # started, replica-set mode
+        server.stop(); server.start()          # same port, same data
+        plain = secantus(standalone=True)      # advertises a standalone server
+    """
+    servers: list[SecantusServer] = []
+
+    def start(*, standalone: bool = False, port: int | None = None) -> SecantusServer:
+        server = SecantusServer(tmp_path / f"secantus-{len(servers)}", port, standalone=standalone)
+        servers.append(server)
+        server.start()
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
