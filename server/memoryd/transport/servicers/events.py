@@ -43,6 +43,10 @@ class EventServicer(pb_grpc.EventServiceServicer):
                 reason="EVENTS_COMPACTED",
                 metadata={"oldest_seq": str(floor + 1)},
             )
+        # Headers now, before any event: a client that awaits them knows the
+        # watch is registered (etcd's "created"), so a watch "from now" can
+        # be followed by writes without racing them.
+        await context.send_initial_metadata(())
         notifier = self.store.notifier
         while True:
             changed = notifier.current()
