@@ -116,13 +116,26 @@ def server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[st
     ]
 
 
-async def start(config: Config, *, reuse_port: bool = False) -> App:
+def _listen_host(listen: str) -> str:
+    host = listen.rpartition(":")[0].strip("[]")
+    return host or "0.0.0.0"
+
+
+async def start(config: Config, *, reuse_port: bool = False, worker_index: int = 0) -> App:
     store = open_store(config)
+    interceptors = []
+    if config.metrics_port:
+        from memoryd.observability import metrics
+
+        metrics.instrument_store(store)
+        interceptors.append(metrics.MetricsInterceptor())
+        metrics_port = metrics.start_metrics_server(config.metrics_port + worker_index, _listen_host(config.listen))
+        log.info("metrics_serving", port=metrics_port)
     await store.open()
     memory = Memory(store, config.limits)
     auth = Authenticator()
 
-    server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port))
+    server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port), interceptors=interceptors)
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(memory, auth), server)
     metadata_service_pb2_grpc.add_MetadataServiceServicer_to_server(MetadataServicer(memory, auth), server)
     event_service_pb2_grpc.add_EventServiceServicer_to_server(EventServicer(store, config.limits, auth), server)

@@ -21,10 +21,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-async def serve(config: config_module.Config) -> None:
+async def serve(config: config_module.Config, *, worker_index: int = 0, started=None) -> None:
     from memoryd.app import start
 
-    app = await start(config)
+    app = await start(config, reuse_port=started is not None, worker_index=worker_index)
+    if started is not None:
+        started()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -38,12 +40,45 @@ def main(argv: list[str] | None = None) -> int:
     config = config_module.load(args)
     logs.configure(config.log_level)
     log = structlog.get_logger("memoryd")
+    if config.workers != 1:
+        return serve_workers(config, log)
     try:
         asyncio.run(serve(config))
     except OSError as error:
         log.error("startup_failed", error=str(error))
         return 1
     return 0
+
+
+def serve_workers(config: config_module.Config, log) -> int:
+    """`--workers N`: fork N processes sharing the port; see memoryd.workers."""
+    import dataclasses
+    from pathlib import Path
+
+    from memoryd import workers
+
+    try:
+        workers.check_workers_supported(
+            config.workers,
+            vectors_enabled=getattr(config, "vectors_enabled", hasattr(config, "qdrant_url")),
+            qdrant_url=getattr(config, "qdrant_url", ""),
+        )
+    except workers.WorkersUnsupported as error:
+        log.error("startup_failed", error=str(error))
+        print(f"memoryd: {error}", file=sys.stderr)
+        return 2
+
+    def worker_main(index: int, address: str, started) -> None:
+        worker_config = dataclasses.replace(config, listen=address, port_file="")
+        asyncio.run(serve(worker_config, worker_index=index, started=started))
+
+    try:
+        return workers.run_workers(
+            config.workers, config.listen, worker_main, port_file=Path(config.port_file) if config.port_file else None
+        )
+    except OSError as error:
+        log.error("startup_failed", error=str(error))
+        return 1
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ class Config:
     event_retention_count: int = 1_000_000
     event_compaction_interval_seconds: float = 60.0
     health_check_interval_seconds: float = 2.0
+    workers: int = 1
+    metrics_port: int = 0
     limits: Limits = field(default_factory=Limits)
 
     @property
@@ -51,6 +53,8 @@ SETTINGS: list[tuple[str, str, type, str]] = [
     ("event_retention_count", "MEMORYD_EVENT_RETENTION_COUNT", int, "keep at most this many events per tenant"),
     ("event_compaction_interval_seconds", "MEMORYD_EVENT_COMPACTION_INTERVAL_SECONDS", float, "how often retention runs"),
     ("health_check_interval_seconds", "MEMORYD_HEALTH_CHECK_INTERVAL_SECONDS", float, "how often storage is probed for health"),
+    ("workers", "MEMORYD_WORKERS", int, "server processes sharing the port (SO_REUSEPORT); >1 needs a Qdrant server"),
+    ("metrics_port", "MEMORYD_METRICS_PORT", int, "serve Prometheus /metrics on this port (0: off; worker i uses port+i)"),
 ]
 
 

@@ -1,0 +1,154 @@
+"""Prometheus metrics: off by default; with --metrics-port, counts calls per RPC and status."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import grpc
+import pytest
+
+from memory.v1 import (
+    event_service_pb2,
+    event_service_pb2_grpc,
+    memory_service_pb2,
+    memory_service_pb2_grpc,
+    message_pb2,
+)
+
+MEMORYD = str(Path(sys.executable).parent / "memoryd")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+    port_file = tmp_path / "port"
+    process = subprocess.Popen(
+        [MEMORYD, "serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "data"), "--port-file", str(port_file), *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not (port_file.exists() and port_file.read_text().strip().isdigit()):
+        if process.poll() is not None:
+            raise RuntimeError(process.stderr.read().decode())
+        if time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError("memoryd did not start")
+        time.sleep(0.05)
+    return process, f"127.0.0.1:{port_file.read_text().strip()}"
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def _scrape(port: int) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    samples = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            samples[name] = float(value)
+    return samples
+
+
+def _sample(samples: dict[str, float], name: str, **labels: str) -> float:
+    wanted = [f'{key}="{value}"' for key, value in labels.items()]
+    matches = [v for k, v in samples.items() if k.split("{")[0] == name and all(w in k for w in wanted)]
+    return sum(matches)
+
+
+@pytest.fixture
+def metrics_server(tmp_path):
+    metrics_port = _free_port()
+    process, address = _start(tmp_path, "--metrics-port", str(metrics_port))
+    yield address, metrics_port
+    _stop(process)
+
+
+async def test_metrics_count_calls_per_method_and_status(metrics_server):
+    address, metrics_port = metrics_server
+    async with grpc.aio.insecure_channel(address) as channel:
+        memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        for i in range(3):
+            await memory.SaveMessage(
+                memory_service_pb2.SaveMessageRequest(
+                    session_id="metrics", message=message_pb2.Message(role="user", content=f"hello {i}")
+                )
+            )
+        await memory.GetHistory(memory_service_pb2.GetHistoryRequest(session_id="metrics", limit=10))
+        with pytest.raises(grpc.aio.AioRpcError) as rejected:
+            await memory.GetHistory(memory_service_pb2.GetHistoryRequest(session_id="", limit=10))
+        assert rejected.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+        events = event_service_pb2_grpc.EventServiceStub(channel)
+        watch = events.Watch(event_service_pb2.WatchRequest(session_ids=["metrics"]))
+        try:
+            samples = {}
+            for _ in range(100):  # the stream registers asynchronously on the server
+                samples = _scrape(metrics_port)
+                if _sample(samples, "memoryd_event_subscribers") == 1:
+                    break
+                await asyncio.sleep(0.05)
+            assert _sample(samples, "memoryd_event_subscribers") == 1
+        finally:
+            watch.cancel()
+
+    save = "/memory.v1.MemoryService/SaveMessage"
+    history = "/memory.v1.MemoryService/GetHistory"
+    assert _sample(samples, "memoryd_grpc_requests_total", method=save, code="OK") == 3
+    assert _sample(samples, "memoryd_grpc_requests_total", method=history, code="OK") == 1
+    assert _sample(samples, "memoryd_grpc_requests_total", method=history, code="INVALID_ARGUMENT") == 1
+    assert _sample(samples, "memoryd_grpc_request_duration_seconds_count", method=save, code="OK") == 3
+    assert _sample(samples, "memoryd_store_operation_duration_seconds_count", operation="append", outcome="ok") == 3
+    # Rejected before storage: only the valid GetHistory reached the store.
+    assert _sample(samples, "memoryd_store_operation_duration_seconds_count", operation="history", outcome="ok") == 1
+    assert "memoryd_vector_queue_depth" in samples
+
+
+def _listening_ports(pid: int) -> set[int]:
+    """TCP ports the process listens on, from /proc (Linux)."""
+    inodes = set()
+    fd_dir = Path(f"/proc/{pid}/fd")
+    for fd in fd_dir.iterdir():
+        try:
+            target = str(fd.readlink())
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            next(f)
+            for line in f:
+                fields = line.split()
+                local, state, inode = fields[1], fields[3], fields[9]
+                if state == "0A" and inode in inodes:  # 0A: LISTEN
+                    ports.add(int(local.rsplit(":", 1)[1], 16))
+    return ports
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc")
+def test_metrics_are_off_by_default(tmp_path):
+    process, address = _start(tmp_path)
+    try:
+        assert _listening_ports(process.pid) == {int(address.rsplit(":", 1)[1])}
+    finally:
+        _stop(process)
