@@ -19,7 +19,8 @@ from memoryd.domain.errors import MemorydError
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import now_ms
 from memoryd.domain.store import Store
-from memoryd.transport.auth import Authenticator
+from memoryd.transport import tls
+from memoryd.transport.auth import Authenticator, check_bind, load_tokens
 from memoryd.transport.reflection import MethodResolvingPool
 from memoryd.transport.servicers.events import EventServicer
 from memoryd.transport.servicers.memory import MemoryServicer
@@ -121,7 +122,23 @@ def _listen_host(listen: str) -> str:
     return host or "0.0.0.0"
 
 
+def security(config: Config) -> tuple[Authenticator, grpc.ServerCredentials | None]:
+    """Tokens and TLS from config; refuses an unauthenticated non-loopback listen address.
+
+    Raises ValueError (TokenConfigError, TlsConfigError, InsecureBindRefused) on bad settings.
+    """
+    auth = Authenticator(load_tokens(config.tokens_file, config.tokens))
+    credentials = tls.server_credentials(config.tls_cert, config.tls_key, config.tls_client_ca)
+    check_bind(
+        config.listen,
+        authenticated=auth.enabled or bool(config.tls_client_ca),
+        allow_insecure_remote=config.allow_insecure_remote,
+    )
+    return auth, credentials
+
+
 async def start(config: Config, *, reuse_port: bool = False, worker_index: int = 0) -> App:
+    auth, credentials = security(config)
     store = open_store(config)
     interceptors = []
     if config.metrics_port:
@@ -133,7 +150,6 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
         log.info("metrics_serving", port=metrics_port)
     await store.open()
     memory = Memory(store, config.limits)
-    auth = Authenticator()
 
     server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port), interceptors=interceptors)
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(memory, auth), server)
@@ -146,7 +162,10 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
         server,
         pool=MethodResolvingPool(),  # ghz asks for method symbols, which upb's pool cannot find
     )
-    port = server.add_insecure_port(config.listen)
+    if credentials is None:
+        port = server.add_insecure_port(config.listen)
+    else:
+        port = server.add_secure_port(config.listen, credentials)
     if port == 0:
         await store.close()
         raise OSError(f"could not bind {config.listen}")
@@ -158,5 +177,13 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     app.tasks.append(asyncio.create_task(_compact_events(app), name="event-compaction"))
     if config.port_file:
         Path(config.port_file).write_text(str(port))
-    log.info("serving", listen=config.listen, port=port, backend=config.backend)
+    log.info(
+        "serving",
+        listen=config.listen,
+        port=port,
+        backend=config.backend,
+        auth="tokens" if auth.enabled else "none",
+        tenants=len(auth.tenants),
+        tls="mtls" if config.tls_client_ca else ("tls" if credentials else "off"),
+    )
     return app

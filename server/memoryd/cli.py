@@ -40,6 +40,14 @@ def main(argv: list[str] | None = None) -> int:
     config = config_module.load(args)
     logs.configure(config.log_level)
     log = structlog.get_logger("memoryd")
+    try:
+        from memoryd.app import security
+
+        security(config)  # bad tokens/TLS or an unauthenticated public address: refuse before serving
+    except ValueError as error:
+        log.error("startup_refused", error=str(error))
+        print(f"memoryd: {error}", file=sys.stderr)
+        return 2
     if config.workers != 1:
         return serve_workers(config, log)
     try:

@@ -31,6 +31,12 @@ class Config:
     health_check_interval_seconds: float = 2.0
     workers: int = 1
     metrics_port: int = 0
+    tokens_file: str = ""
+    tokens: str = field(default="", repr=False)  # MEMORYD_TOKENS only: never a flag (visible in ps)
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""
+    allow_insecure_remote: bool = False
     limits: Limits = field(default_factory=Limits)
 
     @property
@@ -55,7 +61,26 @@ SETTINGS: list[tuple[str, str, type, str]] = [
     ("health_check_interval_seconds", "MEMORYD_HEALTH_CHECK_INTERVAL_SECONDS", float, "how often storage is probed for health"),
     ("workers", "MEMORYD_WORKERS", int, "server processes sharing the port (SO_REUSEPORT); >1 needs a Qdrant server"),
     ("metrics_port", "MEMORYD_METRICS_PORT", int, "serve Prometheus /metrics on this port (0: off; worker i uses port+i)"),
+    ("tokens_file", "MEMORYD_TOKENS_FILE", str, "bearer tokens file ('tenant: token' lines or JSON); enables auth"),
+    ("tls_cert", "MEMORYD_TLS_CERT", str, "PEM certificate chain; with --tls-key serves TLS"),
+    ("tls_key", "MEMORYD_TLS_KEY", str, "PEM private key of --tls-cert"),
+    ("tls_client_ca", "MEMORYD_TLS_CLIENT_CA", str, "PEM CA bundle; clients must present a certificate it signed (mTLS)"),
+    ("allow_insecure_remote", "MEMORYD_ALLOW_INSECURE_REMOTE", bool, "serve a non-loopback address without auth (logged as a warning)"),
 ]
+
+# Secrets are read from the environment only, never from flags (flags show up in ps).
+SECRET_SETTINGS: list[tuple[str, str, str]] = [
+    ("tokens", "MEMORYD_TOKENS", "bearer tokens inline, same format as the tokens file (commas may separate entries)"),
+]
+
+
+def _bool(value: str) -> bool:
+    text = value.strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
 
 
 def _flag(name: str) -> str:
@@ -64,6 +89,9 @@ def _flag(name: str) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, env, kind, help_text in SETTINGS:
+        if kind is bool:
+            parser.add_argument(_flag(name), dest=name, action="store_true", default=None, help=f"{help_text} [{env}]")
+            continue
         parser.add_argument(_flag(name), dest=name, type=kind, default=None, help=f"{help_text} [{env}]")
     for f in fields(Limits):
         env = "MEMORYD_" + f.name.upper()
@@ -78,7 +106,7 @@ def load(args: argparse.Namespace | None = None, environ: dict[str, str] | None 
         if values.get(name) is not None:
             return values[name]
         if env in environ:
-            return kind(environ[env])
+            return _bool(environ[env]) if kind is bool else kind(environ[env])
         return None
 
     settings = {}
@@ -86,6 +114,9 @@ def load(args: argparse.Namespace | None = None, environ: dict[str, str] | None 
         value = pick(name, env, kind)
         if value is not None:
             settings[name] = value
+    for name, env, _ in SECRET_SETTINGS:
+        if environ.get(env):
+            settings[name] = environ[env]
     limits = {}
     for f in fields(Limits):
         value = pick(f.name, "MEMORYD_" + f.name.upper(), int)
