@@ -14,12 +14,12 @@ unreachable server surfaces as StorageUnavailable within `timeout_ms` instead of
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import pymongo
+import structlog
 from pymongo import DESCENDING, AsyncMongoClient, ReturnDocument, UpdateOne
 from pymongo.asynchronous.client_session import AsyncClientSession
 from pymongo.asynchronous.database import AsyncDatabase
@@ -54,7 +54,7 @@ from memoryd.domain.models import (
 from memoryd.domain.store import Store
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger("memoryd.storage.mongo")
 
 T = TypeVar("T")
 
@@ -96,6 +96,7 @@ MESSAGE_FIELDS = {
 REF_FIELDS = {"_id": 0, "id": 1, "seq": 1, "role": 1, "timestamp": 1, "archived": 1}
 NEWEST_FIRST = [("timestamp", DESCENDING), ("seq", DESCENDING)]
 OLDEST_FIRST = [("timestamp", pymongo.ASCENDING), ("seq", pymongo.ASCENDING)]
+RECENT_NEWEST_FIRST = [("timestamp", DESCENDING), ("session_id", DESCENDING), ("seq", DESCENDING)]
 
 
 def _doc_to_message(doc: dict[str, Any]) -> Message:
@@ -152,6 +153,53 @@ def _kind_filter(kinds: Sequence[str], exclude_kinds: Sequence[str]) -> dict[str
         # $nin matches documents without the field: a message without a kind is never excluded.
         condition["$nin"] = list(exclude_kinds)
     return {"kind": condition} if condition else {}
+
+
+# -- query shapes (module level so tests can explain() exactly what the store runs) --
+def history_filter(tenant: str, session_id: str) -> dict[str, Any]:
+    """GetHistory, sorted NEWEST_FIRST: served by messages_history walked backwards."""
+    return {"tenant": tenant, "session_id": session_id, "archived": False}
+
+
+def range_filter(tenant: str, query: RangeQuery) -> dict[str, Any]:
+    """Ranges and full-history pages, sorted OLDEST_FIRST: served by messages_range."""
+    where: dict[str, Any] = {"tenant": tenant, "session_id": query.session_id}
+    timestamp: dict[str, int] = {}
+    if query.from_ts is not None:
+        timestamp["$gte"] = query.from_ts
+    if query.to_ts is not None and query.to_ts < INT64_MAX:
+        # `< to_ts + 1`, not `<= to_ts`: identical for integer timestamps, and SecantusDB
+        # 0.7.0b3 drops the boundary of a `$lte` on a compound-index field that is not last.
+        timestamp["$lt"] = query.to_ts + 1
+    if query.after is not None:
+        # (timestamp, seq) > after, written so the timestamp bound stays an index bound.
+        timestamp["$gte"] = max(timestamp.get("$gte", query.after.timestamp), query.after.timestamp)
+        where["$nor"] = [{"timestamp": query.after.timestamp, "seq": {"$lte": query.after.seq}}]
+    if timestamp:
+        where["timestamp"] = timestamp
+    if query.roles:
+        where["role"] = {"$in": list(query.roles)}
+    where.update(_kind_filter((), query.exclude_kinds))
+    return where
+
+
+def recent_filter(tenant: str, query: RecentQuery) -> dict[str, Any]:
+    """GetRecentAcrossSessions, sorted RECENT_NEWEST_FIRST: served by messages_recent(_platform).
+
+    Every filter is part of the query, so the limit counts only matches: the result is
+    exactly min(limit, matches) however selective the filters are.
+    """
+    where: dict[str, Any] = {"tenant": tenant, "archived": False}
+    if query.platform is not None:
+        where["platform"] = query.platform
+    if query.since_ts is not None:
+        where["timestamp"] = {"$gte": query.since_ts}
+    if query.roles:
+        where["role"] = {"$in": list(query.roles)}
+    if query.exclude_session_ids:
+        where["session_id"] = {"$nin": list(query.exclude_session_ids)}
+    where.update(_kind_filter(query.kinds, query.exclude_kinds))
+    return where
 
 
 def _write_concern(value: str) -> WriteConcern:
@@ -224,11 +272,10 @@ class MongoStore(Store):
     ) -> T:
         """Run `job` in one transaction; `job` may run more than once (conflict retries)."""
         db = self.db
-        assert self._client is not None
         for attempt in range(1, DUPLICATE_RETRIES + 1):
             try:
                 with pymongo.timeout(self._bulk_timeout if bulk else self._timeout), _translated_errors():
-                    async with self._client.start_session() as session:
+                    async with db.client.start_session() as session:
                         return await session.with_transaction(
                             lambda s: job(db, s),
                             read_concern=ReadConcern("snapshot"),
@@ -258,16 +305,20 @@ class MongoStore(Store):
             connectTimeoutMS=self._timeout_ms,
         )
         try:
-            with pymongo.timeout(max(self._timeout, 10.0)), _translated_errors():
-                hello = await client.admin.command("hello")
+            with _translated_errors():
+                with pymongo.timeout(self._timeout):
+                    hello = await client.admin.command("hello")
                 if not hello.get("setName") and hello.get("msg") != "isdbgrid":
                     raise FailedPrecondition(REPLICA_SET_REQUIRED, reason="MONGODB_NOT_A_REPLICA_SET")
                 db = client[self._database]
-                await self._create_schema(db)
+                with pymongo.timeout(self._bulk_timeout):
+                    await self._create_schema(db)
         except BaseException:
             await client.close()
             raise
         self._client, self._db = client, db
+        # The URI may carry credentials: never logged.
+        log.info("mongodb_store_open", database=self._database, replica_set=hello.get("setName", ""))
 
     @staticmethod
     async def _create_schema(db: AsyncDatabase) -> None:
@@ -397,12 +448,7 @@ class MongoStore(Store):
             return []
 
         async def read(db: AsyncDatabase) -> list[Message]:
-            cursor = (
-                db[MESSAGES]
-                .find({"tenant": tenant, "session_id": session_id, "archived": False}, MESSAGE_FIELDS)
-                .sort(NEWEST_FIRST)
-                .limit(limit)
-            )
+            cursor = db[MESSAGES].find(history_filter(tenant, session_id), MESSAGE_FIELDS).sort(NEWEST_FIRST).limit(limit)
             return [_doc_to_message(d) async for d in cursor][::-1]
 
         return await self._read(read)
@@ -410,26 +456,9 @@ class MongoStore(Store):
     async def range(self, tenant: str, query: RangeQuery) -> list[Message]:
         if query.limit <= 0:
             return []
-        where: dict[str, Any] = {"tenant": tenant, "session_id": query.session_id}
-        timestamp: dict[str, int] = {}
-        if query.from_ts is not None:
-            timestamp["$gte"] = query.from_ts
-        if query.to_ts is not None and query.to_ts < INT64_MAX:
-            # `< to_ts + 1`, not `<= to_ts`: identical for integer timestamps, and SecantusDB
-            # 0.7.0b3 drops the boundary of a `$lte` on a compound-index field that is not last.
-            timestamp["$lt"] = query.to_ts + 1
-        if query.after is not None:
-            # (timestamp, seq) > after, written so the timestamp bound stays an index bound.
-            timestamp["$gte"] = max(timestamp.get("$gte", query.after.timestamp), query.after.timestamp)
-            where["$nor"] = [{"timestamp": query.after.timestamp, "seq": {"$lte": query.after.seq}}]
-        if timestamp:
-            where["timestamp"] = timestamp
-        if query.roles:
-            where["role"] = {"$in": list(query.roles)}
-        where.update(_kind_filter((), query.exclude_kinds))
 
         async def read(db: AsyncDatabase) -> list[Message]:
-            cursor = db[MESSAGES].find(where, MESSAGE_FIELDS).sort(OLDEST_FIRST).limit(query.limit)
+            cursor = db[MESSAGES].find(range_filter(tenant, query), MESSAGE_FIELDS).sort(OLDEST_FIRST).limit(query.limit)
             return [_doc_to_message(d) async for d in cursor]
 
         return await self._read(read)
@@ -437,22 +466,14 @@ class MongoStore(Store):
     async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
         if query.limit <= 0:
             return []
-        # Every filter is part of the query, so the limit counts only matches: the
-        # result is exactly min(limit, matches) however selective the filters are.
-        where: dict[str, Any] = {"tenant": tenant, "archived": False}
-        if query.platform is not None:
-            where["platform"] = query.platform
-        if query.since_ts is not None:
-            where["timestamp"] = {"$gte": query.since_ts}
-        if query.roles:
-            where["role"] = {"$in": list(query.roles)}
-        if query.exclude_session_ids:
-            where["session_id"] = {"$nin": list(query.exclude_session_ids)}
-        where.update(_kind_filter(query.kinds, query.exclude_kinds))
-        order = [("timestamp", DESCENDING), ("session_id", DESCENDING), ("seq", DESCENDING)]
 
         async def read(db: AsyncDatabase) -> list[SessionMessage]:
-            cursor = db[MESSAGES].find(where, {**MESSAGE_FIELDS, "session_id": 1}).sort(order).limit(query.limit)
+            cursor = (
+                db[MESSAGES]
+                .find(recent_filter(tenant, query), {**MESSAGE_FIELDS, "session_id": 1})
+                .sort(RECENT_NEWEST_FIRST)
+                .limit(query.limit)
+            )
             return [SessionMessage(d["session_id"], _doc_to_message(d)) async for d in cursor][::-1]
 
         return await self._read(read)

@@ -1,0 +1,216 @@
+"""What only the MongoDB adapter has to prove, beyond the shared conformance cases:
+replica-set detection, unavailability and recovery, transaction conflicts between
+concurrent writers, index use, chunked IN lists and field names MongoDB treats specially.
+
+Runs against the session's SecantusDB and, when MEMORYD_TEST_MONGODB_URI is set, that server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
+from memoryd.domain.models import EventType, Message, RangeQuery, RecentQuery
+from memoryd.storage.mongo.store import (
+    IN_CHUNK,
+    NEWEST_FIRST,
+    OLDEST_FIRST,
+    RECENT_NEWEST_FIRST,
+    MongoStore,
+    history_filter,
+    range_filter,
+    recent_filter,
+)
+from tests.conftest import free_port, mongo_targets, mongo_uri_for
+
+pytestmark = pytest.mark.mongo
+
+
+@pytest.fixture(scope="module", params=mongo_targets())
+async def store(request):
+    store = MongoStore(mongo_uri_for(request.param, request), database=f"memoryd_smoke_{uuid.uuid4().hex[:8]}")
+    await store.open()
+    yield store
+    await store.close()
+
+
+@pytest.fixture
+def tenant() -> str:
+    return f"t-{uuid.uuid4().hex[:12]}"
+
+
+def msg(content: str, ts: int, role: str = "user", **kw) -> Message:
+    return Message(role=role, content=content, timestamp=ts, **kw)
+
+
+async def all_events(store: MongoStore, tenant: str):
+    return await store.read_events(tenant, 0, 100_000)
+
+
+# -- deployment shape -----------------------------------------------------------
+async def test_standalone_server_is_refused_with_a_clear_error(secantus):
+    server = secantus(standalone=True)
+    store = MongoStore(server.uri)
+    with pytest.raises(FailedPrecondition, match="replica set"):
+        await store.open()
+
+
+async def test_unreachable_server_is_storage_unavailable():
+    store = MongoStore(f"mongodb://127.0.0.1:{free_port()}/?directConnection=true", timeout_ms=300)
+    with pytest.raises(StorageUnavailable):
+        await store.open()
+
+
+async def test_open_is_idempotent_for_a_second_replica(store, tenant):
+    # A second server replica opens the same database: collections and indexes already exist.
+    other = MongoStore(store._uri, store._database)
+    await other.open()
+    try:
+        await store.append(tenant, "s", [msg("a", 1)], None, 1)
+        assert [m.content for m in await other.history(tenant, "s", 10)] == ["a"]
+    finally:
+        await other.close()
+
+
+async def test_server_restart_unavailable_then_recovers_with_data_intact(secantus, tenant):
+    server = secantus()
+    store = MongoStore(server.uri, timeout_ms=1000)
+    await store.open()
+    try:
+        await store.append(tenant, "s", [msg("before", 1)], None, 1)
+        server.stop()
+        with pytest.raises(StorageUnavailable):
+            await store.append(tenant, "s", [msg("lost", 2)], None, 2)
+        with pytest.raises(StorageUnavailable):
+            await store.ping()
+        server.start()
+        # The driver rediscovers the server by itself; the store object is never reopened.
+        for _ in range(50):
+            try:
+                await store.ping()
+                break
+            except StorageUnavailable:
+                await asyncio.sleep(0.2)
+        stored = await store.append(tenant, "s", [msg("after", 3)], None, 3)
+        assert stored.messages[0].seq == 2  # the failed append consumed no seq
+        assert [m.content for m in await store.history(tenant, "s", 10)] == ["before", "after"]
+        assert [e.seq for e in await all_events(store, tenant)] == [1, 2]
+    finally:
+        await store.close()
+
+
+# -- concurrency: transaction conflicts are retried, never surfaced -----------------
+async def test_concurrent_appends_get_contiguous_seqs_and_events_commit_in_seq_order(store, tenant):
+    writers = 12
+    sessions = ["s" if i % 3 else "other" for i in range(writers)]
+    results = await asyncio.gather(
+        *(store.append(tenant, session, [msg(f"m{i}", 100 + i)], None, 1) for i, session in enumerate(sessions))
+    )
+    for session in ("s", "other"):
+        seqs = sorted(r.messages[0].seq for r, owner in zip(results, sessions) if owner == session)
+        assert seqs == list(range(1, sessions.count(session) + 1))
+    events = await all_events(store, tenant)
+    assert [e.seq for e in events] == list(range(1, writers + 1))
+    # Within a session, the event order is the seq order (the counter serializes commits).
+    refs = [e.payload["messages"][0]["seq"] for e in events if e.session_id == "s"]
+    assert refs == sorted(refs)
+
+
+async def test_concurrent_retries_of_one_idempotency_key_store_once(store, tenant):
+    results = await asyncio.gather(*(store.append(tenant, "s", [msg("once", 5)], "key-1", 1) for _ in range(6)))
+    assert sum(not r.deduplicated for r in results) == 1
+    assert len({r.messages[0].id for r in results}) == 1
+    assert [m.content for m in await store.history(tenant, "s", 10)] == ["once"]
+    assert len(await all_events(store, tenant)) == 1
+
+
+async def test_concurrent_first_saves_of_one_metadata_key(store, tenant):
+    await asyncio.gather(*(store.save_metadata(tenant, "ns", "k", {"n": i}, i) for i in range(5)))
+    entries = await store.list_metadata(tenant, "ns", None, 10)
+    assert len(entries) == 1
+    assert len(await all_events(store, tenant)) == 5
+
+
+# -- bounded IN lists -----------------------------------------------------------------
+async def test_deletes_larger_than_one_in_chunk(store, tenant):
+    count = IN_CHUNK + 30
+    await store.append(tenant, "s", [msg(f"m{i}", i) for i in range(count)], None, 1)
+    asked = list(range(count + IN_CHUNK))  # more timestamps than exist, over several chunks
+    removed = await store.delete_by_timestamps(tenant, "s", asked, 2)
+    assert len(removed) == count
+    assert await store.history(tenant, "s", 10) == []
+    assert await store.list_sessions(tenant, None, 10) == []  # a session without messages is not listed
+    deleted = [e for e in await all_events(store, tenant) if e.type == EventType.MESSAGES_DELETED]
+    assert sum(len(e.payload["ids"]) for e in deleted) == count
+
+
+# -- field names MongoDB treats specially ------------------------------------------------
+async def test_dollar_and_dotted_field_names_round_trip(store, tenant):
+    odd = {"$set": 1, "a.b": {"$in": [1, 2]}, "platform": "qq", "nested": {"x.y": None}}
+    await store.append(tenant, "s", [msg("odd", 1, metadata=odd, segments=[{"$type": "text"}])], None, 1)
+    [got] = await store.history(tenant, "s", 1)
+    assert got.metadata == odd and got.segments == [{"$type": "text"}]
+    await store.save_metadata(tenant, "ns", "k", odd, 1)
+    assert (await store.get_metadata(tenant, "ns", "k")).data == odd
+
+
+async def test_non_string_platform_is_not_filterable(store, tenant):
+    # Only a string metadata.platform filters (as in SQLite); an array never matches by element.
+    both = [msg("arr", 1, metadata={"platform": ["qq"]}), msg("str", 2, metadata={"platform": "qq"})]
+    await store.append(tenant, "s", both, None, 1)
+    got = await store.recent_across_sessions(tenant, RecentQuery(limit=10, platform="qq"))
+    assert [m.message.content for m in got] == ["str"]
+
+
+# -- index use ------------------------------------------------------------------------
+def _stages(plan: dict) -> list[dict]:
+    found = [plan]
+    for key in ("inputStage", "queryPlan"):
+        if isinstance(plan.get(key), dict):
+            found += _stages(plan[key])
+    for child in plan.get("inputStages", []):
+        found += _stages(child)
+    return found
+
+
+async def _explain(store: MongoStore, where: dict, order: list) -> tuple[list[dict], bool]:
+    explained = await store.db["messages"].find(where).sort(order).limit(50).explain()
+    build = await store.db.client.admin.command("buildInfo")
+    return _stages(explained["queryPlanner"]["winningPlan"]), "secantusVersion" in build
+
+
+# SecantusDB 0.7.0b3 plans an index only for equalities plus one range on the next index
+# field, and sorts in memory whenever the query has a filter; mongod serves all of these
+# from the index in sort order (no blocking SORT stage).
+@pytest.mark.parametrize(
+    ("where", "order", "index", "indexed_on_secantus"),
+    [
+        (history_filter("t", "s"), NEWEST_FIRST, "messages_history", True),
+        (range_filter("t", RangeQuery("s", 50, from_ts=1, to_ts=100)), OLDEST_FIRST, "messages_range", True),
+        (
+            range_filter("t", RangeQuery("s", 50, from_ts=1, roles=("user",), exclude_kinds=("control",))),
+            OLDEST_FIRST,
+            "messages_range",
+            False,
+        ),
+        (recent_filter("t", RecentQuery(limit=50)), RECENT_NEWEST_FIRST, "messages_recent", False),
+        (
+            recent_filter("t", RecentQuery(limit=50, platform="qq", roles=())),
+            RECENT_NEWEST_FIRST,
+            "messages_recent_platform",
+            True,
+        ),
+    ],
+    ids=["history", "range", "range-filtered", "recent", "recent-platform"],
+)
+async def test_queries_are_served_by_their_index(store, where, order, index, indexed_on_secantus):
+    await store.append("t", "s", [msg("x", 1, metadata={"platform": "qq"})], None, 1)
+    stages, secantus = await _explain(store, where, order)
+    if secantus and not indexed_on_secantus:
+        pytest.skip("SecantusDB scans the collection for this filter shape")
+    assert [s.get("indexName") for s in stages if s.get("stage") == "IXSCAN"] == [index], stages
+    if not secantus:
+        assert "SORT" not in {s.get("stage") for s in stages}, stages
