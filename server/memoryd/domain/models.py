@@ -186,6 +186,8 @@ class EventType(enum.IntEnum):
     HISTORY_CHANGED = 9
     COMPRESS_REQUESTED = 10
     COMPRESS_PROGRESS = 11
+    SUMMARY_SAVED = 12
+    ENTRY_CHANGED = 13
 
     @property
     def payload_field(self) -> str:

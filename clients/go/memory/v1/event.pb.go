@@ -49,6 +49,10 @@ const (
 	EventType_EVENT_TYPE_COMPRESS_REQUESTED EventType = 10
 	// A caller reported progress of a session compression.
 	EventType_EVENT_TYPE_COMPRESS_PROGRESS EventType = 11
+	// A summary slice was saved and the session's summary cursor advanced.
+	EventType_EVENT_TYPE_SUMMARY_SAVED EventType = 12
+	// A long-term memory entry was saved or forgotten.
+	EventType_EVENT_TYPE_ENTRY_CHANGED EventType = 13
 )
 
 // Enum value maps for EventType.
@@ -66,6 +70,8 @@ var (
 		9:  "EVENT_TYPE_HISTORY_CHANGED",
 		10: "EVENT_TYPE_COMPRESS_REQUESTED",
 		11: "EVENT_TYPE_COMPRESS_PROGRESS",
+		12: "EVENT_TYPE_SUMMARY_SAVED",
+		13: "EVENT_TYPE_ENTRY_CHANGED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":        0,
@@ -80,6 +86,8 @@ var (
 		"EVENT_TYPE_HISTORY_CHANGED":    9,
 		"EVENT_TYPE_COMPRESS_REQUESTED": 10,
 		"EVENT_TYPE_COMPRESS_PROGRESS":  11,
+		"EVENT_TYPE_SUMMARY_SAVED":      12,
+		"EVENT_TYPE_ENTRY_CHANGED":      13,
 	}
 )
 
@@ -140,6 +148,8 @@ type Event struct {
 	//	*Event_HistoryChanged
 	//	*Event_CompressRequested
 	//	*Event_CompressProgress
+	//	*Event_SummarySaved
+	//	*Event_EntryChanged
 	Payload       isEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -316,6 +326,24 @@ func (x *Event) GetCompressProgress() *CompressProgress {
 	return nil
 }
 
+func (x *Event) GetSummarySaved() *SummarySaved {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_SummarySaved); ok {
+			return x.SummarySaved
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetEntryChanged() *EntryChanged {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_EntryChanged); ok {
+			return x.EntryChanged
+		}
+	}
+	return nil
+}
+
 type isEvent_Payload interface {
 	isEvent_Payload()
 }
@@ -375,6 +403,16 @@ type Event_CompressProgress struct {
 	CompressProgress *CompressProgress `protobuf:"bytes,20,opt,name=compress_progress,json=compressProgress,proto3,oneof"`
 }
 
+type Event_SummarySaved struct {
+	// Set when type is EVENT_TYPE_SUMMARY_SAVED.
+	SummarySaved *SummarySaved `protobuf:"bytes,21,opt,name=summary_saved,json=summarySaved,proto3,oneof"`
+}
+
+type Event_EntryChanged struct {
+	// Set when type is EVENT_TYPE_ENTRY_CHANGED.
+	EntryChanged *EntryChanged `protobuf:"bytes,22,opt,name=entry_changed,json=entryChanged,proto3,oneof"`
+}
+
 func (*Event_MessagesAppended) isEvent_Payload() {}
 
 func (*Event_MessagesDeleted) isEvent_Payload() {}
@@ -396,6 +434,10 @@ func (*Event_HistoryChanged) isEvent_Payload() {}
 func (*Event_CompressRequested) isEvent_Payload() {}
 
 func (*Event_CompressProgress) isEvent_Payload() {}
+
+func (*Event_SummarySaved) isEvent_Payload() {}
+
+func (*Event_EntryChanged) isEvent_Payload() {}
 
 // Messages were appended to a session.
 type MessagesAppended struct {
@@ -1012,11 +1054,141 @@ func (x *CompressProgress) GetError() string {
 	return ""
 }
 
+// A summary slice was saved (SummaryService.SaveSummary); the session's summary
+// cursor is now `to_seq`.
+type SummarySaved struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the new summary slice.
+	SummaryId string `protobuf:"bytes,1,opt,name=summary_id,json=summaryId,proto3" json:"summary_id,omitempty"`
+	// First message seq the slice covers (inclusive).
+	FromSeq int64 `protobuf:"varint,2,opt,name=from_seq,json=fromSeq,proto3" json:"from_seq,omitempty"`
+	// Last message seq the slice covers (inclusive); the new cursor.
+	ToSeq         int64 `protobuf:"varint,3,opt,name=to_seq,json=toSeq,proto3" json:"to_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SummarySaved) Reset() {
+	*x = SummarySaved{}
+	mi := &file_memory_v1_event_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SummarySaved) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SummarySaved) ProtoMessage() {}
+
+func (x *SummarySaved) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_event_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SummarySaved.ProtoReflect.Descriptor instead.
+func (*SummarySaved) Descriptor() ([]byte, []int) {
+	return file_memory_v1_event_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SummarySaved) GetSummaryId() string {
+	if x != nil {
+		return x.SummaryId
+	}
+	return ""
+}
+
+func (x *SummarySaved) GetFromSeq() int64 {
+	if x != nil {
+		return x.FromSeq
+	}
+	return 0
+}
+
+func (x *SummarySaved) GetToSeq() int64 {
+	if x != nil {
+		return x.ToSeq
+	}
+	return 0
+}
+
+// A long-term memory entry was saved or forgotten (EntryService). Tenant-wide:
+// the event's session_id is empty.
+type EntryChanged struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Scope of the entry.
+	Scope string `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// Id of the entry.
+	EntryId string `protobuf:"bytes,2,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// True when the entry was forgotten, false when it was saved.
+	Deleted       bool `protobuf:"varint,3,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EntryChanged) Reset() {
+	*x = EntryChanged{}
+	mi := &file_memory_v1_event_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EntryChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EntryChanged) ProtoMessage() {}
+
+func (x *EntryChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_event_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EntryChanged.ProtoReflect.Descriptor instead.
+func (*EntryChanged) Descriptor() ([]byte, []int) {
+	return file_memory_v1_event_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *EntryChanged) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *EntryChanged) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *EntryChanged) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
 var File_memory_v1_event_proto protoreflect.FileDescriptor
 
 const file_memory_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x15memory/v1/event.proto\x12\tmemory.v1\x1a\x17memory/v1/message.proto\"\xb6\a\n" +
+	"\x15memory/v1/event.proto\x12\tmemory.v1\x1a\x17memory/v1/message.proto\"\xb6\b\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x12\n" +
 	"\x04time\x18\x02 \x01(\x03R\x04time\x12\x16\n" +
@@ -1036,7 +1208,9 @@ const file_memory_v1_event_proto_rawDesc = "" +
 	"\x10metadata_changed\x18\x11 \x01(\v2\x1a.memory.v1.MetadataChangedH\x00R\x0fmetadataChanged\x12D\n" +
 	"\x0fhistory_changed\x18\x12 \x01(\v2\x19.memory.v1.HistoryChangedH\x00R\x0ehistoryChanged\x12M\n" +
 	"\x12compress_requested\x18\x13 \x01(\v2\x1c.memory.v1.CompressRequestedH\x00R\x11compressRequested\x12J\n" +
-	"\x11compress_progress\x18\x14 \x01(\v2\x1b.memory.v1.CompressProgressH\x00R\x10compressProgressB\t\n" +
+	"\x11compress_progress\x18\x14 \x01(\v2\x1b.memory.v1.CompressProgressH\x00R\x10compressProgress\x12>\n" +
+	"\rsummary_saved\x18\x15 \x01(\v2\x17.memory.v1.SummarySavedH\x00R\fsummarySaved\x12>\n" +
+	"\rentry_changed\x18\x16 \x01(\v2\x17.memory.v1.EntryChangedH\x00R\fentryChangedB\t\n" +
 	"\apayload\"E\n" +
 	"\x10MessagesAppended\x121\n" +
 	"\bmessages\x18\x01 \x03(\v2\x15.memory.v1.MessageRefR\bmessages\"o\n" +
@@ -1075,7 +1249,16 @@ const file_memory_v1_event_proto_rawDesc = "" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x01R\bprogress\x12\x12\n" +
 	"\x04done\x18\x03 \x01(\bR\x04done\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error*\x90\x03\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"_\n" +
+	"\fSummarySaved\x12\x1d\n" +
+	"\n" +
+	"summary_id\x18\x01 \x01(\tR\tsummaryId\x12\x19\n" +
+	"\bfrom_seq\x18\x02 \x01(\x03R\afromSeq\x12\x15\n" +
+	"\x06to_seq\x18\x03 \x01(\x03R\x05toSeq\"Y\n" +
+	"\fEntryChanged\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x19\n" +
+	"\bentry_id\x18\x02 \x01(\tR\aentryId\x12\x18\n" +
+	"\adeleted\x18\x03 \x01(\bR\adeleted*\xcc\x03\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cEVENT_TYPE_MESSAGES_APPENDED\x10\x01\x12\x1f\n" +
@@ -1089,7 +1272,9 @@ const file_memory_v1_event_proto_rawDesc = "" +
 	"\x1aEVENT_TYPE_HISTORY_CHANGED\x10\t\x12!\n" +
 	"\x1dEVENT_TYPE_COMPRESS_REQUESTED\x10\n" +
 	"\x12 \n" +
-	"\x1cEVENT_TYPE_COMPRESS_PROGRESS\x10\vB:Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
+	"\x1cEVENT_TYPE_COMPRESS_PROGRESS\x10\v\x12\x1c\n" +
+	"\x18EVENT_TYPE_SUMMARY_SAVED\x10\f\x12\x1c\n" +
+	"\x18EVENT_TYPE_ENTRY_CHANGED\x10\rB:Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_event_proto_rawDescOnce sync.Once
@@ -1104,7 +1289,7 @@ func file_memory_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_memory_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_memory_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_memory_v1_event_proto_goTypes = []any{
 	(EventType)(0),            // 0: memory.v1.EventType
 	(*Event)(nil),             // 1: memory.v1.Event
@@ -1119,7 +1304,9 @@ var file_memory_v1_event_proto_goTypes = []any{
 	(*HistoryChanged)(nil),    // 10: memory.v1.HistoryChanged
 	(*CompressRequested)(nil), // 11: memory.v1.CompressRequested
 	(*CompressProgress)(nil),  // 12: memory.v1.CompressProgress
-	(*MessageRef)(nil),        // 13: memory.v1.MessageRef
+	(*SummarySaved)(nil),      // 13: memory.v1.SummarySaved
+	(*EntryChanged)(nil),      // 14: memory.v1.EntryChanged
+	(*MessageRef)(nil),        // 15: memory.v1.MessageRef
 }
 var file_memory_v1_event_proto_depIdxs = []int32{
 	0,  // 0: memory.v1.Event.type:type_name -> memory.v1.EventType
@@ -1134,16 +1321,18 @@ var file_memory_v1_event_proto_depIdxs = []int32{
 	10, // 9: memory.v1.Event.history_changed:type_name -> memory.v1.HistoryChanged
 	11, // 10: memory.v1.Event.compress_requested:type_name -> memory.v1.CompressRequested
 	12, // 11: memory.v1.Event.compress_progress:type_name -> memory.v1.CompressProgress
-	13, // 12: memory.v1.MessagesAppended.messages:type_name -> memory.v1.MessageRef
-	0,  // 13: memory.v1.MessagesDeleted.cause:type_name -> memory.v1.EventType
-	13, // 14: memory.v1.MessagesRewritten.messages:type_name -> memory.v1.MessageRef
-	13, // 15: memory.v1.HistoryReplaced.messages:type_name -> memory.v1.MessageRef
-	0,  // 16: memory.v1.HistoryChanged.cause:type_name -> memory.v1.EventType
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	13, // 12: memory.v1.Event.summary_saved:type_name -> memory.v1.SummarySaved
+	14, // 13: memory.v1.Event.entry_changed:type_name -> memory.v1.EntryChanged
+	15, // 14: memory.v1.MessagesAppended.messages:type_name -> memory.v1.MessageRef
+	0,  // 15: memory.v1.MessagesDeleted.cause:type_name -> memory.v1.EventType
+	15, // 16: memory.v1.MessagesRewritten.messages:type_name -> memory.v1.MessageRef
+	15, // 17: memory.v1.HistoryReplaced.messages:type_name -> memory.v1.MessageRef
+	0,  // 18: memory.v1.HistoryChanged.cause:type_name -> memory.v1.EventType
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_event_proto_init() }
@@ -1164,6 +1353,8 @@ func file_memory_v1_event_proto_init() {
 		(*Event_HistoryChanged)(nil),
 		(*Event_CompressRequested)(nil),
 		(*Event_CompressProgress)(nil),
+		(*Event_SummarySaved)(nil),
+		(*Event_EntryChanged)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1171,7 +1362,7 @@ func file_memory_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_event_proto_rawDesc), len(file_memory_v1_event_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -25,37 +25,41 @@ _sym_db = _symbol_database.Default()
 from memory.v1 import message_pb2 as memory_dot_v1_dot_message__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15memory/v1/event.proto\x12\tmemory.v1\x1a\x17memory/v1/message.proto\"\xd9\x05\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0c\n\x04time\x18\x02 \x01(\x03\x12\x0e\n\x06tenant\x18\x03 \x01(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12\"\n\x04type\x18\x05 \x01(\x0e\x32\x14.memory.v1.EventType\x12\x38\n\x11messages_appended\x18\n \x01(\x0b\x32\x1b.memory.v1.MessagesAppendedH\x00\x12\x36\n\x10messages_deleted\x18\x0b \x01(\x0b\x32\x1a.memory.v1.MessagesDeletedH\x00\x12:\n\x12messages_rewritten\x18\x0c \x01(\x0b\x32\x1c.memory.v1.MessagesRewrittenH\x00\x12\x34\n\x0fhistory_trimmed\x18\r \x01(\x0b\x32\x19.memory.v1.HistoryTrimmedH\x00\x12\x36\n\x10history_replaced\x18\x0e \x01(\x0b\x32\x1a.memory.v1.HistoryReplacedH\x00\x12\x34\n\x0fsession_cleared\x18\x0f \x01(\x0b\x32\x19.memory.v1.SessionClearedH\x00\x12,\n\x0b\x61ll_cleared\x18\x10 \x01(\x0b\x32\x15.memory.v1.AllClearedH\x00\x12\x36\n\x10metadata_changed\x18\x11 \x01(\x0b\x32\x1a.memory.v1.MetadataChangedH\x00\x12\x34\n\x0fhistory_changed\x18\x12 \x01(\x0b\x32\x19.memory.v1.HistoryChangedH\x00\x12:\n\x12\x63ompress_requested\x18\x13 \x01(\x0b\x32\x1c.memory.v1.CompressRequestedH\x00\x12\x38\n\x11\x63ompress_progress\x18\x14 \x01(\x0b\x32\x1b.memory.v1.CompressProgressH\x00\x42\t\n\x07payload\";\n\x10MessagesAppended\x12\'\n\x08messages\x18\x01 \x03(\x0b\x32\x15.memory.v1.MessageRef\"W\n\x0fMessagesDeleted\x12\x12\n\ntimestamps\x18\x01 \x03(\x03\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12#\n\x05\x63\x61use\x18\x03 \x01(\x0e\x32\x14.memory.v1.EventType\"<\n\x11MessagesRewritten\x12\'\n\x08messages\x18\x01 \x03(\x0b\x32\x15.memory.v1.MessageRef\"=\n\x0eHistoryTrimmed\x12\x16\n\x0e\x61rchived_count\x18\x01 \x01(\x03\x12\x13\n\x0bkeep_recent\x18\x02 \x01(\x03\"Q\n\x0fHistoryReplaced\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12\'\n\x08messages\x18\x02 \x03(\x0b\x32\x15.memory.v1.MessageRef\"8\n\x0eSessionCleared\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12\x0f\n\x07targets\x18\x02 \x03(\t\"4\n\nAllCleared\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12\x0f\n\x07targets\x18\x02 \x03(\t\"B\n\x0fMetadataChanged\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"5\n\x0eHistoryChanged\x12#\n\x05\x63\x61use\x18\x01 \x01(\x0e\x32\x14.memory.v1.EventType\"9\n\x11\x43ompressRequested\x12\x14\n\x0crequested_by\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"P\n\x10\x43ompressProgress\x12\r\n\x05phase\x18\x01 \x01(\t\x12\x10\n\x08progress\x18\x02 \x01(\x01\x12\x0c\n\x04\x64one\x18\x03 \x01(\x08\x12\r\n\x05\x65rror\x18\x04 \x01(\t*\x90\x03\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12 \n\x1c\x45VENT_TYPE_MESSAGES_APPENDED\x10\x01\x12\x1f\n\x1b\x45VENT_TYPE_MESSAGES_DELETED\x10\x02\x12!\n\x1d\x45VENT_TYPE_MESSAGES_REWRITTEN\x10\x03\x12\x1e\n\x1a\x45VENT_TYPE_HISTORY_TRIMMED\x10\x04\x12\x1f\n\x1b\x45VENT_TYPE_HISTORY_REPLACED\x10\x05\x12\x1e\n\x1a\x45VENT_TYPE_SESSION_CLEARED\x10\x06\x12\x1a\n\x16\x45VENT_TYPE_ALL_CLEARED\x10\x07\x12\x1f\n\x1b\x45VENT_TYPE_METADATA_CHANGED\x10\x08\x12\x1e\n\x1a\x45VENT_TYPE_HISTORY_CHANGED\x10\t\x12!\n\x1d\x45VENT_TYPE_COMPRESS_REQUESTED\x10\n\x12 \n\x1c\x45VENT_TYPE_COMPRESS_PROGRESS\x10\x0b\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15memory/v1/event.proto\x12\tmemory.v1\x1a\x17memory/v1/message.proto\"\xbd\x06\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0c\n\x04time\x18\x02 \x01(\x03\x12\x0e\n\x06tenant\x18\x03 \x01(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12\"\n\x04type\x18\x05 \x01(\x0e\x32\x14.memory.v1.EventType\x12\x38\n\x11messages_appended\x18\n \x01(\x0b\x32\x1b.memory.v1.MessagesAppendedH\x00\x12\x36\n\x10messages_deleted\x18\x0b \x01(\x0b\x32\x1a.memory.v1.MessagesDeletedH\x00\x12:\n\x12messages_rewritten\x18\x0c \x01(\x0b\x32\x1c.memory.v1.MessagesRewrittenH\x00\x12\x34\n\x0fhistory_trimmed\x18\r \x01(\x0b\x32\x19.memory.v1.HistoryTrimmedH\x00\x12\x36\n\x10history_replaced\x18\x0e \x01(\x0b\x32\x1a.memory.v1.HistoryReplacedH\x00\x12\x34\n\x0fsession_cleared\x18\x0f \x01(\x0b\x32\x19.memory.v1.SessionClearedH\x00\x12,\n\x0b\x61ll_cleared\x18\x10 \x01(\x0b\x32\x15.memory.v1.AllClearedH\x00\x12\x36\n\x10metadata_changed\x18\x11 \x01(\x0b\x32\x1a.memory.v1.MetadataChangedH\x00\x12\x34\n\x0fhistory_changed\x18\x12 \x01(\x0b\x32\x19.memory.v1.HistoryChangedH\x00\x12:\n\x12\x63ompress_requested\x18\x13 \x01(\x0b\x32\x1c.memory.v1.CompressRequestedH\x00\x12\x38\n\x11\x63ompress_progress\x18\x14 \x01(\x0b\x32\x1b.memory.v1.CompressProgressH\x00\x12\x30\n\rsummary_saved\x18\x15 \x01(\x0b\x32\x17.memory.v1.SummarySavedH\x00\x12\x30\n\rentry_changed\x18\x16 \x01(\x0b\x32\x17.memory.v1.EntryChangedH\x00\x42\t\n\x07payload\";\n\x10MessagesAppended\x12\'\n\x08messages\x18\x01 \x03(\x0b\x32\x15.memory.v1.MessageRef\"W\n\x0fMessagesDeleted\x12\x12\n\ntimestamps\x18\x01 \x03(\x03\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12#\n\x05\x63\x61use\x18\x03 \x01(\x0e\x32\x14.memory.v1.EventType\"<\n\x11MessagesRewritten\x12\'\n\x08messages\x18\x01 \x03(\x0b\x32\x15.memory.v1.MessageRef\"=\n\x0eHistoryTrimmed\x12\x16\n\x0e\x61rchived_count\x18\x01 \x01(\x03\x12\x13\n\x0bkeep_recent\x18\x02 \x01(\x03\"Q\n\x0fHistoryReplaced\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12\'\n\x08messages\x18\x02 \x03(\x0b\x32\x15.memory.v1.MessageRef\"8\n\x0eSessionCleared\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12\x0f\n\x07targets\x18\x02 \x03(\t\"4\n\nAllCleared\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12\x0f\n\x07targets\x18\x02 \x03(\t\"B\n\x0fMetadataChanged\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"5\n\x0eHistoryChanged\x12#\n\x05\x63\x61use\x18\x01 \x01(\x0e\x32\x14.memory.v1.EventType\"9\n\x11\x43ompressRequested\x12\x14\n\x0crequested_by\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"P\n\x10\x43ompressProgress\x12\r\n\x05phase\x18\x01 \x01(\t\x12\x10\n\x08progress\x18\x02 \x01(\x01\x12\x0c\n\x04\x64one\x18\x03 \x01(\x08\x12\r\n\x05\x65rror\x18\x04 \x01(\t\"D\n\x0cSummarySaved\x12\x12\n\nsummary_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x03\x12\x0e\n\x06to_seq\x18\x03 \x01(\x03\"@\n\x0c\x45ntryChanged\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x10\n\x08\x65ntry_id\x18\x02 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08*\xcc\x03\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12 \n\x1c\x45VENT_TYPE_MESSAGES_APPENDED\x10\x01\x12\x1f\n\x1b\x45VENT_TYPE_MESSAGES_DELETED\x10\x02\x12!\n\x1d\x45VENT_TYPE_MESSAGES_REWRITTEN\x10\x03\x12\x1e\n\x1a\x45VENT_TYPE_HISTORY_TRIMMED\x10\x04\x12\x1f\n\x1b\x45VENT_TYPE_HISTORY_REPLACED\x10\x05\x12\x1e\n\x1a\x45VENT_TYPE_SESSION_CLEARED\x10\x06\x12\x1a\n\x16\x45VENT_TYPE_ALL_CLEARED\x10\x07\x12\x1f\n\x1b\x45VENT_TYPE_METADATA_CHANGED\x10\x08\x12\x1e\n\x1a\x45VENT_TYPE_HISTORY_CHANGED\x10\t\x12!\n\x1d\x45VENT_TYPE_COMPRESS_REQUESTED\x10\n\x12 \n\x1c\x45VENT_TYPE_COMPRESS_PROGRESS\x10\x0b\x12\x1c\n\x18\x45VENT_TYPE_SUMMARY_SAVED\x10\x0c\x12\x1c\n\x18\x45VENT_TYPE_ENTRY_CHANGED\x10\rb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memory.v1.event_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_EVENTTYPE']._serialized_start=1528
-  _globals['_EVENTTYPE']._serialized_end=1928
+  _globals['_EVENTTYPE']._serialized_start=1764
+  _globals['_EVENTTYPE']._serialized_end=2224
   _globals['_EVENT']._serialized_start=62
-  _globals['_EVENT']._serialized_end=791
-  _globals['_MESSAGESAPPENDED']._serialized_start=793
-  _globals['_MESSAGESAPPENDED']._serialized_end=852
-  _globals['_MESSAGESDELETED']._serialized_start=854
-  _globals['_MESSAGESDELETED']._serialized_end=941
-  _globals['_MESSAGESREWRITTEN']._serialized_start=943
-  _globals['_MESSAGESREWRITTEN']._serialized_end=1003
-  _globals['_HISTORYTRIMMED']._serialized_start=1005
-  _globals['_HISTORYTRIMMED']._serialized_end=1066
-  _globals['_HISTORYREPLACED']._serialized_start=1068
-  _globals['_HISTORYREPLACED']._serialized_end=1149
-  _globals['_SESSIONCLEARED']._serialized_start=1151
-  _globals['_SESSIONCLEARED']._serialized_end=1207
-  _globals['_ALLCLEARED']._serialized_start=1209
-  _globals['_ALLCLEARED']._serialized_end=1261
-  _globals['_METADATACHANGED']._serialized_start=1263
-  _globals['_METADATACHANGED']._serialized_end=1329
-  _globals['_HISTORYCHANGED']._serialized_start=1331
-  _globals['_HISTORYCHANGED']._serialized_end=1384
-  _globals['_COMPRESSREQUESTED']._serialized_start=1386
-  _globals['_COMPRESSREQUESTED']._serialized_end=1443
-  _globals['_COMPRESSPROGRESS']._serialized_start=1445
-  _globals['_COMPRESSPROGRESS']._serialized_end=1525
+  _globals['_EVENT']._serialized_end=891
+  _globals['_MESSAGESAPPENDED']._serialized_start=893
+  _globals['_MESSAGESAPPENDED']._serialized_end=952
+  _globals['_MESSAGESDELETED']._serialized_start=954
+  _globals['_MESSAGESDELETED']._serialized_end=1041
+  _globals['_MESSAGESREWRITTEN']._serialized_start=1043
+  _globals['_MESSAGESREWRITTEN']._serialized_end=1103
+  _globals['_HISTORYTRIMMED']._serialized_start=1105
+  _globals['_HISTORYTRIMMED']._serialized_end=1166
+  _globals['_HISTORYREPLACED']._serialized_start=1168
+  _globals['_HISTORYREPLACED']._serialized_end=1249
+  _globals['_SESSIONCLEARED']._serialized_start=1251
+  _globals['_SESSIONCLEARED']._serialized_end=1307
+  _globals['_ALLCLEARED']._serialized_start=1309
+  _globals['_ALLCLEARED']._serialized_end=1361
+  _globals['_METADATACHANGED']._serialized_start=1363
+  _globals['_METADATACHANGED']._serialized_end=1429
+  _globals['_HISTORYCHANGED']._serialized_start=1431
+  _globals['_HISTORYCHANGED']._serialized_end=1484
+  _globals['_COMPRESSREQUESTED']._serialized_start=1486
+  _globals['_COMPRESSREQUESTED']._serialized_end=1543
+  _globals['_COMPRESSPROGRESS']._serialized_start=1545
+  _globals['_COMPRESSPROGRESS']._serialized_end=1625
+  _globals['_SUMMARYSAVED']._serialized_start=1627
+  _globals['_SUMMARYSAVED']._serialized_end=1695
+  _globals['_ENTRYCHANGED']._serialized_start=1697
+  _globals['_ENTRYCHANGED']._serialized_end=1761
 # @@protoc_insertion_point(module_scope)

@@ -22,6 +22,8 @@ class EventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_TYPE_HISTORY_CHANGED: _ClassVar[EventType]
     EVENT_TYPE_COMPRESS_REQUESTED: _ClassVar[EventType]
     EVENT_TYPE_COMPRESS_PROGRESS: _ClassVar[EventType]
+    EVENT_TYPE_SUMMARY_SAVED: _ClassVar[EventType]
+    EVENT_TYPE_ENTRY_CHANGED: _ClassVar[EventType]
 EVENT_TYPE_UNSPECIFIED: EventType
 EVENT_TYPE_MESSAGES_APPENDED: EventType
 EVENT_TYPE_MESSAGES_DELETED: EventType
@@ -34,9 +36,11 @@ EVENT_TYPE_METADATA_CHANGED: EventType
 EVENT_TYPE_HISTORY_CHANGED: EventType
 EVENT_TYPE_COMPRESS_REQUESTED: EventType
 EVENT_TYPE_COMPRESS_PROGRESS: EventType
+EVENT_TYPE_SUMMARY_SAVED: EventType
+EVENT_TYPE_ENTRY_CHANGED: EventType
 
 class Event(_message.Message):
-    __slots__ = ("seq", "time", "tenant", "session_id", "type", "messages_appended", "messages_deleted", "messages_rewritten", "history_trimmed", "history_replaced", "session_cleared", "all_cleared", "metadata_changed", "history_changed", "compress_requested", "compress_progress")
+    __slots__ = ("seq", "time", "tenant", "session_id", "type", "messages_appended", "messages_deleted", "messages_rewritten", "history_trimmed", "history_replaced", "session_cleared", "all_cleared", "metadata_changed", "history_changed", "compress_requested", "compress_progress", "summary_saved", "entry_changed")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TENANT_FIELD_NUMBER: _ClassVar[int]
@@ -53,6 +57,8 @@ class Event(_message.Message):
     HISTORY_CHANGED_FIELD_NUMBER: _ClassVar[int]
     COMPRESS_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     COMPRESS_PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_SAVED_FIELD_NUMBER: _ClassVar[int]
+    ENTRY_CHANGED_FIELD_NUMBER: _ClassVar[int]
     seq: int
     time: int
     tenant: str
@@ -69,7 +75,9 @@ class Event(_message.Message):
     history_changed: HistoryChanged
     compress_requested: CompressRequested
     compress_progress: CompressProgress
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[int] = ..., tenant: _Optional[str] = ..., session_id: _Optional[str] = ..., type: _Optional[_Union[EventType, str]] = ..., messages_appended: _Optional[_Union[MessagesAppended, _Mapping]] = ..., messages_deleted: _Optional[_Union[MessagesDeleted, _Mapping]] = ..., messages_rewritten: _Optional[_Union[MessagesRewritten, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., history_replaced: _Optional[_Union[HistoryReplaced, _Mapping]] = ..., session_cleared: _Optional[_Union[SessionCleared, _Mapping]] = ..., all_cleared: _Optional[_Union[AllCleared, _Mapping]] = ..., metadata_changed: _Optional[_Union[MetadataChanged, _Mapping]] = ..., history_changed: _Optional[_Union[HistoryChanged, _Mapping]] = ..., compress_requested: _Optional[_Union[CompressRequested, _Mapping]] = ..., compress_progress: _Optional[_Union[CompressProgress, _Mapping]] = ...) -> None: ...
+    summary_saved: SummarySaved
+    entry_changed: EntryChanged
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[int] = ..., tenant: _Optional[str] = ..., session_id: _Optional[str] = ..., type: _Optional[_Union[EventType, str]] = ..., messages_appended: _Optional[_Union[MessagesAppended, _Mapping]] = ..., messages_deleted: _Optional[_Union[MessagesDeleted, _Mapping]] = ..., messages_rewritten: _Optional[_Union[MessagesRewritten, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., history_replaced: _Optional[_Union[HistoryReplaced, _Mapping]] = ..., session_cleared: _Optional[_Union[SessionCleared, _Mapping]] = ..., all_cleared: _Optional[_Union[AllCleared, _Mapping]] = ..., metadata_changed: _Optional[_Union[MetadataChanged, _Mapping]] = ..., history_changed: _Optional[_Union[HistoryChanged, _Mapping]] = ..., compress_requested: _Optional[_Union[CompressRequested, _Mapping]] = ..., compress_progress: _Optional[_Union[CompressProgress, _Mapping]] = ..., summary_saved: _Optional[_Union[SummarySaved, _Mapping]] = ..., entry_changed: _Optional[_Union[EntryChanged, _Mapping]] = ...) -> None: ...
 
 class MessagesAppended(_message.Message):
     __slots__ = ("messages",)
@@ -160,3 +168,23 @@ class CompressProgress(_message.Message):
     done: bool
     error: str
     def __init__(self, phase: _Optional[str] = ..., progress: _Optional[float] = ..., done: _Optional[bool] = ..., error: _Optional[str] = ...) -> None: ...
+
+class SummarySaved(_message.Message):
+    __slots__ = ("summary_id", "from_seq", "to_seq")
+    SUMMARY_ID_FIELD_NUMBER: _ClassVar[int]
+    FROM_SEQ_FIELD_NUMBER: _ClassVar[int]
+    TO_SEQ_FIELD_NUMBER: _ClassVar[int]
+    summary_id: str
+    from_seq: int
+    to_seq: int
+    def __init__(self, summary_id: _Optional[str] = ..., from_seq: _Optional[int] = ..., to_seq: _Optional[int] = ...) -> None: ...
+
+class EntryChanged(_message.Message):
+    __slots__ = ("scope", "entry_id", "deleted")
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    ENTRY_ID_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    scope: str
+    entry_id: str
+    deleted: bool
+    def __init__(self, scope: _Optional[str] = ..., entry_id: _Optional[str] = ..., deleted: _Optional[bool] = ...) -> None: ...

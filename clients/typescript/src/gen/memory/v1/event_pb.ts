@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/event.proto.
  */
 export const file_memory_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChVtZW1vcnkvdjEvZXZlbnQucHJvdG8SCW1lbW9yeS52MSLZBQoFRXZlbnQSCwoDc2VxGAEgASgDEgwKBHRpbWUYAiABKAMSDgoGdGVuYW50GAMgASgJEhIKCnNlc3Npb25faWQYBCABKAkSIgoEdHlwZRgFIAEoDjIULm1lbW9yeS52MS5FdmVudFR5cGUSOAoRbWVzc2FnZXNfYXBwZW5kZWQYCiABKAsyGy5tZW1vcnkudjEuTWVzc2FnZXNBcHBlbmRlZEgAEjYKEG1lc3NhZ2VzX2RlbGV0ZWQYCyABKAsyGi5tZW1vcnkudjEuTWVzc2FnZXNEZWxldGVkSAASOgoSbWVzc2FnZXNfcmV3cml0dGVuGAwgASgLMhwubWVtb3J5LnYxLk1lc3NhZ2VzUmV3cml0dGVuSAASNAoPaGlzdG9yeV90cmltbWVkGA0gASgLMhkubWVtb3J5LnYxLkhpc3RvcnlUcmltbWVkSAASNgoQaGlzdG9yeV9yZXBsYWNlZBgOIAEoCzIaLm1lbW9yeS52MS5IaXN0b3J5UmVwbGFjZWRIABI0Cg9zZXNzaW9uX2NsZWFyZWQYDyABKAsyGS5tZW1vcnkudjEuU2Vzc2lvbkNsZWFyZWRIABIsCgthbGxfY2xlYXJlZBgQIAEoCzIVLm1lbW9yeS52MS5BbGxDbGVhcmVkSAASNgoQbWV0YWRhdGFfY2hhbmdlZBgRIAEoCzIaLm1lbW9yeS52MS5NZXRhZGF0YUNoYW5nZWRIABI0Cg9oaXN0b3J5X2NoYW5nZWQYEiABKAsyGS5tZW1vcnkudjEuSGlzdG9yeUNoYW5nZWRIABI6ChJjb21wcmVzc19yZXF1ZXN0ZWQYEyABKAsyHC5tZW1vcnkudjEuQ29tcHJlc3NSZXF1ZXN0ZWRIABI4ChFjb21wcmVzc19wcm9ncmVzcxgUIAEoCzIbLm1lbW9yeS52MS5Db21wcmVzc1Byb2dyZXNzSABCCQoHcGF5bG9hZCI7ChBNZXNzYWdlc0FwcGVuZGVkEicKCG1lc3NhZ2VzGAEgAygLMhUubWVtb3J5LnYxLk1lc3NhZ2VSZWYiVwoPTWVzc2FnZXNEZWxldGVkEhIKCnRpbWVzdGFtcHMYASADKAMSCwoDaWRzGAIgAygJEiMKBWNhdXNlGAMgASgOMhQubWVtb3J5LnYxLkV2ZW50VHlwZSI8ChFNZXNzYWdlc1Jld3JpdHRlbhInCghtZXNzYWdlcxgBIAMoCzIVLm1lbW9yeS52MS5NZXNzYWdlUmVmIj0KDkhpc3RvcnlUcmltbWVkEhYKDmFyY2hpdmVkX2NvdW50GAEgASgDEhMKC2tlZXBfcmVjZW50GAIgASgDIlEKD0hpc3RvcnlSZXBsYWNlZBIVCg1yZW1vdmVkX2NvdW50GAEgASgDEicKCG1lc3NhZ2VzGAIgAygLMhUubWVtb3J5LnYxLk1lc3NhZ2VSZWYiOAoOU2Vzc2lvbkNsZWFyZWQSFQoNcmVtb3ZlZF9jb3VudBgBIAEoAxIPCgd0YXJnZXRzGAIgAygJIjQKCkFsbENsZWFyZWQSFQoNcmVtb3ZlZF9jb3VudBgBIAEoAxIPCgd0YXJnZXRzGAIgAygJIkIKD01ldGFkYXRhQ2hhbmdlZBIRCgluYW1lc3BhY2UYASABKAkSCwoDa2V5GAIgASgJEg8KB2RlbGV0ZWQYAyABKAgiNQoOSGlzdG9yeUNoYW5nZWQSIwoFY2F1c2UYASABKA4yFC5tZW1vcnkudjEuRXZlbnRUeXBlIjkKEUNvbXByZXNzUmVxdWVzdGVkEhQKDHJlcXVlc3RlZF9ieRgBIAEoCRIOCgZyZWFzb24YAiABKAkiUAoQQ29tcHJlc3NQcm9ncmVzcxINCgVwaGFzZRgBIAEoCRIQCghwcm9ncmVzcxgCIAEoARIMCgRkb25lGAMgASgIEg0KBWVycm9yGAQgASgJKpADCglFdmVudFR5cGUSGgoWRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEiAKHEVWRU5UX1RZUEVfTUVTU0FHRVNfQVBQRU5ERUQQARIfChtFVkVOVF9UWVBFX01FU1NBR0VTX0RFTEVURUQQAhIhCh1FVkVOVF9UWVBFX01FU1NBR0VTX1JFV1JJVFRFThADEh4KGkVWRU5UX1RZUEVfSElTVE9SWV9UUklNTUVEEAQSHwobRVZFTlRfVFlQRV9ISVNUT1JZX1JFUExBQ0VEEAUSHgoaRVZFTlRfVFlQRV9TRVNTSU9OX0NMRUFSRUQQBhIaChZFVkVOVF9UWVBFX0FMTF9DTEVBUkVEEAcSHwobRVZFTlRfVFlQRV9NRVRBREFUQV9DSEFOR0VEEAgSHgoaRVZFTlRfVFlQRV9ISVNUT1JZX0NIQU5HRUQQCRIhCh1FVkVOVF9UWVBFX0NPTVBSRVNTX1JFUVVFU1RFRBAKEiAKHEVWRU5UX1RZUEVfQ09NUFJFU1NfUFJPR1JFU1MQC0I6WjhnaXRodWIuY29tL21lbW9yeWQvbWVtb3J5ZC9jbGllbnRzL2dvL21lbW9yeS92MTttZW1vcnl2MWIGcHJvdG8z", [file_memory_v1_message]);
+  fileDesc("ChVtZW1vcnkvdjEvZXZlbnQucHJvdG8SCW1lbW9yeS52MSK9BgoFRXZlbnQSCwoDc2VxGAEgASgDEgwKBHRpbWUYAiABKAMSDgoGdGVuYW50GAMgASgJEhIKCnNlc3Npb25faWQYBCABKAkSIgoEdHlwZRgFIAEoDjIULm1lbW9yeS52MS5FdmVudFR5cGUSOAoRbWVzc2FnZXNfYXBwZW5kZWQYCiABKAsyGy5tZW1vcnkudjEuTWVzc2FnZXNBcHBlbmRlZEgAEjYKEG1lc3NhZ2VzX2RlbGV0ZWQYCyABKAsyGi5tZW1vcnkudjEuTWVzc2FnZXNEZWxldGVkSAASOgoSbWVzc2FnZXNfcmV3cml0dGVuGAwgASgLMhwubWVtb3J5LnYxLk1lc3NhZ2VzUmV3cml0dGVuSAASNAoPaGlzdG9yeV90cmltbWVkGA0gASgLMhkubWVtb3J5LnYxLkhpc3RvcnlUcmltbWVkSAASNgoQaGlzdG9yeV9yZXBsYWNlZBgOIAEoCzIaLm1lbW9yeS52MS5IaXN0b3J5UmVwbGFjZWRIABI0Cg9zZXNzaW9uX2NsZWFyZWQYDyABKAsyGS5tZW1vcnkudjEuU2Vzc2lvbkNsZWFyZWRIABIsCgthbGxfY2xlYXJlZBgQIAEoCzIVLm1lbW9yeS52MS5BbGxDbGVhcmVkSAASNgoQbWV0YWRhdGFfY2hhbmdlZBgRIAEoCzIaLm1lbW9yeS52MS5NZXRhZGF0YUNoYW5nZWRIABI0Cg9oaXN0b3J5X2NoYW5nZWQYEiABKAsyGS5tZW1vcnkudjEuSGlzdG9yeUNoYW5nZWRIABI6ChJjb21wcmVzc19yZXF1ZXN0ZWQYEyABKAsyHC5tZW1vcnkudjEuQ29tcHJlc3NSZXF1ZXN0ZWRIABI4ChFjb21wcmVzc19wcm9ncmVzcxgUIAEoCzIbLm1lbW9yeS52MS5Db21wcmVzc1Byb2dyZXNzSAASMAoNc3VtbWFyeV9zYXZlZBgVIAEoCzIXLm1lbW9yeS52MS5TdW1tYXJ5U2F2ZWRIABIwCg1lbnRyeV9jaGFuZ2VkGBYgASgLMhcubWVtb3J5LnYxLkVudHJ5Q2hhbmdlZEgAQgkKB3BheWxvYWQiOwoQTWVzc2FnZXNBcHBlbmRlZBInCghtZXNzYWdlcxgBIAMoCzIVLm1lbW9yeS52MS5NZXNzYWdlUmVmIlcKD01lc3NhZ2VzRGVsZXRlZBISCgp0aW1lc3RhbXBzGAEgAygDEgsKA2lkcxgCIAMoCRIjCgVjYXVzZRgDIAEoDjIULm1lbW9yeS52MS5FdmVudFR5cGUiPAoRTWVzc2FnZXNSZXdyaXR0ZW4SJwoIbWVzc2FnZXMYASADKAsyFS5tZW1vcnkudjEuTWVzc2FnZVJlZiI9Cg5IaXN0b3J5VHJpbW1lZBIWCg5hcmNoaXZlZF9jb3VudBgBIAEoAxITCgtrZWVwX3JlY2VudBgCIAEoAyJRCg9IaXN0b3J5UmVwbGFjZWQSFQoNcmVtb3ZlZF9jb3VudBgBIAEoAxInCghtZXNzYWdlcxgCIAMoCzIVLm1lbW9yeS52MS5NZXNzYWdlUmVmIjgKDlNlc3Npb25DbGVhcmVkEhUKDXJlbW92ZWRfY291bnQYASABKAMSDwoHdGFyZ2V0cxgCIAMoCSI0CgpBbGxDbGVhcmVkEhUKDXJlbW92ZWRfY291bnQYASABKAMSDwoHdGFyZ2V0cxgCIAMoCSJCCg9NZXRhZGF0YUNoYW5nZWQSEQoJbmFtZXNwYWNlGAEgASgJEgsKA2tleRgCIAEoCRIPCgdkZWxldGVkGAMgASgIIjUKDkhpc3RvcnlDaGFuZ2VkEiMKBWNhdXNlGAEgASgOMhQubWVtb3J5LnYxLkV2ZW50VHlwZSI5ChFDb21wcmVzc1JlcXVlc3RlZBIUCgxyZXF1ZXN0ZWRfYnkYASABKAkSDgoGcmVhc29uGAIgASgJIlAKEENvbXByZXNzUHJvZ3Jlc3MSDQoFcGhhc2UYASABKAkSEAoIcHJvZ3Jlc3MYAiABKAESDAoEZG9uZRgDIAEoCBINCgVlcnJvchgEIAEoCSJECgxTdW1tYXJ5U2F2ZWQSEgoKc3VtbWFyeV9pZBgBIAEoCRIQCghmcm9tX3NlcRgCIAEoAxIOCgZ0b19zZXEYAyABKAMiQAoMRW50cnlDaGFuZ2VkEg0KBXNjb3BlGAEgASgJEhAKCGVudHJ5X2lkGAIgASgJEg8KB2RlbGV0ZWQYAyABKAgqzAMKCUV2ZW50VHlwZRIaChZFVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASIAocRVZFTlRfVFlQRV9NRVNTQUdFU19BUFBFTkRFRBABEh8KG0VWRU5UX1RZUEVfTUVTU0FHRVNfREVMRVRFRBACEiEKHUVWRU5UX1RZUEVfTUVTU0FHRVNfUkVXUklUVEVOEAMSHgoaRVZFTlRfVFlQRV9ISVNUT1JZX1RSSU1NRUQQBBIfChtFVkVOVF9UWVBFX0hJU1RPUllfUkVQTEFDRUQQBRIeChpFVkVOVF9UWVBFX1NFU1NJT05fQ0xFQVJFRBAGEhoKFkVWRU5UX1RZUEVfQUxMX0NMRUFSRUQQBxIfChtFVkVOVF9UWVBFX01FVEFEQVRBX0NIQU5HRUQQCBIeChpFVkVOVF9UWVBFX0hJU1RPUllfQ0hBTkdFRBAJEiEKHUVWRU5UX1RZUEVfQ09NUFJFU1NfUkVRVUVTVEVEEAoSIAocRVZFTlRfVFlQRV9DT01QUkVTU19QUk9HUkVTUxALEhwKGEVWRU5UX1RZUEVfU1VNTUFSWV9TQVZFRBAMEhwKGEVWRU5UX1RZUEVfRU5UUllfQ0hBTkdFRBANQjpaOGdpdGh1Yi5jb20vbWVtb3J5ZC9tZW1vcnlkL2NsaWVudHMvZ28vbWVtb3J5L3YxO21lbW9yeXYxYgZwcm90bzM", [file_memory_v1_message]);
 
 /**
  * One entry of the tenant's durable, ordered change log.
@@ -150,6 +150,22 @@ export type Event = Message<"memory.v1.Event"> & {
      */
     value: CompressProgress;
     case: "compressProgress";
+  } | {
+    /**
+     * Set when type is EVENT_TYPE_SUMMARY_SAVED.
+     *
+     * @generated from field: memory.v1.SummarySaved summary_saved = 21;
+     */
+    value: SummarySaved;
+    case: "summarySaved";
+  } | {
+    /**
+     * Set when type is EVENT_TYPE_ENTRY_CHANGED.
+     *
+     * @generated from field: memory.v1.EntryChanged entry_changed = 22;
+     */
+    value: EntryChanged;
+    case: "entryChanged";
   } | { case: undefined; value?: undefined };
 };
 
@@ -477,6 +493,78 @@ export const CompressProgressSchema: GenMessage<CompressProgress> = /*@__PURE__*
   messageDesc(file_memory_v1_event, 11);
 
 /**
+ * A summary slice was saved (SummaryService.SaveSummary); the session's summary
+ * cursor is now `to_seq`.
+ *
+ * @generated from message memory.v1.SummarySaved
+ */
+export type SummarySaved = Message<"memory.v1.SummarySaved"> & {
+  /**
+   * Id of the new summary slice.
+   *
+   * @generated from field: string summary_id = 1;
+   */
+  summaryId: string;
+
+  /**
+   * First message seq the slice covers (inclusive).
+   *
+   * @generated from field: int64 from_seq = 2;
+   */
+  fromSeq: bigint;
+
+  /**
+   * Last message seq the slice covers (inclusive); the new cursor.
+   *
+   * @generated from field: int64 to_seq = 3;
+   */
+  toSeq: bigint;
+};
+
+/**
+ * Describes the message memory.v1.SummarySaved.
+ * Use `create(SummarySavedSchema)` to create a new message.
+ */
+export const SummarySavedSchema: GenMessage<SummarySaved> = /*@__PURE__*/
+  messageDesc(file_memory_v1_event, 12);
+
+/**
+ * A long-term memory entry was saved or forgotten (EntryService). Tenant-wide:
+ * the event's session_id is empty.
+ *
+ * @generated from message memory.v1.EntryChanged
+ */
+export type EntryChanged = Message<"memory.v1.EntryChanged"> & {
+  /**
+   * Scope of the entry.
+   *
+   * @generated from field: string scope = 1;
+   */
+  scope: string;
+
+  /**
+   * Id of the entry.
+   *
+   * @generated from field: string entry_id = 2;
+   */
+  entryId: string;
+
+  /**
+   * True when the entry was forgotten, false when it was saved.
+   *
+   * @generated from field: bool deleted = 3;
+   */
+  deleted: boolean;
+};
+
+/**
+ * Describes the message memory.v1.EntryChanged.
+ * Use `create(EntryChangedSchema)` to create a new message.
+ */
+export const EntryChangedSchema: GenMessage<EntryChanged> = /*@__PURE__*/
+  messageDesc(file_memory_v1_event, 13);
+
+/**
  * The kind of an event; mirrors the case of Event.payload.
  *
  * @generated from enum memory.v1.EventType
@@ -565,6 +653,20 @@ export enum EventType {
    * @generated from enum value: EVENT_TYPE_COMPRESS_PROGRESS = 11;
    */
   COMPRESS_PROGRESS = 11,
+
+  /**
+   * A summary slice was saved and the session's summary cursor advanced.
+   *
+   * @generated from enum value: EVENT_TYPE_SUMMARY_SAVED = 12;
+   */
+  SUMMARY_SAVED = 12,
+
+  /**
+   * A long-term memory entry was saved or forgotten.
+   *
+   * @generated from enum value: EVENT_TYPE_ENTRY_CHANGED = 13;
+   */
+  ENTRY_CHANGED = 13,
 }
 
 /**
