@@ -290,3 +290,14 @@ async def test_tenants_are_isolated(memory, tenant):
     assert await memory.update_message_content(other, "s", "secret", "x", 0) == 0
     assert await memory.recent_across_sessions(other, RecentQuery(limit=10)) == []
     assert contents(await memory.get_history(tenant, "s", 0)) == ["secret"]
+
+
+async def test_history_limit_above_maximum_is_clamped(store, tenant):
+    from memoryd.domain.limits import Limits
+    from memoryd.domain.memory import Memory
+
+    memory = Memory(store, Limits(max_page_size=4))
+    await save(memory, tenant, "s", *[msg(str(i), i + 1) for i in range(6)])
+    assert contents(await memory.get_history(tenant, "s", 10_000)) == ["2", "3", "4", "5"]
+    page, token = await memory.get_full_history(tenant, "s", 10_000, "")
+    assert len(page) == 4 and token
