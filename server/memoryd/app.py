@@ -19,6 +19,7 @@ from memoryd.domain.errors import MemorydError
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import now_ms
 from memoryd.domain.store import Store
+from memoryd.domain.watch import WatchHub
 from memoryd.transport import tls
 from memoryd.transport.auth import Authenticator, check_bind, load_tokens
 from memoryd.transport.reflection import MethodResolvingPool
@@ -57,11 +58,14 @@ class App:
     health: health.aio.HealthServicer
     port: int
     tasks: list[asyncio.Task] = field(default_factory=list)
+    hub: WatchHub | None = None
 
     async def stop(self, grace: float | None = None) -> None:
         grace = self.config.grace_seconds if grace is None else grace
         log.info("shutting_down", grace_seconds=grace)
         await self.health.enter_graceful_shutdown()
+        if self.hub is not None:
+            self.hub.close()  # Watch streams end cleanly with a last progress; clients resume elsewhere
         await self.server.stop(grace)
         for task in self.tasks:
             task.cancel()
@@ -150,11 +154,14 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
         log.info("metrics_serving", port=metrics_port)
     await store.open()
     memory = Memory(store, config.limits)
+    hub = WatchHub(
+        store, buffer_size=config.watch_buffer_size, progress_interval=config.watch_progress_interval_seconds
+    )
 
     server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port), interceptors=interceptors)
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(memory, auth), server)
     metadata_service_pb2_grpc.add_MetadataServiceServicer_to_server(MetadataServicer(memory, auth), server)
-    event_service_pb2_grpc.add_EventServiceServicer_to_server(EventServicer(store, config.limits, auth), server)
+    event_service_pb2_grpc.add_EventServiceServicer_to_server(EventServicer(store, hub, config.limits, auth), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -172,9 +179,14 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     await server.start()
     await _set_serving(health_servicer, True)
 
-    app = App(config, store, server, health_servicer, port)
+    app = App(config, store, server, health_servicer, port, hub=hub)
     app.tasks.append(asyncio.create_task(_watch_storage_health(app), name="storage-health"))
     app.tasks.append(asyncio.create_task(_compact_events(app), name="event-compaction"))
+    if config.mongodb_uri:
+        from memoryd.storage.mongo.tail import follow_commits
+
+        tail = follow_commits(store, mode=config.mongodb_change_streams, poll_interval=config.watch_poll_interval_seconds)
+        app.tasks.append(asyncio.create_task(tail, name="event-tail"))
     if config.port_file:
         Path(config.port_file).write_text(str(port))
     log.info(

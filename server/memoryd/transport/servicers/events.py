@@ -1,67 +1,74 @@
-"""memory.v1.EventService: Watch tails the durable event log; PublishEvent appends to it."""
+"""memory.v1.EventService: Watch streams the durable event log through the watch hub; PublishEvent appends to it."""
 
 from __future__ import annotations
+
+import collections
 
 from google.protobuf import json_format
 
 from memory.v1 import event_service_pb2 as pb
 from memory.v1 import event_service_pb2_grpc as pb_grpc
-from memoryd.domain.errors import OutOfRange
-from memoryd.domain.models import EventDraft, EventType, now_ms
+from memoryd.domain.limits import Limits
+from memoryd.domain.models import Event, EventDraft, EventType, now_ms
 from memoryd.domain.store import Store
+from memoryd.domain.watch import WatchFilter, WatchHub
 from memoryd.transport.auth import Authenticator
 from memoryd.transport.convert import event_to_proto
 from memoryd.transport.rpc import server_stream, unary
-from memoryd.domain.limits import Limits
 from memoryd.transport.validation import Check
 
-READ_BATCH = 500
-PROGRESS_INTERVAL_SECONDS = 10.0
+
+class _Responses:
+    """Recently built WatchResponses by (tenant, seq): fan-out converts each event once, not once per stream."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._items: collections.OrderedDict[tuple[str, int], pb.WatchResponse] = collections.OrderedDict()
+
+    def of(self, event: Event) -> pb.WatchResponse:
+        key = (event.tenant, event.seq)
+        response = self._items.get(key)
+        if response is None:
+            response = self._items[key] = pb.WatchResponse(event=event_to_proto(event))
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return response
 
 
 class EventServicer(pb_grpc.EventServiceServicer):
-    def __init__(self, store: Store, limits: Limits, auth: Authenticator) -> None:
+    def __init__(self, store: Store, hub: WatchHub, limits: Limits, auth: Authenticator) -> None:
         self.store = store
+        self.hub = hub
         self.limits = limits
         self.auth = auth
+        self._responses = _Responses()
 
     @server_stream
     async def Watch(self, request: pb.WatchRequest, context, tenant: str):
         check = Check(self.limits)
         check.names("session_ids", request.session_ids)
-        check.enum("types", request.types, [t.value for t in EventType])
+        if check.count("types", request.types, self.limits.max_filter_items):
+            check.enum("types", request.types, [t.value for t in EventType])
         if request.HasField("after_seq"):
             check.non_negative("after_seq", request.after_seq)
         check.done()
-        sessions = set(request.session_ids)
-        types = set(request.types)
-        floor, latest = await self.store.event_bounds(tenant)
-        cursor = request.after_seq if request.HasField("after_seq") else latest
-        if cursor < floor:
-            raise OutOfRange(
-                f"events up to seq {floor} were removed by retention; resync and watch from now",
-                reason="EVENTS_COMPACTED",
-                metadata={"oldest_seq": str(floor + 1)},
-            )
-        # Headers now, before any event: a client that awaits them knows the
-        # watch is registered (etcd's "created"), so a watch "from now" can
-        # be followed by writes without racing them.
-        await context.send_initial_metadata(())
-        notifier = self.store.notifier
-        while True:
-            changed = notifier.current()
-            events = await self.store.read_events(tenant, cursor, READ_BATCH)
-            for event in events:
-                cursor = event.seq
-                if types and event.type not in types:
-                    continue
-                if sessions and event.session_id and event.session_id not in sessions:
-                    continue
-                yield pb.WatchResponse(event=event_to_proto(event))
-            if len(events) == READ_BATCH:
-                continue
-            if not await notifier.wait(changed, PROGRESS_INTERVAL_SECONDS):
-                yield pb.WatchResponse(progress=pb.WatchProgress(latest_seq=cursor))
+        watch_filter = WatchFilter(frozenset(request.session_ids), frozenset(EventType(t) for t in request.types))
+        after_seq = request.after_seq if request.HasField("after_seq") else None
+        watcher = self.hub.watch(tenant, after_seq, watch_filter)
+        try:
+            await watcher.start()
+            # Headers now, before any event: a client that awaits them knows the watch's
+            # starting point is fixed (etcd's "created"), so a watch "from now" can be
+            # followed by writes without racing them.
+            await context.send_initial_metadata(())
+            async for item in watcher:
+                if isinstance(item, Event):
+                    yield self._responses.of(item)
+                else:
+                    yield pb.WatchResponse(progress=pb.WatchProgress(latest_seq=item.latest_seq))
+        finally:
+            # Runs on cancellation too (CancelledError propagates: grpc issue 43360).
+            watcher.close()
 
     @unary
     async def PublishEvent(self, request: pb.PublishEventRequest, context, tenant: str) -> pb.PublishEventResponse:
@@ -70,8 +77,15 @@ class EventServicer(pb_grpc.EventServiceServicer):
         case = request.WhichOneof("payload")
         if case is None:
             check.fail("payload", "one of compress_requested or compress_progress is required")
-        elif case == "compress_progress" and not 0 <= request.compress_progress.progress <= 1:
-            check.fail("compress_progress.progress", "must be between 0 and 1")
+        elif case == "compress_progress":
+            progress = request.compress_progress
+            if not 0 <= progress.progress <= 1:
+                check.fail("compress_progress.progress", "must be between 0 and 1")
+            check.name("compress_progress.phase", progress.phase, required=False)
+            check.text_bytes("compress_progress.error", progress.error, self.limits.max_text_bytes)
+        else:
+            check.name("compress_requested.requested_by", request.compress_requested.requested_by, required=False)
+            check.text_bytes("compress_requested.reason", request.compress_requested.reason, self.limits.max_text_bytes)
         check.done()
         event_type = EventType[case.upper()]
         payload = json_format.MessageToDict(getattr(request, case), preserving_proto_field_name=True)
