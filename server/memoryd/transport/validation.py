@@ -55,6 +55,18 @@ class Check:
         for i, value in enumerate(values):
             self.name(f"{field}[{i}]", value)
 
+    def kinds(self, field: str, values: Sequence[str]) -> None:
+        """Kind filters: "" is a real kind (present but empty), so only count and length are bounded."""
+        if self.count(field, values, self.limits.max_filter_items):
+            for i, value in enumerate(values):
+                if value:
+                    self.name(f"{field}[{i}]", value)
+
+    def finite(self, field: str, struct) -> None:
+        """JSON objects (google.protobuf.Struct) must not hold NaN or infinities."""
+        if _has_non_finite(struct):
+            self.fail(field, "numbers must be finite")
+
     def count(self, field: str, values: Sequence, maximum: int, *, minimum: int = 0) -> bool:
         if len(values) < minimum:
             self.fail(field, f"must hold at least {minimum} item(s)")
@@ -90,8 +102,9 @@ class Check:
             self.name(f"{field}.tool_calls[{i}].id", call.id, required=False)
         if msg.ByteSize() > limits.max_message_bytes:
             self.fail(field, f"serialized message must be at most {limits.max_message_bytes} bytes")
-        if _has_non_finite(msg.metadata):
-            self.fail(f"{field}.metadata", "numbers must be finite")
+        self.finite(f"{field}.metadata", msg.metadata)
+        for i, segment in enumerate(msg.segments):
+            self.finite(f"{field}.segments[{i}].data", segment.data)
 
     def messages(self, field: str, messages: Sequence[message_pb2.Message], *, minimum: int) -> None:
         if self.count(field, messages, self.limits.max_batch_messages, minimum=minimum):

@@ -87,7 +87,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         if request.to_ts < request.from_ts:
             check.fail("to_ts", "must be >= from_ts")
         check.names("roles", request.roles)
-        check.count("exclude_kinds", request.exclude_kinds, self.limits.max_filter_items)
+        check.kinds("exclude_kinds", request.exclude_kinds)
         check.page_size("page_size", request.page_size)
         check.done()
         messages, token = await self.memory.list_in_range(
@@ -116,9 +116,8 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             check.name("platform", request.platform, required=False)
         check.names("exclude_session_ids", request.exclude_session_ids)
         check.names("roles", request.roles)
-        # Kinds may legitimately be "" (a present, empty kind), so only their count is bounded.
-        check.count("kinds", request.kinds, self.limits.max_filter_items)
-        check.count("exclude_kinds", request.exclude_kinds, self.limits.max_filter_items)
+        check.kinds("kinds", request.kinds)
+        check.kinds("exclude_kinds", request.exclude_kinds)
         check.done()
         query = RecentQuery(
             limit=request.limit,

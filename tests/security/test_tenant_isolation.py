@@ -1,0 +1,156 @@
+"""The cross-tenant matrix: tenant A calls every RPC against tenant B's sessions, metadata
+and events (same session ids, namespaces, keys, message ids, timestamps, idempotency
+keys) and must read nothing and change nothing. Every ordered pair of three tenants, on
+SQLite and MongoDB.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+
+import grpc
+import pytest
+from google.protobuf import struct_pb2
+
+from memory.v1 import event_pb2
+from memory.v1 import event_service_pb2 as ev
+from memory.v1 import memory_service_pb2 as mem
+from memory.v1 import message_pb2
+from memory.v1 import metadata_service_pb2 as meta
+from tests.conftest import mongo_targets, mongo_uri_for
+from tests.security.conftest import TENANTS
+from tests.security.harness import Caller, new_token, snapshot, start_app
+
+PAIRS = list(itertools.permutations(TENANTS, 2))
+ALL_ROLES = ["user", "assistant", "system", "tool", "notice"]
+ALL_TARGETS = [mem.CLEAR_TARGET_MESSAGES, mem.CLEAR_TARGET_METADATA]
+FAR_FUTURE = 1 << 62
+
+
+@pytest.fixture(scope="module", params=["sqlite", *mongo_targets()])
+async def matrix(request, tmp_path_factory):
+    tokens = {tenant: new_token() for tenant in TENANTS}
+    uri = "" if request.param == "sqlite" else mongo_uri_for(request.param, request)
+    app = await start_app(tmp_path_factory.mktemp("matrix"), tokens, mongodb_uri=uri)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
+    yield request.param, app, {t: Caller(channel, tok, t) for t, tok in tokens.items()}
+    await channel.close()
+    await app.stop(0)
+
+
+def _struct(**fields) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    s.update(fields)
+    return s
+
+
+async def _next_event(stream) -> event_pb2.Event:
+    while True:
+        response = await stream.read()
+        assert response is not grpc.aio.EOF
+        if response.HasField("event"):
+            return response.event
+
+
+async def _events_until(stream, marker_session: str) -> list[event_pb2.Event]:
+    events = []
+    while True:
+        event = await _next_event(stream)
+        events.append(event)
+        if event.session_id == marker_session:
+            return events
+
+
+@pytest.mark.parametrize(("attacker", "victim"), PAIRS, ids=[f"{a}->{b}" for a, b in PAIRS])
+async def test_tenant_reads_nothing_and_changes_nothing_of_another(matrix, attacker, victim):
+    backend, app, callers = matrix
+    a, b = callers[attacker], callers[victim]
+    tag = uuid.uuid4().hex[:8]
+    session, namespace, key, idem = f"shared-{tag}", f"ns-{tag}", "k", f"idem-{tag}"
+    secret = f"victim-secret-{tag}"
+
+    # -- the victim's data --------------------------------------------------------------
+    saved = await b.call(
+        "memory",
+        "SaveMessages",
+        mem.SaveMessagesRequest(
+            session_id=session,
+            idempotency_key=idem,
+            messages=[
+                message_pb2.Message(
+                    role=role, content=f"{secret} {i}", timestamp=10_000 + i, kind="chat", metadata=_struct(platform="qq")
+                )
+                for i, role in enumerate(ALL_ROLES)
+            ],
+        ),
+    )
+    ids = [m.id for m in saved.messages]
+    timestamps = [m.timestamp for m in saved.messages]
+    await b.call("metadata", "SaveMetadata", meta.SaveMetadataRequest(namespace=namespace, key=key, data=_struct(secret=secret)))
+    await b.call(
+        "events", "PublishEvent", ev.PublishEventRequest(session_id=session, compress_requested=event_pb2.CompressRequested())
+    )
+    victim_watch = b.watch(ev.WatchRequest())
+    await victim_watch.initial_metadata()
+    before = await snapshot(app, b, (namespace,))
+    attacker_watch = a.watch(ev.WatchRequest(after_seq=0))
+
+    # -- reads see nothing -----------------------------------------------------------------
+    assert not (await a.call("memory", "GetHistory", mem.GetHistoryRequest(session_id=session, limit=1000))).messages
+    assert not (await a.call("memory", "GetFullHistory", mem.GetFullHistoryRequest(session_id=session))).messages
+    in_range = await a.call(
+        "memory", "ListMessagesInRange", mem.ListMessagesInRangeRequest(session_id=session, from_ts=0, to_ts=FAR_FUTURE)
+    )
+    assert not in_range.messages
+    recent = await a.call("memory", "GetRecentAcrossSessions", mem.GetRecentAcrossSessionsRequest(limit=1000, roles=ALL_ROLES))
+    assert not {m.message.id for m in recent.messages} & set(ids)
+    assert all(secret not in m.message.content for m in recent.messages)
+    sessions = await a.call("memory", "ListSessions", mem.ListSessionsRequest(page_size=1000))
+    assert session not in {s.session_id for s in sessions.sessions}
+    assert not (await a.call("metadata", "GetMetadata", meta.GetMetadataRequest(namespace=namespace, key=key))).found
+    assert not (await a.call("metadata", "ListMetadata", meta.ListMetadataRequest(namespace=namespace))).entries
+
+    # -- mutations aimed at the victim's records change nothing of theirs ----------------------
+    assert (await a.call("memory", "TrimHistory", mem.TrimHistoryRequest(session_id=session, keep_recent=0))).archived_count == 0
+    update = mem.UpdateMessageContentRequest(session_id=session, old_text=secret, new_text="pwned", recent_limit=1000)
+    assert (await a.call("memory", "UpdateMessageContent", update)).changed_count == 0
+    by_ts = mem.DeleteMessagesByTimestampsRequest(session_id=session, timestamps=timestamps)
+    assert (await a.call("memory", "DeleteMessagesByTimestamps", by_ts)).deleted_count == 0
+    assert (await a.call("memory", "DeleteMessages", mem.DeleteMessagesRequest(session_id=session, ids=ids))).deleted_count == 0
+    cleared = await a.call("memory", "ClearSession", mem.ClearSessionRequest(session_id=session, targets=ALL_TARGETS))
+    assert [r.removed_count for r in cleared.results] == [0, 0]
+    assert not (await a.call("metadata", "DeleteMetadata", meta.DeleteMetadataRequest(namespace=namespace, key=key))).deleted
+    replaced = await a.call(
+        "memory", "ReplaceHistory", mem.ReplaceHistoryRequest(session_id=session, messages=[message_pb2.Message(role="user", content="mine")])
+    )
+    assert replaced.removed_count == 0
+    # The victim's idempotency key means nothing in another tenant: a new message is stored.
+    own = await a.call(
+        "memory",
+        "SaveMessage",
+        mem.SaveMessageRequest(session_id=session, idempotency_key=idem, message=message_pb2.Message(role="user", content="mine")),
+    )
+    assert not own.deduplicated and own.message.id not in ids
+    await a.call("metadata", "SaveMetadata", meta.SaveMetadataRequest(namespace=namespace, key=key, data=_struct(secret="mine")))
+    await a.call("events", "PublishEvent", ev.PublishEventRequest(session_id=session, compress_requested=event_pb2.CompressRequested()))
+    await a.call("memory", "ClearAll", mem.ClearAllRequest(targets=ALL_TARGETS))
+    marker = f"marker-{tag}"
+    await a.call("events", "PublishEvent", ev.PublishEventRequest(session_id=marker, compress_requested=event_pb2.CompressRequested()))
+
+    # -- the victim's data and event log are untouched ----------------------------------------
+    assert await snapshot(app, b, (namespace,)) == before
+    got = await b.call("metadata", "GetMetadata", meta.GetMetadataRequest(namespace=namespace, key=key))
+    assert got.found and got.entry.data["secret"] == secret
+    await b.call("events", "PublishEvent", ev.PublishEventRequest(session_id=marker, compress_requested=event_pb2.CompressRequested()))
+    first = await _next_event(victim_watch)
+    assert first.session_id == marker and first.seq == before["events"][1] + 1
+    victim_watch.cancel()
+
+    # -- the attacker's own log never carried the victim's events -------------------------------
+    seen = await _events_until(attacker_watch, marker)
+    attacker_watch.cancel()
+    for event in seen:
+        raw = event.SerializeToString()
+        assert not any(i.encode() in raw for i in ids) and secret.encode() not in raw
+
