@@ -22,6 +22,8 @@ from pathlib import Path
 
 import grpc
 
+from memory.v1 import event_service_pb2
+
 STARTUP_TIMEOUT = 30.0
 
 
@@ -105,7 +107,7 @@ class Fault:
 
 @dataclass
 class StreamCut:
-    """End the first `times` streams of `method` with `code` after `after` messages."""
+    """End the first `times` Watch streams with `code` after `after` events (progress not counted)."""
 
     method: str
     code: grpc.StatusCode
@@ -177,7 +179,8 @@ class FaultProxy:
             sent = 0
             async for response in call:
                 yield response
-                sent += 1
+                if event_service_pb2.WatchResponse.FromString(response).HasField("event"):
+                    sent += 1
                 if cut is not None and sent >= cut.after:
                     call.cancel()
                     await context.abort(cut.code, f"injected {cut.code.name}")
