@@ -1,0 +1,1 @@
+"""Qdrant adapter of the vector index."""

@@ -1,0 +1,343 @@
+"""Vector index over Qdrant through qdrant-client's AsyncQdrantClient.
+
+A Qdrant server when a URL is configured (gRPC preferred, API key supported), Qdrant's
+local mode (on-disk, in-process, one process per folder) under the data dir otherwise.
+
+Layout: one collection per vector dimension (`<prefix>_d<dim>`), cosine distance. Every
+point carries the tenant; every read and delete filters on it. Keyword payload indexes
+(tenant with `is_tenant`, model_id, session_id, platform, ...) are created idempotently;
+local mode ignores payload indexes, which is fine for an embedded default.
+
+Every failure of the vector store surfaces as StorageUnavailable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import warnings
+from collections.abc import Awaitable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from qdrant_client import AsyncQdrantClient
+from qdrant_client import models as qm
+
+from memoryd.domain import deadline
+from memoryd.domain.errors import StorageUnavailable
+from memoryd.domain.vectors import (
+    Candidate,
+    CollectionCount,
+    ModelCount,
+    Scope,
+    VectorPoint,
+    VectorRecord,
+    VectorSelector,
+    VectorStats,
+)
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+KEYWORD_FIELDS = ("model_id", "session_id", "platform", "message_id", "sender_id", "mentioned_ids", "role")
+INTEGER_FIELDS = ("timestamp", "indexed_at")
+FACET_LIMIT = 10_000
+
+
+def _match(key: str, value: Any) -> qm.FieldCondition:
+    return qm.FieldCondition(key=key, match=qm.MatchValue(value=value))
+
+
+def _match_any(key: str, values: Sequence[Any]) -> qm.FieldCondition:
+    return qm.FieldCondition(key=key, match=qm.MatchAny(any=list(values)))
+
+
+def tenant_filter(tenant: str, *conditions: qm.Condition) -> qm.Filter:
+    return qm.Filter(must=[_match("tenant", tenant), *conditions])
+
+
+def scope_filter(tenant: str, scope: Scope) -> qm.Filter:
+    if scope.unrestricted:
+        return tenant_filter(tenant)
+    alternatives: list[qm.Condition] = []
+    if scope.session_id:
+        alternatives.append(_match("session_id", scope.session_id))
+    if scope.platform:
+        alternatives.append(_match("platform", scope.platform))
+    if scope.speaker_ids:
+        alternatives.append(_match_any("sender_id", scope.speaker_ids))
+        alternatives.append(_match_any("mentioned_ids", scope.speaker_ids))
+    return qm.Filter(must=[_match("tenant", tenant)], should=alternatives)
+
+
+def selector_filter(selector: VectorSelector) -> qm.Filter:
+    must: list[qm.Condition] = [_match("tenant", selector.tenant)]
+    if selector.session_id is not None:
+        must.append(_match("session_id", selector.session_id))
+    if selector.model_id is not None:
+        must.append(_match("model_id", selector.model_id))
+    if selector.indexed_before is not None:
+        must.append(qm.FieldCondition(key="indexed_at", range=qm.Range(lt=selector.indexed_before)))
+    should: list[qm.Condition] = []
+    if selector.message_ids:
+        should.append(_match_any("message_id", selector.message_ids))
+    if selector.timestamps:
+        should.append(_match_any("timestamp", selector.timestamps))
+    return qm.Filter(must=must, should=should or None)
+
+
+def payload_of(point: VectorPoint, indexed_at: int) -> dict[str, Any]:
+    r = point.record
+    payload: dict[str, Any] = {
+        "tenant": point.tenant,
+        "session_id": r.session_id,
+        "timestamp": r.timestamp,
+        "role": r.role,
+        "platform": r.platform,
+        "sender_id": r.sender_id,
+        "mentioned_ids": list(r.mentioned_ids),
+        "speaker_label": r.speaker_label,
+        "text": r.text,
+        "indexed_at": indexed_at,
+    }
+    if r.model_id:
+        payload["model_id"] = r.model_id
+    if r.message_id:
+        payload["message_id"] = r.message_id
+    return payload
+
+
+def record_of(payload: dict[str, Any]) -> VectorRecord:
+    return VectorRecord(
+        session_id=str(payload.get("session_id", "")),
+        timestamp=int(payload.get("timestamp") or 0),
+        model_id=payload.get("model_id") or None,
+        message_id=str(payload.get("message_id") or ""),
+        role=str(payload.get("role") or ""),
+        platform=str(payload.get("platform") or ""),
+        sender_id=str(payload.get("sender_id") or ""),
+        mentioned_ids=tuple(payload.get("mentioned_ids") or ()),
+        speaker_label=str(payload.get("speaker_label") or ""),
+        text=str(payload.get("text") or ""),
+    )
+
+
+class QdrantIndex:
+    def __init__(
+        self,
+        *,
+        url: str = "",
+        api_key: str = "",
+        prefer_grpc: bool = True,
+        grpc_port: int = 6334,
+        path: Path | None = None,
+        prefix: str = "memoryd",
+        timeout: float = 5.0,
+    ) -> None:
+        if not url and path is None:
+            raise ValueError("QdrantIndex needs a server url or a local path")
+        self.url = url
+        self.api_key = api_key
+        self.prefer_grpc = prefer_grpc
+        self.grpc_port = grpc_port
+        self.path = path
+        self.prefix = prefix
+        self.timeout = timeout
+        self._client: AsyncQdrantClient | None = None
+        self._ready: set[int] = set()  # dimensions whose collection exists with its indexes
+        self._create_lock = asyncio.Lock()
+
+    @property
+    def local(self) -> bool:
+        return not self.url
+
+    @property
+    def target(self) -> str:
+        return self.url or f"local:{self.path}"
+
+    # -- lifecycle -------------------------------------------------------------
+    async def open(self) -> None:
+        if self.local:
+            Path(self.path).mkdir(parents=True, exist_ok=True)
+            self._client = AsyncQdrantClient(path=str(self.path))
+        else:
+            self._client = AsyncQdrantClient(
+                url=self.url,
+                api_key=self.api_key or None,
+                prefer_grpc=self.prefer_grpc,
+                grpc_port=self.grpc_port,
+                timeout=max(1, int(self.timeout)),
+            )
+        self._ready.clear()
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def ping(self) -> None:
+        await self._call(self._require().get_collections())
+
+    # -- calls -----------------------------------------------------------------
+    def _require(self) -> AsyncQdrantClient:
+        if self._client is None:
+            raise StorageUnavailable("vector store is closed", reason="VECTOR_STORE_UNAVAILABLE")
+        return self._client
+
+    async def _call(self, awaitable: Awaitable[T]) -> T:
+        """Bound by the caller's deadline; any vector store failure becomes StorageUnavailable."""
+        try:
+            return await asyncio.wait_for(awaitable, timeout=deadline.remaining(self.timeout))
+        except (StorageUnavailable, asyncio.CancelledError):
+            raise
+        except Exception as error:  # noqa: BLE001 - transport, server and closed-client errors alike
+            raise StorageUnavailable(
+                f"vector store unavailable ({type(error).__name__})", reason="VECTOR_STORE_UNAVAILABLE"
+            ) from error
+
+    def collection(self, dimension: int) -> str:
+        return f"{self.prefix}_d{dimension}"
+
+    async def dimensions(self) -> list[int]:
+        """Dimensions that have a collection, ascending."""
+        response = await self._call(self._require().get_collections())
+        marker = f"{self.prefix}_d"
+        dims = []
+        for description in response.collections:
+            name = description.name
+            if name.startswith(marker) and name[len(marker) :].isdigit():
+                dims.append(int(name[len(marker) :]))
+        return sorted(dims)
+
+    async def _ensure(self, dimension: int) -> str:
+        name = self.collection(dimension)
+        if dimension in self._ready:
+            return name
+        async with self._create_lock:
+            if dimension in self._ready:
+                return name
+            client = self._require()
+            if not await self._call(client.collection_exists(name)):
+                try:
+                    await self._call(
+                        client.create_collection(
+                            name,
+                            vectors_config=qm.VectorParams(size=dimension, distance=qm.Distance.COSINE),
+                            # Multitenancy: per-tenant graphs instead of one global graph;
+                            # every search filters on the tenant.
+                            hnsw_config=qm.HnswConfigDiff(payload_m=16, m=0),
+                        )
+                    )
+                except StorageUnavailable:
+                    # Another replica may have created it first.
+                    if not await self._call(client.collection_exists(name)):
+                        raise
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # local mode warns that payload indexes have no effect
+                await self._call(
+                    client.create_payload_index(
+                        name,
+                        "tenant",
+                        field_schema=qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True),
+                    )
+                )
+                for key in KEYWORD_FIELDS:
+                    await self._call(client.create_payload_index(name, key, field_schema=qm.PayloadSchemaType.KEYWORD))
+                for key in INTEGER_FIELDS:
+                    await self._call(client.create_payload_index(name, key, field_schema=qm.PayloadSchemaType.INTEGER))
+            self._ready.add(dimension)
+            log.info("vector collection ready: %s", name)
+        return name
+
+    async def _exists(self, dimension: int) -> bool:
+        if dimension in self._ready:
+            return True
+        return await self._call(self._require().collection_exists(self.collection(dimension)))
+
+    # -- writes ----------------------------------------------------------------
+    async def upsert(self, points: Sequence[VectorPoint], indexed_at: int) -> None:
+        by_dimension: dict[int, list[qm.PointStruct]] = {}
+        for point in points:
+            by_dimension.setdefault(len(point.vector), []).append(
+                qm.PointStruct(id=point.id, vector=list(point.vector), payload=payload_of(point, indexed_at))
+            )
+        for dimension, structs in by_dimension.items():
+            name = await self._ensure(dimension)
+            await self._call(self._require().upsert(name, points=structs, wait=True))
+
+    async def delete(self, selector: VectorSelector) -> int:
+        """Delete matching points in every collection; returns how many there were."""
+        client = self._require()
+        flt = selector_filter(selector)
+        removed = 0
+        for dimension in await self.dimensions():
+            name = self.collection(dimension)
+            found = await self._call(client.count(name, count_filter=flt, exact=True))
+            if found.count:
+                await self._call(client.delete(name, points_selector=qm.FilterSelector(filter=flt), wait=True))
+                removed += found.count
+        return removed
+
+    # -- reads -----------------------------------------------------------------
+    async def query(self, tenant: str, vector: Sequence[float], scope: Scope, limit: int) -> list[Candidate]:
+        dimension = len(vector)
+        if not await self._exists(dimension):
+            return []
+        response = await self._call(
+            self._require().query_points(
+                self.collection(dimension),
+                query=list(vector),
+                query_filter=scope_filter(tenant, scope),
+                limit=limit,
+                with_payload=True,
+            )
+        )
+        return [Candidate(str(p.id), float(p.score), record_of(p.payload or {})) for p in response.points]
+
+    async def has_point(self, dimension: int, point_id: str) -> bool:
+        if not await self._exists(dimension):
+            return False
+        found = await self._call(
+            self._require().retrieve(self.collection(dimension), ids=[point_id], with_payload=False)
+        )
+        return bool(found)
+
+    async def model_dimensions(self, tenant: str, model_id: str) -> list[int]:
+        """Dimensions of the collections that hold the tenant's points of `model_id`."""
+        client = self._require()
+        flt = tenant_filter(tenant, _match("model_id", model_id))
+        found = []
+        for dimension in await self.dimensions():
+            points, _ = await self._call(
+                client.scroll(self.collection(dimension), scroll_filter=flt, limit=1, with_payload=False)
+            )
+            if points:
+                found.append(dimension)
+        return found
+
+    async def stats(self, tenant: str) -> tuple[list[ModelCount], list[CollectionCount]]:
+        client = self._require()
+        models: list[ModelCount] = []
+        collections: list[CollectionCount] = []
+        legacy = qm.IsEmptyCondition(is_empty=qm.PayloadField(key="model_id"))
+        for dimension in await self.dimensions():
+            name = self.collection(dimension)
+            total = await self._call(client.count(name, count_filter=tenant_filter(tenant), exact=True))
+            collections.append(CollectionCount(name, dimension, total.count))
+            if not total.count:
+                continue
+            facets = await self._call(
+                client.facet(name, key="model_id", facet_filter=tenant_filter(tenant), limit=FACET_LIMIT, exact=True)
+            )
+            for hit in facets.hits:
+                if hit.value:
+                    models.append(ModelCount(str(hit.value), hit.count, dimension))
+            untagged = await self._call(client.count(name, count_filter=tenant_filter(tenant, legacy), exact=True))
+            if untagged.count:
+                models.append(ModelCount(None, untagged.count, dimension))
+        models.sort(key=lambda m: (-m.count, m.model_id or ""))
+        return models, collections
+
+
+__all__ = ["QdrantIndex", "VectorStats"]

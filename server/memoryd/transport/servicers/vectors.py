@@ -1,0 +1,220 @@
+"""memory.v1.VectorService: validate, call the vector memory, build the response."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from memory.v1 import vector_service_pb2 as pb
+from memory.v1 import vector_service_pb2_grpc as pb_grpc
+from memoryd.domain import recall
+from memoryd.domain.vectors import VectorPoint, VectorRecord, VectorSelector
+from memoryd.transport.auth import Authenticator
+from memoryd.transport.convert import message_to_proto
+from memoryd.transport.rpc import unary
+from memoryd.transport.validation import Check
+from memoryd.vectors.memory import VectorMemory
+
+MAX_POINTS = 1000
+MAX_DIMENSION = 65_536  # Qdrant's limit
+MAX_EXCLUDED_IDS = 1000
+MAX_BOOST = 100.0
+SCOPES = [s.value for s in recall.RecallScope]
+ROLES = list(pb.RecallRoles.values())
+
+
+def _finite(vector) -> bool:
+    return bool(np.isfinite(np.asarray(vector, dtype=np.float64)).all())
+
+
+def _unit_interval(check: Check, field: str, value: float, low: float, high: float) -> None:
+    if not math.isfinite(value) or not low <= value <= high:
+        check.fail(field, f"must be between {low:g} and {high:g}")
+
+
+class VectorServicer(pb_grpc.VectorServiceServicer):
+    def __init__(self, vectors: VectorMemory, auth: Authenticator, limits) -> None:
+        self.vectors = vectors
+        self.auth = auth
+        self.limits = limits
+
+    def _vector(self, check: Check, field: str, vector) -> None:
+        if not vector:
+            check.fail(field, "must not be empty")
+        elif len(vector) > MAX_DIMENSION:
+            check.fail(field, f"must have at most {MAX_DIMENSION} dimensions")
+        elif not _finite(vector):
+            check.fail(field, "must hold finite numbers only (no NaN or Inf)")
+
+    @unary
+    async def UpsertVectors(self, request: pb.UpsertVectorsRequest, context, tenant: str) -> pb.UpsertVectorsResponse:
+        check = Check(self.limits)
+        points = []
+        if check.count("points", request.points, MAX_POINTS, minimum=1):
+            for i, p in enumerate(request.points):
+                field = f"points[{i}]"
+                if p.legacy:
+                    if p.model_id:
+                        check.fail(f"{field}.model_id", "must be empty for a legacy point")
+                else:
+                    check.name(f"{field}.model_id", p.model_id)
+                self._vector(check, f"{field}.vector", p.vector)
+                check.name(f"{field}.session_id", p.session_id)
+                check.name(f"{field}.message_id", p.message_id, required=False)
+                check.positive(f"{field}.timestamp", p.timestamp)
+                for name in ("role", "platform", "sender_id", "speaker_label"):
+                    check.name(f"{field}.{name}", getattr(p, name), required=False)
+                check.names(f"{field}.mentioned_ids", p.mentioned_ids)
+                check.text_bytes(f"{field}.text", p.text, self.limits.max_content_bytes)
+                record = VectorRecord(
+                    session_id=p.session_id,
+                    timestamp=p.timestamp,
+                    model_id=None if p.legacy else p.model_id,
+                    message_id=p.message_id,
+                    role=p.role,
+                    platform=p.platform,
+                    sender_id=p.sender_id,
+                    mentioned_ids=tuple(p.mentioned_ids),
+                    speaker_label=p.speaker_label,
+                    text=p.text,
+                )
+                points.append(VectorPoint(tenant, list(p.vector), record))
+        check.done()
+        ids = await self.vectors.upsert(tenant, points)
+        return pb.UpsertVectorsResponse(point_ids=ids)
+
+    @unary
+    async def SearchMemory(self, request: pb.SearchMemoryRequest, context, tenant: str) -> pb.SearchMemoryResponse:
+        check = Check(self.limits)
+        has_vector, has_text = bool(request.query_vector), bool(request.query_text)
+        if has_vector == has_text:
+            check.fail("query_vector", "exactly one of query_vector and query_text is required")
+        if has_vector:
+            self._vector(check, "query_vector", request.query_vector)
+            check.name("model_id", request.model_id)
+        else:
+            check.text_bytes("query_text", request.query_text, self.limits.max_text_bytes)
+            embedder = self.vectors.embedder
+            if request.model_id and embedder is not None and request.model_id != embedder.model_id:
+                check.fail("model_id", f"query_text is embedded with {embedder.model_id!r}")
+        if not 0 <= request.top_k <= recall.MAX_TOP_K:
+            check.fail("top_k", f"must be between 1 and {recall.MAX_TOP_K} (0 means {recall.DEFAULT_TOP_K})")
+        _unit_interval(check, "min_score", request.min_score, -1.0, 1.0)
+        if request.HasField("time_weight"):
+            _unit_interval(check, "time_weight", request.time_weight, 0.0, 1.0)
+        if request.HasField("user_priority_boost"):
+            _unit_interval(check, "user_priority_boost", request.user_priority_boost, 0.0, MAX_BOOST)
+        if request.scope not in (0, *SCOPES):
+            check.fail("scope", f"unknown enum value {request.scope}")
+        if request.recall_roles not in ROLES:
+            check.fail("recall_roles", f"unknown enum value {request.recall_roles}")
+        scope = recall.RecallScope(request.scope or recall.RecallScope.ALL) if request.scope in (0, *SCOPES) else None
+        check.name("session_id", request.session_id, required=scope is recall.RecallScope.SESSION)
+        check.name("platform", request.platform, required=scope is recall.RecallScope.PLATFORM)
+        check.names("speaker_ids", request.speaker_ids)
+        if scope is recall.RecallScope.USER and not request.speaker_ids:
+            check.fail("speaker_ids", "is required with RECALL_SCOPE_USER")
+        if request.HasField("context_window") and not 0 <= request.context_window <= recall.MAX_CONTEXT_WINDOW:
+            check.fail("context_window", f"must be between 0 and {recall.MAX_CONTEXT_WINDOW}")
+        check.non_negative("per_item_max_chars", request.per_item_max_chars)
+        if check.count("exclude_message_ids", request.exclude_message_ids, MAX_EXCLUDED_IDS):
+            for i, value in enumerate(request.exclude_message_ids):
+                check.name(f"exclude_message_ids[{i}]", value)
+        check.names("control_kinds", request.control_kinds)
+        check.done()
+
+        if has_vector:
+            vector, model_id = list(request.query_vector), request.model_id
+        else:
+            vector, model_id = await self.vectors.embed_query(request.query_text)
+        query = recall.RecallQuery(
+            vector=vector,
+            model_id=model_id,
+            top_k=request.top_k or recall.DEFAULT_TOP_K,
+            min_score=request.min_score,
+            time_weight=request.time_weight if request.HasField("time_weight") else recall.DEFAULT_TIME_WEIGHT,
+            scope=scope,
+            session_id=request.session_id,
+            platform=request.platform,
+            speaker_ids=tuple(request.speaker_ids),
+            user_priority_boost=(
+                request.user_priority_boost if request.HasField("user_priority_boost") else recall.DEFAULT_USER_BOOST
+            ),
+            others_only=request.recall_roles == pb.RECALL_ROLES_OTHERS_ONLY,
+            context_window=(
+                request.context_window if request.HasField("context_window") else recall.DEFAULT_CONTEXT_WINDOW
+            ),
+            expand_cross_session=request.expand_cross_session if request.HasField("expand_cross_session") else True,
+            per_item_max_chars=request.per_item_max_chars,
+            exclude_message_ids=frozenset(request.exclude_message_ids),
+            control_kinds=tuple(request.control_kinds) or self.vectors.control_kinds,
+        )
+        result = await self.vectors.search(tenant, query)
+        response = pb.SearchMemoryResponse(model_id=result.model_id, excluded_other_models=result.excluded_other_models)
+        for hit in result.hits:
+            r = hit.record
+            out = response.hits.add(
+                score=hit.ranked.score,
+                semantic_score=hit.ranked.candidate.semantic,
+                point_id=hit.ranked.candidate.point_id,
+                model_id=r.model_id or "",
+                session_id=r.session_id,
+                message_id=r.message_id,
+                timestamp=r.timestamp,
+                role=r.role,
+                platform=r.platform,
+                sender_id=r.sender_id,
+                mentioned_ids=r.mentioned_ids,
+                speaker_label=r.speaker_label,
+                text=hit.text,
+                truncated_chars=hit.truncated_chars,
+                boosted=hit.ranked.boosted,
+            )
+            for items, target in ((hit.before, out.before), (hit.after, out.after)):
+                for item in items:
+                    context_message = target.add(truncated_chars=item.truncated_chars)
+                    message_to_proto(item.message, context_message.message)
+        return response
+
+    @unary
+    async def DeleteVectors(self, request: pb.DeleteVectorsRequest, context, tenant: str) -> pb.DeleteVectorsResponse:
+        check = Check(self.limits)
+        which = request.WhichOneof("selector")
+        selector = VectorSelector(tenant)
+        if which is None:
+            check.fail("selector", "one of session, timestamps, model or all is required")
+        elif which == "session":
+            check.name("session.session_id", request.session.session_id)
+            selector = VectorSelector(tenant, session_id=request.session.session_id)
+        elif which == "timestamps":
+            by = request.timestamps
+            check.name("timestamps.session_id", by.session_id)
+            if check.count("timestamps.timestamps", by.timestamps, self.limits.max_delete_items, minimum=1):
+                if any(t < 0 for t in by.timestamps):
+                    check.fail("timestamps.timestamps", "must not be negative")
+            selector = VectorSelector(tenant, session_id=by.session_id, timestamps=tuple(sorted(set(by.timestamps))))
+        elif which == "model":
+            check.name("model.model_id", request.model.model_id)
+            selector = VectorSelector(tenant, model_id=request.model.model_id)
+        check.done()
+        deleted = await self.vectors.delete(selector, clear_marker=which == "all")
+        return pb.DeleteVectorsResponse(deleted_count=deleted)
+
+    @unary
+    async def GetVectorStats(
+        self, request: pb.GetVectorStatsRequest, context, tenant: str
+    ) -> pb.GetVectorStatsResponse:
+        stats = await self.vectors.stats(tenant)
+        response = pb.GetVectorStatsResponse(
+            legacy_model=stats.legacy_model,
+            embedder_configured=self.vectors.embedder is not None,
+            index_queue_length=stats.index_queue_length,
+            index_dropped=stats.index_dropped,
+            outbox_pending=stats.outbox_pending,
+        )
+        for m in stats.models:
+            response.models.add(model_id=m.model_id or "", count=m.count, dimension=m.dimension)
+        for c in stats.collections:
+            response.collections.add(collection=c.collection, dimension=c.dimension, count=c.count)
+        return response

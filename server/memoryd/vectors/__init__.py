@@ -1,0 +1,1 @@
+"""Vector memory: SearchMemory, vector upserts and deletes, and keeping Qdrant in step with the message store."""

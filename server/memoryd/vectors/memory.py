@@ -1,0 +1,350 @@
+"""Vector memory: the VectorService operations and the hooks that keep Qdrant in step with
+the message store.
+
+As `MemoryHooks` (domain/hooks.py) it hears about every message change:
+- saved / rewritten messages are queued for background embedding when an embedder is
+  configured (rewrites only replace points that exist);
+- deleted messages lose their vectors (by id and by (session, timestamp)); when Qdrant
+  cannot take the delete, it goes to the durable outbox and the message call still succeeds;
+- clearing vectors (ClearSession / ClearAll) answers CLEARED, or DEFERRED when the work
+  went to the outbox. Clearing all also deletes the legacy-model marker.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memoryd.domain import deadline, recall
+from memoryd.domain.errors import (
+    FailedPrecondition,
+    FieldViolation,
+    InvalidArgument,
+    MemorydError,
+    StorageUnavailable,
+)
+from memoryd.domain.hooks import MemoryHooks
+from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, Message, RangeQuery, now_ms
+from memoryd.domain.store import Store
+from memoryd.domain.vectors import (
+    LEGACY_KEY,
+    LEGACY_NAMESPACE,
+    CollectionCount,
+    ModelCount,
+    VectorPoint,
+    VectorRecord,
+    VectorSelector,
+)
+from memoryd.storage.qdrant.index import QdrantIndex
+from memoryd.vectors.embedder import OpenAIEmbedder
+from memoryd.vectors.indexer import Indexer, IndexJob
+from memoryd.vectors.outbox import Outbox, OutboxDrainer
+
+log = logging.getLogger(__name__)
+
+INDEXED_ROLES = ("user", "assistant")
+# How long a consistency delete may wait for Qdrant before it goes to the outbox.
+HOOK_DELETE_SECONDS = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    hits: list[recall.Hit]
+    model_id: str
+    excluded_other_models: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    models: list[ModelCount]
+    collections: list[CollectionCount]
+    legacy_model: str
+    index_queue_length: int
+    index_dropped: int
+    outbox_pending: int
+
+
+def _first_str(*values: Any) -> str:
+    return next((v for v in values if isinstance(v, str) and v), "")
+
+
+def message_text(message: Message) -> str:
+    """What gets embedded: the visible text when the stored content is an envelope."""
+    visible = (message.metadata or {}).get("visibleContent")
+    return visible if isinstance(visible, str) and visible.strip() else message.content
+
+
+def record_of_message(session_id: str, message: Message, model_id: str | None) -> VectorRecord:
+    """Source fields from the message's metadata (`senderId`, `mentions`, `senderLabel`, ...)."""
+    md = message.metadata or {}
+    sender = md.get("sender") if isinstance(md.get("sender"), dict) else {}
+    mentions: list[str] = []
+    for item in md.get("mentions") or md.get("mentionedIds") or ():
+        value = _first_str(item.get("id"), item.get("userId"), item.get("user_id")) if isinstance(item, dict) else item
+        if isinstance(value, str) and value:
+            mentions.append(value)
+    for segment in message.segments or ():
+        data = segment.get("data") or {}
+        if segment.get("type") == "mention" and isinstance(data, dict):
+            value = _first_str(data.get("user_id"), data.get("userId"), data.get("id"))
+            if value:
+                mentions.append(value)
+    return VectorRecord(
+        session_id=session_id,
+        timestamp=message.timestamp,
+        model_id=model_id,
+        message_id=message.id,
+        role=message.role,
+        platform=message.platform or "",
+        sender_id=_first_str(md.get("senderId"), md.get("sender_id"), md.get("userId"), sender.get("id")),
+        mentioned_ids=tuple(dict.fromkeys(mentions)),
+        speaker_label=_first_str(md.get("senderLabel"), md.get("speakerLabel"), sender.get("label"), sender.get("name")),
+        text=message_text(message),
+    )
+
+
+class VectorMemory(MemoryHooks):
+    def __init__(
+        self,
+        index: QdrantIndex,
+        store: Store,
+        *,
+        half_life_ms: int = recall.DEFAULT_HALF_LIFE_MS,
+        control_kinds: Sequence[str] = recall.DEFAULT_CONTROL_KINDS,
+        embedder: OpenAIEmbedder | None = None,
+        index_concurrency: int = 10,
+        index_queue_size: int = 500,
+        outbox_poll_seconds: float = 5.0,
+        outbox_max_backoff_seconds: float = 60.0,
+    ) -> None:
+        self.index = index
+        self.store = store
+        self.half_life_ms = half_life_ms
+        self.control_kinds = tuple(control_kinds)
+        self.embedder = embedder
+        self.outbox = Outbox(store)
+        self.drainer = OutboxDrainer(
+            self.outbox, index, poll_seconds=outbox_poll_seconds, max_backoff_seconds=outbox_max_backoff_seconds
+        )
+        self.indexer = (
+            Indexer(self._index_job, concurrency=index_concurrency, max_queue=index_queue_size) if embedder else None
+        )
+        self._dimensions: dict[tuple[str, str], int] = {}  # (tenant, model) -> dimension, seen in Qdrant
+        self._warned_models: set[tuple[str, str]] = set()
+        self._marker_warned = False
+
+    # -- lifecycle -------------------------------------------------------------
+    async def open(self) -> None:
+        await self.index.open()
+        if self.indexer is not None:
+            self.indexer.start()
+
+    async def close(self) -> None:
+        if self.indexer is not None:
+            await self.indexer.stop()
+        if self.embedder is not None:
+            await self.embedder.close()
+        await self.index.close()
+
+    # -- dimensions --------------------------------------------------------------
+    async def _dimension_of(self, tenant: str, model_id: str) -> int | None:
+        known = self._dimensions.get((tenant, model_id))
+        if known is not None:
+            return known
+        dims = await self.index.model_dimensions(tenant, model_id)
+        if dims:
+            self._dimensions[(tenant, model_id)] = dims[0]
+            return dims[0]
+        return None
+
+    async def check_dimensions(self, tenant: str, items: Sequence[tuple[str, str, int]]) -> None:
+        """items: (field, model_id, dimension). A model's vectors all have one dimension."""
+        violations = []
+        seen: dict[str, int] = {}
+        for field, model_id, dimension in items:
+            if not model_id:
+                continue
+            expected = seen.get(model_id)
+            if expected is None:
+                expected = await self._dimension_of(tenant, model_id) or dimension
+                seen[model_id] = expected
+            if dimension != expected:
+                violations.append(
+                    FieldViolation(field, f"has {dimension} dimensions; model {model_id!r} uses {expected}")
+                )
+        if violations:
+            raise InvalidArgument(violations)
+
+    def _forget_dimensions(self, tenant: str, model_id: str | None = None) -> None:
+        for key in [k for k in self._dimensions if k[0] == tenant and (model_id is None or k[1] == model_id)]:
+            del self._dimensions[key]
+
+    # -- VectorService -----------------------------------------------------------
+    async def upsert(self, tenant: str, points: Sequence[VectorPoint]) -> list[str]:
+        await self.check_dimensions(
+            tenant, [(f"points[{i}].vector", p.record.model_id or "", len(p.vector)) for i, p in enumerate(points)]
+        )
+        await self.index.upsert(points, now_ms())
+        for point in points:
+            if point.record.model_id:
+                self._dimensions[(tenant, point.record.model_id)] = len(point.vector)
+        return [p.id for p in points]
+
+    async def embed_query(self, text: str) -> tuple[list[float], str]:
+        if self.embedder is None:
+            raise FailedPrecondition("no embedder is configured; send query_vector", reason="EMBEDDER_NOT_CONFIGURED")
+        [vector] = await self.embedder.embed([text])
+        return vector, self.embedder.model_id
+
+    async def legacy_model(self, tenant: str, model_id: str) -> str:
+        """The model legacy vectors count as; the first search records the current one."""
+        try:
+            entry = await self.store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY)
+            recorded = entry.data.get("model_id") if entry is not None else None
+            if isinstance(recorded, str) and recorded:
+                return recorded
+            await self.store.save_metadata(
+                tenant, LEGACY_NAMESPACE, LEGACY_KEY, {"model_id": model_id, "recorded_at": now_ms()}, now_ms()
+            )
+        except MemorydError as error:
+            # Seed 003: treat legacy vectors as the current model this time, retry next search.
+            if not self._marker_warned:
+                self._marker_warned = True
+                log.warning("legacy-model marker unavailable (%s); legacy vectors count as the query model", error.reason)
+        return model_id
+
+    async def search(self, tenant: str, query: recall.RecallQuery) -> SearchResult:
+        await self.check_dimensions(tenant, [("query_vector", query.model_id, len(query.vector))])
+        legacy = await self.legacy_model(tenant, query.model_id)
+        candidates = await self.index.query(tenant, query.vector, query.index_scope, query.candidate_limit)
+        kept, excluded = recall.filter_candidates(candidates, query, legacy)
+        self._warn_excluded(query.model_id, excluded)
+        ranked = recall.rank(kept, query, now_ms(), self.half_life_ms)
+
+        async def read(range_query: RangeQuery) -> list[Message]:
+            return await self.store.range(tenant, range_query)
+
+        async def expand(record: VectorRecord) -> recall.Window:
+            return await recall.context_window(read, record, query.context_window, query.control_kinds)
+
+        hits = await recall.select_hits(ranked, query, expand)
+        return SearchResult(hits, query.model_id, sum(excluded.values()))
+
+    def _warn_excluded(self, model_id: str, excluded: Counter[str]) -> None:
+        new = sorted(m for m in excluded if (model_id, m) not in self._warned_models)
+        if new:
+            self._warned_models.update((model_id, m) for m in new)
+            log.warning(
+                "vectors of other models excluded from recall: query_model=%s excluded_models=%s "
+                "(re-embed them with the query model, or delete them with DeleteVectors)",
+                model_id,
+                ",".join(new),
+            )
+
+    async def delete(self, selector: VectorSelector, *, clear_marker: bool = False) -> int:
+        removed = await self.index.delete(selector)
+        if selector.model_id is not None:
+            self._forget_dimensions(selector.tenant, selector.model_id)
+        elif selector.session_id is None:
+            self._forget_dimensions(selector.tenant)
+        if clear_marker:
+            await self.store.delete_metadata(selector.tenant, LEGACY_NAMESPACE, LEGACY_KEY, now_ms())
+        return removed
+
+    async def stats(self, tenant: str) -> Stats:
+        models, collections = await self.index.stats(tenant)
+        entry = await self.store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY)
+        legacy = entry.data.get("model_id", "") if entry is not None else ""
+        return Stats(
+            models,
+            collections,
+            legacy if isinstance(legacy, str) else "",
+            len(self.indexer) if self.indexer else 0,
+            self.indexer.dropped if self.indexer else 0,
+            await self.outbox.count(),
+        )
+
+    # -- consistency (MemoryHooks) -------------------------------------------------
+    async def _delete_or_defer(self, selector: VectorSelector) -> tuple[ClearOutcome, int]:
+        remaining = deadline.remaining()
+        token = deadline.set_remaining(min(HOOK_DELETE_SECONDS, remaining) if remaining is not None else HOOK_DELETE_SECONDS)
+        try:
+            removed = await self.index.delete(selector)
+            return ClearOutcome.CLEARED, removed
+        except StorageUnavailable:
+            pass
+        finally:
+            deadline.reset(token)
+        await self.outbox.add(selector)
+        self.drainer.wake()
+        return ClearOutcome.DEFERRED, 0
+
+    async def messages_deleted(self, tenant: str, session_id: str, removed: Sequence[Message]) -> None:
+        if not removed:
+            return
+        await self._delete_or_defer(
+            VectorSelector(
+                tenant,
+                session_id=session_id,
+                timestamps=tuple(sorted({m.timestamp for m in removed})),
+                message_ids=tuple(m.id for m in removed if m.id),
+                indexed_before=now_ms() + 1,
+            )
+        )
+
+    async def clear_vectors(self, tenant: str, session_id: str | None) -> ClearResult:
+        selector = VectorSelector(tenant, session_id=session_id, indexed_before=now_ms() + 1)
+        if session_id is None:
+            self._forget_dimensions(tenant)
+            try:
+                await self.store.delete_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY, now_ms())
+            except MemorydError as error:
+                log.warning("could not delete the legacy-model marker (%s)", error.reason)
+        outcome, removed = await self._delete_or_defer(selector)
+        return ClearResult(ClearTarget.VECTORS, outcome, removed)
+
+    async def messages_saved(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
+        self._queue(tenant, session_id, messages, rewrite=False)
+
+    async def messages_rewritten(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
+        self._queue(tenant, session_id, messages, rewrite=True)
+
+    # -- background indexing -------------------------------------------------------
+    def indexable(self, message: Message) -> bool:
+        return (
+            message.role in INDEXED_ROLES
+            and message.kind not in self.control_kinds
+            and bool(message_text(message).strip())
+        )
+
+    def _queue(self, tenant: str, session_id: str, messages: Sequence[Message], *, rewrite: bool) -> None:
+        if self.indexer is None:
+            return
+        for message in messages:
+            if self.indexable(message):
+                self.indexer.submit(IndexJob(tenant, session_id, message, rewrite))
+
+    async def _index_job(self, job: IndexJob) -> None:
+        assert self.embedder is not None
+        [vector] = await self.embedder.embed([message_text(job.message)])
+        model_id = self.embedder.model_id
+        point = VectorPoint(job.tenant, vector, record_of_message(job.session_id, job.message, model_id))
+        expected = await self._dimension_of(job.tenant, model_id)
+        if expected is not None and expected != len(vector):
+            log.warning("embedder returned %d dimensions; model %s uses %d: not indexed", len(vector), model_id, expected)
+            return
+        if job.rewrite and not await self.index.has_point(len(vector), point.id):
+            return  # never indexed: a rewrite does not add it (seed 003)
+        await self.index.upsert([point], now_ms())
+        self._dimensions[(job.tenant, model_id)] = len(vector)
+        if not await self._message_exists(job):
+            # Deleted while it was being embedded: take the point back out.
+            await self.index.delete(VectorSelector(job.tenant, session_id=job.session_id, message_ids=(job.message.id,)))
+
+    async def _message_exists(self, job: IndexJob) -> bool:
+        ts = job.message.timestamp
+        rows = await self.store.range(job.tenant, RangeQuery(job.session_id, 1000, from_ts=ts, to_ts=ts))
+        return any(m.id == job.message.id for m in rows)

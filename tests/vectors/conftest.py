@@ -1,0 +1,76 @@
+"""Fixtures of the vector memory tests: a real Qdrant (local mode always; the server at
+$MEMORYD_TEST_QDRANT_URL too when set) over a real SQLite message store. No mocks.
+
+Qdrant's local mode locks its folder for one process, so every test gets its own folder.
+Against a server, every test gets its own collection prefix.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from memoryd.domain.limits import Limits
+from memoryd.domain.memory import Memory
+from memoryd.domain.models import Message
+from memoryd.storage.qdrant.index import QdrantIndex
+from memoryd.storage.sqlite.store import SqliteStore
+from memoryd.vectors.memory import VectorMemory
+
+SERVER_ENV = "MEMORYD_TEST_QDRANT_URL"
+TARGETS = ["local"] + (["server"] if os.environ.get(SERVER_ENV) else [])
+
+
+def make_index(target: str, folder: Path, prefix: str | None = None) -> QdrantIndex:
+    if target == "server":
+        return QdrantIndex(url=os.environ[SERVER_ENV], prefix=prefix or f"t{uuid.uuid4().hex[:10]}")
+    return QdrantIndex(path=folder / "qdrant")
+
+
+def unit(angle_degrees: float, dims: int = 4) -> list[float]:
+    """A unit vector whose cosine similarity to unit(0) is cos(angle)."""
+    a = math.radians(angle_degrees)
+    return [math.cos(a), math.sin(a)] + [0.0] * (dims - 2)
+
+
+def sim(angle_degrees: float) -> float:
+    return math.cos(math.radians(angle_degrees))
+
+
+@pytest.fixture(params=TARGETS)
+def target(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+async def store(tmp_path):
+    store = SqliteStore(tmp_path / "memoryd.db")
+    await store.open()
+    yield store
+    await store.close()
+
+
+@pytest.fixture
+async def vectors(target, tmp_path, store):
+    vm = VectorMemory(make_index(target, tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
+    await vm.open()
+    yield vm
+    await vm.close()
+
+
+@pytest.fixture
+def memory(store, vectors) -> Memory:
+    return Memory(store, Limits(delete_batch=3), hooks=vectors)
+
+
+@pytest.fixture
+def tenant() -> str:
+    return f"t-{uuid.uuid4().hex[:10]}"
+
+
+def msg(role: str, content: str, timestamp: int, kind: str | None = None, **metadata) -> Message:
+    return Message(role=role, content=content, timestamp=timestamp, kind=kind, metadata=metadata)

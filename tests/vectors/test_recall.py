@@ -1,0 +1,300 @@
+"""SearchMemory semantics against a real Qdrant and a real message store (SPEC §5, seed 003)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import pytest
+
+from memoryd.domain import recall
+from memoryd.domain.models import ClearOutcome, ClearTarget, now_ms
+from memoryd.domain.recall import RecallQuery, RecallScope
+from memoryd.domain.vectors import LEGACY_KEY, LEGACY_NAMESPACE, VectorPoint, VectorRecord, VectorSelector
+from tests.vectors.conftest import msg, sim, unit
+
+DAY = 86_400_000
+M1 = "test:model-one"
+M2 = "test:model-two"
+
+
+def point(tenant, angle, *, model=M1, session="s1", ts=None, role="user", message_id=None, dims=4, **fields):
+    """A point at `angle` degrees from the query; a fresh message id unless one is given ("" for none)."""
+    record = VectorRecord(
+        session_id=session,
+        timestamp=ts or now_ms(),
+        model_id=model,
+        message_id=uuid.uuid4().hex if message_id is None else message_id,
+        role=role,
+        text=fields.pop("text", f"text {angle}"),
+        **fields,
+    )
+    return VectorPoint(tenant, unit(angle, dims), record)
+
+
+def query(**overrides) -> RecallQuery:
+    fields = dict(vector=unit(0), model_id=M1, time_weight=0.0, context_window=0)
+    fields.update(overrides)
+    return RecallQuery(**fields)
+
+
+async def test_point_ids_are_deterministic_and_replace(vectors, tenant):
+    p = point(tenant, 10, message_id="m-1", ts=1000)
+    [first] = await vectors.upsert(tenant, [p])
+    [again] = await vectors.upsert(tenant, [point(tenant, 20, message_id="m-1", ts=1000)])
+    assert first == again
+    other_model = point(tenant, 10, message_id="m-1", ts=1000, model=M2)
+    assert other_model.id != first
+    stats = await vectors.stats(tenant)
+    assert [(m.model_id, m.count) for m in stats.models] == [(M1, 1)]
+
+
+async def test_two_models_of_one_dimension_never_mix(vectors, tenant, caplog):
+    await vectors.upsert(tenant, [point(tenant, a, model=M2, text=f"m2-{a}") for a in (1, 2, 3)])
+    await vectors.upsert(tenant, [point(tenant, a, model=M1, text=f"m1-{a}") for a in (30, 40)])
+    with caplog.at_level(logging.WARNING, logger="memoryd.vectors.memory"):
+        result = await vectors.search(tenant, query(top_k=5))
+        again = await vectors.search(tenant, query(top_k=5))
+    assert [h.text for h in result.hits] == ["m1-30", "m1-40"]
+    assert result.excluded_other_models == 3
+    assert [h.text for h in again.hits] == ["m1-30", "m1-40"]
+    warnings = [r for r in caplog.records if "other models excluded" in r.getMessage()]
+    assert len(warnings) == 1 and M2 in warnings[0].getMessage()  # once per model per process
+    m2 = await vectors.search(tenant, query(model_id=M2, top_k=5))
+    assert [h.text for h in m2.hits] == ["m2-1", "m2-2", "m2-3"]
+
+
+async def test_legacy_vectors_adopt_the_recorded_model_and_the_marker_lifecycle(vectors, store, memory, tenant):
+    legacy = [point(tenant, a, model=None, text=f"legacy-{a}") for a in (5, 6)]
+    await vectors.upsert(tenant, legacy)
+    assert await store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY) is None
+
+    first = await vectors.search(tenant, query(top_k=5))  # records M1 as the legacy model
+    assert [h.text for h in first.hits] == ["legacy-5", "legacy-6"]
+    marker = await store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY)
+    assert marker.data["model_id"] == M1
+
+    # Kept: another model's search does not re-record it, and sees no legacy vectors.
+    other = await vectors.search(tenant, query(model_id=M2, top_k=5))
+    assert other.hits == [] and other.excluded_other_models == 2
+    assert (await store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY)).data["model_id"] == M1
+    # Clearing only messages keeps it.
+    await memory.clear(tenant, None, [ClearTarget.MESSAGES])
+    assert (await store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY)).data["model_id"] == M1
+    assert (await vectors.stats(tenant)).legacy_model == M1
+
+    # Clearing all vectors deletes it; the next search records its own model.
+    [result] = await memory.clear(tenant, None, [ClearTarget.VECTORS])
+    assert result.outcome is ClearOutcome.CLEARED and result.removed_count == 2
+    assert await store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY) is None
+    await vectors.upsert(tenant, [point(tenant, 5, model=None, text="legacy-again")])
+    assert [h.text for h in (await vectors.search(tenant, query(model_id=M2))).hits] == ["legacy-again"]
+    assert (await store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY)).data["model_id"] == M2
+
+    # DeleteVectors(all) deletes it too.
+    await vectors.delete(VectorSelector(tenant), clear_marker=True)
+    assert await store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY) is None
+
+
+async def test_others_only_overscans_so_top_k_fills(vectors, tenant):
+    # 20 assistant replies closer to the query than the 3 user messages: a 4x pool
+    # (12 candidates) holds no user message at all, the 8x pool (24) holds all three.
+    assistants = [point(tenant, 1 + i * 0.1, role="assistant", text=f"a{i}") for i in range(20)]
+    users = [point(tenant, 10 + i, role="user", text=f"u{i}") for i in range(3)]
+    legacy_roleless = [point(tenant, 60, role="", text="roleless")]
+    await vectors.upsert(tenant, assistants + users + legacy_roleless)
+
+    others = await vectors.search(tenant, query(top_k=3, others_only=True))
+    assert [h.text for h in others.hits] == ["u0", "u1", "u2"]
+    everyone = await vectors.search(tenant, query(top_k=3))
+    assert [h.record.role for h in everyone.hits] == ["assistant"] * 3
+    assert query(top_k=3).candidate_limit == 12 and query(top_k=3, others_only=True).candidate_limit == 24
+    # A vector without a role counts as the other party.
+    roleless = await vectors.search(tenant, query(top_k=1, others_only=True, vector=unit(60)))
+    assert [h.text for h in roleless.hits] == ["roleless"]
+
+
+async def test_min_score_applies_to_the_semantic_score_before_time_weighting(vectors, tenant):
+    now = now_ms()
+    await vectors.upsert(
+        tenant,
+        [
+            point(tenant, 53.13, ts=now, text="fresh-but-far"),  # semantic 0.6, recency ~1 -> score ~0.72
+            point(tenant, 36.87, ts=now - 365 * DAY, text="old-but-close"),  # semantic 0.8
+        ],
+    )
+    result = await vectors.search(tenant, query(min_score=0.7, time_weight=0.3))
+    assert [h.text for h in result.hits] == ["old-but-close"]
+    assert result.hits[0].ranked.candidate.semantic == pytest.approx(0.8, abs=1e-3)
+    unfiltered = await vectors.search(tenant, query(min_score=0.0, time_weight=0.3))
+    assert [h.text for h in unfiltered.hits] == ["fresh-but-far", "old-but-close"]
+
+
+async def test_time_decay_orders_equal_matches_by_recency_with_the_documented_formula(vectors, tenant):
+    now = now_ms()
+    ages = {"today": 0, "week": 7, "month": 30}
+    await vectors.upsert(
+        tenant, [point(tenant, 20, ts=now - days * DAY, text=name, message_id=name) for name, days in ages.items()]
+    )
+    result = await vectors.search(tenant, query(time_weight=0.5))
+    assert [h.text for h in result.hits] == ["today", "week", "month"]
+    half_life = vectors.half_life_ms
+    for hit in result.hits:
+        age = now - hit.record.timestamp
+        expected = 0.5 * sim(20) + 0.5 * 0.5 ** (age / half_life)
+        assert hit.ranked.score == pytest.approx(expected, abs=1e-3)
+    assert recall.recency(now - half_life, now, half_life) == pytest.approx(0.5)
+    # time_weight 0: pure semantic, the closer one wins whatever its age.
+    await vectors.upsert(tenant, [point(tenant, 5, ts=now - 900 * DAY, text="ancient-close")])
+    assert (await vectors.search(tenant, query(time_weight=0.0))).hits[0].text == "ancient-close"
+    assert (await vectors.search(tenant, query(time_weight=1.0))).hits[0].text == "today"
+
+
+async def test_each_scope_sees_only_its_sessions(vectors, tenant):
+    await vectors.upsert(
+        tenant,
+        [
+            point(tenant, 10, session="here", platform="qq", sender_id="alice", text="here-alice"),
+            point(tenant, 11, session="there", platform="qq", sender_id="bob", text="there-bob"),
+            point(tenant, 12, session="far", platform="discord", sender_id="alice", text="far-alice"),
+            point(tenant, 13, session="far", platform="discord", sender_id="carol", mentioned_ids=("alice",),
+                  text="far-mentions-alice"),
+            point(tenant, 14, session="far", platform="discord", sender_id="carol", text="far-carol"),
+        ],
+    )
+
+    async def texts(**q):
+        return sorted(h.text for h in (await vectors.search(tenant, query(top_k=10, **q))).hits)
+
+    assert await texts(scope=RecallScope.SESSION, session_id="here") == ["here-alice"]
+    assert await texts(scope=RecallScope.PLATFORM, platform="qq") == ["here-alice", "there-bob"]
+    assert await texts(scope=RecallScope.USER, session_id="there", speaker_ids=("alice",)) == [
+        "far-alice", "far-mentions-alice", "here-alice", "there-bob"
+    ]
+    assert len(await texts(scope=RecallScope.ALL)) == 5
+    # Another tenant sees nothing of these.
+    assert (await vectors.search("someone-else", query(top_k=10))).hits == []
+
+
+async def test_user_scope_boosts_hits_by_or_mentioning_a_speaker(vectors, tenant):
+    await vectors.upsert(
+        tenant,
+        [
+            point(tenant, 10, session="cur", sender_id="bob", text="closer-from-bob"),
+            point(tenant, 40, session="old", sender_id="alice", text="further-from-alice"),
+            point(tenant, 45, session="old", sender_id="carol", mentioned_ids=("alice",), text="mentions-alice"),
+        ],
+    )
+    q = query(top_k=3, scope=RecallScope.USER, session_id="cur", speaker_ids=("alice",), user_priority_boost=2.0)
+    result = await vectors.search(tenant, q)
+    assert [h.text for h in result.hits] == ["further-from-alice", "mentions-alice", "closer-from-bob"]
+    assert [h.ranked.boosted for h in result.hits] == [True, True, False]
+    assert result.hits[0].ranked.score == pytest.approx(2 * sim(40), abs=1e-3)
+    unboosted = await vectors.search(tenant, query(top_k=3, scope=RecallScope.USER, session_id="cur",
+                                                    speaker_ids=("alice",), user_priority_boost=1.0))
+    assert unboosted.hits[0].text == "closer-from-bob"
+    # The boost belongs to user scope only.
+    assert (await vectors.search(tenant, query(top_k=1))).hits[0].ranked.boosted is False
+
+
+async def _conversation(memory, tenant, session="s1", base=1_000_000):
+    """u0 a0 [system] [summary] u1 tool notice [system] a1 u2 a2, one second apart."""
+    rows = [
+        msg("user", "u0", base + 0),
+        msg("assistant", "a0", base + 1000),
+        msg("system", "delivery report", base + 2000),
+        msg("assistant", "compressed", base + 3000, kind="summary"),
+        msg("user", "u1 the hit", base + 4000),
+        msg("tool", "tool result", base + 5000),
+        msg("notice", "a notice", base + 6000),
+        msg("system", "stop marker", base + 7000),
+        msg("assistant", "a1", base + 8000),
+        msg("user", "u2", base + 9000),
+        msg("assistant", "a2", base + 10000),
+    ]
+    saved = (await memory.save_messages(tenant, session, rows)).messages
+    return {m.content: m for m in saved}
+
+
+async def test_context_windows_skip_control_kinds_and_system_without_using_up_n(vectors, memory, tenant):
+    by_text = await _conversation(memory, tenant)
+    hit = by_text["u1 the hit"]
+    await vectors.upsert(tenant, [point(tenant, 5, message_id=hit.id, ts=hit.timestamp, text=hit.content)])
+    [result] = (await vectors.search(tenant, query(context_window=2))).hits
+    assert [i.message.content for i in result.before] == ["u0", "a0"]
+    assert [i.message.content for i in result.after] == ["tool result", "a notice"]
+    [wide] = (await vectors.search(tenant, query(context_window=4))).hits
+    assert [i.message.content for i in wide.before] == ["u0", "a0"]  # the session's start
+    assert [i.message.content for i in wide.after] == ["tool result", "a notice", "a1", "u2"]
+    # Callers may name their own control kinds (then "summary" is a normal message).
+    [own] = (await vectors.search(tenant, query(context_window=1, control_kinds=("other",)))).hits
+    assert [i.message.content for i in own.before] == ["compressed"]
+    [none] = (await vectors.search(tenant, query(context_window=0))).hits
+    assert none.before == [] and none.after == []
+
+
+async def test_context_of_a_timestamp_only_point_and_of_old_sparse_history(vectors, memory, tenant):
+    base = 10 * DAY
+    rows = [msg("user", f"old-{i}", base + i * 3 * DAY) for i in range(3)]  # days apart: several backward windows
+    rows.append(msg("user", "target", base + 20 * DAY))
+    saved = (await memory.save_messages(tenant, "sparse", rows)).messages
+    target = saved[-1]
+    await vectors.upsert(tenant, [point(tenant, 5, session="sparse", ts=target.timestamp, message_id="", text="target")])
+    [hit] = (await vectors.search(tenant, query(context_window=2))).hits
+    assert [i.message.content for i in hit.before] == ["old-1", "old-2"]
+    assert hit.after == []
+
+
+async def test_cross_session_expansion_can_be_turned_off(vectors, memory, tenant):
+    other = await _conversation(memory, tenant, session="other")
+    hit = other["u1 the hit"]
+    await vectors.upsert(tenant, [point(tenant, 5, session="other", message_id=hit.id, ts=hit.timestamp)])
+    q = dict(context_window=1, session_id="current")
+    [expanded] = (await vectors.search(tenant, query(**q))).hits
+    assert [i.message.content for i in expanded.before] == ["a0"]
+    [bare] = (await vectors.search(tenant, query(expand_cross_session=False, **q))).hits
+    assert bare.before == [] and bare.after == []
+    # Hits of the current session are always expanded.
+    [own] = (await vectors.search(tenant, query(context_window=1, session_id="other", expand_cross_session=False))).hits
+    assert [i.message.content for i in own.after] == ["tool result"]
+
+
+async def test_hits_and_neighbours_are_deduplicated(vectors, memory, tenant):
+    by_text = await _conversation(memory, tenant)
+    u1, a1, u2 = by_text["u1 the hit"], by_text["a1"], by_text["u2"]
+    far = (await memory.save_messages(tenant, "s2", [msg("user", "elsewhere", 5_000_000)])).messages[0]
+    await vectors.upsert(
+        tenant,
+        [
+            point(tenant, 1, message_id=u1.id, ts=u1.timestamp, text=u1.content),
+            point(tenant, 2, message_id=by_text["tool result"].id, ts=u1.timestamp + 1000, text="tool result"),
+            point(tenant, 3, message_id=a1.id, ts=a1.timestamp, text=a1.content),
+            point(tenant, 4, session="s2", message_id=far.id, ts=far.timestamp, text="elsewhere"),
+        ],
+    )
+    result = await vectors.search(tenant, query(top_k=3, context_window=2))
+    # "tool result" is context of the best hit, so it is not a hit; the next candidates fill top_k.
+    assert [h.text for h in result.hits] == ["u1 the hit", "a1", "elsewhere"]
+    shown = [h.record.message_id for h in result.hits]
+    for h in result.hits:
+        shown += [i.message.id for i in (*h.before, *h.after)]
+    assert len(shown) == len(set(shown))
+    # a1's window lost the neighbours u1's window already showed ("a notice").
+    assert [i.message.content for i in result.hits[1].before] == []
+    assert [i.message.content for i in result.hits[1].after] == ["u2", "a2"]
+    assert u2.id in shown
+
+    excluded = await vectors.search(tenant, query(top_k=3, context_window=0, exclude_message_ids=frozenset({u1.id})))
+    assert u1.id not in [h.record.message_id for h in excluded.hits]
+
+
+async def test_truncation_says_how_many_characters_were_cut(vectors, memory, tenant):
+    long = "x" * 50
+    saved = (await memory.save_messages(tenant, "s1", [msg("user", long, 1000), msg("user", "y" * 30, 2000)])).messages
+    await vectors.upsert(tenant, [point(tenant, 1, message_id=saved[0].id, ts=1000, text=long)])
+    [hit] = (await vectors.search(tenant, query(context_window=1, per_item_max_chars=10))).hits
+    assert hit.text == "x" * 10 + "…[truncated 40 chars]" and hit.truncated_chars == 40
+    assert hit.after[0].message.content == "y" * 10 + "…[truncated 20 chars]"
+    assert hit.after[0].truncated_chars == 20
+    [full] = (await vectors.search(tenant, query(context_window=1))).hits
+    assert full.text == long and full.truncated_chars == 0
