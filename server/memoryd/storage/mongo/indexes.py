@@ -1,9 +1,10 @@
 """MongoDB collections and indexes. Every index starts with `tenant`, so tenancy never needs a migration.
 
-The layout mirrors the SQLite schema (storage/sqlite/schema.py) one collection per table.
-In a sharded cluster, shard `messages`, `sessions` and `idempotency` on (tenant, session_id);
-unique indexes that do not start with the shard key (`messages_id`) are then only unique per
-shard, which uuid4 message ids make harmless.
+The layout mirrors the SQLite schema (storage/sqlite/schema.py), one collection per table.
+In a sharded cluster, shard `messages`, `sessions` and `idempotency` on (tenant, session_id).
+MongoDB refuses to shard a collection with a unique index the shard key does not prefix, so
+before sharding `messages`, recreate `messages_id` without `unique` (uuid4 ids need no
+enforcement); `open()` keeps an existing index whose options differ and logs a warning.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ from memoryd.domain.models import (
     SessionMessage,
     new_message_id,
 )
-from memoryd.domain.store import Store
+from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
 
 log = structlog.get_logger("memoryd.storage.mongo")
@@ -334,7 +334,14 @@ class MongoStore(Store):
                 except OperationFailure as exc:
                     if exc.code != 48:  # NamespaceExists
                         raise
-            await db[name].create_indexes(indexes)
+            for index in indexes:
+                try:
+                    await db[name].create_indexes([index])
+                except OperationFailure as exc:
+                    # An operator changed this index on purpose (e.g. dropped `unique` to shard).
+                    if exc.code not in (85, 86):  # IndexOptionsConflict, IndexKeySpecsConflict
+                        raise
+                    log.warning("mongodb_index_differs", collection=name, index=index.document["name"])
 
     async def close(self) -> None:
         client, self._client, self._db = self._client, None, None
@@ -408,7 +415,8 @@ class MongoStore(Store):
         db: AsyncDatabase, s: AsyncClientSession, tenant: str, session_id: str, condition: dict[str, Any], now: int
     ) -> list[Message]:
         where = {"tenant": tenant, "session_id": session_id, **condition}
-        removed = [_doc_to_ref(d) async for d in db[MESSAGES].find(where, REF_FIELDS, session=s)]
+        cursor = db[MESSAGES].find(where, REF_FIELDS, session=s).sort(OLDEST_FIRST)
+        removed = [_doc_to_ref(d) async for d in cursor]
         if removed:
             await db[MESSAGES].delete_many(where, session=s)
             unarchived = sum(1 for m in removed if not m.archived)
@@ -752,3 +760,142 @@ class MongoStore(Store):
         result = await db[EVENTS].delete_many({"tenant": tenant, "seq": {"$lte": new_floor}}, session=s)
         await db[EVENT_LOG].update_one({"tenant": tenant}, {"$set": {"compacted_through": new_floor}}, session=s)
         return result.deleted_count
+
+    # -- guarded metadata writes and seq reads (summaries, long-term entries) --
+    # Added for SummaryService/EntryService; kept together at the end of the class.
+    async def write_metadata_guarded(
+        self,
+        tenant: str,
+        writes: Sequence[MetadataWrite],
+        guard: MetadataGuard | None,
+        events: Sequence[EventDraft],
+        now: int,
+    ) -> bool:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> bool:
+            # The guarded record is among the writes: two transactions that read the same
+            # guard value conflict on it (or on its unique index when both create it), and
+            # the retried loser then sees the winner's value and fails the guard.
+            if guard is not None:
+                doc = await db[METADATA].find_one(
+                    {"tenant": tenant, "namespace": guard.namespace, "key": guard.key}, {"_id": 0, "data": 1}, session=s
+                )
+                if (doc is None) != (guard.value is None):
+                    return False
+                if doc is not None and doc["data"].get(guard.field) != guard.value:
+                    return False
+            drafts: list[EventDraft] = []
+            for write in writes:
+                record = {"tenant": tenant, "namespace": write.namespace, "key": write.key}
+                if write.data is None:
+                    if not (await db[METADATA].delete_one(record, session=s)).deleted_count:
+                        continue
+                else:
+                    await db[METADATA].replace_one(
+                        record, {**record, "data": write.data, "update_time": now}, upsert=True, session=s
+                    )
+                drafts += ev.metadata_changed(write.namespace, write.key, deleted=write.data is None)
+            await self._append_events(db, s, tenant, [*drafts, *events], now)
+            return True
+
+        return await self._write(tx)
+
+    async def messages_by_seq(
+        self, tenant: str, session_id: str, from_seq: int, to_seq: int, limit: int, *, newest_first: bool = False
+    ) -> list[Message]:
+        if limit <= 0 or to_seq < from_seq:
+            return []
+        where = {"tenant": tenant, "session_id": session_id, "seq": {"$gte": from_seq, "$lt": to_seq + 1}}
+
+        async def read(db: AsyncDatabase) -> list[Message]:
+            order = DESCENDING if newest_first else pymongo.ASCENDING
+            cursor = db[MESSAGES].find(where, MESSAGE_FIELDS).sort("seq", order).limit(limit)
+            messages = [_doc_to_message(d) async for d in cursor]
+            return messages[::-1] if newest_first else messages
+
+        return await self._read(read)
+
+    async def count_by_seq(self, tenant: str, session_id: str, from_seq: int, to_seq: int) -> tuple[int, int]:
+        where = {"tenant": tenant, "session_id": session_id, "seq": {"$gte": from_seq, "$lt": to_seq + 1}}
+
+        async def read(db: AsyncDatabase) -> tuple[int, int]:
+            stored = await db[MESSAGES].count_documents(where)
+            archived = await db[MESSAGES].count_documents({**where, "archived": True}) if stored else 0
+            return stored, archived
+
+        return await self._read(read)
+
+    async def last_seq(self, tenant: str, session_id: str) -> int:
+        async def read(db: AsyncDatabase) -> int:
+            doc = await db[SESSIONS].find_one({"tenant": tenant, "session_id": session_id}, {"_id": 0, "last_seq": 1})
+            return doc["last_seq"] if doc else 0
+
+        return await self._read(read)
+
+    # -- guarded metadata writes and seq reads (summaries, long-term entries) --
+    async def write_metadata_guarded(
+        self,
+        tenant: str,
+        writes: Sequence[MetadataWrite],
+        guard: MetadataGuard | None,
+        events: Sequence[EventDraft],
+        now: int,
+    ) -> bool:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> bool:
+            # The guarded record is among `writes`: a writer that read the same guard value
+            # conflicts on it, and its retried transaction sees the new value and fails the guard.
+            if guard is not None:
+                doc = await db[METADATA].find_one(
+                    {"tenant": tenant, "namespace": guard.namespace, "key": guard.key}, {"_id": 0, "data": 1}, session=s
+                )
+                current = None if doc is None else doc["data"].get(guard.field)
+                if (doc is None) != (guard.value is None) or (doc is not None and current != guard.value):
+                    return False
+            drafts: list[EventDraft] = []
+            for write in writes:
+                record = {"tenant": tenant, "namespace": write.namespace, "key": write.key}
+                if write.data is None:
+                    if not (await db[METADATA].delete_one(record, session=s)).deleted_count:
+                        continue
+                else:
+                    await db[METADATA].replace_one(
+                        record, {**record, "data": write.data, "update_time": now}, upsert=True, session=s
+                    )
+                drafts += ev.metadata_changed(write.namespace, write.key, deleted=write.data is None)
+            await self._append_events(db, s, tenant, [*drafts, *events], now)
+            return True
+
+        return await self._write(tx)
+
+    async def messages_by_seq(
+        self, tenant: str, session_id: str, from_seq: int, to_seq: int, limit: int, *, newest_first: bool = False
+    ) -> list[Message]:
+        if limit <= 0:
+            return []
+        where = {"tenant": tenant, "session_id": session_id, "seq": {"$gte": from_seq, "$lte": to_seq}}
+        order = DESCENDING if newest_first else pymongo.ASCENDING
+
+        async def read(db: AsyncDatabase) -> list[Message]:
+            cursor = db[MESSAGES].find(where, MESSAGE_FIELDS).sort("seq", order).limit(limit)
+            messages = [_doc_to_message(d) async for d in cursor]
+            return messages[::-1] if newest_first else messages
+
+        return await self._read(read)
+
+    async def count_by_seq(self, tenant: str, session_id: str, from_seq: int, to_seq: int) -> tuple[int, int]:
+        pipeline = [
+            {"$match": {"tenant": tenant, "session_id": session_id, "seq": {"$gte": from_seq, "$lte": to_seq}}},
+            {"$group": {"_id": None, "stored": {"$sum": 1}, "archived": {"$sum": {"$cond": ["$archived", 1, 0]}}}},
+        ]
+
+        async def read(db: AsyncDatabase) -> tuple[int, int]:
+            rows = await (await db[MESSAGES].aggregate(pipeline)).to_list()
+            return (rows[0]["stored"], rows[0]["archived"]) if rows else (0, 0)
+
+        return await self._read(read)
+
+    async def last_seq(self, tenant: str, session_id: str) -> int:
+        async def read(db: AsyncDatabase) -> int:
+            doc = await db[SESSIONS].find_one({"tenant": tenant, "session_id": session_id}, {"_id": 0, "last_seq": 1})
+            return doc["last_seq"] if doc else 0
+
+        return await self._read(read)
