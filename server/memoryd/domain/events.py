@@ -98,3 +98,13 @@ def all_cleared(removed_count: int, targets: Sequence[str]) -> list[EventDraft]:
 
 def metadata_changed(namespace: str, key: str, *, deleted: bool) -> list[EventDraft]:
     return [EventDraft(EventType.METADATA_CHANGED, "", {"namespace": namespace, "key": key, "deleted": deleted})]
+
+
+def summary_saved(session_id: str, summary_id: str, from_seq: int, to_seq: int) -> list[EventDraft]:
+    payload = {"summary_id": summary_id, "from_seq": from_seq, "to_seq": to_seq}
+    return [EventDraft(EventType.SUMMARY_SAVED, session_id, payload)]
+
+
+def entry_changed(scope: str, entry_id: str, *, deleted: bool) -> list[EventDraft]:
+    # Tenant-wide like metadata-changed: entries belong to scopes, not sessions.
+    return [EventDraft(EventType.ENTRY_CHANGED, "", {"scope": scope, "entry_id": entry_id, "deleted": deleted})]

@@ -9,6 +9,7 @@ The conformance suite in tests/conformance runs the same cases against every ada
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,25 @@ from memoryd.domain.models import (
     SessionMessage,
 )
 from memoryd.domain.notifier import EventNotifier
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataWrite:
+    """One record of a guarded metadata write: an upsert, or a delete when data is None."""
+
+    namespace: str
+    key: str
+    data: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataGuard:
+    """Holds when the record exists and data[field] == value, or (value None) when it is absent."""
+
+    namespace: str
+    key: str
+    field: str
+    value: int | str | None
 
 
 class Store(abc.ABC):
@@ -134,3 +154,36 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def compact_events(self, *, older_than: int | None, keep_last: int | None) -> int:
         """Delete events by age and per-tenant count; returns events removed."""
+
+    # -- guarded metadata writes and seq reads (summaries, long-term entries) --
+    # Added for SummaryService/EntryService; kept together at the end of the class.
+    @abc.abstractmethod
+    async def write_metadata_guarded(
+        self,
+        tenant: str,
+        writes: Sequence[MetadataWrite],
+        guard: MetadataGuard | None,
+        events: Sequence[EventDraft],
+        now: int,
+    ) -> bool:
+        """Apply `writes` atomically, with a metadata-changed event per write and then
+        `events`, only when `guard` holds; otherwise write nothing and return False.
+
+        The guarded record must be among `writes` (a compare-and-set), so two writers
+        that read the same guard value can never both commit.
+        """
+
+    @abc.abstractmethod
+    async def messages_by_seq(
+        self, tenant: str, session_id: str, from_seq: int, to_seq: int, limit: int, *, newest_first: bool = False
+    ) -> list[Message]:
+        """Messages with from_seq <= seq <= to_seq, archived included, in seq order
+        (the newest `limit` when newest_first, still returned oldest first)."""
+
+    @abc.abstractmethod
+    async def count_by_seq(self, tenant: str, session_id: str, from_seq: int, to_seq: int) -> tuple[int, int]:
+        """(stored, archived) messages with from_seq <= seq <= to_seq."""
+
+    @abc.abstractmethod
+    async def last_seq(self, tenant: str, session_id: str) -> int:
+        """The newest seq ever assigned in the session (0 when none); seqs are never reused."""

@@ -33,7 +33,7 @@ from memoryd.domain.models import (
     SessionMessage,
     new_message_id,
 )
-from memoryd.domain.store import Store
+from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
 from memoryd.storage.sqlite.schema import PRAGMAS, SCHEMA
 
 T = TypeVar("T")
@@ -560,3 +560,80 @@ class SqliteStore(Store):
             return removed
 
         return await self._run(self._writer, self._transaction, tx)
+
+    # -- guarded metadata writes and seq reads (summaries, long-term entries) --
+    async def write_metadata_guarded(
+        self,
+        tenant: str,
+        writes: Sequence[MetadataWrite],
+        guard: MetadataGuard | None,
+        events: Sequence[EventDraft],
+        now: int,
+    ) -> bool:
+        def tx(conn: sqlite3.Connection) -> bool:
+            # BEGIN IMMEDIATE serializes writers, so the guard read and the writes are atomic.
+            if guard is not None:
+                row = conn.execute(
+                    "SELECT data FROM metadata WHERE tenant = ? AND namespace = ? AND key = ?",
+                    (tenant, guard.namespace, guard.key),
+                ).fetchone()
+                current = None if row is None else json.loads(row[0]).get(guard.field)
+                if (row is None) != (guard.value is None) or (row is not None and current != guard.value):
+                    return False
+            drafts: list[EventDraft] = []
+            for write in writes:
+                if write.data is None:
+                    deleted = conn.execute(
+                        "DELETE FROM metadata WHERE tenant = ? AND namespace = ? AND key = ?",
+                        (tenant, write.namespace, write.key),
+                    ).rowcount
+                    if not deleted:
+                        continue
+                else:
+                    conn.execute(
+                        "INSERT INTO metadata (tenant, namespace, key, data, update_time) VALUES (?, ?, ?, ?, ?)"
+                        " ON CONFLICT (tenant, namespace, key) DO UPDATE SET data = excluded.data,"
+                        " update_time = excluded.update_time",
+                        (tenant, write.namespace, write.key, json.dumps(write.data), now),
+                    )
+                drafts += ev.metadata_changed(write.namespace, write.key, deleted=write.data is None)
+            self._append_events(conn, tenant, [*drafts, *events], now)
+            return True
+
+        return await self._write(tx)
+
+    async def messages_by_seq(
+        self, tenant: str, session_id: str, from_seq: int, to_seq: int, limit: int, *, newest_first: bool = False
+    ) -> list[Message]:
+        order = "DESC" if newest_first else "ASC"
+
+        def read(conn: sqlite3.Connection) -> list[Message]:
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE tenant = ? AND session_id = ? AND seq BETWEEN ? AND ?"
+                f" ORDER BY seq {order} LIMIT ?",
+                (tenant, session_id, from_seq, to_seq, limit),
+            ).fetchall()
+            messages = [_row_to_message(r) for r in rows]
+            return messages[::-1] if newest_first else messages
+
+        return await self._query(read)
+
+    async def count_by_seq(self, tenant: str, session_id: str, from_seq: int, to_seq: int) -> tuple[int, int]:
+        def read(conn: sqlite3.Connection) -> tuple[int, int]:
+            stored, archived = conn.execute(
+                "SELECT count(*), coalesce(sum(archived), 0) FROM messages"
+                " WHERE tenant = ? AND session_id = ? AND seq BETWEEN ? AND ?",
+                (tenant, session_id, from_seq, to_seq),
+            ).fetchone()
+            return stored, archived
+
+        return await self._query(read)
+
+    async def last_seq(self, tenant: str, session_id: str) -> int:
+        def read(conn: sqlite3.Connection) -> int:
+            row = conn.execute(
+                "SELECT last_seq FROM sessions WHERE tenant = ? AND session_id = ?", (tenant, session_id)
+            ).fetchone()
+            return row[0] if row else 0
+
+        return await self._query(read)

@@ -1,0 +1,342 @@
+"""Summary slices over message-seq ranges with a per-session cursor, and context assembly
+(SPEC §6; seeds 002 and 004). memoryd stores and assembles; it never calls an LLM.
+
+Storage is metadata records, written with the guarded (compare-and-set) metadata write
+of the Store, so both adapters behave the same and nothing new is needed in them:
+
+    namespace "memoryd.summary-cursor", key "cursor/<session>"  -> the cursor record
+    namespace "memoryd.summaries/<session>", key "<from_seq, 20 digits>" -> one slice
+
+The slice and the cursor are written in one transaction guarded on the cursor's value,
+so two racing SaveSummary calls can never both advance it. Slices are created in seq
+order, so key order is also time order. Keys never equal a session id, so
+ClearSession(targets=metadata) leaves summaries alone (seqs are never reused, so the
+cursor stays meaningful after messages are cleared); ClearAll(metadata) removes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from memoryd.domain import context, paging
+from memoryd.domain import events as ev
+from memoryd.domain.errors import FailedPrecondition
+from memoryd.domain.limits import Limits
+from memoryd.domain.models import Message, now_ms
+from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
+
+CURSOR_NAMESPACE = "memoryd.summary-cursor"
+SLICES_NAMESPACE = "memoryd.summaries/"
+SEQ_MAX = 2**63 - 1
+DEFAULT_PAGE = 100
+DEFAULT_RECALL_TOP_K = 5
+# Unsummarized tail messages read at most per AssembleContext; older ones are reported cut.
+MAX_TAIL_MESSAGES = 1000
+# Compare-and-set attempts before a contended cursor gives up.
+CAS_ATTEMPTS = 5
+
+
+def cursor_key(session_id: str) -> str:
+    return "cursor/" + session_id
+
+
+def slices_namespace(session_id: str) -> str:
+    return SLICES_NAMESPACE + session_id
+
+
+def slice_key(from_seq: int) -> str:
+    return f"{from_seq:020d}"
+
+
+class Coverage(enum.IntEnum):
+    # Values mirror memory.v1.SummaryCoverage.
+    INTACT = 1
+    PARTIALLY_DELETED = 2
+    DELETED = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    id: str
+    session_id: str
+    from_seq: int
+    to_seq: int
+    text: str
+    metadata: dict[str, Any]
+    create_time: int
+    saved_message_count: int
+    # Computed on read.
+    present_message_count: int = 0
+    archived_message_count: int = 0
+    coverage: Coverage | None = None
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "from_seq": self.from_seq,
+            "to_seq": self.to_seq,
+            "text": self.text,
+            "metadata": self.metadata,
+            "create_time": self.create_time,
+            "saved_message_count": self.saved_message_count,
+        }
+
+    @classmethod
+    def from_record(cls, session_id: str, data: dict[str, Any]) -> Summary:
+        return cls(
+            id=data["id"],
+            session_id=session_id,
+            from_seq=int(data["from_seq"]),
+            to_seq=int(data["to_seq"]),
+            text=data["text"],
+            metadata=data.get("metadata") or {},
+            create_time=int(data["create_time"]),
+            saved_message_count=int(data.get("saved_message_count", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CursorState:
+    cursor: int
+    summary_count: int
+    latest: Summary | None
+    last_seq: int
+
+
+@dataclass
+class ContextResult:
+    assembly: context.Assembly
+    summary: Summary | None
+    cursor: int
+    recall_status: RecallStatus
+    recall_detail: str = ""
+
+
+class RecallStatus(enum.IntEnum):
+    # Values mirror memory.v1.RecallStatus.
+    NOT_REQUESTED = 0
+    OK = 1
+    UNAVAILABLE = 2
+    SKIPPED = 3
+
+
+class RecallUnavailable(Exception):
+    """Recall cannot run (no vector service or embedder, or it failed); the text says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecallQuery:
+    session_id: str
+    text: str
+    top_k: int
+    exclude_message_ids: tuple[str, ...] = ()
+    query_vector: tuple[float, ...] = ()
+    model_id: str = ""
+
+
+class Recaller(Protocol):
+    """Semantic recall for AssembleContext; implemented over the vector service."""
+
+    async def recall(self, tenant: str, query: RecallQuery) -> list[context.Recalled]: ...
+
+
+class NoRecall:
+    async def recall(self, tenant: str, query: RecallQuery) -> list[context.Recalled]:
+        raise RecallUnavailable("no vector service is configured on this server")
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest:
+    session_id: str
+    budget_chars: int = 0
+    recent_raw_n: int = 0
+    include_recall: bool = False
+    recall_top_k: int = 0
+    recall_query_vector: tuple[float, ...] = ()
+    recall_model_id: str = ""
+
+
+class Summaries:
+    def __init__(self, store: Store, limits: Limits, recaller: Recaller | None = None) -> None:
+        self.store = store
+        self.limits = limits
+        self.recaller: Recaller = recaller or NoRecall()
+
+    # -- reads -----------------------------------------------------------------
+    async def _cursor_record(self, tenant: str, session_id: str) -> dict[str, Any] | None:
+        entry = await self.store.get_metadata(tenant, CURSOR_NAMESPACE, cursor_key(session_id))
+        return entry.data if entry else None
+
+    async def _slice(self, tenant: str, session_id: str, from_seq: int) -> Summary | None:
+        entry = await self.store.get_metadata(tenant, slices_namespace(session_id), slice_key(from_seq))
+        return Summary.from_record(session_id, entry.data) if entry else None
+
+    async def with_coverage(self, tenant: str, summary: Summary) -> Summary:
+        present, archived = await self.store.count_by_seq(tenant, summary.session_id, summary.from_seq, summary.to_seq)
+        if present == 0:
+            coverage = Coverage.DELETED
+        elif present < summary.saved_message_count:
+            coverage = Coverage.PARTIALLY_DELETED
+        else:
+            coverage = Coverage.INTACT
+        return replace(summary, present_message_count=present, archived_message_count=archived, coverage=coverage)
+
+    async def get_cursor(self, tenant: str, session_id: str) -> CursorState:
+        record = await self._cursor_record(tenant, session_id)
+        last_seq = await self.store.last_seq(tenant, session_id)
+        if record is None:
+            return CursorState(0, 0, None, last_seq)
+        latest = await self._slice(tenant, session_id, int(record["latest_from_seq"]))
+        if latest is not None:
+            latest = await self.with_coverage(tenant, latest)
+        return CursorState(int(record["cursor"]), int(record["count"]), latest, last_seq)
+
+    async def list_summaries(self, tenant: str, session_id: str, page_size: int, page_token: str) -> tuple[list[Summary], str]:
+        size = min(page_size or DEFAULT_PAGE, self.limits.max_page_size)
+        scope = ("summaries", session_id)
+        position = paging.decode(page_token, scope)
+        rows = await self.store.list_metadata(
+            tenant, slices_namespace(session_id), position["after"] if position else None, size + 1
+        )
+        token = ""
+        if len(rows) > size:
+            rows = rows[:size]
+            token = paging.encode(scope, {"after": rows[-1].key})
+        summaries = [Summary.from_record(session_id, row.data) for row in rows]
+        return list(await asyncio.gather(*(self.with_coverage(tenant, s) for s in summaries))), token
+
+    # -- writes ----------------------------------------------------------------
+    async def save(
+        self, tenant: str, session_id: str, from_seq: int, to_seq: int, text: str, metadata: dict[str, Any]
+    ) -> tuple[Summary, int, bool]:
+        """Returns (slice, cursor, deduplicated). Input was validated (1 <= from_seq <= to_seq)."""
+        for _ in range(CAS_ATTEMPTS):
+            record = await self._cursor_record(tenant, session_id)
+            cursor = int(record["cursor"]) if record else 0
+            if record and int(record["latest_from_seq"]) == from_seq and cursor == to_seq:
+                latest = await self._slice(tenant, session_id, from_seq)
+                if latest is not None and latest.text == text and latest.metadata == metadata:
+                    return await self.with_coverage(tenant, latest), cursor, True
+            await self._check_range(tenant, session_id, cursor, from_seq, to_seq)
+            saved_count, _ = await self.store.count_by_seq(tenant, session_id, from_seq, to_seq)
+            summary = Summary(
+                id=uuid.uuid4().hex,
+                session_id=session_id,
+                from_seq=from_seq,
+                to_seq=to_seq,
+                text=text,
+                metadata=metadata,
+                create_time=now_ms(),
+                saved_message_count=saved_count,
+            )
+            new_record = {
+                "cursor": to_seq,
+                "count": (int(record["count"]) if record else 0) + 1,
+                "latest_id": summary.id,
+                "latest_from_seq": from_seq,
+            }
+            written = await self.store.write_metadata_guarded(
+                tenant,
+                [
+                    MetadataWrite(slices_namespace(session_id), slice_key(from_seq), summary.record()),
+                    MetadataWrite(CURSOR_NAMESPACE, cursor_key(session_id), new_record),
+                ],
+                MetadataGuard(CURSOR_NAMESPACE, cursor_key(session_id), "cursor", cursor if record else None),
+                ev.summary_saved(session_id, summary.id, from_seq, to_seq),
+                summary.create_time,
+            )
+            if written:
+                return await self.with_coverage(tenant, summary), to_seq, False
+            # Another writer moved the cursor first: re-read and re-check (usually an overlap now).
+        raise FailedPrecondition(
+            "the summary cursor kept changing under this call; retry",
+            reason="SUMMARY_CURSOR_CONTENDED",
+            metadata={"session_id": session_id},
+        )
+
+    async def _check_range(self, tenant: str, session_id: str, cursor: int, from_seq: int, to_seq: int) -> None:
+        details = {"cursor": str(cursor), "from_seq": str(from_seq), "to_seq": str(to_seq)}
+        if from_seq <= cursor:
+            raise FailedPrecondition(
+                f"the slice [{from_seq}, {to_seq}] overlaps what is already summarized (cursor {cursor});"
+                f" the next slice starts at {cursor + 1}",
+                reason="SUMMARY_RANGE_OVERLAPS",
+                metadata=details,
+            )
+        last_seq = await self.store.last_seq(tenant, session_id)
+        if to_seq > last_seq:
+            raise FailedPrecondition(
+                f"to_seq {to_seq} is beyond the newest message of the session (seq {last_seq})",
+                reason="SUMMARY_RANGE_BEYOND_HISTORY",
+                metadata={**details, "last_seq": str(last_seq)},
+            )
+        if from_seq > cursor + 1:
+            skipped = await self.store.messages_by_seq(tenant, session_id, cursor + 1, from_seq - 1, 1)
+            if skipped:
+                raise FailedPrecondition(
+                    f"the slice would leave stored messages unsummarized: seq {skipped[0].seq} is after the"
+                    f" cursor {cursor} and before from_seq {from_seq}",
+                    reason="SUMMARY_RANGE_GAP",
+                    metadata={**details, "first_unsummarized_seq": str(skipped[0].seq)},
+                )
+
+    # -- context assembly ------------------------------------------------------
+    async def assemble(self, tenant: str, request: ContextRequest) -> ContextResult:
+        session_id = request.session_id
+        record = await self._cursor_record(tenant, session_id)
+        cursor = int(record["cursor"]) if record else 0
+        summary = await self._slice(tenant, session_id, int(record["latest_from_seq"])) if record else None
+        if summary is not None:
+            summary = await self.with_coverage(tenant, summary)
+
+        # The unsummarized tail: unarchived messages after the cursor, newest MAX_TAIL_MESSAGES.
+        rows = await self.store.messages_by_seq(
+            tenant, session_id, cursor + 1, SEQ_MAX, MAX_TAIL_MESSAGES + 1, newest_first=True
+        )
+        left_out = rows[0] if len(rows) > MAX_TAIL_MESSAGES else None
+        tail = [m for m in rows[1:] if not m.archived] if left_out else [m for m in rows if not m.archived]
+        recent: list[Message] = []
+        if request.recent_raw_n > 0:
+            recent = await self.store.history(tenant, session_id, min(request.recent_raw_n, self.limits.max_page_size))
+
+        recalled: list[context.Recalled] = []
+        status, detail = RecallStatus.NOT_REQUESTED, ""
+        if request.include_recall:
+            status, detail, recalled = await self._recall(tenant, request, tail, recent)
+
+        assembly = context.assemble(
+            summary=context.SummaryText(summary.id, summary.text) if summary else None,
+            tail=tail,
+            recent=recent,
+            recalled=recalled,
+            budget_chars=request.budget_chars,
+            tail_left_out=left_out,
+        )
+        return ContextResult(assembly, summary, cursor, status, detail)
+
+    async def _recall(
+        self, tenant: str, request: ContextRequest, tail: list[Message], recent: list[Message]
+    ) -> tuple[RecallStatus, str, list[context.Recalled]]:
+        messages = sorted({m.id: m for m in [*tail, *recent]}.values(), key=lambda m: (m.timestamp, m.seq))
+        users = [m for m in messages if m.role == "user" and m.content.strip()]
+        if not users:
+            latest = await self.store.history(tenant, request.session_id, 50)
+            users = [m for m in latest if m.role == "user" and m.content.strip()]
+        if not users:
+            return RecallStatus.SKIPPED, "the session has no user message to recall for", []
+        query = RecallQuery(
+            session_id=request.session_id,
+            text=users[-1].content,
+            top_k=request.recall_top_k or DEFAULT_RECALL_TOP_K,
+            exclude_message_ids=tuple(m.id for m in messages),
+            query_vector=request.recall_query_vector,
+            model_id=request.recall_model_id,
+        )
+        try:
+            return RecallStatus.OK, "", await self.recaller.recall(tenant, query)
+        except RecallUnavailable as exc:
+            return RecallStatus.UNAVAILABLE, str(exc), []
