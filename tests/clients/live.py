@@ -43,8 +43,9 @@ def memoryd_executable() -> str:
 class MemorydProcess:
     """`memoryd serve --listen 127.0.0.1:PORT --port-file F --data-dir D` as a child process."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, env: dict[str, str] | None = None) -> None:
         self.workdir = workdir
+        self.env = {**os.environ, **(env or {})}
         self.data_dir = workdir / "data"
         self.port_file = workdir / "port"
         self.log_path = workdir / "memoryd.log"
@@ -71,6 +72,7 @@ class MemorydProcess:
             ],
             stdout=log,
             stderr=log,
+            env=self.env,
         )
         log.close()
         deadline = time.monotonic() + STARTUP_TIMEOUT

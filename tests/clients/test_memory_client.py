@@ -11,6 +11,7 @@ import pytest
 
 from memory.v1 import event_service_pb2
 from memoryd_client import (
+    EventsCompactedError,
     EventType,
     InvalidArgumentError,
     MemoryClient,
@@ -191,3 +192,34 @@ async def test_watch_resumes_across_a_server_restart(private_memoryd: MemorydPro
     assert after.messages_appended.messages[0].id == second.id
     assert after.seq > before.seq
     assert events.reconnects >= 1
+
+
+async def test_watch_from_a_compacted_seq_raises(tmp_path, session_id: str):
+    server = MemorydProcess(
+        tmp_path,
+        env={"MEMORYD_EVENT_RETENTION_COUNT": "2", "MEMORYD_EVENT_COMPACTION_INTERVAL_SECONDS": "0.1"},
+    )
+    await asyncio.to_thread(server.start)
+    try:
+        async with MemoryClient(server.target) as client:
+            for batch in range(4):  # four events, twice what retention keeps
+                await client.save_messages(session_id, [message("user", f"m{batch}.{i}") for i in range(3)])
+
+            async def first_event_from_zero():
+                async with client.watch(after_seq=0) as events:
+                    return await asyncio.wait_for(anext(events), 10)
+
+            caught = None
+            for _ in range(200):  # retention runs in the background: wait until it has
+                try:
+                    await first_event_from_zero()
+                except EventsCompactedError as error:
+                    caught = error
+                    break
+                await asyncio.sleep(0.05)
+    finally:
+        await asyncio.to_thread(server.stop)
+
+    assert caught is not None, "retention never compacted the log"
+    assert caught.reason == "EVENTS_COMPACTED"
+    assert caught.oldest_seq is not None and caught.oldest_seq > 1
