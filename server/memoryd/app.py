@@ -14,6 +14,7 @@ from grpc_reflection.v1alpha import reflection
 
 from memory.v1 import event_service_pb2, event_service_pb2_grpc, memory_service_pb2, memory_service_pb2_grpc
 from memory.v1 import metadata_service_pb2, metadata_service_pb2_grpc
+from memory.v1 import vector_service_pb2, vector_service_pb2_grpc
 from memoryd.config import Config
 from memoryd.domain.errors import MemorydError
 from memoryd.domain.memory import Memory
@@ -26,6 +27,9 @@ from memoryd.transport.reflection import MethodResolvingPool
 from memoryd.transport.servicers.events import EventServicer
 from memoryd.transport.servicers.memory import MemoryServicer
 from memoryd.transport.servicers.metadata import MetadataServicer
+from memoryd.transport.servicers.vectors import VectorServicer
+from memoryd.vectors.memory import VectorMemory
+from memoryd.vectors.setup import build_vectors
 
 log = structlog.get_logger("memoryd.app")
 
@@ -33,6 +37,7 @@ SERVICE_NAMES = (
     memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name,
     metadata_service_pb2.DESCRIPTOR.services_by_name["MetadataService"].full_name,
     event_service_pb2.DESCRIPTOR.services_by_name["EventService"].full_name,
+    vector_service_pb2.DESCRIPTOR.services_by_name["VectorService"].full_name,
 )
 
 
@@ -59,6 +64,7 @@ class App:
     port: int
     tasks: list[asyncio.Task] = field(default_factory=list)
     hub: WatchHub | None = None
+    vectors: VectorMemory | None = None
 
     async def stop(self, grace: float | None = None) -> None:
         grace = self.config.grace_seconds if grace is None else grace
@@ -72,6 +78,8 @@ class App:
         for task in self.tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self.vectors is not None:
+            await self.vectors.close()
         await self.store.close()
         log.info("stopped")
 
@@ -153,7 +161,10 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
         metrics_port = metrics.start_metrics_server(config.metrics_port + worker_index, _listen_host(config.listen))
         log.info("metrics_serving", port=metrics_port)
     await store.open()
-    memory = Memory(store, config.limits)
+    vectors = build_vectors(config, store) if config.vectors_enabled else None
+    if vectors is not None:
+        await vectors.open()
+    memory = Memory(store, config.limits, vectors)
     hub = WatchHub(
         store, buffer_size=config.watch_buffer_size, progress_interval=config.watch_progress_interval_seconds
     )
@@ -161,6 +172,8 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port), interceptors=interceptors)
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(memory, auth), server)
     metadata_service_pb2_grpc.add_MetadataServiceServicer_to_server(MetadataServicer(memory, auth), server)
+    if vectors is not None:
+        vector_service_pb2_grpc.add_VectorServiceServicer_to_server(VectorServicer(vectors, auth, config.limits), server)
     event_service_pb2_grpc.add_EventServiceServicer_to_server(EventServicer(store, hub, config.limits, auth), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -174,12 +187,16 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     else:
         port = server.add_secure_port(config.listen, credentials)
     if port == 0:
+        if vectors is not None:
+            await vectors.close()
         await store.close()
         raise OSError(f"could not bind {config.listen}")
     await server.start()
     await _set_serving(health_servicer, True)
 
-    app = App(config, store, server, health_servicer, port, hub=hub)
+    app = App(config, store, server, health_servicer, port, hub=hub, vectors=vectors)
+    if vectors is not None:
+        app.tasks.append(asyncio.create_task(vectors.drainer.run(), name="vector-outbox"))
     app.tasks.append(asyncio.create_task(_watch_storage_health(app), name="storage-health"))
     app.tasks.append(asyncio.create_task(_compact_events(app), name="event-compaction"))
     if config.mongodb_uri:

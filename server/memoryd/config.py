@@ -41,6 +41,23 @@ class Config:
     tls_key: str = ""
     tls_client_ca: str = ""
     allow_insecure_remote: bool = False
+    # Vector memory (SPEC §5, docs/VECTORS.md).
+    vectors_enabled: bool = True
+    qdrant_url: str = ""
+    qdrant_api_key: str = field(default="", repr=False)  # MEMORYD_QDRANT_API_KEY only
+    qdrant_grpc_port: int = 6334
+    qdrant_collection_prefix: str = "memoryd"
+    qdrant_timeout_seconds: float = 5.0
+    embedder_url: str = ""
+    embedder_model: str = ""
+    embedder_model_id: str = ""
+    embedder_api_key: str = field(default="", repr=False)  # MEMORYD_EMBEDDER_API_KEY only
+    index_concurrency: int = 10
+    index_queue_size: int = 500
+    recall_half_life_hours: float = 168.0
+    recall_control_kinds: str = "summary,compress-marker,directive,directive-reply"
+    vector_outbox_poll_seconds: float = 5.0
+    vector_outbox_max_backoff_seconds: float = 60.0
     limits: Limits = field(default_factory=Limits)
 
     @property
@@ -74,11 +91,27 @@ SETTINGS: list[tuple[str, str, type, str]] = [
     ("tls_key", "MEMORYD_TLS_KEY", str, "PEM private key of --tls-cert"),
     ("tls_client_ca", "MEMORYD_TLS_CLIENT_CA", str, "PEM CA bundle; clients must present a certificate it signed (mTLS)"),
     ("allow_insecure_remote", "MEMORYD_ALLOW_INSECURE_REMOTE", bool, "serve a non-loopback address without auth (logged as a warning)"),
+    ("vectors_enabled", "MEMORYD_VECTORS_ENABLED", bool, "serve VectorService and keep vectors in step with messages (default on)"),
+    ("qdrant_url", "MEMORYD_QDRANT_URL", str, "Qdrant server URL (REST port); empty: Qdrant local mode under <data-dir>/qdrant"),
+    ("qdrant_grpc_port", "MEMORYD_QDRANT_GRPC_PORT", int, "Qdrant gRPC port, preferred over REST; 0 uses REST only"),
+    ("qdrant_collection_prefix", "MEMORYD_QDRANT_COLLECTION_PREFIX", str, "collections are <prefix>_d<dimension>"),
+    ("qdrant_timeout_seconds", "MEMORYD_QDRANT_TIMEOUT_SECONDS", float, "bound of one Qdrant call without a caller deadline"),
+    ("embedder_url", "MEMORYD_EMBEDDER_URL", str, "OpenAI-compatible embeddings base URL (e.g. http://localhost:11434/v1); empty: no embedder"),
+    ("embedder_model", "MEMORYD_EMBEDDER_MODEL", str, "embedding model name sent to the embedder"),
+    ("embedder_model_id", "MEMORYD_EMBEDDER_MODEL_ID", str, "model id of the vectors it computes (default openai:<model>)"),
+    ("index_concurrency", "MEMORYD_INDEX_CONCURRENCY", int, "background embedding jobs at once"),
+    ("index_queue_size", "MEMORYD_INDEX_QUEUE_SIZE", int, "background indexing queue; when full the oldest job is dropped and counted"),
+    ("recall_half_life_hours", "MEMORYD_RECALL_HALF_LIFE_HOURS", float, "SearchMemory recency half-life"),
+    ("recall_control_kinds", "MEMORYD_RECALL_CONTROL_KINDS", str, "comma-separated kinds never shown as recall context"),
+    ("vector_outbox_poll_seconds", "MEMORYD_VECTOR_OUTBOX_POLL_SECONDS", float, "how often the vector-delete outbox is checked"),
+    ("vector_outbox_max_backoff_seconds", "MEMORYD_VECTOR_OUTBOX_MAX_BACKOFF_SECONDS", float, "longest wait between outbox retries while Qdrant is down"),
 ]
 
 # Secrets are read from the environment only, never from flags (flags show up in ps).
 SECRET_SETTINGS: list[tuple[str, str, str]] = [
     ("tokens", "MEMORYD_TOKENS", "bearer tokens inline, same format as the tokens file (commas may separate entries)"),
+    ("qdrant_api_key", "MEMORYD_QDRANT_API_KEY", "API key of the Qdrant server"),
+    ("embedder_api_key", "MEMORYD_EMBEDDER_API_KEY", "bearer key of the embeddings endpoint"),
 ]
 
 

@@ -14,6 +14,7 @@ from memoryd_client import (
     EventsCompactedError,
     EventType,
     InvalidArgumentError,
+    UnauthenticatedError,
     MemoryClient,
     UnavailableError,
     message,
@@ -223,3 +224,27 @@ async def test_watch_from_a_compacted_seq_raises(tmp_path, session_id: str):
     assert caught is not None, "retention never compacted the log"
     assert caught.reason == "EVENTS_COMPACTED"
     assert caught.oldest_seq is not None and caught.oldest_seq > 1
+
+
+async def test_bearer_tokens_select_the_tenant(tmp_path, session_id: str):
+    server = MemorydProcess(tmp_path, env={"MEMORYD_TOKENS": "acme: token-acme-0123456789, globex: token-globex-0123456789"})
+    await asyncio.to_thread(server.start)
+    try:
+        async with (
+            MemoryClient(server.target, token="token-acme-0123456789") as acme,
+            MemoryClient(server.target, token="token-globex-0123456789") as globex,
+            MemoryClient(server.target) as anonymous,
+            MemoryClient(server.target, token="wrong") as wrong,
+        ):
+            saved = (await acme.save_message(session_id, message("user", "acme only"))).message
+            acme_history = await acme.get_history(session_id)
+            globex_history = await globex.get_history(session_id)
+            with pytest.raises(UnauthenticatedError):
+                await anonymous.get_history(session_id)
+            with pytest.raises(UnauthenticatedError):
+                await wrong.get_history(session_id)
+    finally:
+        await asyncio.to_thread(server.stop)
+
+    assert [m.id for m in acme_history] == [saved.id]
+    assert globex_history == []

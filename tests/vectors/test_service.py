@@ -1,0 +1,216 @@
+"""VectorService over gRPC against a running memoryd (in-process app, real Qdrant, real SQLite)."""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+
+from memory.v1 import memory_service_pb2 as mem_pb
+from memory.v1 import memory_service_pb2_grpc
+from memory.v1 import message_pb2
+from memory.v1 import vector_service_pb2 as pb
+from memory.v1 import vector_service_pb2_grpc
+from memoryd.app import start
+from memoryd.config import Config
+from tests.vectors.conftest import SERVER_ENV, unit
+
+MODEL = "test:grpc"
+
+
+def server_config(target: str, data_dir, **overrides) -> Config:
+    settings = dict(listen="127.0.0.1:0", data_dir=data_dir, vector_outbox_poll_seconds=0.05,
+                    vector_outbox_max_backoff_seconds=0.2)
+    if target == "server":
+        settings.update(qdrant_url=os.environ[SERVER_ENV], qdrant_collection_prefix=f"t{uuid.uuid4().hex[:10]}")
+    settings.update(overrides)
+    return Config(**settings)
+
+
+class Client:
+    def __init__(self, port: int) -> None:
+        self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        self.vectors = vector_service_pb2_grpc.VectorServiceStub(self.channel)
+        self.memory = memory_service_pb2_grpc.MemoryServiceStub(self.channel)
+
+    async def save(self, session: str, *messages: message_pb2.Message) -> list[message_pb2.Message]:
+        response = await self.memory.SaveMessages(mem_pb.SaveMessagesRequest(session_id=session, messages=messages))
+        return list(response.messages)
+
+    async def index(self, session: str, stored: list[message_pb2.Message], angles: list[float], model=MODEL):
+        points = [
+            pb.VectorPoint(model_id=model, vector=unit(a), session_id=session, message_id=m.id,
+                           timestamp=m.timestamp, role=m.role, text=m.content)
+            for m, a in zip(stored, angles)
+        ]
+        return await self.vectors.UpsertVectors(pb.UpsertVectorsRequest(points=points))
+
+    async def count(self) -> int:
+        stats = await self.vectors.GetVectorStats(pb.GetVectorStatsRequest())
+        return sum(c.count for c in stats.collections)
+
+
+@pytest.fixture
+async def client(target, tmp_path):
+    app = await start(server_config(target, tmp_path))
+    client = Client(app.port)
+    yield client
+    await client.channel.close()
+    await app.stop(0)
+
+
+def violations(error: grpc.aio.AioRpcError) -> list[str]:
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                    bad = error_details_pb2.BadRequest()
+                    detail.Unpack(bad)
+                    return [v.field for v in bad.field_violations]
+    return []
+
+
+def user(content: str, ts: int) -> message_pb2.Message:
+    return message_pb2.Message(role="user", content=content, timestamp=ts)
+
+
+async def test_upsert_and_search_over_grpc_with_context(client):
+    stored = await client.save("s1", user("before", 1000), user("the hit", 2000), user("after", 3000))
+    upserted = await client.index("s1", stored[1:2], [10])
+    assert len(upserted.point_ids) == 1
+    response = await client.vectors.SearchMemory(
+        pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, top_k=3, context_window=1)
+    )
+    [hit] = response.hits
+    assert hit.text == "the hit" and hit.message_id == stored[1].id and hit.session_id == "s1"
+    assert hit.semantic_score == pytest.approx(math.cos(math.radians(10)), abs=1e-4)
+    assert [c.message.content for c in hit.before] == ["before"]
+    assert [c.message.content for c in hit.after] == ["after"]
+    assert response.model_id == MODEL
+
+
+async def test_stats_count_per_model_and_per_collection(client):
+    stored = await client.save("s1", user("a", 1000), user("b", 2000))
+    await client.index("s1", stored, [1, 2])
+    await client.vectors.UpsertVectors(pb.UpsertVectorsRequest(points=[
+        pb.VectorPoint(model_id="test:wide", vector=[0.1] * 8, session_id="s1", timestamp=5),
+        pb.VectorPoint(legacy=True, vector=[0.2] * 4, session_id="s1", timestamp=6),
+    ]))
+    stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
+    assert {(m.model_id, m.count, m.dimension) for m in stats.models} == {(MODEL, 2, 4), ("test:wide", 1, 8), ("", 1, 4)}
+    assert {(c.dimension, c.count) for c in stats.collections} == {(4, 3), (8, 1)}  # never mixed dimensions
+    assert stats.embedder_configured is False and stats.outbox_pending == 0
+
+
+@pytest.mark.parametrize(
+    "request_, field",
+    [
+        (pb.UpsertVectorsRequest(points=[pb.VectorPoint(model_id=MODEL, vector=[1, float("nan"), 0, 0], session_id="s",
+                                                        timestamp=1)]), "points[0].vector"),
+        (pb.UpsertVectorsRequest(points=[pb.VectorPoint(model_id=MODEL, vector=[1, float("inf"), 0, 0], session_id="s",
+                                                        timestamp=1)]), "points[0].vector"),
+        (pb.UpsertVectorsRequest(points=[pb.VectorPoint(vector=[1, 0, 0, 0], session_id="s", timestamp=1)]),
+         "points[0].model_id"),
+        (pb.UpsertVectorsRequest(points=[pb.VectorPoint(model_id=MODEL, vector=[1, 0, 0, 0], timestamp=1)]),
+         "points[0].session_id"),
+        (pb.UpsertVectorsRequest(points=[pb.VectorPoint(model_id=MODEL, vector=[], session_id="s", timestamp=1)]),
+         "points[0].vector"),
+        (pb.UpsertVectorsRequest(points=[pb.VectorPoint(model_id=MODEL, legacy=True, vector=[1, 0], session_id="s",
+                                                        timestamp=1)]), "points[0].model_id"),
+        (pb.UpsertVectorsRequest(), "points"),
+        # A model's dimension is fixed by the vectors already stored (4 in this test).
+        (pb.UpsertVectorsRequest(points=[pb.VectorPoint(model_id=MODEL, vector=[1, 0, 0], session_id="s",
+                                                        timestamp=1)]), "points[0].vector"),
+        (pb.SearchMemoryRequest(query_vector=[1, 0, 0], model_id=MODEL), "query_vector"),
+        (pb.SearchMemoryRequest(query_vector=[1, float("nan"), 0, 0], model_id=MODEL), "query_vector"),
+        (pb.SearchMemoryRequest(query_vector=unit(0)), "model_id"),
+        (pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, top_k=101), "top_k"),
+        (pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, top_k=-1), "top_k"),
+        (pb.SearchMemoryRequest(model_id=MODEL), "query_vector"),
+        (pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, time_weight=1.5), "time_weight"),
+        (pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, scope=pb.RECALL_SCOPE_SESSION), "session_id"),
+        (pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, scope=pb.RECALL_SCOPE_USER), "speaker_ids"),
+        (pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, scope=pb.RECALL_SCOPE_PLATFORM), "platform"),
+        (pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, scope=42), "scope"),
+        (pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, context_window=-1), "context_window"),
+        (pb.DeleteVectorsRequest(), "selector"),
+        (pb.DeleteVectorsRequest(model=pb.DeleteVectorsRequest.ByModel()), "model.model_id"),
+        (pb.DeleteVectorsRequest(timestamps=pb.DeleteVectorsRequest.ByTimestamps(session_id="s")),
+         "timestamps.timestamps"),
+    ],
+)
+async def test_invalid_input_names_the_field_and_stores_nothing(client, request_, field):
+    stored = await client.save("s1", user("x", 1000))
+    await client.index("s1", stored, [1])
+    before = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
+    method = {
+        pb.UpsertVectorsRequest: client.vectors.UpsertVectors,
+        pb.SearchMemoryRequest: client.vectors.SearchMemory,
+        pb.DeleteVectorsRequest: client.vectors.DeleteVectors,
+    }[type(request_)]
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await method(request_)
+    assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert field in violations(caught.value)
+    after = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
+    assert after.models == before.models and after.legacy_model == before.legacy_model
+
+
+async def test_query_text_without_an_embedder_is_a_failed_precondition(client):
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_text="hello"))
+    assert caught.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+
+
+async def test_deleting_messages_removes_their_vectors(client):
+    stored = await client.save("s1", *(user(f"m{i}", 1000 * (i + 1)) for i in range(6)))
+    await client.index("s1", stored, [1, 2, 3, 4, 5, 6])
+    # A point stored without a message id goes with its (session, timestamp).
+    await client.vectors.UpsertVectors(pb.UpsertVectorsRequest(points=[
+        pb.VectorPoint(model_id=MODEL, vector=unit(7), session_id="s1", timestamp=stored[0].timestamp, text="no id")
+    ]))
+    assert await client.count() == 7
+
+    deleted = await client.memory.DeleteMessagesByTimestamps(
+        mem_pb.DeleteMessagesByTimestampsRequest(session_id="s1", timestamps=[stored[0].timestamp, stored[1].timestamp])
+    )
+    assert deleted.deleted_count == 2
+    assert await client.count() == 4
+    await client.memory.DeleteMessages(mem_pb.DeleteMessagesRequest(session_id="s1", ids=[stored[2].id]))
+    assert await client.count() == 3
+    response = await client.vectors.SearchMemory(
+        pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, top_k=10, context_window=0)
+    )
+    assert sorted(h.text for h in response.hits) == ["m3", "m4", "m5"]
+
+    cleared = await client.memory.ClearSession(
+        mem_pb.ClearSessionRequest(session_id="s1", targets=[mem_pb.CLEAR_TARGET_VECTORS])
+    )
+    [result] = cleared.results
+    assert result.outcome == mem_pb.CLEAR_OUTCOME_CLEARED and result.removed_count == 3
+    assert await client.count() == 0
+
+
+async def test_delete_vectors_by_each_selector(client):
+    a = await client.save("a", user("a0", 1000), user("a1", 2000))
+    b = await client.save("b", user("b0", 1000))
+    await client.index("a", a, [1, 2])
+    await client.index("b", b, [3])
+    await client.index("b", b, [3], model="test:other")
+    by_ts = await client.vectors.DeleteVectors(pb.DeleteVectorsRequest(
+        timestamps=pb.DeleteVectorsRequest.ByTimestamps(session_id="a", timestamps=[1000])))
+    assert by_ts.deleted_count == 1
+    by_model = await client.vectors.DeleteVectors(pb.DeleteVectorsRequest(
+        model=pb.DeleteVectorsRequest.ByModel(model_id="test:other")))
+    assert by_model.deleted_count == 1
+    by_session = await client.vectors.DeleteVectors(pb.DeleteVectorsRequest(
+        session=pb.DeleteVectorsRequest.BySession(session_id="a")))
+    assert by_session.deleted_count == 1
+    everything = await client.vectors.DeleteVectors(pb.DeleteVectorsRequest(all=pb.DeleteVectorsRequest.All()))
+    assert everything.deleted_count == 1
+    assert await client.count() == 0
