@@ -15,11 +15,14 @@ from grpc_reflection.v1alpha import reflection
 from memory.v1 import event_service_pb2, event_service_pb2_grpc, memory_service_pb2, memory_service_pb2_grpc
 from memory.v1 import metadata_service_pb2, metadata_service_pb2_grpc
 from memory.v1 import vector_service_pb2, vector_service_pb2_grpc
+from memory.v1 import entry_service_pb2, entry_service_pb2_grpc, summary_service_pb2, summary_service_pb2_grpc
 from memoryd.config import Config
+from memoryd.domain.entries import Entries
 from memoryd.domain.errors import MemorydError
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import now_ms
 from memoryd.domain.store import Store
+from memoryd.domain.summaries import Summaries
 from memoryd.domain.watch import WatchHub
 from memoryd.transport import tls
 from memoryd.transport.auth import Authenticator, check_bind, load_tokens
@@ -30,6 +33,8 @@ from memoryd.transport.servicers.metadata import MetadataServicer
 from memoryd.transport.servicers.vectors import VectorServicer
 from memoryd.vectors.memory import VectorMemory
 from memoryd.vectors.setup import build_vectors
+from memoryd.transport.servicers.entries import EntryServicer
+from memoryd.transport.servicers.summaries import SummaryServicer
 
 log = structlog.get_logger("memoryd.app")
 
@@ -38,6 +43,8 @@ SERVICE_NAMES = (
     metadata_service_pb2.DESCRIPTOR.services_by_name["MetadataService"].full_name,
     event_service_pb2.DESCRIPTOR.services_by_name["EventService"].full_name,
     vector_service_pb2.DESCRIPTOR.services_by_name["VectorService"].full_name,
+    summary_service_pb2.DESCRIPTOR.services_by_name["SummaryService"].full_name,
+    entry_service_pb2.DESCRIPTOR.services_by_name["EntryService"].full_name,
 )
 
 
@@ -164,7 +171,7 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     vectors = build_vectors(config, store) if config.vectors_enabled else None
     if vectors is not None:
         await vectors.open()
-    memory = Memory(store, config.limits, vectors)
+    memory = Memory(store, config.limits, vectors, downgrade_images=config.downgrade_images)
     hub = WatchHub(
         store, buffer_size=config.watch_buffer_size, progress_interval=config.watch_progress_interval_seconds
     )
@@ -175,6 +182,12 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     if vectors is not None:
         vector_service_pb2_grpc.add_VectorServiceServicer_to_server(VectorServicer(vectors, auth, config.limits), server)
     event_service_pb2_grpc.add_EventServiceServicer_to_server(EventServicer(store, hub, config.limits, auth), server)
+    summary_service_pb2_grpc.add_SummaryServiceServicer_to_server(
+        SummaryServicer(Summaries(store, config.limits), auth), server
+    )
+    entry_service_pb2_grpc.add_EntryServiceServicer_to_server(
+        EntryServicer(Entries(store, config.limits, config.entry_scope_capacity), auth), server
+    )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

@@ -41,6 +41,8 @@ class Config:
     tls_key: str = ""
     tls_client_ca: str = ""
     allow_insecure_remote: bool = False
+    downgrade_images: bool = False
+    entry_scope_capacity: int = 200
     # Vector memory (SPEC §5, docs/VECTORS.md).
     vectors_enabled: bool = True
     qdrant_url: str = ""
@@ -91,6 +93,8 @@ SETTINGS: list[tuple[str, str, type, str]] = [
     ("tls_key", "MEMORYD_TLS_KEY", str, "PEM private key of --tls-cert"),
     ("tls_client_ca", "MEMORYD_TLS_CLIENT_CA", str, "PEM CA bundle; clients must present a certificate it signed (mTLS)"),
     ("allow_insecure_remote", "MEMORYD_ALLOW_INSECURE_REMOTE", bool, "serve a non-loopback address without auth (logged as a warning)"),
+    ("downgrade_images", "MEMORYD_DOWNGRADE_IMAGES", bool, "store image segments as [image <hash>] markers (seed 001)"),
+    ("entry_scope_capacity", "MEMORYD_ENTRY_SCOPE_CAPACITY", int, "maximum long-term memory entries per scope"),
     ("vectors_enabled", "MEMORYD_VECTORS_ENABLED", bool, "serve VectorService and keep vectors in step with messages (default on)"),
     ("qdrant_url", "MEMORYD_QDRANT_URL", str, "Qdrant server URL (REST port); empty: Qdrant local mode under <data-dir>/qdrant"),
     ("qdrant_grpc_port", "MEMORYD_QDRANT_GRPC_PORT", int, "Qdrant gRPC port, preferred over REST; 0 uses REST only"),

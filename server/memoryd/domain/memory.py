@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from memoryd.domain import paging
+from memoryd.domain import images, paging
 from memoryd.domain.hooks import MemoryHooks
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import (
@@ -40,15 +40,21 @@ def _page_size(requested: int, default: int, maximum: int) -> int:
 
 
 class Memory:
-    def __init__(self, store: Store, limits: Limits, hooks: MemoryHooks | None = None) -> None:
+    def __init__(
+        self, store: Store, limits: Limits, hooks: MemoryHooks | None = None, *, downgrade_images: bool = False
+    ) -> None:
         self.store = store
         self.limits = limits
         self.hooks = hooks or MemoryHooks()
+        # Seed 001: stored copies keep "[image <hash>]" instead of data: URIs and image URLs.
+        self.downgrade_images = downgrade_images
 
     # -- writes --------------------------------------------------------------
     async def save_messages(
         self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str = ""
     ) -> AppendResult:
+        if self.downgrade_images:
+            messages = images.downgrade_messages(messages)
         result = await self.store.append(tenant, session_id, messages, idempotency_key or None, now_ms())
         if not result.deduplicated:
             await self.hooks.messages_saved(tenant, session_id, result.messages)
@@ -60,6 +66,8 @@ class Memory:
     async def replace_history(
         self, tenant: str, session_id: str, messages: Sequence[Message]
     ) -> tuple[list[Message], int]:
+        if self.downgrade_images:
+            messages = images.downgrade_messages(messages)
         stored, removed = await self.store.replace_history(tenant, session_id, messages, now_ms())
         await self.hooks.messages_deleted(tenant, session_id, removed)
         await self.hooks.messages_saved(tenant, session_id, stored)

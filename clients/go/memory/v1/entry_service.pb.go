@@ -358,13 +358,16 @@ type EntryHit struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The entry.
 	Entry *Entry `protobuf:"bytes,1,opt,name=entry,proto3" json:"entry,omitempty"`
-	// Final score: keyword_score + semantic_score. Hits with a zero score are
-	// never returned.
+	// Final score: keyword_score + semantic_score. With a query (text or
+	// embedding), hits with a zero score are never returned; without one, the
+	// newest entries are returned with score 0.
 	Score float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
 	// Keyword part: per query term, 2 for a tag hit plus 1 for a content hit,
 	// divided by the number of terms.
 	KeywordScore float64 `protobuf:"fixed64,3,opt,name=keyword_score,json=keywordScore,proto3" json:"keyword_score,omitempty"`
 	// Semantic part: cosine similarity of the vectors when at least 0.3, else 0.
+	// Only entries whose vector has the query's model and dimension get one;
+	// without vectors the search is keyword-only.
 	SemanticScore float64 `protobuf:"fixed64,4,opt,name=semantic_score,json=semanticScore,proto3" json:"semantic_score,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -226,8 +226,9 @@ export type EntryHit = Message<"memory.v1.EntryHit"> & {
   entry?: Entry | undefined;
 
   /**
-   * Final score: keyword_score + semantic_score. Hits with a zero score are
-   * never returned.
+   * Final score: keyword_score + semantic_score. With a query (text or
+   * embedding), hits with a zero score are never returned; without one, the
+   * newest entries are returned with score 0.
    *
    * @generated from field: double score = 2;
    */
@@ -243,6 +244,8 @@ export type EntryHit = Message<"memory.v1.EntryHit"> & {
 
   /**
    * Semantic part: cosine similarity of the vectors when at least 0.3, else 0.
+   * Only entries whose vector has the query's model and dimension get one;
+   * without vectors the search is keyword-only.
    *
    * @generated from field: double semantic_score = 4;
    */

@@ -1,0 +1,156 @@
+"""memory.v1.SummaryService: summary slices, the summary cursor and AssembleContext."""
+
+from __future__ import annotations
+
+import math
+
+from memory.v1 import summary_service_pb2 as pb
+from memory.v1 import summary_service_pb2_grpc as pb_grpc
+from memoryd.domain.summaries import ContextRequest, Summaries, Summary
+from memoryd.transport.auth import Authenticator
+from memoryd.transport.convert import dict_to_struct, message_to_proto, struct_to_dict
+from memoryd.transport.rpc import unary
+from memoryd.transport.validation import Check
+
+MAX_RECALL_TOP_K = 100
+MAX_QUERY_VECTOR = 65536
+
+
+def summary_to_proto(summary: Summary, target: pb.Summary) -> None:
+    target.id = summary.id
+    target.session_id = summary.session_id
+    target.from_seq = summary.from_seq
+    target.to_seq = summary.to_seq
+    target.text = summary.text
+    dict_to_struct(summary.metadata, target.metadata)
+    target.create_time = summary.create_time
+    target.saved_message_count = summary.saved_message_count
+    target.present_message_count = summary.present_message_count
+    target.archived_message_count = summary.archived_message_count
+    target.coverage = int(summary.coverage or 0)
+
+
+class SummaryServicer(pb_grpc.SummaryServiceServicer):
+    def __init__(self, summaries: Summaries, auth: Authenticator) -> None:
+        self.summaries = summaries
+        self.auth = auth
+        self.limits = summaries.limits
+
+    def _check(self, session_id: str) -> Check:
+        check = Check(self.limits)
+        check.name("session_id", session_id)
+        return check
+
+    @unary
+    async def SaveSummary(self, request: pb.SaveSummaryRequest, context, tenant: str) -> pb.SaveSummaryResponse:
+        check = self._check(request.session_id)
+        check.positive("from_seq", request.from_seq)
+        if request.to_seq < request.from_seq:
+            check.fail("to_seq", "must be at least from_seq")
+        if not request.text.strip():
+            check.fail("text", "must not be blank")
+        check.text_bytes("text", request.text, self.limits.max_content_bytes)
+        if request.metadata.ByteSize() > self.limits.max_metadata_bytes:
+            check.fail("metadata", f"must be at most {self.limits.max_metadata_bytes} bytes")
+        check.done()
+        summary, cursor, deduplicated = await self.summaries.save(
+            tenant,
+            request.session_id,
+            request.from_seq,
+            request.to_seq,
+            request.text,
+            struct_to_dict(request.metadata),
+        )
+        response = pb.SaveSummaryResponse(cursor=cursor, deduplicated=deduplicated)
+        summary_to_proto(summary, response.summary)
+        return response
+
+    @unary
+    async def ListSummaries(self, request: pb.ListSummariesRequest, context, tenant: str) -> pb.ListSummariesResponse:
+        check = self._check(request.session_id)
+        check.page_size("page_size", request.page_size)
+        check.done()
+        summaries, token = await self.summaries.list_summaries(
+            tenant, request.session_id, request.page_size, request.page_token
+        )
+        response = pb.ListSummariesResponse(next_page_token=token)
+        for summary in summaries:
+            summary_to_proto(summary, response.summaries.add())
+        return response
+
+    @unary
+    async def GetSummaryCursor(
+        self, request: pb.GetSummaryCursorRequest, context, tenant: str
+    ) -> pb.GetSummaryCursorResponse:
+        self._check(request.session_id).done()
+        state = await self.summaries.get_cursor(tenant, request.session_id)
+        response = pb.GetSummaryCursorResponse(
+            cursor=state.cursor, summary_count=state.summary_count, last_seq=state.last_seq
+        )
+        if state.latest is not None:
+            summary_to_proto(state.latest, response.latest)
+        return response
+
+    @unary
+    async def AssembleContext(
+        self, request: pb.AssembleContextRequest, context, tenant: str
+    ) -> pb.AssembleContextResponse:
+        check = self._check(request.session_id)
+        check.non_negative("budget_chars", request.budget_chars)
+        check.non_negative("recent_raw_n", request.recent_raw_n)
+        if request.recent_raw_n > self.limits.max_page_size:
+            check.fail("recent_raw_n", f"must be at most {self.limits.max_page_size}")
+        check.non_negative("recall_top_k", request.recall_top_k)
+        if request.recall_top_k > MAX_RECALL_TOP_K:
+            check.fail("recall_top_k", f"must be at most {MAX_RECALL_TOP_K}")
+        if request.recall_query_vector:
+            if len(request.recall_query_vector) > MAX_QUERY_VECTOR:
+                check.fail("recall_query_vector", f"must hold at most {MAX_QUERY_VECTOR} numbers")
+            if not all(math.isfinite(x) for x in request.recall_query_vector):
+                check.fail("recall_query_vector", "numbers must be finite")
+            check.name("recall_model_id", request.recall_model_id)
+        else:
+            check.name("recall_model_id", request.recall_model_id, required=False)
+        check.done()
+        result = await self.summaries.assemble(
+            tenant,
+            ContextRequest(
+                session_id=request.session_id,
+                budget_chars=request.budget_chars,
+                recent_raw_n=request.recent_raw_n,
+                include_recall=request.include_recall,
+                recall_top_k=request.recall_top_k,
+                recall_query_vector=tuple(request.recall_query_vector),
+                recall_model_id=request.recall_model_id,
+            ),
+        )
+        assembly = result.assembly
+        response = pb.AssembleContextResponse(
+            summary_truncated=assembly.summary_truncated,
+            recall_status=int(result.recall_status),
+            recall_detail=result.recall_detail,
+            cursor=result.cursor,
+            used_chars=assembly.used_chars,
+            deduplicated_count=assembly.deduplicated_count,
+        )
+        if result.summary is not None and assembly.summary_text is not None:
+            summary_to_proto(result.summary, response.summary)
+            response.summary.text = assembly.summary_text
+        for item in assembly.messages:
+            out = response.messages.add(part=int(item.part), truncated=item.truncated)
+            message_to_proto(item.message, out.message)
+        for recalled, truncated in assembly.recalled:
+            response.recalled.add(
+                id=recalled.id,
+                session_id=recalled.session_id,
+                text=recalled.text,
+                score=recalled.score,
+                timestamp=recalled.timestamp,
+                role=recalled.role,
+                truncated=truncated,
+            )
+        for cut in assembly.cuts:
+            response.cuts.add(
+                part=int(cut.part), reason=int(cut.reason), id=cut.id, cut_chars=cut.cut_chars, truncated=cut.truncated
+            )
+        return response

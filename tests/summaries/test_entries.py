@@ -1,0 +1,132 @@
+"""Long-term memory entries (seed 001 memory_save/search/forget), on every adapter."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from memoryd.domain.entries import Entries, Entry, normalize, rank, terms
+from memoryd.domain.errors import FailedPrecondition
+from memoryd.domain.models import EventType
+from tests.summaries.conftest import LIMITS
+
+
+def test_normalization_folds_whitespace():
+    assert normalize("  likes\t\tcoffee \n\u3000 black ") == "likes coffee black"
+    assert terms("Coffee, TEA coffee") == ["coffee", "tea"]
+    assert terms("喜欢摄影") == ["喜欢", "欢摄", "摄影"]
+
+
+async def test_duplicates_are_not_stored_twice(entries, tenant, store):
+    first = await entries.save(tenant, "f:1", "likes   black\ncoffee", ["drink"])
+    again = await entries.save(tenant, "f:1", " likes black coffee ", ["other"])
+    assert not first.deduplicated and again.deduplicated
+    assert again.entry.id == first.entry.id and again.entry.tags == ["drink"] and again.count == 1
+    assert first.entry.text == "likes black coffee"
+    listed, _ = await entries.list_entries(tenant, "f:1", 0, "")
+    assert [e.text for e in listed] == ["likes black coffee"]
+    events = [e for e in await store.read_events(tenant, 0, 100) if e.type == EventType.ENTRY_CHANGED]
+    assert [e.payload for e in events] == [{"scope": "f:1", "entry_id": first.entry.id, "deleted": False}]
+
+
+async def test_scopes_isolate(entries, tenant):
+    saved = await entries.save(tenant, "g:1", "the group meets on fridays", ["schedule"])
+    await entries.save(tenant, "g:2", "the other group meets on mondays", ["schedule"])
+    hits, _ = await entries.search(tenant, "g:1", "meets", 10)
+    assert [h.entry.id for h in hits] == [saved.entry.id]
+    assert await entries.forget(tenant, "g:2", saved.entry.id) is False
+    assert [e.scope for e in (await entries.list_entries(tenant, "g:2", 0, ""))[0]] == ["g:2"]
+    assert (await entries.list_entries(tenant, "g:3", 0, "")) == ([], "")
+
+
+async def test_scope_cap_answers_failed_precondition(entries, tenant):
+    ids = [(await entries.save(tenant, "s", f"fact {i}", [])).entry.id for i in range(5)]
+    with pytest.raises(FailedPrecondition) as full:
+        await entries.save(tenant, "s", "one too many", [])
+    assert full.value.reason == "ENTRY_SCOPE_FULL"
+    assert full.value.metadata == {"scope": "s", "count": "5", "capacity": "5"}
+    assert (await entries.save(tenant, "s", "fact  0", [])).deduplicated  # a duplicate still answers
+    assert (await entries.save(tenant, "other", "room elsewhere", [])).count == 1
+    assert await entries.forget(tenant, "s", ids[0]) is True
+    assert await entries.forget(tenant, "s", ids[0]) is False
+    assert (await entries.save(tenant, "s", "now it fits", [])).count == 5
+
+
+async def test_racing_saves_never_exceed_the_cap(entries, tenant):
+    results = await asyncio.gather(
+        *(entries.save(tenant, "race", f"fact {i}", []) for i in range(8)), return_exceptions=True
+    )
+    saved = [r for r in results if not isinstance(r, BaseException)]
+    rejected = [r for r in results if isinstance(r, BaseException)]
+    assert len(saved) == 5 and all(isinstance(r, FailedPrecondition) for r in rejected)
+    assert len((await entries.list_entries(tenant, "race", 0, ""))[0]) == 5
+
+
+async def test_keyword_ranking_puts_tags_above_content(entries, tenant):
+    in_content = await entries.save(tenant, "s", "went hiking with a camera", [])
+    in_tag = await entries.save(tenant, "s", "bought a new lens", ["photography", "camera"])
+    both = await entries.save(tenant, "s", "camera club every sunday", ["camera"])
+    await entries.save(tenant, "s", "allergic to peanuts", ["health"])
+    hits, semantic = await entries.search(tenant, "s", "Camera", 10)
+    assert [h.entry.id for h in hits] == [both.entry.id, in_tag.entry.id, in_content.entry.id]
+    assert [h.keyword_score for h in hits] == [3.0, 2.0, 1.0] and not semantic
+    # Zero scores are dropped.
+    assert (await entries.search(tenant, "s", "unrelated words", 10)) == ([], False)
+    # Without a query: newest first.
+    hits, _ = await entries.search(tenant, "s", "", 2)
+    assert len(hits) == 2 and hits[0].entry.text == "allergic to peanuts"
+
+
+async def test_semantic_score_is_blended_when_vectors_exist(entries, tenant):
+    model = "test:3d"
+    near = await entries.save(tenant, "s", "enjoys taking pictures", [], [1.0, 0.0, 0.0], model)
+    far = await entries.save(tenant, "s", "camera shop downtown", [], [0.0, 1.0, 0.0], model)
+    plain = await entries.save(tenant, "s", "camera without a vector", [])
+    blended = await entries.save(tenant, "s", "a camera lover", [], [1.0, 0.05, 0.0], model)
+    hits, semantic = await entries.search(tenant, "s", "camera", 10, [0.9, 0.1, 0.0], model)
+    assert semantic
+    by_id = {h.entry.id: h for h in hits}
+    assert by_id[near.entry.id].keyword_score == 0 and by_id[near.entry.id].semantic_score > 0.9
+    assert by_id[far.entry.id].semantic_score == 0  # cosine 0.11 is below the floor
+    assert by_id[plain.entry.id].semantic_score == 0 and by_id[plain.entry.id].keyword_score == 1
+    # keyword + semantic beats keyword alone, which beats semantic alone (0.99 < 1).
+    assert hits[0].entry.id == blended.entry.id and hits[0].score == pytest.approx(1 + hits[0].semantic_score)
+    assert {h.entry.id for h in hits[1:3]} == {plain.entry.id, far.entry.id} and hits[3].entry.id == near.entry.id
+    # A vector of another model, or another dimension, is ignored: keyword-only.
+    hits, semantic = await entries.search(tenant, "s", "camera", 10, [0.9, 0.1, 0.0], "other:model")
+    assert not semantic and {h.entry.id for h in hits} == {far.entry.id, plain.entry.id, blended.entry.id}
+    hits, semantic = await entries.search(tenant, "s", "camera", 10, [1.0, 0.0], model)
+    assert not semantic
+
+
+async def test_list_pages_newest_first(entries, tenant):
+    for i in range(5):
+        await entries.save(tenant, "s", f"fact {i}", [])
+    first, token = await entries.list_entries(tenant, "s", 2, "")
+    second, token2 = await entries.list_entries(tenant, "s", 2, token)
+    third, end = await entries.list_entries(tenant, "s", 2, token2)
+    listed = first + second + third
+    assert end == "" and len({e.id for e in listed}) == 5
+    assert [e.create_time for e in listed] == sorted((e.create_time for e in listed), reverse=True)
+
+
+async def test_missing_counter_is_rebuilt(entries, tenant, store):
+    for i in range(3):
+        await entries.save(tenant, "s", f"fact {i}", [])
+    await store.delete_metadata(tenant, "memoryd.entry-scopes", "count/s", 0)
+    assert (await entries.save(tenant, "s", "fact 3", [])).count == 4
+
+
+def test_rank_ties_keep_newest_first():
+    older = Entry("a", "s", "tea", [], 1)
+    newer = Entry("b", "s", "tea", [], 2)
+    hits, _ = rank([older, newer], "tea", 10)
+    assert [h.entry.id for h in hits] == ["b", "a"]
+
+
+async def test_capacity_is_configurable(store, tenant):
+    small = Entries(store, LIMITS, capacity=1)
+    await small.save(tenant, "s", "only one", [])
+    with pytest.raises(FailedPrecondition):
+        await small.save(tenant, "s", "second", [])
