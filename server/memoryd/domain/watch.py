@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -143,9 +144,11 @@ class _Feed:
         self.tenant = tenant
         self.cursor = cursor  # every event <= cursor has been offered to the watchers
         self.watchers: set[Watcher] = set()
+        self.stopped = False
         self.task = asyncio.get_running_loop().create_task(self._run(), name=f"watch-feed:{tenant}")
 
     def stop(self, *, ended: bool) -> None:
+        self.stopped = True  # a cancellation swallowed below (asyncio.wait_for before 3.12) still ends the loop
         self.hub._forget(self)
         self.task.cancel()
         if ended:
@@ -156,16 +159,18 @@ class _Feed:
     async def _run(self) -> None:
         notifier = self.hub.store.notifier
         try:
-            while True:
+            while not self.stopped:
                 changed = notifier.current()  # taken before the read: a commit during it re-wakes us
                 events = await self.hub.read_after(self.tenant, self.cursor)
-                if events:
+                if events and not self.stopped:
                     self.cursor = events[-1].seq
                     for watcher in list(self.watchers):
                         watcher._offer(events)
                     if len(events) == READ_BATCH:
                         continue
-                await notifier.wait(changed, self.hub.safety_interval)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.hub.safety_interval):
+                        await changed.wait()
         except MemorydError as error:
             log.warning("watch feed stopped: %s", error.reason)
             self._fail(error)

@@ -1,0 +1,230 @@
+"""Real memoryd servers on ephemeral ports for the event-stream suite, per storage backend.
+
+Each test gets its own data: a fresh SQLite data dir, or a fresh MongoDB database on the
+session's SecantusDB. Servers a test starts with `servers.start()` share that data, so a
+second server (or a restarted one) sees the same event log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from memory.v1 import event_pb2, event_service_pb2, event_service_pb2_grpc
+from memory.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
+from memoryd.app import App, start
+from memoryd.config import Config
+from tests.conftest import mongo_targets, mongo_uri_for
+
+WAIT = 30.0  # upper bound for anything a test waits on; never asserted as a timing
+
+
+@pytest.fixture(params=["sqlite", *mongo_targets()])
+def backend(request) -> str:
+    return request.param
+
+
+@dataclass
+class Client:
+    channel: grpc.aio.Channel
+    memory: memory_service_pb2_grpc.MemoryServiceStub
+    events: event_service_pb2_grpc.EventServiceStub
+
+    @classmethod
+    def connect(cls, port: int, options: list[tuple[str, int]] | None = None) -> Client:
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=options)
+        return cls(
+            channel,
+            memory_service_pb2_grpc.MemoryServiceStub(channel),
+            event_service_pb2_grpc.EventServiceStub(channel),
+        )
+
+    async def save(self, session_id: str, *contents: str, timestamps: list[int] | None = None) -> list[message_pb2.Message]:
+        timestamps = timestamps or [0] * len(contents)
+        messages = [message_pb2.Message(role="user", content=c, timestamp=t) for c, t in zip(contents, timestamps)]
+        response = await self.memory.SaveMessages(
+            memory_service_pb2.SaveMessagesRequest(session_id=session_id, messages=messages)
+        )
+        return list(response.messages)
+
+    def watch(self, **request) -> Stream:
+        return Stream(self.events.Watch(event_service_pb2.WatchRequest(**request)))
+
+
+@dataclass
+class Servers:
+    """Starts servers on the test's data; stops them all at teardown."""
+
+    backend: str
+    data_dir: Path
+    mongodb_uri: str
+    database: str
+    apps: list[App] = field(default_factory=list)
+    clients: list[Client] = field(default_factory=list)
+    processes: list[subprocess.Popen] = field(default_factory=list)
+
+    def config(self, **overrides) -> Config:
+        return Config(
+            listen="127.0.0.1:0",
+            data_dir=self.data_dir,
+            mongodb_uri=self.mongodb_uri,
+            mongodb_database=self.database,
+            **overrides,
+        )
+
+    async def start(self, **overrides) -> tuple[App, Client]:
+        app = await start(self.config(**overrides))
+        client = Client.connect(app.port)
+        self.apps.append(app)
+        self.clients.append(client)
+        return app, client
+
+    async def stop(self, app: App) -> None:
+        self.apps.remove(app)
+        await app.stop(0)
+
+    def spawn(self, *flags: str) -> Client:
+        """Another `memoryd serve` process on the same data (a second replica)."""
+        port_file = self.data_dir / f"port-{len(self.processes)}"
+        command = [
+            sys.executable, "-m", "memoryd", "serve",
+            "--listen", "127.0.0.1:0", "--port-file", str(port_file),
+            "--data-dir", str(self.data_dir),
+            "--mongodb-uri", self.mongodb_uri, "--mongodb-database", self.database,
+            "--log-level", "warning", *flags,
+        ]  # fmt: skip
+        log = open(self.data_dir / f"server-{len(self.processes)}.log", "wb")
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.processes.append(process)
+        deadline = time.monotonic() + WAIT
+        while not port_file.exists() or not port_file.read_text().strip():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"memoryd serve did not start; see {log.name}")
+            time.sleep(0.05)
+        client = Client.connect(int(port_file.read_text()))
+        self.clients.append(client)
+        return client
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.channel.close()
+        for app in self.apps:
+            await app.stop(0)
+        for process in self.processes:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture
+async def servers(backend, request, tmp_path) -> Servers:
+    mongodb_uri = "" if backend == "sqlite" else mongo_uri_for(backend, request)
+    servers = Servers(backend, tmp_path, mongodb_uri, f"memoryd_events_{uuid.uuid4().hex[:10]}")
+    yield servers
+    await servers.close()
+
+
+@pytest.fixture
+def session_id() -> str:
+    return f"s-{uuid.uuid4().hex[:12]}"
+
+
+class Stream:
+    """A Watch call drained by a background task into `events` and `progress`."""
+
+    def __init__(self, call: grpc.aio.UnaryStreamCall, *, read_delay: float = 0.0) -> None:
+        self.call = call
+        self.read_delay = read_delay
+        self.events: list[event_pb2.Event] = []
+        self.progress: list[int] = []
+        self.error: grpc.aio.AioRpcError | None = None
+        self.ended = False
+        self._changed = asyncio.Event()
+        self._task = asyncio.create_task(self._drain())
+
+    async def started(self) -> Stream:
+        """Wait for the response headers: the server has fixed the stream's starting point."""
+        await asyncio.wait_for(self.call.initial_metadata(), WAIT)
+        return self
+
+    async def _drain(self) -> None:
+        try:
+            async for response in self.call:
+                if response.HasField("event"):
+                    self.events.append(response.event)
+                else:
+                    self.progress.append(response.progress.latest_seq)
+                self._changed.set()
+                if self.read_delay:
+                    await asyncio.sleep(self.read_delay)
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.CANCELLED:
+                self.error = error
+        finally:
+            self.ended = True
+            self._changed.set()
+
+    async def wait_for(self, condition: Callable[[Stream], bool], what: str = "condition") -> None:
+        async with asyncio.timeout(WAIT):
+            while not condition(self):
+                if self.ended and not condition(self):
+                    raise AssertionError(f"stream ended ({self.error!r}) before {what}; got seqs {self.seqs}")
+                self._changed.clear()
+                await self._changed.wait()
+
+    async def wait_for_seq(self, seq: int) -> None:
+        await self.wait_for(lambda s: bool(s.events) and s.events[-1].seq >= seq, f"seq {seq}")
+
+    async def wait_for_type(self, event_type: int, count: int = 1) -> None:
+        await self.wait_for(lambda s: sum(e.type == event_type for e in s.events) >= count, f"type {event_type}")
+
+    async def wait_ended(self) -> None:
+        await self.wait_for(lambda s: s.ended, "end of stream")
+
+    @property
+    def seqs(self) -> list[int]:
+        return [e.seq for e in self.events]
+
+    @property
+    def position(self) -> int:
+        """Where a client resumes: the last event or progress received."""
+        return max([*self.seqs, *self.progress, 0])
+
+    async def close(self) -> None:
+        self.call.cancel()
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            pass
+
+
+def error_info(error: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo:
+    status = rpc_status.from_call(error)
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return info
+    raise AssertionError(f"no ErrorInfo in {error!r}")
+
+
+def rss_kib(pid: int | None = None) -> int:
+    for line in Path(f"/proc/{pid or os.getpid()}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
