@@ -107,11 +107,21 @@ async def test_server_restart_unavailable_then_recovers_with_data_intact(secantu
 
 # -- concurrency: transaction conflicts are retried, never surfaced -----------------
 async def test_concurrent_appends_get_contiguous_seqs_and_events_commit_in_seq_order(store, tenant):
-    writers = 12
+    # Two store objects on one database act as two server replicas: their writers meet as
+    # transaction conflicts (within one replica, writers of a tenant take turns).
+    replica = MongoStore(store._uri, store._database)
+    await replica.open()
+    writers = 16
     sessions = ["s" if i % 3 else "other" for i in range(writers)]
-    results = await asyncio.gather(
-        *(store.append(tenant, session, [msg(f"m{i}", 100 + i)], None, 1) for i, session in enumerate(sessions))
-    )
+    try:
+        results = await asyncio.gather(
+            *(
+                (store if i % 2 else replica).append(tenant, session, [msg(f"m{i}", 100 + i)], None, 1)
+                for i, session in enumerate(sessions)
+            )
+        )
+    finally:
+        await replica.close()
     for session in ("s", "other"):
         seqs = sorted(r.messages[0].seq for r, owner in zip(results, sessions) if owner == session)
         assert seqs == list(range(1, sessions.count(session) + 1))
@@ -135,6 +145,23 @@ async def test_concurrent_first_saves_of_one_metadata_key(store, tenant):
     entries = await store.list_metadata(tenant, "ns", None, 10)
     assert len(entries) == 1
     assert len(await all_events(store, tenant)) == 5
+
+
+async def test_concurrent_guarded_writes_with_one_guard_value_commit_once(store, tenant):
+    await store.save_metadata(tenant, "cursor", "s", {"seq": 0}, 1)
+    guard = MetadataGuard("cursor", "s", "seq", 0)
+    outcomes = await asyncio.gather(
+        *(store.write_metadata_guarded(tenant, [MetadataWrite("cursor", "s", {"seq": i})], guard, [], 2) for i in range(1, 6))
+    )
+    assert sorted(outcomes) == [False] * 4 + [True]
+    winner = outcomes.index(True) + 1
+    assert (await store.get_metadata(tenant, "cursor", "s")).data == {"seq": winner}
+    # First creation: the guard "absent" holds for one writer only.
+    absent = MetadataGuard("cursor", "new", "seq", None)
+    outcomes = await asyncio.gather(
+        *(store.write_metadata_guarded(tenant, [MetadataWrite("cursor", "new", {"seq": i})], absent, [], 3) for i in range(4))
+    )
+    assert sorted(outcomes) == [False] * 3 + [True]
 
 
 # -- bounded IN lists -----------------------------------------------------------------

@@ -14,6 +14,8 @@ unreachable server surfaces as StorageUnavailable within `timeout_ms` instead of
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -254,6 +256,8 @@ class MongoStore(Store):
         self._timeout_ms = timeout_ms
         self._client: AsyncMongoClient | None = None
         self._db: AsyncDatabase | None = None
+        # Locks of tenants with a write in flight; idle ones are dropped with their last user.
+        self._tenant_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     # -- plumbing ----------------------------------------------------------
     @property
@@ -268,29 +272,50 @@ class MongoStore(Store):
             return await job(db)
 
     async def _transaction(
-        self, job: Callable[[AsyncDatabase, AsyncClientSession], Awaitable[T]], *, bulk: bool = False
+        self, tenant: str, job: Callable[[AsyncDatabase, AsyncClientSession], Awaitable[T]], *, bulk: bool = False
     ) -> T:
-        """Run `job` in one transaction; `job` may run more than once (conflict retries)."""
+        """Run `job` in one transaction; `job` may run more than once (conflict retries).
+
+        Every mutation of a tenant bumps that tenant's event counter, so two of them always
+        conflict. Writers of one tenant in this process therefore take turns (as SQLite's
+        single writer does); only writers in other replicas still meet as transaction
+        conflicts, which `with_transaction` retries. Without the turn-taking, conflict
+        retries with backoff collapse throughput under concurrency.
+        """
         db = self.db
-        for attempt in range(1, DUPLICATE_RETRIES + 1):
-            try:
-                with pymongo.timeout(self._bulk_timeout if bulk else self._timeout), _translated_errors():
-                    async with db.client.start_session() as session:
-                        return await session.with_transaction(
-                            lambda s: job(db, s),
-                            read_concern=ReadConcern("snapshot"),
-                            write_concern=self._write_concern,
-                        )
-            except PyMongoError as exc:
-                if attempt < DUPLICATE_RETRIES and _is_duplicate_key(exc):
-                    continue
-                raise
-        raise AssertionError("unreachable")
+        timeout = self._bulk_timeout if bulk else self._timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        lock = self._tenant_locks.get(tenant)
+        if lock is None:
+            lock = self._tenant_locks[tenant] = asyncio.Lock()
+        try:
+            async with asyncio.timeout(timeout):
+                await lock.acquire()
+        except TimeoutError:
+            raise StorageUnavailable("MongoDB: writes of this tenant are queued beyond the timeout") from None
+        try:
+            for attempt in range(1, DUPLICATE_RETRIES + 1):
+                try:
+                    with pymongo.timeout(max(deadline - loop.time(), 0.001)), _translated_errors():
+                        async with db.client.start_session() as session:
+                            return await session.with_transaction(
+                                lambda s: job(db, s),
+                                read_concern=ReadConcern("snapshot"),
+                                write_concern=self._write_concern,
+                            )
+                except PyMongoError as exc:
+                    if attempt < DUPLICATE_RETRIES and _is_duplicate_key(exc):
+                        continue
+                    raise
+            raise AssertionError("unreachable")
+        finally:
+            lock.release()
 
     async def _write(
-        self, job: Callable[[AsyncDatabase, AsyncClientSession], Awaitable[T]], *, bulk: bool = False
+        self, tenant: str, job: Callable[[AsyncDatabase, AsyncClientSession], Awaitable[T]], *, bulk: bool = False
     ) -> T:
-        result = await self._transaction(job, bulk=bulk)
+        result = await self._transaction(tenant, job, bulk=bulk)
         self.notifier.notify()
         return result
 
@@ -449,7 +474,7 @@ class MongoStore(Store):
             await self._append_events(db, s, tenant, ev.appended(session_id, stored), now)
             return AppendResult(stored)
 
-        return await self._write(tx)
+        return await self._write(tenant, tx)
 
     async def history(self, tenant: str, session_id: str, limit: int) -> list[Message]:
         if limit <= 0:
@@ -515,7 +540,7 @@ class MongoStore(Store):
                 await self._append_events(db, s, tenant, ev.trimmed(session_id, archived, keep_recent), now)
             return archived
 
-        return await self._write(tx, bulk=True)
+        return await self._write(tenant, tx, bulk=True)
 
     async def replace_history(
         self, tenant: str, session_id: str, messages: Sequence[Message], now: int
@@ -526,7 +551,7 @@ class MongoStore(Store):
             await self._append_events(db, s, tenant, ev.replaced(session_id, removed, stored), now)
             return stored, removed
 
-        return await self._write(tx, bulk=True)
+        return await self._write(tenant, tx, bulk=True)
 
     async def update_content(
         self, tenant: str, session_id: str, old_text: str, new_text: str, recent_limit: int, now: int
@@ -556,7 +581,7 @@ class MongoStore(Store):
                 await self._append_events(db, s, tenant, ev.rewritten(session_id, changed), now)
             return changed
 
-        return await self._write(tx)
+        return await self._write(tenant, tx)
 
     async def _delete_in(
         self, tenant: str, session_id: str, field: str, values: Sequence[Any], now: int
@@ -571,7 +596,7 @@ class MongoStore(Store):
             await self._append_events(db, s, tenant, ev.deleted(session_id, removed), now)
             return removed
 
-        return await self._write(tx, bulk=True)
+        return await self._write(tenant, tx, bulk=True)
 
     async def delete_by_timestamps(
         self, tenant: str, session_id: str, timestamps: Sequence[int], now: int
@@ -605,7 +630,7 @@ class MongoStore(Store):
             await self._append_events(db, s, tenant, drafts, now)
             return len(removed), len(namespaces)
 
-        return await self._write(tx, bulk=True)
+        return await self._write(tenant, tx, bulk=True)
 
     async def clear_all(
         self, tenant: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
@@ -626,7 +651,7 @@ class MongoStore(Store):
             await self._append_events(db, s, tenant, ev.all_cleared(removed, targets), now)
             return removed, removed_metadata
 
-        return await self._write(tx, bulk=True)
+        return await self._write(tenant, tx, bulk=True)
 
     async def list_sessions(self, tenant: str, after_session_id: str | None, limit: int) -> list[SessionInfo]:
         if limit <= 0:
@@ -658,7 +683,7 @@ class MongoStore(Store):
             await self._append_events(db, s, tenant, ev.metadata_changed(namespace, key, deleted=False), now)
             return MetadataEntry(namespace, key, data, now)
 
-        return await self._write(tx)
+        return await self._write(tenant, tx)
 
     async def get_metadata(self, tenant: str, namespace: str, key: str) -> MetadataEntry | None:
         async def read(db: AsyncDatabase) -> MetadataEntry | None:
@@ -691,14 +716,14 @@ class MongoStore(Store):
                 await self._append_events(db, s, tenant, ev.metadata_changed(namespace, key, deleted=True), now)
             return bool(result.deleted_count)
 
-        return await self._write(tx)
+        return await self._write(tenant, tx)
 
     # -- events --------------------------------------------------------------
     async def publish(self, tenant: str, draft: EventDraft, now: int) -> Event:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> Event:
             return (await self._append_events(db, s, tenant, [draft], now))[0]
 
-        return await self._write(tx)
+        return await self._write(tenant, tx)
 
     async def read_events(self, tenant: str, after_seq: int, limit: int) -> list[Event]:
         if limit <= 0:
@@ -730,7 +755,7 @@ class MongoStore(Store):
         removed = 0
         for tenant in tenants:
             removed += await self._transaction(
-                lambda db, s, tenant=tenant: self._compact_tenant(db, s, tenant, older_than, keep_last), bulk=True
+                tenant, lambda db, s, tenant=tenant: self._compact_tenant(db, s, tenant, older_than, keep_last), bulk=True
             )
         return removed
 
@@ -794,7 +819,7 @@ class MongoStore(Store):
             await self._append_events(db, s, tenant, [*drafts, *events], now)
             return True
 
-        return await self._write(tx)
+        return await self._write(tenant, tx)
 
     async def messages_by_seq(
         self, tenant: str, session_id: str, from_seq: int, to_seq: int, limit: int, *, newest_first: bool = False
