@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -11,7 +13,7 @@ import grpc
 import structlog
 
 from memoryd.domain import deadline
-from memoryd.domain.errors import MemorydError
+from memoryd.domain.errors import MemorydError, StorageUnavailable
 from memoryd.transport.status import internal_status, to_status
 
 log = structlog.get_logger("memoryd.rpc")
@@ -27,6 +29,31 @@ async def _abort(context: grpc.aio.ServicerContext, method: str, error: BaseExce
     await context.abort(status.code, status.details, status.trailing_metadata)
 
 
+# Time kept back from the caller's deadline to send the answer.
+ANSWER_MARGIN_SECONDS = 0.1
+
+
+@contextlib.asynccontextmanager
+async def _answer_before(remaining: float | None):
+    """Stop waiting shortly before the caller's deadline and answer UNAVAILABLE (retryable,
+    with RetryInfo) rather than let the deadline pass in silence: a store that hangs
+    (unreachable server, lock held by a dead client) still gets a status the client can act on.
+    Adapters bound their own I/O by `deadline.remaining()` too; this is the backstop."""
+    if remaining is None or remaining > 1e6:
+        yield
+        return
+    scope = asyncio.timeout(max(remaining - ANSWER_MARGIN_SECONDS, 0.0))
+    try:
+        async with scope:
+            yield
+    except TimeoutError:
+        if scope.expired():
+            raise StorageUnavailable(
+                "storage did not answer before the call's deadline", reason="STORAGE_TIMEOUT"
+            ) from None
+        raise
+
+
 def unary(method: Callable[..., Awaitable[Any]]):
     """Wrap `async def Rpc(self, request, context, tenant)` as a grpc.aio unary handler."""
     name = method.__name__
@@ -34,10 +61,12 @@ def unary(method: Callable[..., Awaitable[Any]]):
     @functools.wraps(method)
     async def handler(self, request, context: grpc.aio.ServicerContext):
         started = time.perf_counter()
-        token = deadline.set_remaining(context.time_remaining())
+        remaining = context.time_remaining()
+        token = deadline.set_remaining(remaining)
         try:
             tenant = self.auth.tenant(context)
-            response = await method(self, request, context, tenant)
+            async with _answer_before(remaining):
+                response = await method(self, request, context, tenant)
         except Exception as error:  # noqa: BLE001 - every failure leaves as a gRPC status
             await _abort(context, name, error)
         finally:

@@ -1,0 +1,118 @@
+"""Storage outage: the MongoDB-wire server (a private SecantusDB) is stopped during load and
+started again on the same port and data directory. Meanwhile calls fail with UNAVAILABLE
+(before their deadline, with RetryInfo) and health reports NOT_SERVING; afterwards calls
+succeed and health reports SERVING again, without restarting memoryd. Acknowledged writes
+are all there exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from memory.v1 import memory_service_pb2 as mem
+from memory.v1 import memory_service_pb2_grpc
+from memory.v1 import message_pb2
+from tests.faults.proc import Server
+from tests.security.harness import error_details, rich_status
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+CALL_DEADLINE = 3.0
+WAIT_LIMIT = 60.0
+
+
+async def _health(channel) -> int:
+    reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=5)
+    return reply.status
+
+
+async def _until(predicate, what: str):
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + WAIT_LIMIT
+    while True:
+        result = await predicate()
+        if result:
+            return result
+        assert loop.time() < give_up, f"gave up waiting for {what}"
+        await asyncio.sleep(0.2)
+
+
+def _save(session: str, key: str) -> mem.SaveMessageRequest:
+    return mem.SaveMessageRequest(session_id=session, idempotency_key=key, message=message_pb2.Message(role="user", content=key))
+
+
+@pytest.mark.mongo
+async def test_storage_outage_is_unavailable_then_recovers(tmp_path, secantus):
+    database = secantus()
+    server = Server(tmp_path, "--mongodb-uri", database.uri, "--health-check-interval-seconds", "0.3")
+    server.start()
+    acked: dict[str, str] = {}
+    attempted: list[str] = []
+    failures: Counter = Counter()
+    try:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+            assert await _health(channel) == SERVING
+            stop_load = asyncio.Event()
+
+            async def writer(w: int) -> None:
+                i = 0
+                while not stop_load.is_set():
+                    key = f"w{w}-{i}"
+                    attempted.append(key)
+                    try:
+                        response = await stub.SaveMessage(_save("outage", key), timeout=CALL_DEADLINE)
+                        acked[key] = response.message.id
+                    except grpc.aio.AioRpcError as error:
+                        failures[error.code()] += 1
+                        if error.code() == grpc.StatusCode.UNAVAILABLE:
+                            reason, _ = error_details(error)
+                            assert reason in ("STORAGE_UNAVAILABLE", "STORAGE_TIMEOUT"), reason
+                        await asyncio.sleep(0.05)
+                    i += 1
+
+            writers = [asyncio.create_task(writer(w)) for w in range(3)]
+            await _until(lambda: _true(len(acked) >= 20), "writes before the outage")
+
+            await asyncio.to_thread(database.stop)
+            await _until(lambda: _is(_health(channel), NOT_SERVING), "health NOT_SERVING")
+            # A call during the outage: UNAVAILABLE with RetryInfo, before the caller's deadline.
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.GetHistory(mem.GetHistoryRequest(session_id="outage"), timeout=CALL_DEADLINE)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE, caught.value
+            assert any("RetryInfo" in d.type_url for d in rich_status(caught.value).details)
+            during = failures[grpc.StatusCode.UNAVAILABLE]
+            await _until(lambda: _true(failures[grpc.StatusCode.UNAVAILABLE] > during), "writers to see UNAVAILABLE")
+
+            await asyncio.to_thread(database.start)
+            await _until(lambda: _is(_health(channel), SERVING), "health SERVING again")
+            recovered = len(acked)
+            await _until(lambda: _true(len(acked) >= recovered + 20), "writes after recovery")
+            stop_load.set()
+            await asyncio.gather(*writers)
+
+            # Writes without an answer are retried with their key; then every acknowledged
+            # write is present exactly once.
+            for key in attempted:
+                response = await stub.SaveMessage(_save("outage", key), timeout=30)
+                assert acked.setdefault(key, response.message.id) == response.message.id
+            page = await stub.GetFullHistory(mem.GetFullHistoryRequest(session_id="outage", page_size=1000), timeout=30)
+            stored = Counter((m.content, m.id) for m in page.messages)
+            assert stored == Counter(acked.items())
+            assert set(failures) <= {grpc.StatusCode.UNAVAILABLE}, failures
+        assert server.process.poll() is None  # memoryd was never restarted
+        print(f"outage: acked={len(acked)} failures={dict(failures)}")
+    finally:
+        server.stop()
+
+
+async def _true(value: bool) -> bool:
+    return value
+
+
+async def _is(awaitable, expected) -> bool:
+    return (await awaitable) == expected
