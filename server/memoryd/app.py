@@ -22,7 +22,7 @@ from memoryd.domain.errors import MemorydError
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import now_ms
 from memoryd.domain.store import Store
-from memoryd.domain.summaries import Summaries
+from memoryd.domain.summaries import Summaries, VectorRecall
 from memoryd.domain.watch import WatchHub
 from memoryd.transport import tls
 from memoryd.transport.auth import Authenticator, check_bind, load_tokens
@@ -183,10 +183,13 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
         vector_service_pb2_grpc.add_VectorServiceServicer_to_server(VectorServicer(vectors, auth, config.limits), server)
     event_service_pb2_grpc.add_EventServiceServicer_to_server(EventServicer(store, hub, config.limits, auth), server)
     summary_service_pb2_grpc.add_SummaryServiceServicer_to_server(
-        SummaryServicer(Summaries(store, config.limits), auth), server
+        SummaryServicer(Summaries(store, config.limits, VectorRecall(vectors) if vectors else None), auth), server
     )
     entry_service_pb2_grpc.add_EntryServiceServicer_to_server(
-        EntryServicer(Entries(store, config.limits, config.entry_scope_capacity), auth), server
+        EntryServicer(
+            Entries(store, config.limits, config.entry_scope_capacity, vectors.embedder if vectors else None), auth
+        ),
+        server,
     )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -174,6 +174,39 @@ async def test_image_downgrade_flag(server, sid):
     assert stored.segments[0].data["url"].startswith("[image ") and "image_hash" in stored.segments[0].data
 
 
+async def test_assemble_context_recalls_through_the_vector_service(server, sid):
+    from memory.v1 import vector_service_pb2 as vpb
+    from memory.v1 import vector_service_pb2_grpc
+
+    vectors = vector_service_pb2_grpc.VectorServiceStub(server.channel)
+    model = f"test:{uuid.uuid4().hex[:6]}"
+    old_session = f"{sid}-old"
+    (old,) = await save(server, old_session, "my cat is called Miso")
+    await vectors.UpsertVectors(
+        vpb.UpsertVectorsRequest(
+            points=[
+                vpb.VectorPoint(model_id=model, vector=[1.0, 0.0, 0.0], session_id=old_session, message_id=old.id,
+                                timestamp=old.timestamp, role="user", text=old.content),
+            ]
+        )
+    )
+    await save(server, sid, "what is my cat called?")
+    request = spb.AssembleContextRequest(session_id=sid, include_recall=True)
+    without_vector = await server.summaries.AssembleContext(request)
+    assert without_vector.recall_status == spb.RECALL_STATUS_UNAVAILABLE
+    assert "embedder" in without_vector.recall_detail and not without_vector.recalled
+
+    request.recall_query_vector.extend([0.9, 0.1, 0.0])
+    request.recall_model_id = model
+    recalled = await server.summaries.AssembleContext(request)
+    assert recalled.recall_status == spb.RECALL_STATUS_OK
+    assert [(r.id, r.session_id, r.text) for r in recalled.recalled] == [(old.id, old_session, "my cat is called Miso")]
+    request.budget_chars = len("what is my cat called?") + 6
+    tight = await server.summaries.AssembleContext(request)
+    assert [r.text for r in tight.recalled] == ["my cat"] and tight.recalled[0].truncated
+    assert [(c.part, c.truncated) for c in tight.cuts] == [(spb.CONTEXT_PART_RECALL, True)]
+
+
 async def test_cursor_survives_a_server_restart(server, sid):
     await save(server, sid, "a", "b", "c")
     await server.summaries.SaveSummary(spb.SaveSummaryRequest(session_id=sid, from_seq=1, to_seq=2, text="ab"))

@@ -22,9 +22,9 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from memoryd.domain import context, paging
+from memoryd.domain import context, paging, recall
 from memoryd.domain import events as ev
-from memoryd.domain.errors import FailedPrecondition
+from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import Message, now_ms
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
@@ -147,6 +147,51 @@ class Recaller(Protocol):
 class NoRecall:
     async def recall(self, tenant: str, query: RecallQuery) -> list[context.Recalled]:
         raise RecallUnavailable("no vector service is configured on this server")
+
+
+class VectorRecall:
+    """Recall through the vector memory (SearchMemory across the tenant's sessions).
+
+    `vectors` is the server's VectorMemory: `embedder` (or None), `embed_query(text)` and
+    `search(tenant, recall.RecallQuery)`. The query vector is the caller's when given,
+    else the server embedder's; without either, recall is unavailable (never faked).
+    """
+
+    def __init__(self, vectors: Any) -> None:
+        self.vectors = vectors
+
+    async def recall(self, tenant: str, query: RecallQuery) -> list[context.Recalled]:
+        vector, model_id = list(query.query_vector), query.model_id
+        try:
+            if not vector:
+                if self.vectors.embedder is None:
+                    raise RecallUnavailable(
+                        "no embedder is configured on this server; send recall_query_vector and recall_model_id"
+                    )
+                vector, model_id = await self.vectors.embed_query(query.text)
+            result = await self.vectors.search(
+                tenant,
+                recall.RecallQuery(
+                    vector=vector,
+                    model_id=model_id,
+                    top_k=query.top_k,
+                    context_window=0,
+                    exclude_message_ids=frozenset(query.exclude_message_ids),
+                ),
+            )
+        except (StorageUnavailable, FailedPrecondition) as error:
+            raise RecallUnavailable(f"vector recall failed: {error.reason}") from error
+        return [
+            context.Recalled(
+                id=hit.record.message_id or hit.ranked.candidate.point_id,
+                session_id=hit.record.session_id,
+                text=hit.text,
+                score=hit.ranked.score,
+                timestamp=hit.record.timestamp,
+                role=hit.record.role,
+            )
+            for hit in result.hits
+        ]
 
 
 @dataclass(frozen=True, slots=True)
