@@ -3,9 +3,10 @@
 Every mutation is one multi-document transaction that also appends its events, so a
 change and its events commit together or not at all. Seqs come from counter documents
 bumped with `$inc` inside the transaction: `sessions` holds each session's last_seq and
-`event_log` each tenant's last event seq. Two writers that bump the same counter
-conflict, and the loser's transaction is retried by `with_transaction`, so event seqs
-commit in seq order and are never reused. Transactions need a replica set (or mongos).
+`event_log` each tenant's last event seq. Within a process, writers of one tenant take
+turns; writers in different replicas conflict on the counter and the loser's transaction
+is retried by `with_transaction`. Either way event seqs commit in seq order and are never
+reused. Transactions need a replica set (or mongos).
 
 Each call runs under a client-side operation timeout (`pymongo.timeout`), so an
 unreachable server surfaces as StorageUnavailable within `timeout_ms` instead of
@@ -38,6 +39,7 @@ from pymongo.errors import (
 from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
+from memoryd.domain import deadline
 from memoryd.domain import events as ev
 from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.models import (
@@ -89,6 +91,9 @@ REPLICA_SET_REQUIRED = (
 )
 
 INT64_MAX = 2**63 - 1
+
+# pymongo.timeout needs a positive budget; an expired deadline still fails fast with it.
+MIN_BUDGET = 0.001
 
 # Stored message fields the domain reads back; `tenant` and `platform` are query-only.
 MESSAGE_FIELDS = {
@@ -231,7 +236,9 @@ def _translated_errors() -> Iterator[None]:
         yield
     except PyMongoError as exc:
         if _is_unavailable(exc):
-            raise StorageUnavailable(f"MongoDB: {type(exc).__name__}: {exc}") from exc
+            # Server addresses stay in the log; callers learn only that storage is unavailable.
+            log.info("mongodb_unavailable", error_type=type(exc).__name__, error=str(exc)[:500])
+            raise StorageUnavailable(f"MongoDB is unavailable ({type(exc).__name__})") from exc
         raise
 
 
@@ -266,9 +273,14 @@ class MongoStore(Store):
             raise StorageUnavailable("the MongoDB store is not open")
         return self._db
 
+    @staticmethod
+    def _budget(timeout: float) -> float:
+        """Seconds a call may take: its timeout, cut to the caller's remaining deadline."""
+        return max(min(timeout, deadline.remaining(timeout)), MIN_BUDGET)
+
     async def _read(self, job: Callable[[AsyncDatabase], Awaitable[T]]) -> T:
         db = self.db
-        with pymongo.timeout(self._timeout), _translated_errors():
+        with pymongo.timeout(self._budget(self._timeout)), _translated_errors():
             return await job(db)
 
     async def _transaction(
@@ -283,9 +295,9 @@ class MongoStore(Store):
         retries with backoff collapse throughput under concurrency.
         """
         db = self.db
-        timeout = self._bulk_timeout if bulk else self._timeout
+        timeout = self._budget(self._bulk_timeout if bulk else self._timeout)
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        until = loop.time() + timeout
         lock = self._tenant_locks.get(tenant)
         if lock is None:
             lock = self._tenant_locks[tenant] = asyncio.Lock()
@@ -297,7 +309,7 @@ class MongoStore(Store):
         try:
             for attempt in range(1, DUPLICATE_RETRIES + 1):
                 try:
-                    with pymongo.timeout(max(deadline - loop.time(), 0.001)), _translated_errors():
+                    with pymongo.timeout(max(until - loop.time(), MIN_BUDGET)), _translated_errors():
                         async with db.client.start_session() as session:
                             return await session.with_transaction(
                                 lambda s: job(db, s),
