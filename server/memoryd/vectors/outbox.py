@@ -49,7 +49,7 @@ class Outbox:
         await self.store.save_metadata(
             SYSTEM_TENANT, NAMESPACE, key, {"selector": selector.to_dict(), "created_at": created}, created
         )
-        log.warning("vector delete deferred to the outbox: tenant_session=%s", selector.session_id is not None)
+        log.warning("vector store unavailable: vector delete deferred to the outbox")
         return key
 
     async def pending(self, limit: int = PAGE, after_key: str | None = None) -> list[OutboxEntry]:

@@ -168,6 +168,9 @@ class QdrantIndex:
                 prefer_grpc=self.prefer_grpc,
                 grpc_port=self.grpc_port,
                 timeout=max(1, int(self.timeout)),
+                # The check is a blocking request in the constructor; startup must not
+                # wait for (or fail on) an unreachable Qdrant: the outbox covers that.
+                check_compatibility=False,
             )
         self._ready.clear()
 

@@ -1,0 +1,156 @@
+"""No orphan vectors: deletes that Qdrant cannot take wait in the durable outbox (SPEC §5).
+
+"Unreachable" is real, never mocked: either the index's own client is closed (local mode:
+the folder is released; server: the connection is gone) and opened again, or the server
+runs with a real Qdrant client pointed at a closed port and is then restarted with the
+real vector store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import uuid
+
+import grpc
+
+from memory.v1 import memory_service_pb2 as mem_pb
+from memory.v1 import vector_service_pb2 as pb
+from memoryd.app import start
+from memoryd.domain.limits import Limits
+from memoryd.domain.memory import Memory
+from memoryd.domain.models import ClearOutcome, ClearTarget
+from memoryd.domain.recall import RecallQuery
+from memoryd.domain.vectors import VectorPoint, VectorRecord
+from memoryd.storage.sqlite.store import SqliteStore
+from memoryd.vectors.memory import VectorMemory
+from memoryd.vectors.outbox import Outbox
+from tests.vectors.conftest import make_index, msg, unit
+from tests.vectors.test_service import Client, server_config, user
+
+MODEL = "test:outbox"
+WAIT_SECONDS = 30.0
+
+
+async def eventually(probe, timeout: float = WAIT_SECONDS) -> None:
+    """Poll until probe() is true (the drainer works in the background)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not await probe():
+        assert loop.time() < end, "condition not reached"
+        await asyncio.sleep(0.05)
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # nothing listens here once the socket is closed
+
+
+async def test_deletes_wait_in_the_outbox_while_qdrant_is_down(target, tmp_path, store, tenant):
+    vectors = VectorMemory(make_index(target, tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
+    await vectors.open()
+    memory = Memory(store, Limits(), hooks=vectors)
+    saved = (await memory.save_messages(tenant, "s1", [msg("user", f"m{i}", 1000 * (i + 1)) for i in range(3)])).messages
+    other = (await memory.save_messages(tenant, "s2", [msg("user", "o", 1000)])).messages
+    await vectors.upsert(
+        tenant,
+        [
+            VectorPoint(tenant, unit(i), VectorRecord("s1", m.timestamp, MODEL, m.id, "user", text=m.content))
+            for i, m in enumerate(saved)
+        ]
+        + [VectorPoint(tenant, unit(9), VectorRecord("s2", other[0].timestamp, MODEL, other[0].id, "user"))],
+    )
+    drainer = asyncio.create_task(vectors.drainer.run())
+    try:
+        await vectors.index.close()  # Qdrant is gone
+
+        # The message calls still succeed; the vector work is queued durably.
+        assert await memory.delete_by_ids(tenant, "s1", [saved[0].id]) == 1
+        assert await memory.delete_by_timestamps(tenant, "s1", [saved[1].timestamp]) == 1
+        _, cleared = await memory.clear(tenant, "s2", [ClearTarget.MESSAGES, ClearTarget.VECTORS])
+        assert cleared.outcome is ClearOutcome.DEFERRED
+        assert len(await vectors.outbox.pending()) == 3
+        await asyncio.sleep(0.3)  # a few failed retries while it stays down
+        assert len(await vectors.outbox.pending()) == 3
+
+        await vectors.index.open()  # Qdrant is back
+
+        async def drained() -> bool:
+            return not await vectors.outbox.pending()
+
+        await eventually(drained)
+        models, _ = await vectors.index.stats(tenant)
+        assert [(m.model_id, m.count) for m in models] == [(MODEL, 1)]
+        result = await vectors.search(tenant, RecallQuery(vector=unit(0), model_id=MODEL, context_window=0))
+        assert [h.record.message_id for h in result.hits] == [saved[2].id]
+    finally:
+        drainer.cancel()
+        await asyncio.gather(drainer, return_exceptions=True)
+        await vectors.close()
+
+
+async def test_outbox_survives_a_restart_and_drains_when_qdrant_returns(target, tmp_path):
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    real = dict(qdrant_collection_prefix=prefix)
+
+    app = await start(server_config(target, tmp_path, **real))
+    client = Client(app.port)
+    stored = await client.save("s1", *(user(f"m{i}", 1000 * (i + 1)) for i in range(4)))
+    await client.index("s1", stored, [1, 2, 3, 4], model=MODEL)
+    kept = await client.save("s2", user("kept", 1000))
+    await client.index("s2", kept, [5], model=MODEL)
+    assert (await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())).models[0].count == 5
+    await client.channel.close()
+    await app.stop(0)
+
+    # The same data, but Qdrant unreachable: a real client pointed at a closed port.
+    port = closed_port()
+    down = await start(
+        server_config(target, tmp_path, qdrant_url=f"http://127.0.0.1:{port}", qdrant_grpc_port=port,
+                      qdrant_timeout_seconds=1.0, vector_outbox_poll_seconds=3600, **real)
+    )
+    client = Client(down.port)
+    deleted = await client.memory.DeleteMessages(mem_pb.DeleteMessagesRequest(session_id="s1", ids=[stored[0].id]))
+    assert deleted.deleted_count == 1
+    by_ts = await client.memory.DeleteMessagesByTimestamps(
+        mem_pb.DeleteMessagesByTimestampsRequest(session_id="s1", timestamps=[stored[1].timestamp])
+    )
+    assert by_ts.deleted_count == 1
+    cleared = await client.memory.ClearSession(
+        mem_pb.ClearSessionRequest(session_id="s1", targets=[mem_pb.CLEAR_TARGET_VECTORS])
+    )
+    assert cleared.results[0].outcome == mem_pb.CLEAR_OUTCOME_DEFERRED
+    try:
+        await client.vectors.GetVectorStats(pb.GetVectorStatsRequest(), timeout=10)
+        raise AssertionError("stats answered without Qdrant")
+    except grpc.aio.AioRpcError as error:
+        assert error.code() is grpc.StatusCode.UNAVAILABLE
+    await client.channel.close()
+    await down.stop(0)
+
+    # The outbox is in the message store, so it outlived the process.
+    store = SqliteStore(tmp_path / "memoryd.db")
+    await store.open()
+    try:
+        assert len(await Outbox(store).pending()) == 3
+    finally:
+        await store.close()
+
+    # Restart with the real vector store: the drainer empties the outbox on its own.
+    back = await start(server_config(target, tmp_path, **real))
+    client = Client(back.port)
+    try:
+        async def drained() -> bool:
+            return (await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())).outbox_pending == 0
+
+        await eventually(drained)
+        stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
+        assert [(m.model_id, m.count) for m in stats.models] == [(MODEL, 1)]  # only s2's point is left
+        response = await client.vectors.SearchMemory(
+            pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, top_k=10, context_window=0)
+        )
+        assert [h.text for h in response.hits] == ["kept"]
+    finally:
+        await client.channel.close()
+        await back.stop(0)
