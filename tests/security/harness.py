@@ -12,7 +12,11 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2
 
 from memory.v1 import event_service_pb2 as ev_pb
+from memory.v1 import entry_service_pb2 as entry_pb
+from memory.v1 import entry_service_pb2_grpc, summary_service_pb2_grpc, vector_service_pb2_grpc
 from memory.v1 import event_service_pb2_grpc, memory_service_pb2_grpc, metadata_service_pb2_grpc
+from memory.v1 import summary_service_pb2 as sum_pb
+from memory.v1 import vector_service_pb2 as vec_pb
 from memory.v1 import memory_service_pb2 as mem_pb
 from memory.v1 import metadata_service_pb2 as meta_pb
 from memoryd.app import App, start
@@ -52,18 +56,24 @@ class Caller:
     memory: memory_service_pb2_grpc.MemoryServiceStub = field(init=False)
     metadata: metadata_service_pb2_grpc.MetadataServiceStub = field(init=False)
     events: event_service_pb2_grpc.EventServiceStub = field(init=False)
+    vectors: vector_service_pb2_grpc.VectorServiceStub = field(init=False)
+    summaries: summary_service_pb2_grpc.SummaryServiceStub = field(init=False)
+    entries: entry_service_pb2_grpc.EntryServiceStub = field(init=False)
 
     def __post_init__(self) -> None:
         self.memory = memory_service_pb2_grpc.MemoryServiceStub(self.channel)
         self.metadata = metadata_service_pb2_grpc.MetadataServiceStub(self.channel)
         self.events = event_service_pb2_grpc.EventServiceStub(self.channel)
+        self.vectors = vector_service_pb2_grpc.VectorServiceStub(self.channel)
+        self.summaries = summary_service_pb2_grpc.SummaryServiceStub(self.channel)
+        self.entries = entry_service_pb2_grpc.EntryServiceStub(self.channel)
 
     @property
     def auth(self) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {self.token}"),) if self.token else ()
 
     def stub(self, service: str):
-        return {"memory": self.memory, "metadata": self.metadata, "events": self.events}[service]
+        return getattr(self, service)
 
     async def call(self, service: str, method: str, request, timeout: float = 15.0):
         return await getattr(self.stub(service), method)(request, metadata=self.auth, timeout=timeout)
@@ -95,8 +105,9 @@ def error_details(error: grpc.aio.AioRpcError) -> tuple[str | None, list[str]]:
     return reason, fields
 
 
-async def snapshot(app: App, caller: Caller, namespaces: tuple[str, ...] = ()) -> dict:
-    """Everything a tenant stores, read through the API (plus the event log's bounds)."""
+async def snapshot(app: App, caller: Caller, namespaces: tuple[str, ...] = (), scopes: tuple[str, ...] = ()) -> dict:
+    """Everything a tenant stores, read through the API (plus the event log's bounds): sessions,
+    full histories, summaries, metadata of `namespaces`, entries of `scopes`, vector counts."""
     sessions = []
     token = ""
     while True:
@@ -117,6 +128,15 @@ async def snapshot(app: App, caller: Caller, namespaces: tuple[str, ...] = ()) -
             if not token:
                 break
         histories[session_id] = messages
+    summaries = {}
+    for session_id in histories:
+        page = await caller.call("summaries", "ListSummaries", sum_pb.ListSummariesRequest(session_id=session_id, page_size=1000))
+        summaries[session_id] = [x.SerializeToString(deterministic=True) for x in page.summaries]
+    entries = {}
+    for scope in scopes:
+        page = await caller.call("entries", "ListEntries", entry_pb.ListEntriesRequest(scope=scope, page_size=1000))
+        entries[scope] = [x.SerializeToString(deterministic=True) for x in page.entries]
+    stats = await caller.call("vectors", "GetVectorStats", vec_pb.GetVectorStatsRequest())
     metadata = {}
     for namespace in namespaces:
         page = await caller.call("metadata", "ListMetadata", meta_pb.ListMetadataRequest(namespace=namespace, page_size=1000))
@@ -125,5 +145,8 @@ async def snapshot(app: App, caller: Caller, namespaces: tuple[str, ...] = ()) -
         "sessions": sessions,
         "histories": histories,
         "metadata": metadata,
+        "summaries": summaries,
+        "entries": entries,
+        "vectors": sorted((m.model_id, m.count, m.dimension) for m in stats.models),
         "events": await app.store.event_bounds(caller.tenant),
     }

@@ -20,13 +20,18 @@ from memory.v1 import event_pb2
 from memory.v1 import event_service_pb2 as ev
 from memory.v1 import memory_service_pb2 as mem
 from memory.v1 import message_pb2
+from memory.v1 import entry_service_pb2 as ent
 from memory.v1 import metadata_service_pb2 as meta
+from memory.v1 import summary_service_pb2 as summ
+from memory.v1 import vector_service_pb2 as vec
 from memoryd.domain import paging
 from tests.security.conftest import CORPUS_LIMITS as L
 from tests.security.harness import error_details, snapshot
 
 SEEDED = "seeded"
 NS = "corpus-ns"
+SCOPE = "corpus-scope"
+MODEL = "test:model-3d"
 LONG_ID = "x" * (L.max_id_length + 1)
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
@@ -58,6 +63,22 @@ def save(message=None, session=SEEDED, **kw) -> mem.SaveMessageRequest:
     if message is not None:
         request.message.CopyFrom(message)
     return request
+
+
+def point(**kw) -> vec.VectorPoint:
+    fields = dict(model_id=MODEL, vector=[0.1, 0.2, 0.3], session_id=SEEDED, timestamp=1000, role="user", text="hello")
+    fields.update(kw)
+    return vec.VectorPoint(**fields)
+
+
+def upsert(*points) -> vec.UpsertVectorsRequest:
+    return vec.UpsertVectorsRequest(points=list(points))
+
+
+def search(**kw) -> vec.SearchMemoryRequest:
+    fields = dict(query_vector=[0.1, 0.2, 0.3], model_id=MODEL)
+    fields.update(kw)
+    return vec.SearchMemoryRequest(**fields)
 
 
 def foreign_token() -> str:
@@ -563,6 +584,163 @@ CASES = [
         ev.WatchRequest(types=[1] * (L.max_filter_items + 1)),
         "types",
     ),
+    # -- vectors -----------------------------------------------------------------------------
+    Case("upsert-no-points", "vectors", "UpsertVectors", upsert(), "points"),
+    Case("upsert-empty-vector", "vectors", "UpsertVectors", upsert(point(vector=[])), "points[0].vector"),
+    Case("upsert-nan-vector", "vectors", "UpsertVectors", upsert(point(), point(vector=[0.1, math.nan, 0.3])), "points[1].vector"),
+    Case("upsert-inf-vector", "vectors", "UpsertVectors", upsert(point(vector=[math.inf, 0.0, 0.0])), "points[0].vector"),
+    Case("upsert-no-model", "vectors", "UpsertVectors", upsert(point(model_id="")), "points[0].model_id"),
+    Case("upsert-legacy-with-model", "vectors", "UpsertVectors", upsert(point(legacy=True)), "points[0].model_id"),
+    Case("upsert-no-session", "vectors", "UpsertVectors", upsert(point(session_id="")), "points[0].session_id"),
+    Case("upsert-zero-timestamp", "vectors", "UpsertVectors", upsert(point(timestamp=0)), "points[0].timestamp"),
+    Case("upsert-long-sender", "vectors", "UpsertVectors", upsert(point(sender_id=LONG_ID)), "points[0].sender_id"),
+    Case(
+        "upsert-too-many-mentions",
+        "vectors",
+        "UpsertVectors",
+        upsert(point(mentioned_ids=["u"] * (L.max_filter_items + 1))),
+        "points[0].mentioned_ids",
+    ),
+    Case(
+        "upsert-big-text",
+        "vectors",
+        "UpsertVectors",
+        upsert(point(text="t" * (L.max_content_bytes + 1))),
+        "points[0].text",
+    ),
+    Case("search-no-query", "vectors", "SearchMemory", search(query_vector=[]), "query_vector"),
+    Case("search-vector-and-text", "vectors", "SearchMemory", search(query_text="hi"), "query_vector"),
+    Case("search-nan-query", "vectors", "SearchMemory", search(query_vector=[math.nan, 0, 0]), "query_vector"),
+    Case("search-no-model", "vectors", "SearchMemory", search(model_id=""), "model_id"),
+    Case("search-top-k-too-big", "vectors", "SearchMemory", search(top_k=101), "top_k"),
+    Case("search-negative-top-k", "vectors", "SearchMemory", search(top_k=-1), "top_k"),
+    Case("search-min-score-2", "vectors", "SearchMemory", search(min_score=2.0), "min_score"),
+    Case("search-time-weight-nan", "vectors", "SearchMemory", search(time_weight=math.nan), "time_weight"),
+    Case("search-negative-boost", "vectors", "SearchMemory", search(user_priority_boost=-1.0), "user_priority_boost"),
+    Case("search-unknown-scope", "vectors", "SearchMemory", search(scope=9), "scope"),
+    Case("search-unknown-roles", "vectors", "SearchMemory", search(recall_roles=7), "recall_roles"),
+    Case("search-session-scope-no-session", "vectors", "SearchMemory", search(scope=vec.RECALL_SCOPE_SESSION), "session_id"),
+    Case("search-user-scope-no-speakers", "vectors", "SearchMemory", search(scope=vec.RECALL_SCOPE_USER), "speaker_ids"),
+    Case("search-context-window-too-big", "vectors", "SearchMemory", search(context_window=51), "context_window"),
+    Case("search-negative-item-chars", "vectors", "SearchMemory", search(per_item_max_chars=-1), "per_item_max_chars"),
+    Case("delete-vectors-no-selector", "vectors", "DeleteVectors", vec.DeleteVectorsRequest(), "selector"),
+    Case(
+        "delete-vectors-empty-session",
+        "vectors",
+        "DeleteVectors",
+        vec.DeleteVectorsRequest(session=vec.DeleteVectorsRequest.BySession()),
+        "session.session_id",
+    ),
+    Case(
+        "delete-vectors-no-timestamps",
+        "vectors",
+        "DeleteVectors",
+        vec.DeleteVectorsRequest(timestamps=vec.DeleteVectorsRequest.ByTimestamps(session_id=SEEDED)),
+        "timestamps.timestamps",
+    ),
+    Case(
+        "delete-vectors-negative-timestamp",
+        "vectors",
+        "DeleteVectors",
+        vec.DeleteVectorsRequest(timestamps=vec.DeleteVectorsRequest.ByTimestamps(session_id=SEEDED, timestamps=[1000, -1])),
+        "timestamps.timestamps",
+    ),
+    Case(
+        "delete-vectors-empty-model",
+        "vectors",
+        "DeleteVectors",
+        vec.DeleteVectorsRequest(model=vec.DeleteVectorsRequest.ByModel()),
+        "model.model_id",
+    ),
+    # -- summaries ------------------------------------------------------------------------------
+    Case("summary-zero-from", "summaries", "SaveSummary", summ.SaveSummaryRequest(session_id=SEEDED, to_seq=2, text="s"), "from_seq"),
+    Case(
+        "summary-inverted",
+        "summaries",
+        "SaveSummary",
+        summ.SaveSummaryRequest(session_id=SEEDED, from_seq=3, to_seq=2, text="s"),
+        "to_seq",
+    ),
+    Case(
+        "summary-blank-text",
+        "summaries",
+        "SaveSummary",
+        summ.SaveSummaryRequest(session_id=SEEDED, from_seq=1, to_seq=2, text="  "),
+        "text",
+    ),
+    Case(
+        "summary-big-text",
+        "summaries",
+        "SaveSummary",
+        summ.SaveSummaryRequest(session_id=SEEDED, from_seq=1, to_seq=2, text="s" * (L.max_content_bytes + 1)),
+        "text",
+    ),
+    Case(
+        "summary-nan-metadata",
+        "summaries",
+        "SaveSummary",
+        summ.SaveSummaryRequest(session_id=SEEDED, from_seq=1, to_seq=2, text="s", metadata=nan_struct()),
+        "metadata",
+    ),
+    Case("summary-empty-session", "summaries", "SaveSummary", summ.SaveSummaryRequest(from_seq=1, to_seq=2, text="s"), "session_id"),
+    Case(
+        "summaries-negative-page",
+        "summaries",
+        "ListSummaries",
+        summ.ListSummariesRequest(session_id=SEEDED, page_size=-1),
+        "page_size",
+    ),
+    Case("cursor-empty-session", "summaries", "GetSummaryCursor", summ.GetSummaryCursorRequest(), "session_id"),
+    Case(
+        "assemble-negative-budget",
+        "summaries",
+        "AssembleContext",
+        summ.AssembleContextRequest(session_id=SEEDED, budget_chars=-1),
+        "budget_chars",
+    ),
+    Case(
+        "assemble-recent-too-many",
+        "summaries",
+        "AssembleContext",
+        summ.AssembleContextRequest(session_id=SEEDED, recent_raw_n=L.max_page_size + 1),
+        "recent_raw_n",
+    ),
+    Case(
+        "assemble-nan-recall-vector",
+        "summaries",
+        "AssembleContext",
+        summ.AssembleContextRequest(session_id=SEEDED, include_recall=True, recall_query_vector=[math.nan], recall_model_id=MODEL),
+        "recall_query_vector",
+    ),
+    # -- entries ---------------------------------------------------------------------------------
+    Case("entry-empty-scope", "entries", "SaveEntry", ent.SaveEntryRequest(text="likes tea"), "scope"),
+    Case("entry-blank-text", "entries", "SaveEntry", ent.SaveEntryRequest(scope=SCOPE, text="   "), "text"),
+    Case("entry-empty-tag", "entries", "SaveEntry", ent.SaveEntryRequest(scope=SCOPE, text="likes tea", tags=["ok", ""]), "tags[1]"),
+    Case(
+        "entry-nan-embedding",
+        "entries",
+        "SaveEntry",
+        ent.SaveEntryRequest(scope=SCOPE, text="likes tea", embedding=[math.nan], model_id=MODEL),
+        "embedding",
+    ),
+    Case(
+        "entry-embedding-no-model",
+        "entries",
+        "SaveEntry",
+        ent.SaveEntryRequest(scope=SCOPE, text="likes tea", embedding=[0.1, 0.2]),
+        "model_id",
+    ),
+    Case("entries-negative-limit", "entries", "SearchEntries", ent.SearchEntriesRequest(scope=SCOPE, query="tea", limit=-1), "limit"),
+    Case(
+        "entries-long-query",
+        "entries",
+        "SearchEntries",
+        ent.SearchEntriesRequest(scope=SCOPE, query="q" * (L.max_text_bytes + 1)),
+        "query",
+    ),
+    Case("forget-empty-id", "entries", "ForgetEntry", ent.ForgetEntryRequest(scope=SCOPE), "entry_id"),
+    Case("forget-control-scope", "entries", "ForgetEntry", ent.ForgetEntryRequest(scope="s\x00", entry_id="e"), "scope"),
+    Case("entries-list-negative-page", "entries", "ListEntries", ent.ListEntriesRequest(scope=SCOPE, page_size=-2), "page_size"),
     # -- request size: grpc's own receive limit ------------------------------------------------
     Case(
         "request-over-max-size",
@@ -599,6 +777,9 @@ async def corpus_caller(secured, callers):
     await caller.call(
         "events", "PublishEvent", ev.PublishEventRequest(session_id=SEEDED, compress_requested=event_pb2.CompressRequested())
     )
+    await caller.call("vectors", "UpsertVectors", upsert(point(), point(timestamp=1001, vector=[0.3, 0.2, 0.1])))
+    await caller.call("summaries", "SaveSummary", summ.SaveSummaryRequest(session_id=SEEDED, from_seq=1, to_seq=2, text="s"))
+    await caller.call("entries", "SaveEntry", ent.SaveEntryRequest(scope=SCOPE, text="likes tea", tags=["drink"]))
     return caller
 
 
@@ -609,6 +790,10 @@ def test_corpus_is_large_enough():
     expected = {("memory", m) for m in mem.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name}
     expected |= {("metadata", m) for m in meta.DESCRIPTOR.services_by_name["MetadataService"].methods_by_name}
     expected |= {("events", m) for m in ev.DESCRIPTOR.services_by_name["EventService"].methods_by_name}
+    expected |= {("vectors", m) for m in vec.DESCRIPTOR.services_by_name["VectorService"].methods_by_name}
+    expected |= {("summaries", m) for m in summ.DESCRIPTOR.services_by_name["SummaryService"].methods_by_name}
+    expected |= {("entries", m) for m in ent.DESCRIPTOR.services_by_name["EntryService"].methods_by_name}
+    expected -= {("vectors", "GetVectorStats")}  # takes no input
     assert expected <= methods, f"RPCs without a bad-input case: {sorted(expected - methods)}"
 
 
@@ -624,7 +809,7 @@ async def _invoke(caller, case: Case):
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 async def test_bad_input_is_rejected_and_stores_nothing(secured, corpus_caller, case):
     app, _ = secured
-    before = await snapshot(app, corpus_caller, (NS,))
+    before = await snapshot(app, corpus_caller, (NS,), (SCOPE,))
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await _invoke(corpus_caller, case)
     error = caught.value
@@ -633,4 +818,4 @@ async def test_bad_input_is_rejected_and_stores_nothing(secured, corpus_caller, 
         reason, fields = error_details(error)
         assert reason == "INVALID_ARGUMENT"
         assert case.field in fields, fields
-    assert await snapshot(app, corpus_caller, (NS,)) == before
+    assert await snapshot(app, corpus_caller, (NS,), (SCOPE,)) == before
