@@ -324,14 +324,20 @@ class VectorMemory(MemoryHooks):
         if self.indexer is None:
             return
         for message in messages:
-            if self.indexable(message):
+            # Rewrites arrive as references (no content): the job reads the stored message.
+            if self.indexable(message) or (rewrite and message.role in INDEXED_ROLES):
                 self.indexer.submit(IndexJob(tenant, session_id, message, rewrite))
 
     async def _index_job(self, job: IndexJob) -> None:
         assert self.embedder is not None
-        [vector] = await self.embedder.embed([message_text(job.message)])
+        message = job.message
+        if job.rewrite:
+            message = await self._stored(job)
+            if message is None or not self.indexable(message):
+                return
+        [vector] = await self.embedder.embed([message_text(message)])
         model_id = self.embedder.model_id
-        point = VectorPoint(job.tenant, vector, record_of_message(job.session_id, job.message, model_id))
+        point = VectorPoint(job.tenant, vector, record_of_message(job.session_id, message, model_id))
         expected = await self._dimension_of(job.tenant, model_id)
         if expected is not None and expected != len(vector):
             log.warning("embedder returned %d dimensions; model %s uses %d: not indexed", len(vector), model_id, expected)
@@ -340,11 +346,12 @@ class VectorMemory(MemoryHooks):
             return  # never indexed: a rewrite does not add it (seed 003)
         await self.index.upsert([point], now_ms())
         self._dimensions[(job.tenant, model_id)] = len(vector)
-        if not await self._message_exists(job):
+        if await self._stored(job) is None:
             # Deleted while it was being embedded: take the point back out.
             await self.index.delete(VectorSelector(job.tenant, session_id=job.session_id, message_ids=(job.message.id,)))
 
-    async def _message_exists(self, job: IndexJob) -> bool:
+    async def _stored(self, job: IndexJob) -> Message | None:
+        """The message as stored now (None once deleted)."""
         ts = job.message.timestamp
         rows = await self.store.range(job.tenant, RangeQuery(job.session_id, 1000, from_ts=ts, to_ts=ts))
-        return any(m.id == job.message.id for m in rows)
+        return next((m for m in rows if m.id == job.message.id), None)

@@ -1,0 +1,160 @@
+"""The server-side embedder path.
+
+The external embedding service is stood in for by a tiny OpenAI-compatible HTTP server
+started by these tests (`/v1/embeddings`). It returns deterministic bag-of-words vectors:
+each lower-cased word hashes to one of 32 dimensions, normalized, so texts that share
+words are similar. It is a real HTTP server over a real socket, not a mock of memoryd.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from memory.v1 import memory_service_pb2 as mem_pb
+from memory.v1 import message_pb2
+from memory.v1 import vector_service_pb2 as pb
+from memoryd.app import start
+from memoryd.domain.models import Message
+from memoryd.vectors.indexer import Indexer, IndexJob
+from tests.vectors.test_service import Client, server_config
+
+DIMS = 32
+
+
+def bag_of_words(text: str) -> list[float]:
+    vector = [0.0] * DIMS
+    for word in text.lower().split():
+        word = word.strip(".,!?")
+        if word:
+            vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % DIMS] += 1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector] if any(vector) else [1.0] + [0.0] * (DIMS - 1)
+
+
+class EmbeddingHandler(BaseHTTPRequestHandler):
+    requests: list[dict] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        EmbeddingHandler.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        reply = json.dumps(
+            {"object": "list", "model": body["model"],
+             "data": [{"object": "embedding", "index": i, "embedding": bag_of_words(t)} for i, t in enumerate(inputs)]}
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def embedding_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), EmbeddingHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    EmbeddingHandler.requests.clear()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+async def app(target, tmp_path, embedding_server, monkeypatch):
+    app = await start(server_config(target, tmp_path, embedder_url=embedding_server, embedder_model="bow",
+                                    embedder_api_key="secret-key"))
+    yield app
+    await app.stop(0)
+
+
+def message(role: str, content: str, ts: int, **kwargs) -> message_pb2.Message:
+    return message_pb2.Message(role=role, content=content, timestamp=ts, **kwargs)
+
+
+async def test_saved_messages_are_indexed_in_the_background_and_found_by_text(app):
+    client = Client(app.port)
+    visible = message("assistant", '{"envelope": true}', 2000)
+    visible.metadata.update({"visibleContent": "the alps are beautiful in summer"})
+    stored = await client.save(
+        "trip",
+        message("user", "I love hiking in the alps", 1000),
+        visible,
+        message("system", "hiking delivery report", 3000),
+        message("user", "hiking summary", 4000, kind="summary"),
+        message("notice", "hiking notice", 5000),
+    )
+    await app.vectors.indexer.drained()
+    stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
+    assert stats.embedder_configured and [(m.model_id, m.count) for m in stats.models] == [("openai:bow", 2)]
+    assert EmbeddingHandler.requests[0]["path"] == "/v1/embeddings"
+    assert EmbeddingHandler.requests[0]["auth"] == "Bearer secret-key"
+
+    response = await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_text="hiking in the alps", context_window=0))
+    assert response.model_id == "openai:bow"
+    assert [h.text for h in response.hits][:2] == ["I love hiking in the alps", "the alps are beautiful in summer"]
+    assert response.hits[0].message_id == stored[0].id and response.hits[0].role == "user"
+    await client.channel.close()
+
+
+async def test_rewritten_messages_are_reindexed_in_place(app):
+    client = Client(app.port)
+    await client.save("trip", message("user", "we go hiking tomorrow", 1000))
+    await app.vectors.indexer.drained()
+    changed = await client.memory.UpdateMessageContent(
+        mem_pb.UpdateMessageContentRequest(session_id="trip", old_text="hiking", new_text="sailing")
+    )
+    assert changed.changed_count == 1
+    await app.vectors.indexer.drained()
+    stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
+    assert [(m.model_id, m.count) for m in stats.models] == [("openai:bow", 1)]  # replaced, not added
+    response = await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_text="sailing", context_window=0))
+    assert [h.text for h in response.hits] == ["we go sailing tomorrow"]
+    await client.channel.close()
+
+
+async def test_the_indexing_queue_drops_the_oldest_jobs_when_full():
+    handled: list[str] = []
+
+    async def handle(job: IndexJob) -> None:
+        handled.append(job.message.content)
+
+    indexer = Indexer(handle, concurrency=2, max_queue=2)
+    for i in range(5):
+        indexer.submit(IndexJob("t", "s", Message(role="user", content=f"m{i}", id=f"id{i}")))
+    assert indexer.dropped == 3 and len(indexer) == 2
+    indexer.start()
+    await asyncio.wait_for(indexer.drained(), 10)
+    await indexer.stop()
+    assert sorted(handled) == ["m3", "m4"]
+
+
+async def test_jobs_of_one_message_run_in_order():
+    order: list[str] = []
+    gate = asyncio.Event()
+
+    async def handle(job: IndexJob) -> None:
+        if job.message.content == "first":
+            await gate.wait()
+        order.append(job.message.content)
+
+    indexer = Indexer(handle, concurrency=4, max_queue=10)
+    indexer.start()
+    indexer.submit(IndexJob("t", "s", Message(role="user", content="first", id="same")))
+    indexer.submit(IndexJob("t", "s", Message(role="user", content="second", id="same"), rewrite=True))
+    indexer.submit(IndexJob("t", "s", Message(role="user", content="other", id="other")))
+    await asyncio.sleep(0.05)
+    gate.set()
+    await asyncio.wait_for(indexer.drained(), 10)
+    await indexer.stop()
+    assert order.index("first") < order.index("second")
