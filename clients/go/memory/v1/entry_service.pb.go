@@ -763,7 +763,8 @@ const file_memory_v1_entry_service_proto_rawDesc = "" +
 	"\tSaveEntry\x12\x1b.memory.v1.SaveEntryRequest\x1a\x1c.memory.v1.SaveEntryResponse\x12R\n" +
 	"\rSearchEntries\x12\x1f.memory.v1.SearchEntriesRequest\x1a .memory.v1.SearchEntriesResponse\x12L\n" +
 	"\vForgetEntry\x12\x1d.memory.v1.ForgetEntryRequest\x1a\x1e.memory.v1.ForgetEntryResponse\x12L\n" +
-	"\vListEntries\x12\x1d.memory.v1.ListEntriesRequest\x1a\x1e.memory.v1.ListEntriesResponseB:Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
+	"\vListEntries\x12\x1d.memory.v1.ListEntriesRequest\x1a\x1e.memory.v1.ListEntriesResponseBf\n" +
+	"\x15dev.memoryd.memory.v1B\x11EntryServiceProtoP\x01Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_entry_service_proto_rawDescOnce sync.Once

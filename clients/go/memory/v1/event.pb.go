@@ -1274,7 +1274,9 @@ const file_memory_v1_event_proto_rawDesc = "" +
 	"\x12 \n" +
 	"\x1cEVENT_TYPE_COMPRESS_PROGRESS\x10\v\x12\x1c\n" +
 	"\x18EVENT_TYPE_SUMMARY_SAVED\x10\f\x12\x1c\n" +
-	"\x18EVENT_TYPE_ENTRY_CHANGED\x10\rB:Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
+	"\x18EVENT_TYPE_ENTRY_CHANGED\x10\rB_\n" +
+	"\x15dev.memoryd.memory.v1B\n" +
+	"EventProtoP\x01Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_event_proto_rawDescOnce sync.Once

@@ -392,7 +392,8 @@ const file_memory_v1_event_service_proto_rawDesc = "" +
 	"\x05event\x18\x01 \x01(\v2\x10.memory.v1.EventR\x05event2\x9d\x01\n" +
 	"\fEventService\x12<\n" +
 	"\x05Watch\x12\x17.memory.v1.WatchRequest\x1a\x18.memory.v1.WatchResponse0\x01\x12O\n" +
-	"\fPublishEvent\x12\x1e.memory.v1.PublishEventRequest\x1a\x1f.memory.v1.PublishEventResponseB:Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
+	"\fPublishEvent\x12\x1e.memory.v1.PublishEventRequest\x1a\x1f.memory.v1.PublishEventResponseBf\n" +
+	"\x15dev.memoryd.memory.v1B\x11EventServiceProtoP\x01Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_event_service_proto_rawDescOnce sync.Once

@@ -2043,7 +2043,8 @@ const file_memory_v1_memory_service_proto_rawDesc = "" +
 	"\x0eDeleteMessages\x12 .memory.v1.DeleteMessagesRequest\x1a!.memory.v1.DeleteMessagesResponse\x12O\n" +
 	"\fClearSession\x12\x1e.memory.v1.ClearSessionRequest\x1a\x1f.memory.v1.ClearSessionResponse\x12C\n" +
 	"\bClearAll\x12\x1a.memory.v1.ClearAllRequest\x1a\x1b.memory.v1.ClearAllResponse\x12O\n" +
-	"\fListSessions\x12\x1e.memory.v1.ListSessionsRequest\x1a\x1f.memory.v1.ListSessionsResponseB:Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
+	"\fListSessions\x12\x1e.memory.v1.ListSessionsRequest\x1a\x1f.memory.v1.ListSessionsResponseBg\n" +
+	"\x15dev.memoryd.memory.v1B\x12MemoryServiceProtoP\x01Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_memory_service_proto_rawDescOnce sync.Once

@@ -464,7 +464,8 @@ const file_memory_v1_message_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x03R\x03seq\x12\x1c\n" +
 	"\ttimestamp\x18\x03 \x01(\x03R\ttimestamp\x12\x12\n" +
-	"\x04role\x18\x04 \x01(\tR\x04roleB:Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
+	"\x04role\x18\x04 \x01(\tR\x04roleBa\n" +
+	"\x15dev.memoryd.memory.v1B\fMessageProtoP\x01Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_message_proto_rawDescOnce sync.Once

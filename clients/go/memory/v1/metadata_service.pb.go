@@ -576,7 +576,8 @@ const file_memory_v1_metadata_service_proto_rawDesc = "" +
 	"\fSaveMetadata\x12\x1e.memory.v1.SaveMetadataRequest\x1a\x1f.memory.v1.SaveMetadataResponse\x12L\n" +
 	"\vGetMetadata\x12\x1d.memory.v1.GetMetadataRequest\x1a\x1e.memory.v1.GetMetadataResponse\x12O\n" +
 	"\fListMetadata\x12\x1e.memory.v1.ListMetadataRequest\x1a\x1f.memory.v1.ListMetadataResponse\x12U\n" +
-	"\x0eDeleteMetadata\x12 .memory.v1.DeleteMetadataRequest\x1a!.memory.v1.DeleteMetadataResponseB:Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
+	"\x0eDeleteMetadata\x12 .memory.v1.DeleteMetadataRequest\x1a!.memory.v1.DeleteMetadataResponseBi\n" +
+	"\x15dev.memoryd.memory.v1B\x14MetadataServiceProtoP\x01Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_metadata_service_proto_rawDescOnce sync.Once

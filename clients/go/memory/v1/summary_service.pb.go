@@ -1384,7 +1384,8 @@ const file_memory_v1_summary_service_proto_rawDesc = "" +
 	"\vSaveSummary\x12\x1d.memory.v1.SaveSummaryRequest\x1a\x1e.memory.v1.SaveSummaryResponse\x12R\n" +
 	"\rListSummaries\x12\x1f.memory.v1.ListSummariesRequest\x1a .memory.v1.ListSummariesResponse\x12[\n" +
 	"\x10GetSummaryCursor\x12\".memory.v1.GetSummaryCursorRequest\x1a#.memory.v1.GetSummaryCursorResponse\x12X\n" +
-	"\x0fAssembleContext\x12!.memory.v1.AssembleContextRequest\x1a\".memory.v1.AssembleContextResponseB:Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
+	"\x0fAssembleContext\x12!.memory.v1.AssembleContextRequest\x1a\".memory.v1.AssembleContextResponseBh\n" +
+	"\x15dev.memoryd.memory.v1B\x13SummaryServiceProtoP\x01Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_summary_service_proto_rawDescOnce sync.Once

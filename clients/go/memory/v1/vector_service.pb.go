@@ -1648,7 +1648,8 @@ const file_memory_v1_vector_service_proto_rawDesc = "" +
 	"\rUpsertVectors\x12\x1f.memory.v1.UpsertVectorsRequest\x1a .memory.v1.UpsertVectorsResponse\x12O\n" +
 	"\fSearchMemory\x12\x1e.memory.v1.SearchMemoryRequest\x1a\x1f.memory.v1.SearchMemoryResponse\x12R\n" +
 	"\rDeleteVectors\x12\x1f.memory.v1.DeleteVectorsRequest\x1a .memory.v1.DeleteVectorsResponse\x12U\n" +
-	"\x0eGetVectorStats\x12 .memory.v1.GetVectorStatsRequest\x1a!.memory.v1.GetVectorStatsResponseB:Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
+	"\x0eGetVectorStats\x12 .memory.v1.GetVectorStatsRequest\x1a!.memory.v1.GetVectorStatsResponseBg\n" +
+	"\x15dev.memoryd.memory.v1B\x12VectorServiceProtoP\x01Z8github.com/memoryd/memoryd/clients/go/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_vector_service_proto_rawDescOnce sync.Once
