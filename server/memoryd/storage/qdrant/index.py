@@ -57,9 +57,11 @@ def tenant_filter(tenant: str, *conditions: qm.Condition) -> qm.Filter:
     return qm.Filter(must=[_match("tenant", tenant), *conditions])
 
 
-def scope_filter(tenant: str, scope: Scope) -> qm.Filter:
+def scope_filter(tenant: str, scope: Scope, *, by_tenant: bool = True) -> qm.Filter | None:
+    """The tenant (unless the caller knows the collection holds no other) and the scope."""
+    must = [_match("tenant", tenant)] if by_tenant else []
     if scope.unrestricted:
-        return tenant_filter(tenant)
+        return qm.Filter(must=must) if must else None
     alternatives: list[qm.Condition] = []
     if scope.session_id:
         alternatives.append(_match("session_id", scope.session_id))
@@ -68,7 +70,7 @@ def scope_filter(tenant: str, scope: Scope) -> qm.Filter:
     if scope.speaker_ids:
         alternatives.append(_match_any("sender_id", scope.speaker_ids))
         alternatives.append(_match_any("mentioned_ids", scope.speaker_ids))
-    return qm.Filter(must=[_match("tenant", tenant)], should=alternatives)
+    return qm.Filter(must=must or None, should=alternatives)
 
 
 def selector_filter(selector: VectorSelector) -> qm.Filter:
@@ -146,6 +148,10 @@ class QdrantIndex:
         self.timeout = timeout
         self._client: AsyncQdrantClient | None = None
         self._ready: set[int] = set()  # dimensions whose collection exists with its indexes
+        # Local mode only (one process owns the folder, so this is complete): tenants with
+        # points per collection, a superset after deletes. Local mode evaluates payload
+        # filters in Python point by point; a collection of one tenant needs no tenant filter.
+        self._local_tenants: dict[int, set[str]] = {}
         self._create_lock = asyncio.Lock()
 
     @property
@@ -173,6 +179,7 @@ class QdrantIndex:
                 check_compatibility=False,
             )
         self._ready.clear()
+        self._local_tenants.clear()
 
     async def close(self) -> None:
         client, self._client = self._client, None
@@ -267,7 +274,30 @@ class QdrantIndex:
             )
         for dimension, structs in by_dimension.items():
             name = await self._ensure(dimension)
+            if self.local:
+                await self._tenants_of(dimension)
             await self._call(self._require().upsert(name, points=structs, wait=True))
+            if self.local:
+                self._local_tenants[dimension].update(s.payload["tenant"] for s in structs)
+
+    async def _tenants_of(self, dimension: int) -> set[str]:
+        """Local mode: the tenants of a collection, read once per process."""
+        known = self._local_tenants.get(dimension)
+        if known is not None:
+            return known
+        tenants: set[str] = set()
+        offset = None
+        while True:
+            points, offset = await self._call(
+                self._require().scroll(
+                    self.collection(dimension), limit=1000, offset=offset, with_payload=["tenant"], with_vectors=False
+                )
+            )
+            tenants.update(str((p.payload or {}).get("tenant", "")) for p in points)
+            if offset is None:
+                break
+        self._local_tenants[dimension] = tenants
+        return tenants
 
     async def delete(self, selector: VectorSelector) -> int:
         """Delete matching points in every collection; returns how many there were."""
@@ -287,11 +317,12 @@ class QdrantIndex:
         dimension = len(vector)
         if not await self._exists(dimension):
             return []
+        by_tenant = not self.local or not (await self._tenants_of(dimension)) <= {tenant}
         response = await self._call(
             self._require().query_points(
                 self.collection(dimension),
                 query=list(vector),
-                query_filter=scope_filter(tenant, scope),
+                query_filter=scope_filter(tenant, scope, by_tenant=by_tenant),
                 limit=limit,
                 with_payload=True,
             )
