@@ -252,13 +252,30 @@ class QdrantIndex:
                         field_schema=qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True),
                     )
                 )
+                # Filter-only fields: no payload-aware HNSW links (with m=0 the server would
+                # otherwise build a graph per value, e.g. per message id).
                 for key in KEYWORD_FIELDS:
-                    await self._call(client.create_payload_index(name, key, field_schema=qm.PayloadSchemaType.KEYWORD))
+                    await self._index(
+                        name, key, qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, enable_hnsw=False),
+                        qm.PayloadSchemaType.KEYWORD,
+                    )
                 for key in INTEGER_FIELDS:
-                    await self._call(client.create_payload_index(name, key, field_schema=qm.PayloadSchemaType.INTEGER))
+                    await self._index(
+                        name, key,
+                        qm.IntegerIndexParams(type=qm.IntegerIndexType.INTEGER, lookup=True, range=True, enable_hnsw=False),
+                        qm.PayloadSchemaType.INTEGER,
+                    )
             self._ready.add(dimension)
             log.info("vector collection ready: %s", name)
         return name
+
+    async def _index(self, collection: str, key: str, params, plain: qm.PayloadSchemaType) -> None:
+        client = self._require()
+        try:
+            await self._call(client.create_payload_index(collection, key, field_schema=params))
+        except StorageUnavailable:
+            # Servers older than `enable_hnsw` refuse the parameters: a plain index then.
+            await self._call(client.create_payload_index(collection, key, field_schema=plain))
 
     async def _exists(self, dimension: int) -> bool:
         if dimension in self._ready:
