@@ -46,9 +46,15 @@ def target(request) -> str:
     return request.param
 
 
-@pytest.fixture
-async def store(tmp_path):
-    store = SqliteStore(tmp_path / "memoryd.db")
+@pytest.fixture(params=["sqlite", pytest.param("mongo", marks=pytest.mark.mongo)])
+async def store(request, tmp_path):
+    """The message store under the vector memory: SQLite, and MongoDB (SecantusDB) too."""
+    if request.param == "mongo":
+        from memoryd.storage.mongo.store import MongoStore
+
+        store = MongoStore(request.getfixturevalue("mongo_uri"), database=f"memoryd_vectors_{uuid.uuid4().hex[:8]}")
+    else:
+        store = SqliteStore(tmp_path / "memoryd.db")
     await store.open()
     yield store
     await store.close()
