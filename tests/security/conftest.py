@@ -23,6 +23,7 @@ CORPUS_LIMITS = Limits(
     max_filter_items=4,
     max_text_bytes=64,
     max_request_bytes=64 << 10,
+    max_vector_dimension=8,
 )
 
 

@@ -19,3 +19,4 @@ class Limits:
     max_filter_items: int = 100  # roles, kinds, exclude lists, watch filters
     max_text_bytes: int = 64 << 10  # UpdateMessageContent old/new text
     max_request_bytes: int = 16 << 20  # gRPC receive limit
+    max_vector_dimension: int = 65_536  # numbers per vector or embedding (Qdrant's own limit is 65536)

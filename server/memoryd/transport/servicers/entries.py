@@ -43,8 +43,8 @@ class EntryServicer(pb_grpc.EntryServiceServicer):
         if not values:
             check.name(model_field, model_id, required=False)
             return
-        if len(values) > MAX_EMBEDDING:
-            check.fail(field, f"must hold at most {MAX_EMBEDDING} numbers")
+        if len(values) > min(MAX_EMBEDDING, check.limits.max_vector_dimension):
+            check.fail(field, f"must hold at most {min(MAX_EMBEDDING, check.limits.max_vector_dimension)} numbers")
         if not all(math.isfinite(x) for x in values):
             check.fail(field, "numbers must be finite")
         check.name(model_field, model_id)

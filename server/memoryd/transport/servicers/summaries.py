@@ -105,8 +105,8 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
         if request.recall_top_k > MAX_RECALL_TOP_K:
             check.fail("recall_top_k", f"must be at most {MAX_RECALL_TOP_K}")
         if request.recall_query_vector:
-            if len(request.recall_query_vector) > MAX_QUERY_VECTOR:
-                check.fail("recall_query_vector", f"must hold at most {MAX_QUERY_VECTOR} numbers")
+            if len(request.recall_query_vector) > min(MAX_QUERY_VECTOR, check.limits.max_vector_dimension):
+                check.fail("recall_query_vector", f"must hold at most {min(MAX_QUERY_VECTOR, check.limits.max_vector_dimension)} numbers")
             if not all(math.isfinite(x) for x in request.recall_query_vector):
                 check.fail("recall_query_vector", "numbers must be finite")
             check.name("recall_model_id", request.recall_model_id)

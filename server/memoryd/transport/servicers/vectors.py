@@ -42,8 +42,8 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
     def _vector(self, check: Check, field: str, vector) -> None:
         if not vector:
             check.fail(field, "must not be empty")
-        elif len(vector) > MAX_DIMENSION:
-            check.fail(field, f"must have at most {MAX_DIMENSION} dimensions")
+        elif len(vector) > min(MAX_DIMENSION, check.limits.max_vector_dimension):
+            check.fail(field, f"must have at most {min(MAX_DIMENSION, check.limits.max_vector_dimension)} dimensions")
         elif not _finite(vector):
             check.fail(field, "must hold finite numbers only (no NaN or Inf)")
 
