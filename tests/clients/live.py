@@ -183,6 +183,7 @@ class FaultProxy:
                 yield response
                 if event_service_pb2.WatchResponse.FromString(response).HasField("event"):
                     sent += 1
+                # after=0 cuts right after the first response (the server's join progress).
                 if cut is not None and sent >= cut.after:
                     call.cancel()
                     await context.abort(cut.code, f"injected {cut.code.name}")

@@ -176,6 +176,22 @@ async def test_watch_resumes_from_the_last_seq(proxy: FaultProxy, session_id: st
     assert watch_requests[1].after_seq == received[1].seq
 
 
+async def test_watch_from_now_resumes_without_a_gap_before_its_first_event(proxy: FaultProxy, session_id: str):
+    # The stream breaks right after the server's join progress, before any event: the
+    # watcher resumes from that progress, so a write made meanwhile is not lost.
+    proxy.cuts.append(StreamCut(WATCH, grpc.StatusCode.UNAVAILABLE, after=0))
+    async with MemoryClient(proxy.target) as client:
+        async with client.watch([session_id], [EventType.EVENT_TYPE_MESSAGES_APPENDED]) as events:
+            await events.started()
+            saved = (await client.save_message(session_id, message("user", "while reconnecting"))).message
+            event = await asyncio.wait_for(anext(events), 30)
+
+    assert event.messages_appended.messages[0].id == saved.id
+    assert events.reconnects == 1
+    watch_requests = [event_service_pb2.WatchRequest.FromString(body) for m, body in proxy.requests if m == WATCH]
+    assert watch_requests[1].HasField("after_seq") and watch_requests[1].after_seq < event.seq
+
+
 async def test_watch_resumes_across_a_server_restart(private_memoryd: MemorydProcess, session_id: str):
     async with MemoryClient(private_memoryd.target) as client:
         async with client.watch([session_id], [EventType.EVENT_TYPE_MESSAGES_APPENDED]) as events:
