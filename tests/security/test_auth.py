@@ -59,6 +59,7 @@ def test_only_digests_are_kept():
     "text",
     [
         "acme: short",  # under 16 characters
+        '{"acme": "0123456789abcdef#0123"}',  # '#' starts a comment in the line format
         "acme",  # no separator
         "acme:   ",  # no token
         ": 0123456789abcdef0123",  # no tenant

@@ -65,8 +65,8 @@ def _stored_digest(tenant: str, secret: str) -> bytes:
         return raw
     if len(secret) < MIN_TOKEN_LENGTH:
         raise TokenConfigError(f"tenant {tenant!r}: tokens must be at least {MIN_TOKEN_LENGTH} characters")
-    if any(ch.isspace() or ch == "," for ch in secret):
-        raise TokenConfigError(f"tenant {tenant!r}: tokens must not contain whitespace or commas")
+    if any(ch.isspace() or ch in ",#" for ch in secret):
+        raise TokenConfigError(f"tenant {tenant!r}: tokens must not contain whitespace, commas or '#'")
     return _digest(secret)
 
 
