@@ -166,7 +166,7 @@ class FaultProxy:
         try:
             return await call
         except grpc.aio.AioRpcError as err:
-            await context.abort(err.code(), err.details(), err.trailing_metadata())
+            await context.abort(err.code(), err.details(), tuple(err.trailing_metadata() or ()))
 
     async def stream(self, method: str, request: bytes, context: grpc.aio.ServicerContext):
         fault = self._record(method, request, context)
@@ -188,7 +188,7 @@ class FaultProxy:
                     call.cancel()
                     await context.abort(cut.code, f"injected {cut.code.name}")
         except grpc.aio.AioRpcError as err:
-            await context.abort(err.code(), err.details(), err.trailing_metadata())
+            await context.abort(err.code(), err.details(), tuple(err.trailing_metadata() or ()))
         finally:
             call.cancel()
 

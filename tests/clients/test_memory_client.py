@@ -9,7 +9,7 @@ import sys
 import grpc
 import pytest
 
-from memory.v1 import event_service_pb2
+from memory.v1 import event_service_pb2, summary_service_pb2
 from memoryd_client import (
     EventsCompactedError,
     EventType,
@@ -264,3 +264,17 @@ async def test_bearer_tokens_select_the_tenant(tmp_path, session_id: str):
 
     assert [m.id for m in acme_history] == [saved.id]
     assert globex_history == []
+
+
+async def test_call_runs_other_services_with_the_client_defaults(proxy: FaultProxy, session_id: str):
+    async with MemoryClient(proxy.target, token="secret-token", timeout=5) as client:
+        await client.save_message(session_id, message("user", "hello"))
+        cursor = await client.call(
+            client.summaries.GetSummaryCursor, summary_service_pb2.GetSummaryCursorRequest(session_id=session_id)
+        )
+        with pytest.raises(InvalidArgumentError):
+            await client.call(client.summaries.GetSummaryCursor, summary_service_pb2.GetSummaryCursorRequest())
+
+    assert cursor.cursor == 0 and cursor.summary_count == 0
+    assert proxy.metadata[1]["authorization"] == "Bearer secret-token"
+    assert proxy.deadlines[1] is not None and proxy.deadlines[1] < 6

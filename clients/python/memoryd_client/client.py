@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import grpc
 
 from memory.v1 import (
+    entry_service_pb2_grpc,
     event_pb2,
     event_service_pb2,
     event_service_pb2_grpc,
@@ -18,6 +19,8 @@ from memory.v1 import (
     message_pb2,
     metadata_service_pb2,
     metadata_service_pb2_grpc,
+    summary_service_pb2_grpc,
+    vector_service_pb2_grpc,
 )
 
 from .errors import from_rpc_error
@@ -49,6 +52,9 @@ def retry_service_config(
                 "name": [
                     {"service": "memory.v1.MemoryService"},
                     {"service": "memory.v1.MetadataService"},
+                    {"service": "memory.v1.SummaryService"},
+                    {"service": "memory.v1.EntryService"},
+                    {"service": "memory.v1.VectorService"},
                     {"service": "memory.v1.EventService", "method": "PublishEvent"},
                 ],
                 "retryPolicy": {
@@ -92,6 +98,13 @@ class MemoryClient:
     Defaults of optional arguments are the contract's (for example
     get_history's limit=50). Failed calls raise memoryd_client.RpcError
     subclasses carrying the server's google.rpc details.
+
+    The SummaryService, EntryService and VectorService stubs are the
+    attributes `summaries`, `entries` and `vectors`; `call()` runs any of
+    their RPCs with the same deadline, token and error mapping:
+
+        cursor = await client.call(client.summaries.GetSummaryCursor,
+                                   GetSummaryCursorRequest(session_id="s1"))
     """
 
     def __init__(
@@ -123,6 +136,9 @@ class MemoryClient:
         self._memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
         self._metadata = metadata_service_pb2_grpc.MetadataServiceStub(channel)
         self._events = event_service_pb2_grpc.EventServiceStub(channel)
+        self.summaries = summary_service_pb2_grpc.SummaryServiceStub(channel)
+        self.entries = entry_service_pb2_grpc.EntryServiceStub(channel)
+        self.vectors = vector_service_pb2_grpc.VectorServiceStub(channel)
 
     async def close(self) -> None:
         """Closes the channel (when the client created it)."""
@@ -134,6 +150,13 @@ class MemoryClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    async def call(
+        self, method: Callable[..., Awaitable[Response]], request: Any, *, timeout: float | None = None
+    ) -> Response:
+        """Runs a unary RPC of any stub on this channel with the client's default
+        deadline (or `timeout`), bearer token and RpcError mapping."""
+        return await self._call(method, request, timeout)
 
     async def _call(self, method: Callable[..., Awaitable[Response]], request: Any, timeout: float | None) -> Response:
         try:
