@@ -23,12 +23,15 @@ from memoryd.vectors.memory import VectorMemory
 
 SERVER_ENV = "MEMORYD_TEST_QDRANT_URL"
 TARGETS = ["local"] + (["server"] if os.environ.get(SERVER_ENV) else [])
+# The vector memory cases also run local mode with every scoped search going through
+# Qdrant's own filter (as on a server) instead of the in-process scoring (local_scope.py).
+INDEX_TARGETS = ["local", "local-filter"] + TARGETS[1:]
 
 
 def make_index(target: str, folder: Path, prefix: str | None = None) -> QdrantIndex:
     if target == "server":
         return QdrantIndex(url=os.environ[SERVER_ENV], prefix=prefix or f"t{uuid.uuid4().hex[:10]}")
-    return QdrantIndex(path=folder / "qdrant")
+    return QdrantIndex(path=folder / "qdrant", local_scoring=target != "local-filter")
 
 
 def unit(angle_degrees: float, dims: int = 4) -> list[float]:
@@ -60,9 +63,9 @@ async def store(request, tmp_path):
     await store.close()
 
 
-@pytest.fixture
-async def vectors(target, tmp_path, store):
-    vm = VectorMemory(make_index(target, tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
+@pytest.fixture(params=INDEX_TARGETS)
+async def vectors(request, tmp_path, store):
+    vm = VectorMemory(make_index(request.param, tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
     await vm.open()
     yield vm
     await vm.close()

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 from qdrant_client import AsyncQdrantClient
 from qdrant_client import models as qm
 
@@ -35,6 +36,7 @@ from memoryd.domain.vectors import (
     VectorSelector,
     VectorStats,
 )
+from memoryd.storage.qdrant.local_scope import PAYLOAD_KEYS, LocalScopeIndex
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,9 @@ T = TypeVar("T")
 KEYWORD_FIELDS = ("model_id", "session_id", "platform", "message_id", "sender_id", "mentioned_ids", "role")
 INTEGER_FIELDS = ("timestamp", "indexed_at")
 FACET_LIMIT = 10_000
+# Local mode: a scope admitting at most this many points is scored in process (numpy)
+# instead of through Qdrant's Python filter; larger ones go through Qdrant.
+LOCAL_SCORING_LIMIT = 5_000
 
 
 def _match(key: str, value: Any) -> qm.FieldCondition:
@@ -136,6 +141,7 @@ class QdrantIndex:
         path: Path | None = None,
         prefix: str = "memoryd",
         timeout: float = 5.0,
+        local_scoring: bool = True,
     ) -> None:
         if not url and path is None:
             raise ValueError("QdrantIndex needs a server url or a local path")
@@ -146,12 +152,10 @@ class QdrantIndex:
         self.path = path
         self.prefix = prefix
         self.timeout = timeout
+        self.local_scoring = local_scoring
         self._client: AsyncQdrantClient | None = None
         self._ready: set[int] = set()  # dimensions whose collection exists with its indexes
-        # Local mode only (one process owns the folder, so this is complete): tenants with
-        # points per collection, a superset after deletes. Local mode evaluates payload
-        # filters in Python point by point; a collection of one tenant needs no tenant filter.
-        self._local_tenants: dict[int, set[str]] = {}
+        self._local_scopes: dict[int, LocalScopeIndex] = {}  # local mode only, see local_scope.py
         self._create_lock = asyncio.Lock()
 
     @property
@@ -179,7 +183,7 @@ class QdrantIndex:
                 check_compatibility=False,
             )
         self._ready.clear()
-        self._local_tenants.clear()
+        self._local_scopes.clear()
 
     async def close(self) -> None:
         client, self._client = self._client, None
@@ -291,30 +295,50 @@ class QdrantIndex:
             )
         for dimension, structs in by_dimension.items():
             name = await self._ensure(dimension)
-            if self.local:
-                await self._tenants_of(dimension)
+            scopes = await self._local_scope(dimension) if self.local else None
             await self._call(self._require().upsert(name, points=structs, wait=True))
-            if self.local:
-                self._local_tenants[dimension].update(s.payload["tenant"] for s in structs)
+            if scopes is not None:
+                scopes.add_all((str(s.id), s.payload) for s in structs)
 
-    async def _tenants_of(self, dimension: int) -> set[str]:
-        """Local mode: the tenants of a collection, read once per process."""
-        known = self._local_tenants.get(dimension)
+    async def _local_scope(self, dimension: int) -> LocalScopeIndex:
+        """Local mode: the collection's scope map, read once per process."""
+        known = self._local_scopes.get(dimension)
         if known is not None:
             return known
-        tenants: set[str] = set()
+        scopes = LocalScopeIndex()
         offset = None
         while True:
             points, offset = await self._call(
                 self._require().scroll(
-                    self.collection(dimension), limit=1000, offset=offset, with_payload=["tenant"], with_vectors=False
+                    self.collection(dimension), limit=1000, offset=offset, with_payload=PAYLOAD_KEYS, with_vectors=False
                 )
             )
-            tenants.update(str((p.payload or {}).get("tenant", "")) for p in points)
+            scopes.add_all((str(p.id), p.payload or {}) for p in points)
             if offset is None:
                 break
-        self._local_tenants[dimension] = tenants
-        return tenants
+        self._local_scopes[dimension] = scopes
+        return scopes
+
+    async def _score_locally(self, dimension: int, ids: set[str], vector: Sequence[float], limit: int) -> list[Candidate]:
+        """Cosine over the given points only (what Qdrant computes, without its filter scan)."""
+        client, name = self._require(), self.collection(dimension)
+        records = await self._call(client.retrieve(name, ids=list(ids), with_payload=False, with_vectors=True))
+        if not records:
+            return []
+        matrix = np.asarray([r.vector for r in records], dtype=np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        query = np.asarray(vector, dtype=np.float32)
+        query /= max(float(np.linalg.norm(query)), 1e-12)
+        scores = matrix @ query
+        order = np.argsort(-scores, kind="stable")[:limit]
+        top = [str(records[i].id) for i in order]
+        with_payload = await self._call(client.retrieve(name, ids=top, with_payload=True, with_vectors=False))
+        payloads = {str(r.id): r.payload or {} for r in with_payload}
+        return [
+            Candidate(top[k], float(scores[i]), record_of(payloads[top[k]]))
+            for k, i in enumerate(order)
+            if top[k] in payloads
+        ]
 
     async def delete(self, selector: VectorSelector) -> int:
         """Delete matching points in every collection; returns how many there were."""
@@ -334,7 +358,15 @@ class QdrantIndex:
         dimension = len(vector)
         if not await self._exists(dimension):
             return []
-        by_tenant = not self.local or not (await self._tenants_of(dimension)) <= {tenant}
+        by_tenant = True
+        if self.local and self.local_scoring:
+            scopes = await self._local_scope(dimension)
+            if scope.unrestricted and scopes.only_tenant(tenant):
+                by_tenant = False  # the plain search is numpy-fast; a filter would scan in Python
+            else:
+                admitted = scopes.admitted(tenant, scope)
+                if len(admitted) <= LOCAL_SCORING_LIMIT:
+                    return await self._score_locally(dimension, admitted, vector, limit)
         response = await self._call(
             self._require().query_points(
                 self.collection(dimension),
