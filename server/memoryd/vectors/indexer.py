@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from memoryd.domain.models import Message
+from memoryd.observability.metrics import VECTOR_QUEUE_DEPTH, VECTOR_QUEUE_DROPPED
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +56,11 @@ class Indexer:
         if self.max_queue > 0 and len(self._queue) >= self.max_queue:
             self._queue.popleft()
             self.dropped += 1
+            VECTOR_QUEUE_DROPPED.inc()
             if self.dropped == 1 or self.dropped % 100 == 0:
                 log.warning("index queue full: dropped the oldest job (dropped=%d)", self.dropped)
         self._queue.append(job)
+        VECTOR_QUEUE_DEPTH.set(len(self._queue))
         self._idle.clear()
         self._ready.set()
 
@@ -83,6 +86,7 @@ class Indexer:
                 self._ready.clear()
                 await self._ready.wait()
             job = self._queue.popleft()
+            VECTOR_QUEUE_DEPTH.set(len(self._queue))
             self._busy += 1
             lock = self._lock(job.key)
             try:
