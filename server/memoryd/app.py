@@ -213,6 +213,17 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     app = App(config, store, server, health_servicer, port, hub=hub, vectors=vectors)
     if vectors is not None:
         app.tasks.append(asyncio.create_task(vectors.drainer.run(), name="vector-outbox"))
+        vector_service = vector_service_pb2.DESCRIPTOR.services_by_name["VectorService"].full_name
+
+        async def report_vectors(ok: bool) -> None:
+            status = health_pb2.HealthCheckResponse.SERVING if ok else health_pb2.HealthCheckResponse.NOT_SERVING
+            await health_servicer.set(vector_service, status)
+
+        app.tasks.append(
+            asyncio.create_task(
+                vectors.watch_health(report_vectors, config.health_check_interval_seconds), name="vector-health"
+            )
+        )
     app.tasks.append(asyncio.create_task(_watch_storage_health(app), name="storage-health"))
     app.tasks.append(asyncio.create_task(_compact_events(app), name="event-compaction"))
     if config.mongodb_uri:

@@ -13,6 +13,7 @@ import socket
 import uuid
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from memory.v1 import memory_service_pb2 as mem_pb
 from memory.v1 import vector_service_pb2 as pb
@@ -108,9 +109,19 @@ async def test_outbox_survives_a_restart_and_drains_when_qdrant_returns(target, 
     port = closed_port()
     down = await start(
         server_config(target, tmp_path, qdrant_url=f"http://127.0.0.1:{port}", qdrant_grpc_port=port,
-                      qdrant_timeout_seconds=1.0, vector_outbox_poll_seconds=3600, **real)
+                      qdrant_timeout_seconds=1.0, vector_outbox_poll_seconds=3600,
+                      health_check_interval_seconds=0.1, **real)
     )
     client = Client(down.port)
+    health = health_pb2_grpc.HealthStub(client.channel)
+
+    async def vectors_not_serving() -> bool:
+        answer = await health.Check(health_pb2.HealthCheckRequest(service="memory.v1.VectorService"))
+        return answer.status == health_pb2.HealthCheckResponse.NOT_SERVING
+
+    await eventually(vectors_not_serving)  # the message services keep serving
+    overall = await health.Check(health_pb2.HealthCheckRequest(service="memory.v1.MemoryService"))
+    assert overall.status == health_pb2.HealthCheckResponse.SERVING
     deleted = await client.memory.DeleteMessages(mem_pb.DeleteMessagesRequest(session_id="s1", ids=[stored[0].id]))
     assert deleted.deleted_count == 1
     by_ts = await client.memory.DeleteMessagesByTimestamps(

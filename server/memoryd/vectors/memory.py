@@ -12,9 +12,10 @@ As `MemoryHooks` (domain/hooks.py) it hears about every message change:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,6 +149,23 @@ class VectorMemory(MemoryHooks):
         if self.embedder is not None:
             await self.embedder.close()
         await self.index.close()
+
+    async def watch_health(self, report: Callable[[bool], Awaitable[None]], interval: float) -> None:
+        """Probe Qdrant; report changes, and keep reporting "down" while it stays down (the
+        message store's health loop may set every service back to SERVING meanwhile)."""
+        last: bool | None = None
+        while True:
+            try:
+                await asyncio.wait_for(self.index.ping(), timeout=max(interval, 1.0))
+                healthy = True
+            except (MemorydError, TimeoutError):
+                healthy = False
+            if healthy != last or not healthy:
+                if healthy != last:
+                    log.warning("vector store %s", "available" if healthy else "unavailable")
+                await report(healthy)
+            last = healthy
+            await asyncio.sleep(interval)
 
     # -- dimensions --------------------------------------------------------------
     async def _dimension_of(self, tenant: str, model_id: str) -> int | None:
