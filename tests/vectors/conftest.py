@@ -24,14 +24,19 @@ from memoryd.vectors.memory import VectorMemory
 SERVER_ENV = "MEMORYD_TEST_QDRANT_URL"
 TARGETS = ["local"] + (["server"] if os.environ.get(SERVER_ENV) else [])
 # The vector memory cases also run local mode with every scoped search going through
-# Qdrant's own filter (as on a server) instead of the in-process scoring (local_scope.py).
-INDEX_TARGETS = ["local", "local-filter"] + TARGETS[1:]
+# Qdrant's own filter (as on a server) instead of the in-process scoring (local_scope.py),
+# and with the over-fetching plain search that local mode uses for large scopes.
+INDEX_TARGETS = ["local", "local-filter", "local-share"] + TARGETS[1:]
 
 
 def make_index(target: str, folder: Path, prefix: str | None = None) -> QdrantIndex:
     if target == "server":
         return QdrantIndex(url=os.environ[SERVER_ENV], prefix=prefix or f"t{uuid.uuid4().hex[:10]}")
-    return QdrantIndex(path=folder / "qdrant", local_scoring=target != "local-filter")
+    return QdrantIndex(
+        path=folder / "qdrant",
+        local_scoring=target != "local-filter",
+        local_scoring_limit=0 if target == "local-share" else 5_000,
+    )
 
 
 def unit(angle_degrees: float, dims: int = 4) -> list[float]:

@@ -298,3 +298,15 @@ async def test_truncation_says_how_many_characters_were_cut(vectors, memory, ten
     assert hit.after[0].truncated_chars == 20
     [full] = (await vectors.search(tenant, query(context_window=1))).hits
     assert full.text == long and full.truncated_chars == 0
+
+
+async def test_a_large_scope_whose_points_rank_low_is_still_found(vectors, tenant):
+    # Local mode over-fetches a plain search for large scopes and falls back to Qdrant's
+    # filter when the admitted points rank too low; every path must find them.
+    close = [point(tenant, 1 + i * 0.1, session="noise", text=f"noise{i}") for i in range(40)]
+    far = [point(tenant, 60 + i * 0.1, session="wanted", text=f"wanted{i}") for i in range(60)]
+    await vectors.upsert(tenant, close + far)
+    result = await vectors.search(tenant, query(top_k=1, scope=RecallScope.SESSION, session_id="wanted"))
+    assert [h.text for h in result.hits] == ["wanted0"]
+    platform = await vectors.search(tenant, query(top_k=2, scope=RecallScope.PLATFORM, platform="nowhere"))
+    assert platform.hits == []

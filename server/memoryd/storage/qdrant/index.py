@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import warnings
 from collections.abc import Awaitable, Sequence
 from pathlib import Path
@@ -142,6 +143,7 @@ class QdrantIndex:
         prefix: str = "memoryd",
         timeout: float = 5.0,
         local_scoring: bool = True,
+        local_scoring_limit: int = LOCAL_SCORING_LIMIT,
     ) -> None:
         if not url and path is None:
             raise ValueError("QdrantIndex needs a server url or a local path")
@@ -153,6 +155,7 @@ class QdrantIndex:
         self.prefix = prefix
         self.timeout = timeout
         self.local_scoring = local_scoring
+        self.local_scoring_limit = local_scoring_limit
         self._client: AsyncQdrantClient | None = None
         self._ready: set[int] = set()  # dimensions whose collection exists with its indexes
         self._local_scopes: dict[int, LocalScopeIndex] = {}  # local mode only, see local_scope.py
@@ -365,8 +368,11 @@ class QdrantIndex:
                 by_tenant = False  # the plain search is numpy-fast; a filter would scan in Python
             else:
                 admitted = scopes.admitted(tenant, scope)
-                if len(admitted) <= LOCAL_SCORING_LIMIT:
+                if len(admitted) <= self.local_scoring_limit:
                     return await self._score_locally(dimension, admitted, vector, limit)
+                found = await self._search_share(dimension, admitted, len(scopes), vector, limit)
+                if found is not None:
+                    return found
         response = await self._call(
             self._require().query_points(
                 self.collection(dimension),
@@ -385,6 +391,21 @@ class QdrantIndex:
             self._require().retrieve(self.collection(dimension), ids=[point_id], with_payload=False)
         )
         return bool(found)
+
+    async def _search_share(
+        self, dimension: int, admitted: set[str], total: int, vector: Sequence[float], limit: int
+    ) -> list[Candidate] | None:
+        """Local mode, a scope admitting many points: a plain (numpy) search over-fetching by
+        the inverse of the admitted share, keeping admitted points. None when that did not
+        yield `limit` of them (the caller then filters in Qdrant)."""
+        fetch = min(total, max(limit, math.ceil(limit * total / max(len(admitted), 1) * 2)))
+        response = await self._call(
+            self._require().query_points(self.collection(dimension), query=list(vector), limit=fetch, with_payload=True)
+        )
+        kept = [p for p in response.points if str(p.id) in admitted][:limit]
+        if len(kept) < limit and len(response.points) >= fetch:
+            return None
+        return [Candidate(str(p.id), float(p.score), record_of(p.payload or {})) for p in kept]
 
     async def model_dimensions(self, tenant: str, model_id: str) -> list[int]:
         """Dimensions of the collections that hold the tenant's points of `model_id`."""

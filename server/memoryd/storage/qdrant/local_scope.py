@@ -46,6 +46,9 @@ class LocalScopeIndex:
                 if not ids:
                     del self._ids[key]
 
+    def __len__(self) -> int:
+        return len(self._keys)
+
     def only_tenant(self, tenant: str) -> bool:
         """True when no other tenant has points here (then no tenant filter is needed)."""
         return all(value == tenant for field, value in self._ids if field == "tenant")
