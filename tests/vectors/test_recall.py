@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 
@@ -310,3 +311,27 @@ async def test_a_large_scope_whose_points_rank_low_is_still_found(vectors, tenan
     assert [h.text for h in result.hits] == ["wanted0"]
     platform = await vectors.search(tenant, query(top_k=2, scope=RecallScope.PLATFORM, platform="nowhere"))
     assert platform.hits == []
+
+
+async def test_context_windows_narrow_dense_ranges_and_terminate(store, tenant):
+    from memoryd.domain.limits import Limits
+    from memoryd.domain.memory import Memory
+
+    memory = Memory(store, Limits())
+    rows = [msg("user", f"d{i}", 1000 + i) for i in range(30)]  # one per millisecond
+    rows += [msg("user", f"same{i}", 5000) for i in range(8)]  # eight in one millisecond
+    saved = (await memory.save_messages(tenant, "dense", rows)).messages
+
+    async def read(q):
+        return await store.range(tenant, q)
+
+    hit = saved[29]
+    record = VectorRecord("dense", hit.timestamp, M1, hit.id, "user")
+    window = await recall.context_window(read, record, 2, (), page=2, cap=5)
+    assert [m.content for m in window.before] == ["d27", "d28"]
+    assert [m.content for m in window.after] == ["same0", "same1"]
+
+    crowded = saved[-1]  # more messages in its millisecond than the scan cap
+    record = VectorRecord("dense", crowded.timestamp, M1, crowded.id, "user")
+    window = await asyncio.wait_for(recall.context_window(read, record, 2, (), page=2, cap=3), 30)
+    assert len(window.before) == 2 and len(window.after) <= 2  # bounded work, an answer

@@ -261,7 +261,7 @@ async def context_window(
     while len(before) < size and hi >= 0:
         lo = max(0, hi - span)
         rows, complete = await _scan(read, replace(base, from_ts=lo, to_ts=hi), cap)
-        if not complete and lo < hi:
+        if not complete and hi - lo > 1:
             span = max(1, (hi - lo) // 8)  # too dense: narrow the window and read it again
             continue
         older = [m for m in rows if _counts(m) and _key(m) < origin]
