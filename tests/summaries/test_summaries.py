@@ -146,3 +146,18 @@ async def test_summary_saved_events(memory, summaries, tenant, store):
     assert len(saved) == 1 and saved[0].session_id == "s"
     assert saved[0].payload == {"summary_id": summary.id, "from_seq": 1, "to_seq": 2}
     assert all(e.type in (EventType.SUMMARY_SAVED, EventType.METADATA_CHANGED) for e in events)
+
+
+async def test_tenants_never_see_each_other(memory, summaries, entries, tenant):
+    other = tenant + "-other"
+    await seed(memory, tenant, "s", 3)
+    await seed(memory, other, "s", 3)
+    await summaries.save(tenant, "s", 1, 3, "mine", {})
+    assert (await summaries.get_cursor(other, "s")).cursor == 0
+    assert (await summaries.list_summaries(other, "s", 0, ""))[0] == []
+    _, cursor, _ = await summaries.save(other, "s", 1, 2, "theirs", {})
+    assert cursor == 2 and (await summaries.get_cursor(tenant, "s")).latest.text == "mine"
+    saved = await entries.save(tenant, "scope", "a private fact", [])
+    assert (await entries.search(other, "scope", "private", 10))[0] == []
+    assert await entries.forget(other, "scope", saved.entry.id) is False
+    assert not (await entries.save(other, "scope", "a private fact", [])).deduplicated

@@ -36,6 +36,8 @@ DEFAULT_PAGE = 100
 DEFAULT_RECALL_TOP_K = 5
 # Unsummarized tail messages read at most per AssembleContext; older ones are reported cut.
 MAX_TAIL_MESSAGES = 1000
+# Coverage counts of a ListSummaries page run this many at a time.
+COVERAGE_BATCH = 32
 # Compare-and-set attempts before a contended cursor gives up.
 CAS_ATTEMPTS = 5
 
@@ -252,7 +254,11 @@ class Summaries:
             rows = rows[:size]
             token = paging.encode(scope, {"after": rows[-1].key})
         summaries = [Summary.from_record(session_id, row.data) for row in rows]
-        return list(await asyncio.gather(*(self.with_coverage(tenant, s) for s in summaries))), token
+        covered: list[Summary] = []
+        for start in range(0, len(summaries), COVERAGE_BATCH):
+            batch = summaries[start : start + COVERAGE_BATCH]
+            covered += await asyncio.gather(*(self.with_coverage(tenant, s) for s in batch))
+        return covered, token
 
     # -- writes ----------------------------------------------------------------
     async def save(
