@@ -196,6 +196,8 @@ INVALID = [
     ("ListMetadata", md_pb.ListMetadataRequest(namespace="ns", page_size=-1), "page_size"),
     ("DeleteMetadata", md_pb.DeleteMetadataRequest(namespace="n\x00s", key="k"), "namespace"),
     ("PublishEvent", ev_pb.PublishEventRequest(session_id="S"), "payload"),
+    ("SaveMetadata", md_pb.SaveMetadataRequest(namespace="memoryd.summary-cursor", key="cursor/S"), "namespace"),
+    ("DeleteMetadata", md_pb.DeleteMetadataRequest(namespace="memoryd.entries/x", key="k"), "namespace"),
 ]
 
 

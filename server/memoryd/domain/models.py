@@ -10,6 +10,10 @@ from typing import Any
 
 DEFAULT_TENANT = "default"
 
+# Metadata namespaces memoryd keeps its own records in (summaries, cursors, entries).
+# Callers may read them; only memoryd writes them, through its own services.
+RESERVED_NAMESPACE_PREFIX = "memoryd."
+
 # Roles GetRecentAcrossSessions uses when the caller names none.
 DEFAULT_RECENT_ROLES = ("user", "assistant")
 

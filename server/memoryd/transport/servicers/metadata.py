@@ -5,6 +5,7 @@ from __future__ import annotations
 from memory.v1 import metadata_service_pb2 as pb
 from memory.v1 import metadata_service_pb2_grpc as pb_grpc
 from memoryd.domain.memory import Memory
+from memoryd.domain.models import RESERVED_NAMESPACE_PREFIX
 from memoryd.transport.auth import Authenticator
 from memoryd.transport.convert import metadata_to_proto, struct_to_dict
 from memoryd.transport.rpc import unary
@@ -17,16 +18,18 @@ class MetadataServicer(pb_grpc.MetadataServiceServicer):
         self.auth = auth
         self.limits = memory.limits
 
-    def _check(self, request, *, key: bool = True) -> Check:
+    def _check(self, request, *, key: bool = True, write: bool = False) -> Check:
         check = Check(self.limits)
         check.name("namespace", request.namespace)
+        if write and request.namespace.startswith(RESERVED_NAMESPACE_PREFIX):
+            check.fail("namespace", f"namespaces starting with {RESERVED_NAMESPACE_PREFIX!r} are written by memoryd only")
         if key:
             check.name("key", request.key)
         return check
 
     @unary
     async def SaveMetadata(self, request: pb.SaveMetadataRequest, context, tenant: str) -> pb.SaveMetadataResponse:
-        check = self._check(request)
+        check = self._check(request, write=True)
         if request.data.ByteSize() > self.limits.max_metadata_bytes:
             check.fail("data", f"must be at most {self.limits.max_metadata_bytes} bytes")
         check.finite("data", request.data)
@@ -62,6 +65,6 @@ class MetadataServicer(pb_grpc.MetadataServiceServicer):
     async def DeleteMetadata(
         self, request: pb.DeleteMetadataRequest, context, tenant: str
     ) -> pb.DeleteMetadataResponse:
-        self._check(request).done()
+        self._check(request, write=True).done()
         deleted = await self.memory.delete_metadata(tenant, request.namespace, request.key)
         return pb.DeleteMetadataResponse(deleted=deleted)
