@@ -13,6 +13,7 @@ import socket
 import uuid
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from memory.v1 import memory_service_pb2 as mem_pb
@@ -23,6 +24,8 @@ from memoryd.domain.memory import Memory
 from memoryd.domain.models import ClearOutcome, ClearTarget
 from memoryd.domain.recall import RecallQuery
 from memoryd.domain.vectors import VectorPoint, VectorRecord
+from memoryd.domain.errors import StorageUnavailable
+from memoryd.storage.qdrant.index import QdrantIndex
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.vectors.memory import VectorMemory
 from memoryd.vectors.outbox import Outbox
@@ -165,3 +168,20 @@ async def test_outbox_survives_a_restart_and_drains_when_qdrant_returns(target, 
     finally:
         await client.channel.close()
         await back.stop(0)
+
+
+async def test_a_local_folder_held_by_another_process_is_an_unavailable_vector_store(tmp_path):
+    # Qdrant's local mode locks its folder; a second server on the same data dir (a
+    # replica on MongoDB, say) serves messages and treats vectors as unreachable.
+    owner = QdrantIndex(path=tmp_path / "qdrant")
+    await owner.open()
+    other = QdrantIndex(path=tmp_path / "qdrant", local_lock_retry_seconds=0)
+    await other.open()
+    try:
+        with pytest.raises(StorageUnavailable):
+            await other.ping()
+        await owner.close()
+        await other.ping()  # takes the folder once it is free
+    finally:
+        await other.close()
+        await owner.close()

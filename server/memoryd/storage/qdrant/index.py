@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import portalocker
 from qdrant_client import AsyncQdrantClient
 from qdrant_client import models as qm
 
@@ -49,6 +50,8 @@ FACET_LIMIT = 10_000
 # Local mode: a scope admitting at most this many points is scored in process (numpy)
 # instead of through Qdrant's Python filter; larger ones go through Qdrant.
 LOCAL_SCORING_LIMIT = 5_000
+# Local mode: while another process holds the folder, check again this often.
+LOCAL_LOCK_RETRY_SECONDS = 5.0
 
 
 def _match(key: str, value: Any) -> qm.FieldCondition:
@@ -144,6 +147,7 @@ class QdrantIndex:
         timeout: float = 5.0,
         local_scoring: bool = True,
         local_scoring_limit: int = LOCAL_SCORING_LIMIT,
+        local_lock_retry_seconds: float = LOCAL_LOCK_RETRY_SECONDS,
     ) -> None:
         if not url and path is None:
             raise ValueError("QdrantIndex needs a server url or a local path")
@@ -156,7 +160,11 @@ class QdrantIndex:
         self.timeout = timeout
         self.local_scoring = local_scoring
         self.local_scoring_limit = local_scoring_limit
+        self.local_lock_retry_seconds = local_lock_retry_seconds
         self._client: AsyncQdrantClient | None = None
+        self._closed = True
+        self._next_local_attempt = 0.0
+        self._lock_warned = False
         self._ready: set[int] = set()  # dimensions whose collection exists with its indexes
         self._local_scopes: dict[int, LocalScopeIndex] = {}  # local mode only, see local_scope.py
         self._create_lock = asyncio.Lock()
@@ -171,9 +179,11 @@ class QdrantIndex:
 
     # -- lifecycle -------------------------------------------------------------
     async def open(self) -> None:
+        self._closed = False
         if self.local:
             Path(self.path).mkdir(parents=True, exist_ok=True)
-            self._client = AsyncQdrantClient(path=str(self.path))
+            self._next_local_attempt = 0.0
+            self._open_local()
         else:
             self._client = AsyncQdrantClient(
                 url=self.url,
@@ -188,7 +198,45 @@ class QdrantIndex:
         self._ready.clear()
         self._local_scopes.clear()
 
+    def _local_folder_free(self) -> bool:
+        lock_path = Path(self.path) / ".lock"
+        if not lock_path.exists():
+            return True
+        with open(lock_path, "r+") as handle:
+            try:
+                portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+            except portalocker.exceptions.LockException:
+                return False
+            portalocker.unlock(handle)
+            return True
+
+    def _open_local(self) -> None:
+        """Open local mode unless another process holds the folder (then vectors are
+        unavailable in this process, like an unreachable server, and opening is retried)."""
+        now = asyncio.get_running_loop().time()
+        if now < self._next_local_attempt:
+            return
+        self._next_local_attempt = now + self.local_lock_retry_seconds
+        try:
+            # Checked first: the client loads every collection before it tries the lock.
+            if not self._local_folder_free():
+                raise RuntimeError("locked")
+            self._client = AsyncQdrantClient(path=str(self.path))
+        except RuntimeError:
+            if not self._lock_warned:
+                self._lock_warned = True
+                log.warning(
+                    "local vector store %s is in use by another process: vectors are unavailable here "
+                    "until it is free (several processes need a Qdrant server)",
+                    self.path,
+                )
+            return
+        self._lock_warned = False
+        self._ready.clear()
+        self._local_scopes.clear()
+
     async def close(self) -> None:
+        self._closed = True
         client, self._client = self._client, None
         if client is not None:
             await client.close()
@@ -198,6 +246,8 @@ class QdrantIndex:
 
     # -- calls -----------------------------------------------------------------
     def _require(self) -> AsyncQdrantClient:
+        if self._client is None and self.local and not self._closed:
+            self._open_local()
         if self._client is None:
             raise StorageUnavailable("vector store is closed", reason="VECTOR_STORE_UNAVAILABLE")
         return self._client
