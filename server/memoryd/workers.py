@@ -45,8 +45,8 @@ def check_workers_supported(workers: int, *, vectors_enabled: bool, qdrant_url: 
     if workers > 1 and vectors_enabled and not qdrant_url:
         raise WorkersUnsupported(
             f"--workers {workers} needs a Qdrant server: Qdrant's local mode (the embedded vector store) "
-            "can be opened by one process only. Set the Qdrant URL (MEMORYD_QDRANT_URL / --qdrant-url) "
-            "or run with --workers 1."
+            "can be opened by one process only. Set the Qdrant URL (MEMORYD_QDRANT_URL / --qdrant-url), "
+            "turn vectors off (--vectors-enabled false), or run with --workers 1."
         )
 
 

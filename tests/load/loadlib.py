@@ -81,6 +81,23 @@ def tree_rss_bytes(pid: int) -> int:
     return total
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its descendants, in seconds."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            with open(f"/proc/{current}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+        stack.extend(_children(current))
+    return total / ticks
+
+
 class RssSampler:
     """Samples a process tree's RSS every `interval` seconds in a thread."""
 
@@ -194,8 +211,9 @@ def start_memoryd(name: str, workdir: Path, data_dir: Path, *extra: str, env: di
     return start_server(name, argv, workdir, env=env)
 
 
-def start_noop(workdir: Path) -> Server:
-    return start_server("noop", [sys.executable, str(HERE / "noop_server.py"), "--listen", "127.0.0.1:0"], workdir)
+def start_noop(workdir: Path, responses: str = "shaped") -> Server:
+    argv = [sys.executable, str(HERE / "noop_server.py"), "--listen", "127.0.0.1:0", "--responses", responses]
+    return start_server(f"noop-{responses}", argv, workdir)
 
 
 def memoryd_supports(flag: str) -> bool:
@@ -242,8 +260,9 @@ class GhzResult:
     errors: int = 0
     error_samples: dict = field(default_factory=dict)
     peak_rss: int = 0
+    server_cpu: float = 0.0  # server CPU seconds per wall second during the run (1.0 = one core)
     ceiling_rps: float | None = None
-    note: str = ""
+    bare_ceiling_rps: float | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -310,8 +329,10 @@ def run_ghz(
 
 def measure(server: Server, scenario: Path, *, target: str, duration: float, **kwargs) -> GhzResult:
     """ghz against a harness-started server, with the server tree's peak RSS during the run."""
+    cpu_before, wall_before = tree_cpu_seconds(server.pid), time.monotonic()
     with RssSampler(server.pid) as rss:
         result = run_ghz(scenario, server.address, target=target, duration=duration, **kwargs)
+    result.server_cpu = (tree_cpu_seconds(server.pid) - cpu_before) / (time.monotonic() - wall_before)
     result.peak_rss = rss.peak
     return result
 
@@ -399,6 +420,44 @@ def seed(address: str, specs: Sequence[SeedSpec], *, batch: int = 1000, concurre
     for spec in specs:
         total += asyncio.run(_save_batches(address, _batches(spec, batch), concurrency))
     return total
+
+
+SEARCH_MODEL = "load:test-32"
+SEARCH_DIM = 32
+
+
+async def _upsert_vectors(address: str, points: int, start_ts: int) -> int:
+    import random
+
+    from memory.v1 import vector_service_pb2, vector_service_pb2_grpc
+
+    rng = random.Random(42)
+    done = 0
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = vector_service_pb2_grpc.VectorServiceStub(channel)
+        while done < points:
+            batch = []
+            for n in range(done, min(points, done + 500)):
+                batch.append(
+                    vector_service_pb2.VectorPoint(
+                        model_id=SEARCH_MODEL,
+                        vector=[rng.uniform(-1, 1) for _ in range(SEARCH_DIM)],
+                        session_id=f"load-hist-{n % 100}",
+                        timestamp=start_ts + n,
+                        role="user" if n % 2 == 0 else "assistant",
+                        platform="common",
+                        sender_id=f"user-{n % 97}",
+                        text=CONTENT.format(n=n),
+                    )
+                )
+            await stub.UpsertVectors(vector_service_pb2.UpsertVectorsRequest(points=batch), timeout=120)
+            done += len(batch)
+    return done
+
+
+def seed_vectors(address: str, points: int, start_ts: int) -> int:
+    """Caller-supplied vectors for SearchMemory (near the load-hist-* sessions' timestamps)."""
+    return asyncio.run(_upsert_vectors(address, points, start_ts))
 
 
 def now_ms() -> int:

@@ -1,7 +1,11 @@
 """A do-nothing grpc.aio server for the memory.v1 services: the transport ceiling.
 
-Every unary RPC answers an empty response of the right type without looking at the
-request; Watch holds the stream open and sends nothing. It registers every service
+Every unary RPC answers without doing any work. By default the answer has the shape
+memoryd would send (`--responses shaped`): GetHistory and GetRecentAcrossSessions
+return `limit` prebuilt messages like the load suite's seeded ones, SaveMessage
+returns the stored message, so the ceiling includes the cost of moving a response of
+that size through grpc and protobuf and nothing else. `--responses empty` answers
+empty messages (the bare RPC ceiling). Watch holds the stream open and sends nothing. It registers every service
 found in the generated `memory.v1.*_service_pb2_grpc` modules (so new services such
 as vector search are covered as soon as their stubs exist), with reflection and
 health on, exactly like memoryd, so the same ghz configs run against both.
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import importlib
 import pkgutil
 import signal
@@ -24,6 +29,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 import memory.v1
+from memory.v1 import memory_service_pb2, message_pb2
 from memoryd.transport.reflection import enable_reflection
 
 
@@ -35,9 +41,54 @@ def _service_modules():
             yield grpc_module, pb2_module
 
 
-def _unary(response_class):
-    async def handler(self, request, context):
-        return response_class()
+def _stored_message(n: int) -> message_pb2.Message:
+    """A message as memoryd returns it for the load suite's seeded data."""
+    msg = message_pb2.Message(
+        id=f"{n:032x}",
+        seq=n,
+        role="user" if n % 2 == 0 else "assistant",
+        content=(
+            f"Load-test message {n}: the quick brown fox jumps over the lazy dog while the agent "
+            "remembers what the user said about their travel plans."
+        ),
+        timestamp=1_700_000_000_000 + n,
+    )
+    msg.metadata.update({"platform": "common", "sender": {"id": f"user-{n % 97}"}})
+    return msg
+
+
+@functools.cache
+def _history(limit: int) -> memory_service_pb2.GetHistoryResponse:
+    return memory_service_pb2.GetHistoryResponse(messages=[_stored_message(n) for n in range(limit)])
+
+
+@functools.cache
+def _recent(limit: int) -> memory_service_pb2.GetRecentAcrossSessionsResponse:
+    return memory_service_pb2.GetRecentAcrossSessionsResponse(
+        messages=[message_pb2.SessionMessage(session_id=f"load-recent-{n}", message=_stored_message(n)) for n in range(limit)]
+    )
+
+
+_SAVED = memory_service_pb2.SaveMessageResponse(message=_stored_message(1))
+
+# Prebuilt responses with memoryd's shape, by method name; everything else answers empty.
+SHAPED = {
+    "SaveMessage": lambda request: _SAVED,
+    "GetHistory": lambda request: _history(min(request.limit or 50, 1000)),
+    "GetRecentAcrossSessions": lambda request: _recent(min(request.limit or 50, 1000)),
+}
+
+
+def _unary(response_class, shape=None):
+    if shape is None:
+
+        async def handler(self, request, context):
+            return response_class()
+
+    else:
+
+        async def handler(self, request, context):
+            return shape(request)
 
     return handler
 
@@ -51,25 +102,26 @@ def _stream():
     return handler
 
 
-def _noop_servicer(grpc_module, service_descriptor):
+def _noop_servicer(grpc_module, service_descriptor, shaped: bool):
     base = getattr(grpc_module, f"{service_descriptor.name}Servicer")
     methods = {}
     for method in service_descriptor.methods:
         if method.server_streaming:
             methods[method.name] = _stream()
         else:
-            methods[method.name] = _unary(message_factory.GetMessageClass(method.output_type))
+            shape = SHAPED.get(method.name) if shaped and service_descriptor.name == "MemoryService" else None
+            methods[method.name] = _unary(message_factory.GetMessageClass(method.output_type), shape)
     return type(f"Noop{service_descriptor.name}", (base,), methods)()
 
 
-async def serve(listen: str, port_file: Path | None) -> None:
+async def serve(listen: str, port_file: Path | None, shaped: bool) -> None:
     # One process on purpose: a second server on the same port must fail, not share it.
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     names = [reflection.SERVICE_NAME, health.SERVICE_NAME]
     for grpc_module, pb2_module in _service_modules():
         for service in pb2_module.DESCRIPTOR.services_by_name.values():
             add = getattr(grpc_module, f"add_{service.name}Servicer_to_server")
-            add(_noop_servicer(grpc_module, service), server)
+            add(_noop_servicer(grpc_module, service, shaped), server)
             names.append(service.full_name)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -93,8 +145,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--listen", default="127.0.0.1:0")
     parser.add_argument("--port-file", type=Path)
+    parser.add_argument("--responses", choices=("shaped", "empty"), default="shaped")
     args = parser.parse_args()
-    asyncio.run(serve(args.listen, args.port_file))
+    asyncio.run(serve(args.listen, args.port_file, args.responses == "shaped"))
 
 
 if __name__ == "__main__":
