@@ -29,6 +29,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import (
     BulkWriteError,
     CollectionInvalid,
+    ConfigurationError,
     ConnectionFailure,
     ExecutionTimeout,
     InvalidOperation,
@@ -333,14 +334,19 @@ class MongoStore(Store):
 
     # -- lifecycle -----------------------------------------------------------
     async def open(self) -> None:
+        if self._client is not None:
+            return
         # The client belongs to the running event loop, so it is created here, not in __init__.
-        client: AsyncMongoClient = AsyncMongoClient(
-            self._uri,
-            appname="memoryd",
-            w=self._write_concern.document.get("w", "majority"),
-            serverSelectionTimeoutMS=self._timeout_ms,
-            connectTimeoutMS=self._timeout_ms,
-        )
+        try:
+            client: AsyncMongoClient = AsyncMongoClient(
+                self._uri,
+                appname="memoryd",
+                w=self._write_concern.document.get("w", "majority"),
+                serverSelectionTimeoutMS=self._timeout_ms,
+                connectTimeoutMS=self._timeout_ms,
+            )
+        except ConfigurationError as exc:
+            raise FailedPrecondition(f"MongoDB configuration: {exc}", reason="MONGODB_BAD_CONFIGURATION") from exc
         try:
             with _translated_errors():
                 with pymongo.timeout(self._timeout):
