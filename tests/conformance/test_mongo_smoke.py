@@ -33,8 +33,14 @@ pytestmark = pytest.mark.mongo
 
 
 @pytest.fixture(scope="module", params=mongo_targets())
-async def store(request):
-    store = MongoStore(mongo_uri_for(request.param, request), database=f"memoryd_smoke_{uuid.uuid4().hex[:8]}")
+def target(request) -> tuple[str, str]:
+    """(uri, database) of this module's store; open more stores on it to act as more replicas."""
+    return mongo_uri_for(request.param, request), f"memoryd_smoke_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+async def store(target):
+    store = MongoStore(*target)
     await store.open()
     yield store
     await store.close()
@@ -67,9 +73,9 @@ async def test_unreachable_server_is_storage_unavailable():
         await store.open()
 
 
-async def test_open_is_idempotent_for_a_second_replica(store, tenant):
+async def test_open_is_idempotent_for_a_second_replica(store, target, tenant):
     # A second server replica opens the same database: collections and indexes already exist.
-    other = MongoStore(store._uri, store._database)
+    other = MongoStore(*target)
     await other.open()
     try:
         await store.append(tenant, "s", [msg("a", 1)], None, 1)
@@ -106,10 +112,10 @@ async def test_server_restart_unavailable_then_recovers_with_data_intact(secantu
 
 
 # -- concurrency: transaction conflicts are retried, never surfaced -----------------
-async def test_concurrent_appends_get_contiguous_seqs_and_events_commit_in_seq_order(store, tenant):
+async def test_concurrent_appends_get_contiguous_seqs_and_events_commit_in_seq_order(store, target, tenant):
     # Two store objects on one database act as two server replicas: their writers meet as
     # transaction conflicts (within one replica, writers of a tenant take turns).
-    replica = MongoStore(store._uri, store._database)
+    replica = MongoStore(*target)
     await replica.open()
     writers = 16
     sessions = ["s" if i % 3 else "other" for i in range(writers)]
@@ -346,10 +352,10 @@ def _random_step(rnd):
 
 
 @pytest.mark.parametrize("seed", range(3))
-async def test_random_operations_match_the_sqlite_reference(store, tmp_path, seed):
+async def test_random_operations_match_the_sqlite_reference(target, tmp_path, seed):
     reference = SqliteStore(tmp_path / "reference.db")
     await reference.open()
-    mongo = MongoStore(store._uri, f"memoryd_congruence_{uuid.uuid4().hex[:8]}")
+    mongo = MongoStore(target[0], f"memoryd_congruence_{uuid.uuid4().hex[:8]}")
     await mongo.open()
     stores = [reference, mongo]
     ids: list[dict[str, str]] = [{}, {}]  # per store: id -> label
