@@ -335,3 +335,9 @@ async def test_context_windows_narrow_dense_ranges_and_terminate(store, tenant):
     record = VectorRecord("dense", crowded.timestamp, M1, crowded.id, "user")
     window = await asyncio.wait_for(recall.context_window(read, record, 2, (), page=2, cap=3), 30)
     assert len(window.before) == 2 and len(window.after) <= 2  # bounded work, an answer
+
+
+async def test_a_negative_min_score_still_filters_and_zero_keeps_everything(vectors, tenant):
+    await vectors.upsert(tenant, [point(tenant, 120, text="opposite-ish"), point(tenant, 170, text="opposite")])
+    assert len((await vectors.search(tenant, query(min_score=0.0))).hits) == 2
+    assert [h.text for h in (await vectors.search(tenant, query(min_score=-0.9))).hits] == ["opposite-ish"]

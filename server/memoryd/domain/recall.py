@@ -142,7 +142,7 @@ def filter_candidates(
         if model != query.model_id:
             excluded[model] += 1
             continue
-        if query.min_score > 0 and candidate.semantic < query.min_score:
+        if query.min_score and candidate.semantic < query.min_score:  # 0 keeps all (seed 003)
             continue
         if query.others_only and candidate.record.effective_role == "assistant":
             continue
