@@ -40,11 +40,17 @@ def bag_of_words(text: str) -> list[float]:
 
 class EmbeddingHandler(BaseHTTPRequestHandler):
     requests: list[dict] = []
+    # Requests whose text contains "slow" wait for this (a test holds an embedding in flight).
+    slow_started = threading.Event()
+    slow_release = threading.Event()
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         EmbeddingHandler.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        if any("slow" in text for text in inputs):
+            EmbeddingHandler.slow_started.set()
+            EmbeddingHandler.slow_release.wait(30)
         reply = json.dumps(
             {"object": "list", "model": body["model"],
              "data": [{"object": "embedding", "index": i, "embedding": bag_of_words(t)} for i, t in enumerate(inputs)]}
@@ -65,7 +71,10 @@ def embedding_server():
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     EmbeddingHandler.requests.clear()
+    EmbeddingHandler.slow_started.clear()
+    EmbeddingHandler.slow_release.clear()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    EmbeddingHandler.slow_release.set()
     server.shutdown()
     server.server_close()
 
@@ -158,3 +167,16 @@ async def test_jobs_of_one_message_run_in_order():
     await asyncio.wait_for(indexer.drained(), 10)
     await indexer.stop()
     assert order.index("first") < order.index("second")
+
+
+async def test_a_message_deleted_while_it_is_embedded_leaves_no_vector(app):
+    client = Client(app.port)
+    [slow] = await client.save("trip", message("user", "a slow message", 1000))
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, EmbeddingHandler.slow_started.wait, 30)  # embedding in flight
+    await client.memory.DeleteMessages(mem_pb.DeleteMessagesRequest(session_id="trip", ids=[slow.id]))
+    EmbeddingHandler.slow_release.set()
+    await app.vectors.indexer.drained()
+    stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
+    assert sum(m.count for m in stats.models) == 0
+    await client.channel.close()

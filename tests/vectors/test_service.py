@@ -214,3 +214,18 @@ async def test_delete_vectors_by_each_selector(client):
     everything = await client.vectors.DeleteVectors(pb.DeleteVectorsRequest(all=pb.DeleteVectorsRequest.All()))
     assert everything.deleted_count == 1
     assert await client.count() == 0
+
+
+async def test_replacing_history_removes_the_replaced_messages_vectors(client):
+    stored = await client.save("s1", user("old-0", 1000), user("old-1", 2000))
+    await client.index("s1", stored, [1, 2])
+    archived = await client.save("s2", user("archived", 1000), user("recent", 2000))
+    await client.index("s2", archived, [3, 4])
+    await client.memory.TrimHistory(mem_pb.TrimHistoryRequest(session_id="s2", keep_recent=1))
+    assert await client.count() == 4  # archiving keeps vectors: the messages still exist
+
+    replaced = await client.memory.ReplaceHistory(
+        mem_pb.ReplaceHistoryRequest(session_id="s1", messages=[user("summary of the chat", 3000)])
+    )
+    assert replaced.removed_count == 2
+    assert await client.count() == 2
