@@ -91,28 +91,32 @@ class Servers:
         self.clients.append(client)
         return app, client
 
-    async def stop(self, app: App) -> None:
+    async def stop(self, app: App, grace: float = 0) -> None:
         self.apps.remove(app)
-        await app.stop(0)
+        await app.stop(grace)
 
-    def spawn(self, *flags: str) -> Client:
+    async def spawn(self, *flags: str) -> Client:
         """Another `memoryd serve` process on the same data (a second replica)."""
-        port_file = self.data_dir / f"port-{len(self.processes)}"
+        # Its own data dir: the embedded vector store there is single-process.
+        data_dir = self.data_dir / f"replica-{len(self.processes)}"
+        data_dir.mkdir()
+        port_file = data_dir / "port"
         command = [
             sys.executable, "-m", "memoryd", "serve",
             "--listen", "127.0.0.1:0", "--port-file", str(port_file),
-            "--data-dir", str(self.data_dir),
+            "--data-dir", str(data_dir),
             "--mongodb-uri", self.mongodb_uri, "--mongodb-database", self.database,
             "--log-level", "warning", *flags,
         ]  # fmt: skip
-        log = open(self.data_dir / f"server-{len(self.processes)}.log", "wb")
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log_path = data_dir / "server.log"
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.processes.append(process)
         deadline = time.monotonic() + WAIT
         while not port_file.exists() or not port_file.read_text().strip():
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"memoryd serve did not start; see {log.name}")
-            time.sleep(0.05)
+                raise RuntimeError(f"memoryd serve did not start; see {log_path}")
+            await asyncio.sleep(0.05)
         client = Client.connect(int(port_file.read_text()))
         self.clients.append(client)
         return client
