@@ -126,10 +126,15 @@ async def test_slices_stay_consistent_after_trim_delete_and_clear(memory, summar
         (Coverage.PARTIALLY_DELETED, 2),
         (Coverage.DELETED, 0),
     ]
-    # Clearing the session's messages keeps the cursor: seqs are never reused.
-    await memory.clear(tenant, "s", [ClearTarget.MESSAGES, ClearTarget.METADATA])
+    # Clearing the session's messages keeps the cursor (seqs are never reused); clearing its
+    # metadata removes the slices, whose text came from the conversation.
+    await memory.clear(tenant, "s", [ClearTarget.MESSAGES])
     state = await summaries.get_cursor(tenant, "s")
     assert (state.cursor, state.latest.coverage) == (6, Coverage.DELETED)
+    await memory.clear(tenant, "s", [ClearTarget.METADATA])
+    state = await summaries.get_cursor(tenant, "s")
+    assert (state.cursor, state.latest) == (6, None)
+    assert (await summaries.list_summaries(tenant, "s", 0, ""))[0] == []
     await memory.save_messages(tenant, "s", [msg("fresh", 5000)])
     with pytest.raises(FailedPrecondition):
         await summaries.save(tenant, "s", 1, 9, "old range", {})

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from memoryd.domain import images, paging
+from memoryd.domain import images, paging, summaries
 from memoryd.domain.hooks import MemoryHooks
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import (
@@ -117,7 +117,13 @@ class Memory:
                 )
             else:
                 removed, removed_meta = await self.store.clear_session(
-                    tenant, session_id, messages=messages, metadata=metadata, targets=names, now=now
+                    tenant,
+                    session_id,
+                    messages=messages,
+                    metadata=metadata,
+                    targets=names,
+                    now=now,
+                    session_records=summaries.session_records(session_id),
                 )
             results[ClearTarget.MESSAGES] = ClearResult(ClearTarget.MESSAGES, ClearOutcome.CLEARED, removed)
             results[ClearTarget.METADATA] = ClearResult(ClearTarget.METADATA, ClearOutcome.CLEARED, removed_meta)

@@ -109,9 +109,22 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def clear_session(
-        self, tenant: str, session_id: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
+        self,
+        tenant: str,
+        session_id: str,
+        *,
+        messages: bool,
+        metadata: bool,
+        targets: Sequence[str],
+        now: int,
+        session_records: Sequence[tuple[str, str | None]] = (),
     ) -> tuple[int, int]:
-        """Returns (messages removed, metadata records removed)."""
+        """Returns (messages removed, metadata records removed).
+
+        A session's metadata is every record keyed by the session id, plus the
+        `session_records` selectors: (namespace, key), or (namespace, None) for a
+        whole namespace (memoryd's own per-session records such as summaries).
+        """
 
     @abc.abstractmethod
     async def clear_all(

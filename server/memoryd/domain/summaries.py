@@ -50,6 +50,13 @@ def slices_namespace(session_id: str) -> str:
     return SLICES_NAMESPACE + session_id
 
 
+def session_records(session_id: str) -> list[tuple[str, str | None]]:
+    """The metadata ClearSession(METADATA) removes besides records keyed by the session:
+    its summary slices (text derived from the conversation). The cursor stays, because
+    it never moves backwards: new slices start after it."""
+    return [(slices_namespace(session_id), None)]
+
+
 def slice_key(from_seq: int) -> str:
     return f"{from_seq:020d}"
 

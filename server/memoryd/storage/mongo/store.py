@@ -625,8 +625,23 @@ class MongoStore(Store):
         return await self._delete_in(tenant, session_id, "id", ids, now)
 
     async def clear_session(
-        self, tenant: str, session_id: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
+        self,
+        tenant: str,
+        session_id: str,
+        *,
+        messages: bool,
+        metadata: bool,
+        targets: Sequence[str],
+        now: int,
+        session_records: Sequence[tuple[str, str | None]] = (),
     ) -> tuple[int, int]:
+        # A session's side records: those keyed by the session id, in any namespace,
+        # plus the selectors memoryd passes for its own per-session records.
+        selectors: list[dict[str, Any]] = [{"key": session_id}]
+        for namespace, key in session_records:
+            selectors.append({"namespace": namespace} if key is None else {"namespace": namespace, "key": key})
+        records_filter = {"tenant": tenant, "$or": selectors}
+
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[int, int]:
             drafts: list[EventDraft] = []
             removed: list[Message] = []
@@ -634,19 +649,20 @@ class MongoStore(Store):
                 removed = await self._delete_where(db, s, tenant, session_id, {}, now)
                 await db[IDEMPOTENCY].delete_many({"tenant": tenant, "session_id": session_id}, session=s)
                 drafts += ev.session_cleared(session_id, removed, targets)
-            namespaces: list[str] = []
+            records: list[tuple[str, str]] = []
             if metadata:
-                # A session's side records are those keyed by the session id, in any namespace.
-                records = {"tenant": tenant, "key": session_id}
-                namespaces = sorted(
-                    [d["namespace"] async for d in db[METADATA].find(records, {"_id": 0, "namespace": 1}, session=s)]
+                records = sorted(
+                    [
+                        (d["namespace"], d["key"])
+                        async for d in db[METADATA].find(records_filter, {"_id": 0, "namespace": 1, "key": 1}, session=s)
+                    ]
                 )
-                if namespaces:
-                    await db[METADATA].delete_many(records, session=s)
-                for namespace in namespaces:
-                    drafts += ev.metadata_changed(namespace, session_id, deleted=True)
+                if records:
+                    await db[METADATA].delete_many(records_filter, session=s)
+                for namespace, key in records:
+                    drafts += ev.metadata_changed(namespace, key, deleted=True)
             await self._append_events(db, s, tenant, drafts, now)
-            return len(removed), len(namespaces)
+            return len(removed), len(records)
 
         return await self._write(tenant, tx, bulk=True)
 

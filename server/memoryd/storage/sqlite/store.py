@@ -408,8 +408,23 @@ class SqliteStore(Store):
         return await self._delete_in(tenant, session_id, "id", ids, now)
 
     async def clear_session(
-        self, tenant: str, session_id: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
+        self,
+        tenant: str,
+        session_id: str,
+        *,
+        messages: bool,
+        metadata: bool,
+        targets: Sequence[str],
+        now: int,
+        session_records: Sequence[tuple[str, str | None]] = (),
     ) -> tuple[int, int]:
+        clauses = ["key = ?"]
+        params: list[Any] = [session_id]
+        for namespace, key in session_records:
+            clauses.append("namespace = ?" if key is None else "(namespace = ? AND key = ?)")
+            params += [namespace] if key is None else [namespace, key]
+        where = f"tenant = ? AND ({' OR '.join(clauses)})"
+
         def tx(conn: sqlite3.Connection) -> tuple[int, int]:
             drafts: list[EventDraft] = []
             removed: list[Message] = []
@@ -417,17 +432,16 @@ class SqliteStore(Store):
                 removed = self._delete_where(conn, tenant, session_id, "1 = 1", (), now)
                 conn.execute("DELETE FROM idempotency WHERE tenant = ? AND session_id = ?", (tenant, session_id))
                 drafts += ev.session_cleared(session_id, removed, targets)
-            namespaces: list[str] = []
+            records: list[tuple[str, str]] = []
             if metadata:
-                namespaces = [
-                    r[0]
-                    for r in conn.execute("SELECT namespace FROM metadata WHERE tenant = ? AND key = ?", (tenant, session_id))
-                ]
-                conn.execute("DELETE FROM metadata WHERE tenant = ? AND key = ?", (tenant, session_id))
-                for namespace in namespaces:
-                    drafts += ev.metadata_changed(namespace, session_id, deleted=True)
+                records = conn.execute(
+                    f"SELECT namespace, key FROM metadata WHERE {where} ORDER BY namespace, key", (tenant, *params)
+                ).fetchall()
+                conn.execute(f"DELETE FROM metadata WHERE {where}", (tenant, *params))
+                for namespace, key in records:
+                    drafts += ev.metadata_changed(namespace, key, deleted=True)
             self._append_events(conn, tenant, drafts, now)
-            return len(removed), len(namespaces)
+            return len(removed), len(records)
 
         return await self._write(tx)
 
