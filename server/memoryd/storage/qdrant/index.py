@@ -400,6 +400,15 @@ class QdrantIndex:
         removed = 0
         for dimension in await self.dimensions():
             name = self.collection(dimension)
+            if self.local and self.local_scoring:
+                # Exact ids from the in-process map: no Python scan of every payload.
+                scopes = await self._local_scope(dimension)
+                ids = scopes.matching(selector)
+                if ids:
+                    await self._call(client.delete(name, points_selector=qm.PointIdsList(points=ids), wait=True))
+                    scopes.discard(ids)
+                    removed += len(ids)
+                continue
             found = await self._call(client.count(name, count_filter=flt, exact=True))
             if found.count:
                 await self._call(client.delete(name, points_selector=qm.FilterSelector(filter=flt), wait=True))
