@@ -218,10 +218,10 @@ class Suite:
         if not memoryd_supports("--workers"):
             self.skipped.append("workers: memoryd serve has no --workers flag")
             return
-        no_vectors = ["--vectors-enabled", "false"] if memoryd_supports("--vectors-enabled") else []
         for workers in (1, 2):
             target = f"sqlite-{workers}w-novec"
-            with start_memoryd(f"memoryd-{target}", self.workdir, data_dir, "--workers", str(workers), *no_vectors) as server:
+            env = {"MEMORYD_VECTORS_ENABLED": "false"}
+            with start_memoryd(f"memoryd-{target}", self.workdir, data_dir, "--workers", str(workers), env=env) as server:
                 self.ghz(server, "get_history", target)
                 self.ghz(server, "save_message", target)
 
@@ -421,20 +421,31 @@ def main() -> int:
     sqlite_dir = workdir / "sqlite-data"
     if "ceiling" in PHASES:
         suite.run_ceiling()
-    if "sqlite" in PHASES:
-        with start_memoryd("memoryd-seed", workdir, sqlite_dir) as server:
-            suite.seed_into(server, suite.seed_specs(BIG, RECENT), "sqlite")
-        suite.run_memoryd("sqlite-1w", sqlite_dir, [], big=BIG, fanout=True)
-    if "workers" in PHASES:
-        suite.run_workers(sqlite_dir)
-    if "rss" in PHASES:
-        suite.run_rss(sqlite_dir)
-    if "mongo" in PHASES:
+    def phase(name: str, run) -> None:
+        if name not in PHASES:
+            return
         try:
-            suite.run_mongo()
-        except Exception as exc:  # the SQLite numbers still count; say what failed
-            log(f"mongo phase failed: {exc}")
-            suite.skipped.append(f"mongo: failed: {exc}")
+            run()
+        except Exception as exc:  # the other phases' numbers still count; say what failed
+            log(f"{name} phase failed: {exc}")
+            suite.skipped.append(f"{name}: failed: {str(exc)[:300]}")
+
+    def sqlite_phase() -> None:
+        # Seeding 1M messages takes minutes: a workdir seeded with the same sizes is reused.
+        marker = sqlite_dir / f"seeded-{BIG}-{SMALL}-{RECENT}-{VECTORS}"
+        if marker.exists():
+            suite.seed_now = int(marker.read_text())
+            log(f"reusing seeded data in {sqlite_dir}")
+        else:
+            with start_memoryd("memoryd-seed", workdir, sqlite_dir) as server:
+                suite.seed_into(server, suite.seed_specs(BIG, RECENT), "sqlite")
+            marker.write_text(str(suite.seed_now))
+        suite.run_memoryd("sqlite-1w", sqlite_dir, [], big=BIG, fanout=True)
+
+    phase("sqlite", sqlite_phase)
+    phase("workers", lambda: suite.run_workers(sqlite_dir))
+    phase("rss", lambda: suite.run_rss(sqlite_dir))
+    phase("mongo", suite.run_mongo)
     elapsed = time.monotonic() - started
 
     print()
