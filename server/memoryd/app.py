@@ -18,7 +18,7 @@ from memory.v1 import vector_service_pb2, vector_service_pb2_grpc
 from memory.v1 import entry_service_pb2, entry_service_pb2_grpc, summary_service_pb2, summary_service_pb2_grpc
 from memoryd.config import Config
 from memoryd.domain.entries import Entries
-from memoryd.domain.errors import MemorydError
+from memoryd.domain.errors import MemorydError, StorageUnavailable
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import now_ms
 from memoryd.domain.store import Store
@@ -72,6 +72,7 @@ class App:
     tasks: list[asyncio.Task] = field(default_factory=list)
     hub: WatchHub | None = None
     vectors: VectorMemory | None = None
+    storage_ready: bool = True
 
     async def stop(self, grace: float | None = None) -> None:
         grace = self.config.grace_seconds if grace is None else grace
@@ -97,12 +98,18 @@ async def _set_serving(health_servicer: health.aio.HealthServicer, serving: bool
         await health_servicer.set(name, status)
 
 
+async def _open_and_ping(store: Store) -> None:
+    await store.open()
+    await store.ping()
+
+
 async def _watch_storage_health(app: App) -> None:
     """Probe storage; flip health to NOT_SERVING while it is down and back when it returns."""
-    serving = True
+    serving = app.storage_ready
     while True:
         try:
-            await asyncio.wait_for(app.store.ping(), timeout=max(app.config.health_check_interval_seconds, 1.0))
+            # open() is idempotent: it connects a store that was down at startup.
+            await asyncio.wait_for(_open_and_ping(app.store), timeout=max(app.config.health_check_interval_seconds, 1.0))
             healthy = True
         except (MemorydError, TimeoutError, OSError):
             healthy = False
@@ -167,7 +174,14 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
         interceptors.append(metrics.MetricsInterceptor())
         metrics_port = metrics.start_metrics_server(config.metrics_port + worker_index, _listen_host(config.listen))
         log.info("metrics_serving", port=metrics_port)
-    await store.open()
+    try:
+        await store.open()
+        storage_ready = True
+    except StorageUnavailable as error:
+        # Serve anyway: calls answer UNAVAILABLE, health says NOT_SERVING, and the
+        # storage health task keeps opening the store until it answers.
+        log.warning("storage_unavailable_at_startup", reason=error.reason)
+        storage_ready = False
     vectors = build_vectors(config, store) if config.vectors_enabled else None
     if vectors is not None:
         await vectors.open()
@@ -208,9 +222,9 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
         await store.close()
         raise OSError(f"could not bind {config.listen}")
     await server.start()
-    await _set_serving(health_servicer, True)
+    await _set_serving(health_servicer, storage_ready)
 
-    app = App(config, store, server, health_servicer, port, hub=hub, vectors=vectors)
+    app = App(config, store, server, health_servicer, port, hub=hub, vectors=vectors, storage_ready=storage_ready)
     if vectors is not None:
         app.tasks.append(asyncio.create_task(vectors.drainer.run(), name="vector-outbox"))
         vector_service = vector_service_pb2.DESCRIPTOR.services_by_name["VectorService"].full_name

@@ -147,6 +147,8 @@ class SqliteStore(Store):
 
     # -- lifecycle -----------------------------------------------------------
     async def open(self) -> None:
+        if self._writer is not None:
+            return
         self._path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="sqlite-writer")
         self._reader = ThreadPoolExecutor(self._readers, thread_name_prefix="sqlite-reader")
