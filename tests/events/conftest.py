@@ -38,14 +38,17 @@ def backend(request) -> str:
 
 @dataclass
 class Client:
+    target: str
     channel: grpc.aio.Channel
     memory: memory_service_pb2_grpc.MemoryServiceStub
     events: event_service_pb2_grpc.EventServiceStub
 
     @classmethod
     def connect(cls, port: int, options: list[tuple[str, int]] | None = None) -> Client:
-        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=options)
+        target = f"127.0.0.1:{port}"
+        channel = grpc.aio.insecure_channel(target, options=options)
         return cls(
+            target,
             channel,
             memory_service_pb2_grpc.MemoryServiceStub(channel),
             event_service_pb2_grpc.EventServiceStub(channel),
