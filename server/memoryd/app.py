@@ -148,7 +148,7 @@ def _listen_host(listen: str) -> str:
     return host or "0.0.0.0"
 
 
-def security(config: Config) -> tuple[Authenticator, grpc.ServerCredentials | None]:
+def security(config: Config, *, warn: bool = True) -> tuple[Authenticator, grpc.ServerCredentials | None]:
     """Tokens and TLS from config; refuses an unauthenticated non-loopback listen address.
 
     Raises ValueError (TokenConfigError, TlsConfigError, InsecureBindRefused) on bad settings.
@@ -159,6 +159,7 @@ def security(config: Config) -> tuple[Authenticator, grpc.ServerCredentials | No
         config.listen,
         authenticated=auth.enabled or bool(config.tls_client_ca),
         allow_insecure_remote=config.allow_insecure_remote,
+        warn=warn,
     )
     return auth, credentials
 

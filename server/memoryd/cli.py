@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from memoryd.app import security
 
-        security(config)  # bad tokens/TLS or an unauthenticated public address: refuse before serving
+        security(config, warn=False)  # bad tokens/TLS or an unauthenticated public address: refuse before serving
     except ValueError as error:
         log.error("startup_refused", error=str(error))
         print(f"memoryd: {error}", file=sys.stderr)

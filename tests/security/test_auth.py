@@ -221,7 +221,8 @@ def test_cli_refuses_public_listen_without_auth(tmp_path):
 def test_cli_forced_public_listen_serves_and_warns(tmp_path):
     served, stderr = _run_serve(tmp_path, "--listen", "0.0.0.0:0", "--allow-insecure-remote", wait_port=True)
     assert served
-    assert '"insecure_remote_listen"' in stderr and '"warning"' in stderr
+    warnings = [line for line in stderr.splitlines() if '"insecure_remote_listen"' in line]
+    assert len(warnings) == 1 and '"warning"' in warnings[0]
 
 
 def test_cli_public_listen_with_tokens_serves(tmp_path):

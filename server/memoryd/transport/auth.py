@@ -192,8 +192,8 @@ def is_loopback(listen: str) -> bool:
         return False  # "", wildcard or a host name: assume it is reachable from elsewhere
 
 
-def check_bind(listen: str, *, authenticated: bool, allow_insecure_remote: bool) -> None:
-    """Refuse a non-loopback listen address without authentication, unless forced."""
+def check_bind(listen: str, *, authenticated: bool, allow_insecure_remote: bool, warn: bool = True) -> None:
+    """Refuse a non-loopback listen address without authentication, unless forced (then warn)."""
     if authenticated or is_loopback(listen):
         return
     if not allow_insecure_remote:
@@ -202,4 +202,5 @@ def check_bind(listen: str, *, authenticated: bool, allow_insecure_remote: bool)
             "(--tokens-file or MEMORYD_TOKENS) or mTLS (--tls-client-ca), listen on 127.0.0.1, "
             "or pass --allow-insecure-remote to serve every caller as the default tenant"
         )
-    log.warning("insecure_remote_listen", listen=listen, detail="no authentication; every caller is the default tenant")
+    if warn:
+        log.warning("insecure_remote_listen", listen=listen, detail="no authentication; every caller is the default tenant")
