@@ -135,7 +135,10 @@ def _flag(name: str) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, env, kind, help_text in SETTINGS:
         if kind is bool:
-            parser.add_argument(_flag(name), dest=name, action="store_true", default=None, help=f"{help_text} [{env}]")
+            # `--flag` alone means true; `--flag false` (or 0/no/off) sets it false.
+            parser.add_argument(
+                _flag(name), dest=name, nargs="?", const=True, type=_bool, default=None, help=f"{help_text} [{env}]"
+            )
             continue
         parser.add_argument(_flag(name), dest=name, type=kind, default=None, help=f"{help_text} [{env}]")
     for f in fields(Limits):
