@@ -14,6 +14,7 @@ Every failure of the vector store surfaces as StorageUnavailable.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import warnings
@@ -168,6 +169,10 @@ class QdrantIndex:
         self._ready: set[int] = set()  # dimensions whose collection exists with its indexes
         self._local_scopes: dict[int, LocalScopeIndex] = {}  # local mode only, see local_scope.py
         self._create_lock = asyncio.Lock()
+        self._scope_lock = asyncio.Lock()
+        # Local mode: writes and their map updates happen one at a time, so the map is
+        # exact (an upsert can never land between a delete's id lookup and the delete).
+        self._local_write = asyncio.Lock()
 
     @property
     def local(self) -> bool:
@@ -348,16 +353,38 @@ class QdrantIndex:
             )
         for dimension, structs in by_dimension.items():
             name = await self._ensure(dimension)
-            scopes = await self._local_scope(dimension) if self.local else None
-            await self._call(self._require().upsert(name, points=structs, wait=True))
-            if scopes is not None:
-                scopes.add_all((str(s.id), s.payload) for s in structs)
+            async with self._writing(dimension):
+                scopes = await self._local_scope(dimension) if self.local and self.local_scoring else None
+                await self._call(self._require().upsert(name, points=structs, wait=True))
+                if scopes is not None:
+                    scopes.add_all((str(s.id), s.payload) for s in structs)
+
+    @contextlib.asynccontextmanager
+    async def _writing(self, dimension: int):
+        """Local mode: one write at a time; a failed write drops the map (rebuilt on next use)."""
+        if not self.local:
+            yield
+            return
+        async with self._local_write:
+            try:
+                yield
+            except BaseException:
+                self._local_scopes.pop(dimension, None)
+                raise
 
     async def _local_scope(self, dimension: int) -> LocalScopeIndex:
-        """Local mode: the collection's scope map, read once per process."""
+        """Local mode: the collection's scope map, read once per process. Built under a
+        lock so that no upsert lands between the scroll and the map's first use."""
         known = self._local_scopes.get(dimension)
         if known is not None:
             return known
+        async with self._scope_lock:
+            known = self._local_scopes.get(dimension)
+            if known is not None:
+                return known
+            return await self._build_local_scope(dimension)
+
+    async def _build_local_scope(self, dimension: int) -> LocalScopeIndex:
         scopes = LocalScopeIndex()
         offset = None
         while True:
@@ -402,12 +429,13 @@ class QdrantIndex:
             name = self.collection(dimension)
             if self.local and self.local_scoring:
                 # Exact ids from the in-process map: no Python scan of every payload.
-                scopes = await self._local_scope(dimension)
-                ids = scopes.matching(selector)
-                if ids:
-                    await self._call(client.delete(name, points_selector=qm.PointIdsList(points=ids), wait=True))
-                    scopes.discard(ids)
-                    removed += len(ids)
+                async with self._writing(dimension):
+                    scopes = await self._local_scope(dimension)
+                    ids = scopes.matching(selector)
+                    if ids:
+                        await self._call(client.delete(name, points_selector=qm.PointIdsList(points=ids), wait=True))
+                        scopes.discard(ids)
+                        removed += len(ids)
                 continue
             found = await self._call(client.count(name, count_filter=flt, exact=True))
             if found.count:
@@ -472,6 +500,10 @@ class QdrantIndex:
         flt = tenant_filter(tenant, _match("model_id", model_id))
         found = []
         for dimension in await self.dimensions():
+            if self.local and self.local_scoring:
+                if (await self._local_scope(dimension)).model_counts(tenant)[model_id]:
+                    found.append(dimension)
+                continue
             points, _ = await self._call(
                 client.scroll(self.collection(dimension), scroll_filter=flt, limit=1, with_payload=False)
             )
@@ -486,6 +518,11 @@ class QdrantIndex:
         legacy = qm.IsEmptyCondition(is_empty=qm.PayloadField(key="model_id"))
         for dimension in await self.dimensions():
             name = self.collection(dimension)
+            if self.local and self.local_scoring:
+                counts = (await self._local_scope(dimension)).model_counts(tenant)
+                collections.append(CollectionCount(name, dimension, sum(counts.values())))
+                models += [ModelCount(m or None, n, dimension) for m, n in counts.items()]
+                continue
             total = await self._call(client.count(name, count_filter=tenant_filter(tenant), exact=True))
             collections.append(CollectionCount(name, dimension, total.count))
             if not total.count:

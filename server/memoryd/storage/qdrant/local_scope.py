@@ -11,7 +11,7 @@ Built once per collection from a scroll, updated on every upsert and delete.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -107,3 +107,7 @@ class LocalScopeIndex:
                 continue
             found.append(point_id)
         return found
+
+    def model_counts(self, tenant: str) -> Counter[str]:
+        """The tenant's points per model id ("" for legacy points without one)."""
+        return Counter(self._facts[i].model_id for i in self._ids.get(("tenant", tenant), ()))
