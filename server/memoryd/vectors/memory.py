@@ -160,9 +160,12 @@ class VectorMemory(MemoryHooks):
                 healthy = True
             except (MemorydError, TimeoutError):
                 healthy = False
+            if healthy != last:
+                if not healthy:
+                    log.warning("vector store unavailable")
+                elif last is not None:
+                    log.info("vector store available again")
             if healthy != last or not healthy:
-                if healthy != last:
-                    log.warning("vector store %s", "available" if healthy else "unavailable")
                 await report(healthy)
             last = healthy
             await asyncio.sleep(interval)
