@@ -412,12 +412,21 @@ def machine() -> str:
     return f"{os.cpu_count()} CPUs ({cpu}), {mem}, {platform.platform()}, Python {platform.python_version()}"
 
 
+def load_average() -> str:
+    """Other work on the machine skews every number; the report says how busy it was."""
+    try:
+        return " ".join(os.getloadavg().__repr__().strip("()").split(", ")[:3])
+    except OSError:
+        return "?"
+
+
 def main() -> int:
     workdir = Path(os.environ.get("LOAD_WORKDIR") or tempfile.mkdtemp(prefix="memoryd-load-"))
     workdir.mkdir(parents=True, exist_ok=True)
     suite = Suite(workdir)
     started = time.monotonic()
-    log(f"workdir {workdir}; phases {sorted(PHASES)}; {DURATION:g}s per scenario")
+    log(f"workdir {workdir}; phases {sorted(PHASES)}; {DURATION:g}s per scenario; load average {load_average()}")
+    load_before = load_average()
     sqlite_dir = workdir / "sqlite-data"
     if "ceiling" in PHASES:
         suite.run_ceiling()
@@ -451,6 +460,7 @@ def main() -> int:
     print()
     print(f"memoryd load suite, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {elapsed / 60:.1f} min")
     print(f"machine: {machine()}")
+    print(f"load average (1/5/15 min) before: {load_before}, after: {load_average()} (the suite itself adds about 2)")
     print(f"ghz: {GHZ_CPUS} CPU(s), {DURATION:g}s per scenario (concurrency and data: tests/load/scenarios/*.json)")
     print(f"sizes: SQLite big session {BIG:,} vs {SMALL:,}, recent window {RECENT:,}; "
           f"MongoDB (SecantusDB) big session {MONGO_BIG:,}, recent window {MONGO_RECENT:,}")
