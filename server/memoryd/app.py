@@ -246,6 +246,11 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
 
         tail = follow_commits(store, mode=config.mongodb_change_streams, poll_interval=config.watch_poll_interval_seconds)
         app.tasks.append(asyncio.create_task(tail, name="event-tail"))
+    elif config.workers > 1:  # sibling workers commit to the same SQLite file
+        from memoryd.storage.sqlite.tail import follow_commits as follow_sqlite_commits
+
+        tail = follow_sqlite_commits(store, Path(config.data_dir) / "memoryd.db")
+        app.tasks.append(asyncio.create_task(tail, name="event-tail"))
     if config.port_file:
         Path(config.port_file).write_text(str(port))
     log.info(

@@ -27,6 +27,7 @@ def backend(request) -> str:
 )
 async def test_deletion_through_one_process_reaches_a_watcher_on_another(servers, session_id, wakeups):
     app_a, a = await servers.start()  # this process
+    app_a.hub.safety_interval = 3600  # only the change stream (or polling) can deliver B's writes in time
     b = await servers.spawn(*wakeups)  # a second `memoryd serve` process on the same database
     saved = await a.save(session_id, "one", "two", "three", timestamps=[10, 20, 30])
 
@@ -50,4 +51,22 @@ async def test_deletion_through_one_process_reaches_a_watcher_on_another(servers
     await on_b.wait_for_seq(stored[-1].seq)
     assert on_a.seqs == on_b.seqs == [e.seq for e in stored]
     await on_a.close()
+    await on_b.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+async def test_sqlite_workers_wake_each_other(servers, session_id):
+    # Two servers on one SQLite file, as `--workers 2` runs them (each in its own process there).
+    shared = {"workers": 2, "vectors_enabled": False}
+    _, a = await servers.start(**shared)
+    app_b, b = await servers.start(**shared)
+    app_b.hub.safety_interval = 3600  # only the cross-process wake-up can deliver in time
+    on_b = await b.watch(session_ids=[session_id]).started()
+    saved = await a.save(session_id, "one", "two", timestamps=[10, 20])
+    await a.memory.DeleteMessages(pb.DeleteMessagesRequest(session_id=session_id, ids=[saved[1].id]))
+    await on_b.wait_for_type(T.EVENT_TYPE_HISTORY_CHANGED)
+    assert [e.type for e in on_b.events] == [
+        T.EVENT_TYPE_MESSAGES_APPENDED, T.EVENT_TYPE_MESSAGES_DELETED, T.EVENT_TYPE_HISTORY_CHANGED
+    ]  # fmt: skip
+    assert list(on_b.events[1].messages_deleted.ids) == [saved[1].id]
     await on_b.close()
