@@ -104,10 +104,11 @@ class WatchHub:
     def feed_count(self) -> int:
         return len(self._feeds)
 
-    async def read_after(self, tenant: str, cursor: int) -> list[Event]:
-        """One batch after `cursor`; a hole right after it means retention passed it."""
+    async def read_after(self, tenant: str, cursor: int, *, expect_more: bool = False) -> list[Event]:
+        """One batch after `cursor`. Seqs have no holes, so a batch that does not start at
+        cursor + 1 (or, when events are known to exist, an empty one) means retention passed it."""
         events = await self.store.read_events(tenant, cursor, READ_BATCH)
-        if not events or events[0].seq != cursor + 1:
+        if (events and events[0].seq != cursor + 1) or (not events and expect_more):
             floor, _ = await self.store.event_bounds(tenant)
             if cursor < floor:
                 raise compacted(floor)
@@ -277,7 +278,7 @@ class Watcher:
             self._live = True
             self._announce = self.seen
             return
-        events = await self.hub.read_after(self.tenant, self.seen)
+        events = await self.hub.read_after(self.tenant, self.seen, expect_more=True)  # the feed is ahead
         if events:
             self.seen = events[-1].seq
             self._pending.extend(events)
