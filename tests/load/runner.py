@@ -415,7 +415,7 @@ def machine() -> str:
 def load_average() -> str:
     """Other work on the machine skews every number; the report says how busy it was."""
     try:
-        return " ".join(os.getloadavg().__repr__().strip("()").split(", ")[:3])
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         return "?"
 
