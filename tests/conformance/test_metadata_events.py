@@ -114,3 +114,10 @@ async def test_large_clear_reports_every_deleted_id(memory, store, tenant):
     deleted = [e for e in await events_of(store, tenant) if e.type == EventType.MESSAGES_DELETED]
     assert [len(e.payload["ids"]) for e in deleted] == [10, 10, 5]
     assert [i for e in deleted for i in e.payload["ids"]] == [m.id for m in stored]
+
+
+async def test_event_tenants_lists_every_log(memory, store, tenant):
+    await save(memory, tenant, "s", msg("a", 1))
+    await memory.save_metadata(tenant + "-b", "ns", "k", {})
+    tenants = await store.event_tenants()
+    assert {tenant, tenant + "-b"} <= set(tenants) and tenants == sorted(tenants)

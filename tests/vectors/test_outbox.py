@@ -185,3 +185,34 @@ async def test_a_local_folder_held_by_another_process_is_an_unavailable_vector_s
     finally:
         await other.close()
         await owner.close()
+
+
+async def test_a_crash_between_the_message_delete_and_the_vector_delete_leaves_no_orphan(target, tmp_path, store, tenant):
+    """The message transaction commits, then the process dies before touching Qdrant: here the
+    deletions go straight to the store, so no vector hook ever runs. The deletion events that
+    committed with them are all the reconciler needs."""
+    vectors = VectorMemory(make_index(target, tmp_path), store)
+    await vectors.open()
+    try:
+        crashed = Memory(store, Limits())  # no hooks: the immediate vector delete never happens
+        saved = (await crashed.save_messages(tenant, "s1", [msg("user", f"m{i}", 1000 * (i + 1)) for i in range(4)])).messages
+        await vectors.upsert(
+            tenant,
+            [
+                VectorPoint(tenant, unit(i), VectorRecord("s1", m.timestamp, MODEL, m.id, "user", text=m.content))
+                for i, m in enumerate(saved)
+            ],
+        )
+        assert await crashed.delete_by_ids(tenant, "s1", [saved[0].id]) == 1
+        assert await crashed.delete_by_timestamps(tenant, "s1", [saved[1].timestamp]) == 1
+        await crashed.replace_history(tenant, "s1", [msg("user", "summary", 9000)])  # removes m2, m3
+        await crashed.clear(tenant, "s1", [ClearTarget.MESSAGES])  # vectors stay unless targeted
+
+        models, _ = await vectors.index.stats(tenant)
+        assert [(m.model_id, m.count) for m in models] == [(MODEL, 4)]
+        assert await vectors.drainer.drain_once() >= 3
+        models, _ = await vectors.index.stats(tenant)
+        assert models == [] or [m.count for m in models] == [0]
+        assert await vectors.drainer.drain_once() == 0  # the cursor moved past them
+    finally:
+        await vectors.close()

@@ -168,6 +168,10 @@ class Store(abc.ABC):
     async def compact_events(self, *, older_than: int | None, keep_last: int | None) -> int:
         """Delete events by age and per-tenant count; returns events removed."""
 
+    @abc.abstractmethod
+    async def event_tenants(self) -> list[str]:
+        """Every tenant that has an event log, sorted."""
+
     # -- guarded metadata writes and seq reads (summaries, long-term entries) --
     # Added for SummaryService/EntryService; kept together at the end of the class.
     @abc.abstractmethod

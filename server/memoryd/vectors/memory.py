@@ -42,7 +42,8 @@ from memoryd.domain.vectors import (
 from memoryd.storage.qdrant.index import QdrantIndex
 from memoryd.vectors.embedder import OpenAIEmbedder
 from memoryd.vectors.indexer import Indexer, IndexJob
-from memoryd.vectors.outbox import Outbox, OutboxDrainer
+from memoryd.vectors.outbox import SYSTEM_TENANT, Outbox, OutboxDrainer
+from memoryd.vectors.reconcile import DeletionReconciler
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,11 @@ class VectorMemory(MemoryHooks):
         self.embedder = embedder
         self.outbox = Outbox(store)
         self.drainer = OutboxDrainer(
-            self.outbox, index, poll_seconds=outbox_poll_seconds, max_backoff_seconds=outbox_max_backoff_seconds
+            self.outbox,
+            index,
+            poll_seconds=outbox_poll_seconds,
+            max_backoff_seconds=outbox_max_backoff_seconds,
+            reconciler=DeletionReconciler(store, index, SYSTEM_TENANT),
         )
         self.indexer = (
             Indexer(self._index_job, concurrency=index_concurrency, max_queue=index_queue_size) if embedder else None

@@ -23,6 +23,7 @@ from memoryd.domain.models import now_ms
 from memoryd.domain.store import Store
 from memoryd.domain.vectors import VectorSelector
 from memoryd.storage.qdrant.index import QdrantIndex
+from memoryd.vectors.reconcile import DeletionReconciler
 
 log = logging.getLogger(__name__)
 
@@ -84,9 +85,11 @@ class OutboxDrainer:
         poll_seconds: float = 5.0,
         min_backoff_seconds: float = 1.0,
         max_backoff_seconds: float = 60.0,
+        reconciler: DeletionReconciler | None = None,
     ) -> None:
         self.outbox = outbox
         self.index = index
+        self.reconciler = reconciler
         self.poll_seconds = poll_seconds
         self.min_backoff = min_backoff_seconds
         self.max_backoff = max_backoff_seconds
@@ -96,11 +99,14 @@ class OutboxDrainer:
         self._wake.set()
 
     async def drain_once(self) -> int:
-        """Apply every pending entry in order; stops at the first failure. Returns entries done."""
+        """Apply every pending entry in order, then the logged message deletions not yet
+        applied; stops at the first failure. Returns the deletes done."""
         done = 0
         while True:
             entries = await self.outbox.pending()
             if not entries:
+                if self.reconciler is not None:
+                    done += await self.reconciler.sync_once()
                 return done
             for entry in entries:
                 removed = await self.index.delete(entry.selector)

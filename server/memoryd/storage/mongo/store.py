@@ -784,8 +784,11 @@ class MongoStore(Store):
 
         return await self._read(read)
 
+    async def event_tenants(self) -> list[str]:
+        return sorted(await self._read(lambda db: db[EVENT_LOG].distinct("tenant")))
+
     async def compact_events(self, *, older_than: int | None, keep_last: int | None) -> int:
-        tenants = await self._read(lambda db: db[EVENT_LOG].distinct("tenant"))
+        tenants = await self.event_tenants()
         removed = 0
         for tenant in tenants:
             removed += await self._transaction(

@@ -552,6 +552,9 @@ class SqliteStore(Store):
 
         return await self._query(read)
 
+    async def event_tenants(self) -> list[str]:
+        return await self._query(lambda conn: [r[0] for r in conn.execute("SELECT tenant FROM event_log ORDER BY tenant")])
+
     async def compact_events(self, *, older_than: int | None, keep_last: int | None) -> int:
         def tx(conn: sqlite3.Connection) -> int:
             removed = 0
