@@ -121,3 +121,19 @@ async def test_event_tenants_lists_every_log(memory, store, tenant):
     await memory.save_metadata(tenant + "-b", "ns", "k", {})
     tenants = await store.event_tenants()
     assert {tenant, tenant + "-b"} <= set(tenants) and tenants == sorted(tenants)
+
+
+async def test_clear_all_reports_deleted_ids_per_session(memory, store, tenant):
+    a = await save(memory, tenant, "a", msg("a1", 1), msg("a2", 2))
+    b = await save(memory, tenant, "b", msg("b1", 3))
+    after = (await store.event_bounds(tenant))[1]
+    await memory.clear(tenant, None, [])
+    events = await store.read_events(tenant, after, 100)
+    assert [(e.type, e.session_id) for e in events] == [
+        (EventType.MESSAGES_DELETED, "a"),
+        (EventType.MESSAGES_DELETED, "b"),
+        (EventType.ALL_CLEARED, ""),
+        (EventType.HISTORY_CHANGED, ""),
+    ]
+    assert events[0].payload == {"timestamps": [1, 2], "ids": [m.id for m in a], "cause": int(EventType.ALL_CLEARED)}
+    assert events[1].payload["ids"] == [b[0].id] and events[2].payload["removed_count"] == 3

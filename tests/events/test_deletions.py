@@ -102,10 +102,13 @@ async def test_clear_all_reaches_session_watchers(servers, session_id):
     stream = await watch_structural(client, session_id)
     await client.memory.ClearAll(pb.ClearAllRequest())
     await stream.wait_for_type(T.EVENT_TYPE_HISTORY_CHANGED)
-    # Tenant-wide: one all-cleared (no per-message ids; consumers drop everything they hold
-    # for the tenant) and history-changed, delivered despite the session filter.
-    assert kinds(stream) == [T.EVENT_TYPE_ALL_CLEARED, T.EVENT_TYPE_HISTORY_CHANGED]
-    cleared, changed = stream.events
+    # The session's deleted ids and timestamps, then the tenant-wide all-cleared and
+    # history-changed, delivered despite the session filter.
+    assert kinds(stream) == [T.EVENT_TYPE_MESSAGES_DELETED, T.EVENT_TYPE_ALL_CLEARED, T.EVENT_TYPE_HISTORY_CHANGED]
+    deleted, cleared, changed = stream.events
+    assert deleted.session_id == session_id and deleted.messages_deleted.cause == T.EVENT_TYPE_ALL_CLEARED
+    assert list(deleted.messages_deleted.timestamps) == [1000, 2000, 3000]
+    assert len(deleted.messages_deleted.ids) == 4
     assert cleared.session_id == "" and cleared.all_cleared.removed_count == 5
     assert list(cleared.all_cleared.targets) == ["messages"]
     assert_changed(changed, "", T.EVENT_TYPE_ALL_CLEARED)

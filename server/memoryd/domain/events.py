@@ -5,7 +5,7 @@ Both storage adapters call these, so the event vocabulary lives in one place.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from memoryd.domain.models import EventDraft, EventType, Message
 
@@ -88,10 +88,16 @@ def session_cleared(session_id: str, removed: Sequence[Message], targets: Sequen
     ]
 
 
-def all_cleared(removed_count: int, targets: Sequence[str]) -> list[EventDraft]:
-    # Tenant-wide: consumers drop everything they hold for the tenant.
+def all_cleared(removed: Mapping[str, Sequence[Message]], targets: Sequence[str]) -> list[EventDraft]:
+    """Per session, the ids and timestamps that went (so deletion watchers filtered by
+    session learn of it), then one tenant-wide all-cleared and history-changed."""
+    drafts = []
+    for session_id in sorted(removed):
+        drafts += _deleted_chunks(session_id, removed[session_id], EventType.ALL_CLEARED)
+    total = sum(len(messages) for messages in removed.values())
     return [
-        EventDraft(EventType.ALL_CLEARED, "", {"removed_count": removed_count, "targets": list(targets)}),
+        *drafts,
+        EventDraft(EventType.ALL_CLEARED, "", {"removed_count": total, "targets": list(targets)}),
         _changed("", EventType.ALL_CLEARED),
     ]
 

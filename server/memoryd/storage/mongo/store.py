@@ -670,9 +670,12 @@ class MongoStore(Store):
         self, tenant: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
     ) -> tuple[int, int]:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[int, int]:
-            removed = removed_metadata = 0
+            removed: dict[str, list[Message]] = {}
+            removed_metadata = 0
             if messages:
-                removed = (await db[MESSAGES].delete_many({"tenant": tenant}, session=s)).deleted_count
+                async for doc in db[MESSAGES].find({"tenant": tenant}, {**REF_FIELDS, "session_id": 1}, session=s):
+                    removed.setdefault(doc["session_id"], []).append(_doc_to_ref(doc))
+                await db[MESSAGES].delete_many({"tenant": tenant}, session=s)
                 await db[IDEMPOTENCY].delete_many({"tenant": tenant}, session=s)
                 # Sessions keep last_seq so seqs are never reused.
                 await db[SESSIONS].update_many(
@@ -683,7 +686,7 @@ class MongoStore(Store):
             if metadata:
                 removed_metadata = (await db[METADATA].delete_many({"tenant": tenant}, session=s)).deleted_count
             await self._append_events(db, s, tenant, ev.all_cleared(removed, targets), now)
-            return removed, removed_metadata
+            return sum(map(len, removed.values())), removed_metadata
 
         return await self._write(tenant, tx, bulk=True)
 

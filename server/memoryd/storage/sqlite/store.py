@@ -451,9 +451,12 @@ class SqliteStore(Store):
         self, tenant: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
     ) -> tuple[int, int]:
         def tx(conn: sqlite3.Connection) -> tuple[int, int]:
-            removed = removed_metadata = 0
+            removed: dict[str, list[Message]] = {}
+            removed_metadata = 0
             if messages:
-                removed = conn.execute("DELETE FROM messages WHERE tenant = ?", (tenant,)).rowcount
+                for row in conn.execute(f"SELECT session_id, {REF_COLUMNS} FROM messages WHERE tenant = ?", (tenant,)):
+                    removed.setdefault(row[0], []).append(_row_to_ref(row[1:]))
+                conn.execute("DELETE FROM messages WHERE tenant = ?", (tenant,))
                 conn.execute("DELETE FROM idempotency WHERE tenant = ?", (tenant,))
                 # Sessions keep last_seq so seqs are never reused.
                 conn.execute(
@@ -463,7 +466,7 @@ class SqliteStore(Store):
             if metadata:
                 removed_metadata = conn.execute("DELETE FROM metadata WHERE tenant = ?", (tenant,)).rowcount
             self._append_events(conn, tenant, ev.all_cleared(removed, targets), now)
-            return removed, removed_metadata
+            return sum(map(len, removed.values())), removed_metadata
 
         return await self._write(tx)
 
