@@ -54,9 +54,10 @@ async def test_resume_after_server_restart(servers, session_id):
     await client.save(session_id, "a", "b")
     await client.save(session_id, "c")
     await stream.wait_for_seq(2)
-    await servers.stop(app, grace=10)  # graceful: streams end cleanly, with a last progress
+    await servers.stop(app, grace=10)  # graceful: streams end with UNAVAILABLE, the status clients retry
     await stream.wait_ended()
-    assert stream.error is None and stream.progress[-1] == 2
+    assert stream.error.code() == grpc.StatusCode.UNAVAILABLE and error_info(stream.error).reason == "SHUTTING_DOWN"
+    assert stream.position == 2
     await servers.clients[0].channel.close()
 
     app, client = await servers.start()  # same data dir / database, new port

@@ -91,7 +91,7 @@ class WatchHub:
         return Watcher(self, tenant, after_seq, watch_filter)
 
     def close(self) -> None:
-        """Stop every feed; open watchers deliver what they hold, a final progress, then end."""
+        """Stop every feed; open watchers deliver what they hold, then end with UNAVAILABLE."""
         self._closed = True
         for feed in list(self._feeds.values()):
             feed.stop(ended=True)
@@ -154,7 +154,10 @@ class _Feed:
         self.task.cancel()
         if ended:
             for watcher in self.watchers:
-                watcher._end(None)
+                # UNAVAILABLE, the status clients retry: they resume with after_seq elsewhere.
+                watcher._end(
+                    StorageUnavailable("the server is shutting down; resume with after_seq", reason="SHUTTING_DOWN")
+                )
         self.watchers.clear()
 
     async def _run(self) -> None:
