@@ -23,11 +23,3 @@ class EventNotifier:
         """Take this before reading the log, then wait on it: a commit that lands
         between the read and the wait still wakes the waiter."""
         return self._changed
-
-    @staticmethod
-    async def wait(changed: asyncio.Event, timeout: float) -> bool:
-        try:
-            await asyncio.wait_for(changed.wait(), timeout)
-            return True
-        except TimeoutError:
-            return False
