@@ -143,7 +143,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(_flag(name), dest=name, type=kind, default=None, help=f"{help_text} [{env}]")
     for f in fields(Limits):
         env = "MEMORYD_" + f.name.upper()
-        parser.add_argument(_flag(f.name), dest=f.name, type=int, default=None, help=f"limit [{env}]")
+        parser.add_argument(
+            _flag(f.name), dest=f.name, type=int, default=None, help=f"limit: {f.metadata['help']} [{env}]"
+        )
 
 
 def load(args: argparse.Namespace | None = None, environ: dict[str, str] | None = None) -> Config:
@@ -171,3 +173,18 @@ def load(args: argparse.Namespace | None = None, environ: dict[str, str] | None 
         if value is not None:
             limits[f.name] = value
     return Config(**settings, limits=Limits(**limits))
+
+
+def markdown_table() -> str:
+    """The configuration table of README.md (scripts/config-table prints it; a test keeps README in step)."""
+    defaults = Config()
+    rows = ["| flag | environment | default | meaning |", "|---|---|---|---|"]
+    for name, env, _, help_text in SETTINGS:
+        default = getattr(defaults, name)
+        rows.append(f"| `{_flag(name)}` | `{env}` | `{default}` | {help_text} |".replace("``", "(empty)"))
+    for _, env, help_text in SECRET_SETTINGS:
+        rows.append(f"| (environment only) | `{env}` | (empty) | {help_text} |")
+    for f in fields(Limits):
+        env = "MEMORYD_" + f.name.upper()
+        rows.append(f"| `{_flag(f.name)}` | `{env}` | `{f.default}` | limit: {f.metadata['help']} |")
+    return "\n".join(rows)

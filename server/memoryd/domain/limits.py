@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+
+def _limit(default: int, help_text: str):
+    return field(default=default, metadata={"help": help_text})
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    max_id_length: int = 256  # session ids, namespaces, keys, idempotency keys, roles, kinds
-    max_content_bytes: int = 1 << 20  # content + reasoning_content of one message (UTF-8)
-    max_message_bytes: int = 4 << 20  # one serialized message, segments and metadata included
-    max_metadata_bytes: int = 256 << 10  # one metadata record's JSON
-    max_batch_messages: int = 1000  # SaveMessages / ReplaceHistory
-    max_delete_items: int = 10_000  # timestamps or ids per delete call
-    delete_batch: int = 500  # timestamps or ids per storage transaction
-    max_page_size: int = 1000
-    max_recent_limit: int = 1000  # GetRecentAcrossSessions clamp
-    max_filter_items: int = 100  # roles, kinds, exclude lists, watch filters
-    max_text_bytes: int = 64 << 10  # UpdateMessageContent old/new text
-    max_request_bytes: int = 16 << 20  # gRPC receive limit
-    max_vector_dimension: int = 65_536  # numbers per vector or embedding (Qdrant's own limit is 65536)
+    max_id_length: int = _limit(256, "characters in session ids, namespaces, keys, idempotency keys, roles, kinds")
+    max_content_bytes: int = _limit(1 << 20, "UTF-8 bytes of one message's content, and of its reasoning_content")
+    max_message_bytes: int = _limit(4 << 20, "one serialized message, segments and metadata included")
+    max_metadata_bytes: int = _limit(256 << 10, "one metadata record")
+    max_batch_messages: int = _limit(1000, "messages per SaveMessages / ReplaceHistory")
+    max_delete_items: int = _limit(10_000, "timestamps or ids per delete call")
+    delete_batch: int = _limit(500, "timestamps or ids per storage transaction of a delete")
+    max_page_size: int = _limit(1000, "page sizes and GetHistory limit (larger values are clamped)")
+    max_recent_limit: int = _limit(1000, "GetRecentAcrossSessions limit (larger values are clamped)")
+    max_filter_items: int = _limit(100, "items in one filter list (roles, kinds, session ids, event types)")
+    max_text_bytes: int = _limit(64 << 10, "UpdateMessageContent old/new text")
+    max_request_bytes: int = _limit(16 << 20, "gRPC receive limit; larger requests get RESOURCE_EXHAUSTED")
+    max_vector_dimension: int = _limit(65_536, "numbers per vector or embedding (Qdrant's own limit)")
