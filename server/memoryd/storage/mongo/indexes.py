@@ -36,6 +36,7 @@ INDEXES: dict[str, list[IndexModel]] = {
         # GetRecentAcrossSessions: unfiltered and by platform (a top-level copy of metadata.platform).
         _index("messages_recent", "tenant", "archived", "timestamp", "session_id", "seq"),
         _index("messages_recent_platform", "tenant", "archived", "platform", "timestamp", "session_id", "seq"),
+        _index("messages_recent_kind", "tenant", "archived", "kind", "timestamp", "session_id", "seq"),
     ],
     SESSIONS: [_index("sessions_id", "tenant", "session_id", unique=True)],
     IDEMPOTENCY: [_index("idempotency_key", "tenant", "session_id", "key", unique=True)],

@@ -30,11 +30,13 @@ CREATE INDEX IF NOT EXISTS messages_range
     ON messages (tenant, session_id, timestamp, seq);
 CREATE UNIQUE INDEX IF NOT EXISTS messages_id
     ON messages (tenant, id);
--- GetRecentAcrossSessions: unfiltered and by platform.
+-- GetRecentAcrossSessions: unfiltered, by platform and by a kinds whitelist.
 CREATE INDEX IF NOT EXISTS messages_recent
     ON messages (tenant, archived, timestamp, session_id, seq);
 CREATE INDEX IF NOT EXISTS messages_recent_platform
     ON messages (tenant, archived, platform, timestamp, session_id, seq);
+CREATE INDEX IF NOT EXISTS messages_recent_kind
+    ON messages (tenant, archived, kind, timestamp, session_id, seq);
 
 CREATE TABLE IF NOT EXISTS sessions (
     tenant            TEXT    NOT NULL,
