@@ -345,10 +345,10 @@ CONTENT = (
 )
 
 
-def _message(n: int, timestamp: int, *, role: str, platform: str) -> message_pb2.Message:
+def _message(n: int, timestamp: int, *, role: str, platform: str, kind: str | None) -> message_pb2.Message:
     metadata = struct_pb2.Struct()
     metadata.update({"platform": platform, "sender": {"id": f"user-{n % 97}"}})
-    return message_pb2.Message(role=role, content=CONTENT.format(n=n), timestamp=timestamp, metadata=metadata)
+    return message_pb2.Message(role=role, content=CONTENT.format(n=n), timestamp=timestamp, metadata=metadata, kind=kind)
 
 
 @dataclass
@@ -356,7 +356,8 @@ class SeedSpec:
     """Sessions to create: `count` messages each, timestamps from `start_ts` one ms apart.
 
     `rare_every`: every n-th message (across all sessions of the spec, in time order)
-    gets platform "rare", the rest "common" — the 1% a filtered query looks for.
+    gets platform "rare" and kind "rare", the rest platform "common" and kind "chat" —
+    the 1% a filtered query looks for. Specs without it store no kind.
     Sessions are interleaved in time, as concurrent conversations are.
     """
 
@@ -406,9 +407,11 @@ def _batches(spec: SeedSpec, batch: int):
     pending: dict[str, list] = {}
     for n in range(total):
         session = f"{spec.prefix}{n % spec.sessions}" if spec.sessions > 1 else spec.prefix
-        platform = "rare" if spec.rare_every and n % spec.rare_every == spec.rare_every - 1 else "common"
+        rare = bool(spec.rare_every) and n % spec.rare_every == spec.rare_every - 1
+        platform = "rare" if rare else "common"
+        kind = ("rare" if rare else "chat") if spec.rare_every else None
         role = "user" if n % 2 == 0 else "assistant"
-        pending.setdefault(session, []).append(_message(n, spec.start_ts + n, role=role, platform=platform))
+        pending.setdefault(session, []).append(_message(n, spec.start_ts + n, role=role, platform=platform, kind=kind))
         if len(pending[session]) >= batch:
             yield session, pending.pop(session)
     yield from pending.items()
