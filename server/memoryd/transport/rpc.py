@@ -29,8 +29,17 @@ async def _abort(context: grpc.aio.ServicerContext, method: str, error: BaseExce
     await context.abort(status.code, status.details, status.trailing_metadata)
 
 
-# Time kept back from the caller's deadline to send the answer.
-ANSWER_MARGIN_SECONDS = 0.1
+# Time kept back from the caller's deadline to send the answer: a tenth of it, at least
+# 250 ms (a busy event loop or a slow network must not turn the answer into the client's
+# own DEADLINE_EXCEEDED), at most a second, and never more than half of a short deadline.
+ANSWER_MARGIN_FRACTION = 0.1
+ANSWER_MARGIN_MIN_SECONDS = 0.25
+ANSWER_MARGIN_MAX_SECONDS = 1.0
+
+
+def _answer_margin(remaining: float) -> float:
+    margin = min(max(remaining * ANSWER_MARGIN_FRACTION, ANSWER_MARGIN_MIN_SECONDS), ANSWER_MARGIN_MAX_SECONDS)
+    return min(margin, remaining / 2)
 
 
 @contextlib.asynccontextmanager
@@ -42,7 +51,7 @@ async def _answer_before(remaining: float | None):
     if remaining is None or remaining > 1e6:
         yield
         return
-    scope = asyncio.timeout(max(remaining - ANSWER_MARGIN_SECONDS, 0.0))
+    scope = asyncio.timeout(max(remaining - _answer_margin(remaining), 0.0))
     try:
         async with scope:
             yield
