@@ -213,10 +213,13 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
         server,
         pool=MethodResolvingPool(),  # ghz asks for method symbols, which upb's pool cannot find
     )
-    if credentials is None:
-        port = server.add_insecure_port(config.listen)
-    else:
-        port = server.add_secure_port(config.listen, credentials)
+    try:
+        if credentials is None:
+            port = server.add_insecure_port(config.listen)
+        else:
+            port = server.add_secure_port(config.listen, credentials)
+    except RuntimeError:  # grpcio reports a failed bind (port in use) this way
+        port = 0
     if port == 0:
         if vectors is not None:
             await vectors.close()
