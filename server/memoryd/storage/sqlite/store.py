@@ -10,6 +10,7 @@ event loop free without paying a thread switch per statement.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import threading
@@ -41,6 +42,9 @@ T = TypeVar("T")
 MESSAGE_COLUMNS = "id, seq, role, content, kind, timestamp, archived, body"
 REF_COLUMNS = "id, seq, role, timestamp, archived"
 
+# Writes committed together at most (bounds the latency one group adds to its first write).
+GROUP_COMMIT_MAX = 64
+
 # SQLite's default bound-parameter ceiling is high on modern builds, but IN lists are
 # kept well under the historical 999 so the same code works on any build.
 IN_CHUNK = 500
@@ -68,6 +72,17 @@ def _row_to_message(row: tuple) -> Message:
 def _row_to_ref(row: tuple) -> Message:
     msg_id, seq, role, timestamp, archived = row
     return Message(role=role, timestamp=timestamp, id=msg_id, seq=seq, archived=bool(archived))
+
+
+def _settle(future: asyncio.Future, ok: bool, value: Any) -> None:
+    if future.done():  # the caller was cancelled; its write committed (or failed) regardless
+        return
+    if ok:
+        future.set_result(value)
+    elif isinstance(value, sqlite3.OperationalError):
+        future.set_exception(StorageUnavailable(f"SQLite: {value}"))
+    else:
+        future.set_exception(value)
 
 
 def _placeholders(n: int) -> str:
@@ -98,6 +113,10 @@ class SqliteStore(Store):
         self._connections_lock = threading.Lock()
         self._writer: ThreadPoolExecutor | None = None
         self._reader: ThreadPoolExecutor | None = None
+        # Writes waiting for the writer thread (group commit, see _write).
+        self._queue: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future, asyncio.AbstractEventLoop]] = []
+        self._queue_lock = threading.Lock()
+        self._draining = False
 
     # -- plumbing ----------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -137,10 +156,69 @@ class SqliteStore(Store):
         except sqlite3.OperationalError as exc:
             raise StorageUnavailable(f"SQLite: {exc}") from exc
 
-    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
-        result = await self._run(self._writer, self._transaction, fn, *args)
+    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn` in a write transaction, committed together with the writes queued beside it.
+
+        Group commit: the writer thread takes every queued write (up to GROUP_COMMIT_MAX) into
+        one BEGIN IMMEDIATE … COMMIT, each inside its own SAVEPOINT, so one failing write rolls
+        back alone while the others share a single commit and a single thread hop. Each caller
+        is answered only after the COMMIT, so an acknowledged write is durable; order is FIFO.
+        """
+        if self._writer is None:
+            raise StorageUnavailable("the SQLite store is not open")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+        with self._queue_lock:
+            self._queue.append((fn, future, loop))
+            start_drain = not self._draining
+            self._draining = True
+        if start_drain:
+            try:
+                self._writer.submit(self._drain)
+            except RuntimeError as exc:  # the store is closing
+                with self._queue_lock:
+                    self._queue.clear()
+                    self._draining = False
+                raise StorageUnavailable("the SQLite store is closing") from exc
+        result = await future
         self.notifier.notify()
         return result
+
+    def _drain(self) -> None:
+        """Writer thread: commit queued writes in groups until the queue is empty."""
+        while True:
+            with self._queue_lock:
+                batch = self._queue[:GROUP_COMMIT_MAX]
+                del self._queue[:GROUP_COMMIT_MAX]
+                if not batch:
+                    self._draining = False
+                    return
+            outcomes = self._commit_group(batch)
+            for (_, future, loop), (ok, value) in zip(batch, outcomes):
+                with contextlib.suppress(RuntimeError):  # the caller's loop has closed
+                    loop.call_soon_threadsafe(_settle, future, ok, value)
+
+    def _commit_group(self, batch: list) -> list[tuple[bool, Any]]:
+        conn = self._conn()
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for fn, _, _ in batch:
+                conn.execute("SAVEPOINT write")
+                try:
+                    outcomes.append((True, fn(conn)))
+                    conn.execute("RELEASE write")
+                except Exception as exc:  # noqa: BLE001 - handed to that write's caller
+                    conn.execute("ROLLBACK TO write")
+                    conn.execute("RELEASE write")
+                    outcomes.append((False, exc))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            failure = StorageUnavailable(f"SQLite: {exc}")
+            return [(False, failure)] * len(batch)
+        return outcomes
 
     async def _query(self, fn: Callable[..., T], *args: Any) -> T:
         return await self._run(self._reader, self._read, fn, *args)
