@@ -134,17 +134,6 @@ class SqliteStore(Store):
                 self._connections.append(conn)
         return conn
 
-    def _transaction(self, fn: Callable[..., T], *args: Any) -> T:
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            result = fn(conn, *args)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        return result
-
     def _read(self, fn: Callable[..., T], *args: Any) -> T:
         return fn(self._conn(), *args)
 
@@ -676,7 +665,7 @@ class SqliteStore(Store):
                     )
             return removed
 
-        return await self._run(self._writer, self._transaction, tx)
+        return await self._write(tx)
 
     # -- guarded metadata writes and seq reads (summaries, long-term entries) --
     async def write_metadata_guarded(
