@@ -32,13 +32,20 @@ class DeletionReconciler:
         self.store = store
         self.index = index
         self.system_tenant = system_tenant
+        # Cursors read or written by this process: each poll then costs one event_bounds
+        # read per tenant, not two reads. A cursor another replica advanced meanwhile only
+        # makes this one re-apply idempotent deletes.
+        self._cursors: dict[str, int] = {}
 
     async def _cursor(self, tenant: str) -> int:
-        entry = await self.store.get_metadata(self.system_tenant, CURSOR_NAMESPACE, tenant)
-        return int(entry.data.get("seq", 0)) if entry is not None else 0
+        if tenant not in self._cursors:
+            entry = await self.store.get_metadata(self.system_tenant, CURSOR_NAMESPACE, tenant)
+            self._cursors[tenant] = int(entry.data.get("seq", 0)) if entry is not None else 0
+        return self._cursors[tenant]
 
     async def _advance(self, tenant: str, seq: int) -> None:
         await self.store.save_metadata(self.system_tenant, CURSOR_NAMESPACE, tenant, {"seq": seq}, now_ms())
+        self._cursors[tenant] = seq
 
     async def sync_once(self) -> int:
         """Apply every logged message deletion not yet applied; returns deletes applied.
