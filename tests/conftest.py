@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -129,6 +130,15 @@ class SecantusServer:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+    def pause(self) -> None:
+        """SIGSTOP: connections stay open and nothing answers (a hung server, not a dead one)."""
+        assert self._process is not None
+        self._process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self._process is not None
+        self._process.send_signal(signal.SIGCONT)
 
 
 @pytest.fixture(scope="session")

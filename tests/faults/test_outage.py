@@ -110,6 +110,37 @@ async def test_storage_outage_is_unavailable_then_recovers(tmp_path, secantus):
         server.stop()
 
 
+@pytest.mark.mongo
+async def test_hung_storage_answers_unavailable_before_the_deadline(tmp_path, secantus):
+    """A MongoDB that stops answering but keeps its connections open (SIGSTOP): calls in
+    flight when it hangs, and calls made while it hangs, get UNAVAILABLE before the caller's
+    deadline, never DEADLINE_EXCEEDED. Cancelling a pymongo transaction that is waiting on
+    the network sends abortTransaction over that network, so the store's own timeout has to
+    expire before the server's backstop cancels anything."""
+    database = secantus()
+    server = Server(tmp_path, "--mongodb-uri", database.uri)
+    server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+            await stub.SaveMessage(_save("hung", "before"), timeout=30)
+            database.pause()
+            try:
+                calls = [stub.SaveMessage(_save("hung", f"k{i}"), timeout=deadline) for i, deadline in enumerate((1.0, 2.0, 3.0))]
+                calls += [stub.GetHistory(mem.GetHistoryRequest(session_id="hung"), timeout=2.0)]
+                outcomes = await asyncio.gather(*calls, return_exceptions=True)
+            finally:
+                database.resume()
+            codes = [o.code() if isinstance(o, grpc.aio.AioRpcError) else o for o in outcomes]
+            assert codes == [grpc.StatusCode.UNAVAILABLE] * len(calls), (codes, server.log()[-3000:])
+            for outcome in outcomes:
+                assert any("RetryInfo" in d.type_url for d in rich_status(outcome).details)
+            saved = await stub.SaveMessage(_save("hung", "after"), timeout=30)
+            assert saved.message.content == "after"
+    finally:
+        server.stop()
+
+
 async def _true(value: bool) -> bool:
     return value
 

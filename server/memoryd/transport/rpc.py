@@ -29,12 +29,12 @@ async def _abort(context: grpc.aio.ServicerContext, method: str, error: BaseExce
     await context.abort(status.code, status.details, status.trailing_metadata)
 
 
-# Time kept back from the caller's deadline to send the answer: a tenth of it, at least
-# 250 ms (a busy event loop or a slow network must not turn the answer into the client's
-# own DEADLINE_EXCEEDED), at most a second, and never more than half of a short deadline.
-ANSWER_MARGIN_FRACTION = 0.1
-ANSWER_MARGIN_MIN_SECONDS = 0.25
-ANSWER_MARGIN_MAX_SECONDS = 1.0
+# Time kept back from the caller's deadline to send the answer: 15% of it, at least
+# 300 ms (a busy event loop or a slow network must not turn the answer into the client's
+# own DEADLINE_EXCEEDED), at most 1.5 s, and never more than half of a short deadline.
+ANSWER_MARGIN_FRACTION = 0.15
+ANSWER_MARGIN_MIN_SECONDS = 0.3
+ANSWER_MARGIN_MAX_SECONDS = 1.5
 
 
 def _answer_margin(remaining: float) -> float:
@@ -42,16 +42,30 @@ def _answer_margin(remaining: float) -> float:
     return min(margin, remaining / 2)
 
 
-@contextlib.asynccontextmanager
-async def _answer_before(remaining: float | None):
-    """Stop waiting shortly before the caller's deadline and answer UNAVAILABLE (retryable,
-    with RetryInfo) rather than let the deadline pass in silence: a store that hangs
-    (unreachable server, lock held by a dead client) still gets a status the client can act on.
-    Adapters bound their own I/O by `deadline.remaining()` too; this is the backstop."""
+def _budgets(remaining: float | None) -> tuple[float | None, float | None]:
+    """(store budget, backstop) in seconds from now, for a call with `remaining` seconds.
+
+    Stores get the deadline minus the whole margin and give up by themselves first (their
+    own timeout errors clean up fast: a MongoDB transaction aborted after its client-side
+    timeout expired sends nothing). The backstop cancels at half the margin; cancelling a
+    store that is still inside a network call can itself wait on the network (pymongo aborts
+    the transaction on CancelledError), so it must not be what normally answers.
+    """
     if remaining is None or remaining > 1e6:
+        return None, None
+    margin = _answer_margin(remaining)
+    return max(remaining - margin, 0.0), max(remaining - margin / 2, 0.0)
+
+
+@contextlib.asynccontextmanager
+async def _answer_before(backstop: float | None):
+    """Stop waiting at `backstop` and answer UNAVAILABLE (retryable, with RetryInfo) rather
+    than let the caller's deadline pass in silence: a store that hangs (unreachable server,
+    lock held by a dead client) still gets a status the client can act on."""
+    if backstop is None:
         yield
         return
-    scope = asyncio.timeout(max(remaining - _answer_margin(remaining), 0.0))
+    scope = asyncio.timeout(backstop)
     try:
         async with scope:
             yield
@@ -70,11 +84,11 @@ def unary(method: Callable[..., Awaitable[Any]]):
     @functools.wraps(method)
     async def handler(self, request, context: grpc.aio.ServicerContext):
         started = time.perf_counter()
-        remaining = context.time_remaining()
-        token = deadline.set_remaining(remaining)
+        store_budget, backstop = _budgets(context.time_remaining())
+        token = deadline.set_remaining(store_budget)
         try:
             tenant = self.auth.tenant(context)
-            async with _answer_before(remaining):
+            async with _answer_before(backstop):
                 response = await method(self, request, context, tenant)
         except Exception as error:  # noqa: BLE001 - every failure leaves as a gRPC status
             await _abort(context, name, error)
