@@ -6,7 +6,7 @@ import enum
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 DEFAULT_TENANT = "default"
 
@@ -27,7 +27,7 @@ def new_message_id() -> str:
     return uuid.uuid4().hex
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Message:
     role: str
     content: str = ""
@@ -42,6 +42,25 @@ class Message:
     id: str = ""
     seq: int = 0
     archived: bool = False
+
+    def __eq__(self, other: object) -> bool:
+        # By value across subclasses: a message read back lazily equals the one saved.
+        if not isinstance(other, Message):
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None  # mutable
+
+    def _values(self) -> tuple:
+        return (
+            self.role, self.content, self.kind, self.timestamp, self.segments, self.metadata,
+            self.reasoning_content, self.tool_calls, self.tool_call_id, self.id, self.seq, self.archived,
+        )
+
+    @property
+    def encoded_body(self) -> bytes | None:
+        """The body fields in a store's encoding, while nobody has read them (EncodedBodyMessage)."""
+        return None
 
     @property
     def platform(self) -> str | None:
@@ -90,6 +109,73 @@ class Message:
             seq=data.get("seq", 0),
             archived=bool(data.get("archived", False)),
         )
+
+
+BODY_FIELDS = ("segments", "metadata", "reasoning_content", "tool_calls", "tool_call_id")
+_SLOTS = {name: Message.__dict__[name] for name in BODY_FIELDS}
+
+
+def _decoded_on_access(name: str) -> property:
+    slot = _SLOTS[name]
+
+    def get(self: EncodedBodyMessage) -> Any:
+        if getattr(self, "_encoded", None) is not None:
+            self._materialize()
+        return slot.__get__(self, Message)
+
+    def set_(self: EncodedBodyMessage, value: Any) -> None:
+        if getattr(self, "_encoded", None) is not None:
+            self._materialize()
+        slot.__set__(self, value)
+
+    return property(get, set_)
+
+
+class EncodedBodyMessage(Message):
+    """A stored message whose body fields are still in the store's encoding.
+
+    They are decoded (by the store's `decode`) on first access; until then `encoded_body`
+    lets the transport copy the bytes into a response as they are, which is most of what
+    a history read costs otherwise. Reading or setting any body field drops the encoded
+    form for good, since the caller may change what it got.
+    """
+
+    __slots__ = ("_encoded", "_decode")
+
+    segments = _decoded_on_access("segments")
+    metadata = _decoded_on_access("metadata")
+    reasoning_content = _decoded_on_access("reasoning_content")
+    tool_calls = _decoded_on_access("tool_calls")
+    tool_call_id = _decoded_on_access("tool_call_id")
+
+    @classmethod
+    def stored(
+        cls,
+        msg_id: str,
+        seq: int,
+        role: str,
+        content: str,
+        kind: str | None,
+        timestamp: int,
+        archived: bool,
+        encoded_body: bytes,
+        decode: Callable[[bytes], dict[str, Any]],
+    ) -> EncodedBodyMessage:
+        msg = cls.__new__(cls)
+        msg.id, msg.seq, msg.role, msg.content, msg.kind, msg.timestamp, msg.archived = (
+            msg_id, seq, role, content, kind, timestamp, archived
+        )
+        msg._encoded, msg._decode = encoded_body, decode
+        return msg
+
+    @property
+    def encoded_body(self) -> bytes | None:
+        return getattr(self, "_encoded", None)
+
+    def _materialize(self) -> None:
+        encoded, self._encoded = self._encoded, None
+        for name, value in self._decode(encoded).items():
+            _SLOTS[name].__set__(self, value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,57 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
 
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import json_format
 
 from memory.v1 import event_pb2, message_pb2, metadata_service_pb2
 from memoryd.domain.models import Event, Message, MetadataEntry
+from memoryd.wire import body_from_proto, dict_to_struct, fill_body, struct_to_dict
 
-
-# Struct <-> dict by hand: these run for every message of every call, and are about a
-# fifth cheaper than json_format.MessageToDict / Struct.update, which do the same walk
-# through more layers (docs/PERFORMANCE.md). Same results: numbers stay floats.
-
-
-def _value_to_py(value: struct_pb2.Value) -> Any:
-    kind = value.WhichOneof("kind")
-    if kind == "struct_value":
-        return struct_to_dict(value.struct_value)
-    if kind == "list_value":
-        return [_value_to_py(item) for item in value.list_value.values]
-    if kind is None or kind == "null_value":
-        return None
-    return getattr(value, kind)
-
-
-def struct_to_dict(value: struct_pb2.Struct) -> dict[str, Any]:
-    return {key: _value_to_py(item) for key, item in value.fields.items()}
-
-
-def _fill_value(target: struct_pb2.Value, value: Any) -> None:
-    if value is None:
-        target.null_value = struct_pb2.NULL_VALUE
-    elif value is True or value is False:
-        target.bool_value = value
-    elif isinstance(value, (int, float)):
-        target.number_value = value
-    elif isinstance(value, str):
-        target.string_value = value
-    elif isinstance(value, dict):
-        target.struct_value.SetInParent()
-        dict_to_struct(value, target.struct_value)
-    else:
-        items = target.list_value
-        items.SetInParent()
-        for item in value:
-            _fill_value(items.values.add(), item)
-
-
-def dict_to_struct(value: dict[str, Any], target: struct_pb2.Struct) -> None:
-    fields = target.fields
-    for key, item in value.items():
-        _fill_value(fields[key], item)
+__all__ = [
+    "dict_to_struct", "event_to_proto", "message_from_proto", "message_to_proto", "messages_to_proto",
+    "metadata_to_proto", "struct_to_dict",
+]
 
 
 def message_from_proto(pb: message_pb2.Message) -> Message:
@@ -61,11 +21,7 @@ def message_from_proto(pb: message_pb2.Message) -> Message:
         content=pb.content,
         kind=pb.kind if pb.HasField("kind") else None,
         timestamp=pb.timestamp,
-        segments=[{"type": s.type, "data": struct_to_dict(s.data)} for s in pb.segments],
-        metadata=struct_to_dict(pb.metadata),
-        reasoning_content=pb.reasoning_content,
-        tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in pb.tool_calls],
-        tool_call_id=pb.tool_call_id,
+        **body_from_proto(pb),
     )
 
 
@@ -80,19 +36,7 @@ def message_to_proto(msg: Message, pb: message_pb2.Message | None = None) -> mes
     if msg.kind is not None:
         pb.kind = msg.kind
     pb.timestamp = msg.timestamp
-    for segment in msg.segments:
-        seg = pb.segments.add(type=segment.get("type", ""))
-        data = segment.get("data")
-        if data:
-            dict_to_struct(data, seg.data)
-    if msg.metadata:
-        dict_to_struct(msg.metadata, pb.metadata)
-    if msg.reasoning_content:
-        pb.reasoning_content = msg.reasoning_content
-    for call in msg.tool_calls:
-        pb.tool_calls.add(id=call.get("id", ""), name=call.get("name", ""), arguments=call.get("arguments", ""))
-    if msg.tool_call_id:
-        pb.tool_call_id = msg.tool_call_id
+    fill_body(msg, pb)
     if msg.archived:
         pb.archived = True
     return pb

@@ -22,7 +22,9 @@ from typing import Any, TypeVar
 from memoryd.domain import events as ev
 from memoryd.domain.errors import StorageUnavailable
 from memoryd.domain.models import (
+    BODY_FIELDS,
     AppendResult,
+    EncodedBodyMessage,
     Event,
     EventDraft,
     EventType,
@@ -36,6 +38,7 @@ from memoryd.domain.models import (
 )
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
 from memoryd.storage.sqlite.schema import PRAGMAS, SCHEMA
+from memoryd.wire import decode_body, encode_body
 
 T = TypeVar("T")
 
@@ -52,20 +55,13 @@ IN_CHUNK = 500
 
 def _row_to_message(row: tuple) -> Message:
     msg_id, seq, role, content, kind, timestamp, archived, body = row
-    extra = json.loads(body)
+    if isinstance(body, bytes):
+        # Decoded only if domain code reads it; responses copy the bytes as they are.
+        return EncodedBodyMessage.stored(msg_id, seq, role, content, kind, timestamp, bool(archived), body, decode_body)
+    # Rows written before bodies were stored in the contract's encoding hold JSON.
     return Message(
-        role=role,
-        content=content,
-        kind=kind,
-        timestamp=timestamp,
-        segments=extra.get("segments") or [],
-        metadata=extra.get("metadata") or {},
-        reasoning_content=extra.get("reasoning_content", ""),
-        tool_calls=extra.get("tool_calls") or [],
-        tool_call_id=extra.get("tool_call_id", ""),
-        id=msg_id,
-        seq=seq,
-        archived=bool(archived),
+        role=role, content=content, kind=kind, timestamp=timestamp, id=msg_id, seq=seq, archived=bool(archived),
+        **{name: value for name, value in json.loads(body).items() if name in BODY_FIELDS},
     )
 
 
@@ -285,7 +281,7 @@ class SqliteStore(Store):
                 msg.timestamp = now
             rows.append(
                 (tenant, session_id, msg.seq, msg.id, msg.role, msg.content, msg.kind, msg.timestamp,
-                 msg.platform, json.dumps(msg.body()))
+                 msg.platform, encode_body(msg))
             )
         conn.executemany(
             "INSERT INTO messages (tenant, session_id, seq, id, role, content, kind, timestamp, platform, body)"
