@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from google.protobuf import json_format
 
 from memory.v1 import event_pb2, message_pb2, metadata_service_pb2
