@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memoryd.domain.models import ClearTarget, EventDraft, EventType, Message
 
 from tests.conformance.test_messages import msg, save
@@ -87,6 +89,25 @@ async def test_publish_and_read_after(store, tenant):
     assert [e.seq for e in await store.read_events(tenant, 1, 10)] == [2]
     assert await store.read_events(tenant + "-x", 0, 10) == []
     assert await store.event_bounds(tenant) == (0, 2)
+
+
+async def test_events_read_by_type_up_to_a_bound(memory, store, tenant):
+    await save(memory, tenant, "s", msg("a", 1), msg("b", 2), msg("c", 3))
+    await memory.delete_by_timestamps(tenant, "s", [1])
+    await save(memory, tenant, "s", msg("d", 4))
+    await memory.delete_by_timestamps(tenant, "s", [2])
+    every = await events_of(store, tenant)
+    deleted = [e.seq for e in every if e.type == EventType.MESSAGES_DELETED]
+    assert len(deleted) == 2
+    latest = every[-1].seq
+    typed = await store.read_events(tenant, 0, 10, types=(EventType.MESSAGES_DELETED,), through_seq=latest)
+    assert [e.seq for e in typed] == deleted
+    assert typed == [e for e in every if e.seq in deleted]
+    assert [e.seq for e in await store.read_events(tenant, 0, 1, types=(EventType.MESSAGES_DELETED,), through_seq=latest)] == deleted[:1]
+    assert await store.read_events(tenant, 0, 10, types=(EventType.MESSAGES_DELETED,), through_seq=deleted[0] - 1) == []
+    assert [e.seq for e in await store.read_events(tenant, deleted[0], 10, through_seq=deleted[0] + 1)] == [deleted[0] + 1]
+    with pytest.raises(ValueError):
+        await store.read_events(tenant, 0, 10, types=(EventType.MESSAGES_DELETED,))
 
 
 async def test_compaction_by_count_and_age(store, tenant):

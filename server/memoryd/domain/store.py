@@ -17,6 +17,7 @@ from memoryd.domain.models import (
     AppendResult,
     Event,
     EventDraft,
+    EventType,
     Message,
     MetadataEntry,
     RangeQuery,
@@ -25,6 +26,12 @@ from memoryd.domain.models import (
     SessionMessage,
 )
 from memoryd.domain.notifier import EventNotifier
+
+
+def check_event_filter(types: Sequence[EventType], through_seq: int | None) -> None:
+    """A typed event read must say where it ends (see Store.read_events)."""
+    if types and through_seq is None:
+        raise ValueError("read_events: a type filter needs through_seq")
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +164,17 @@ class Store(abc.ABC):
         """Append a caller-originated event on its own."""
 
     @abc.abstractmethod
-    async def read_events(self, tenant: str, after_seq: int, limit: int) -> list[Event]:
-        """Events with seq > after_seq in seq order."""
+    async def read_events(
+        self,
+        tenant: str,
+        after_seq: int,
+        limit: int,
+        *,
+        types: Sequence[EventType] = (),
+        through_seq: int | None = None,
+    ) -> list[Event]:
+        """Events with seq > after_seq in seq order; with `types`, only those types and
+        never past `through_seq` (the filter may skip many rows, so the scan needs an end)."""
 
     @abc.abstractmethod
     async def event_bounds(self, tenant: str) -> tuple[int, int]:

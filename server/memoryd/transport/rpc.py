@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -57,18 +56,16 @@ def _budgets(remaining: float | None) -> tuple[float | None, float | None]:
     return max(remaining - margin, 0.0), max(remaining - margin / 2, 0.0)
 
 
-@contextlib.asynccontextmanager
-async def _answer_before(backstop: float | None):
+async def _answer_before(backstop: float | None, call: Awaitable[Any]) -> Any:
     """Stop waiting at `backstop` and answer UNAVAILABLE (retryable, with RetryInfo) rather
     than let the caller's deadline pass in silence: a store that hangs (unreachable server,
     lock held by a dead client) still gets a status the client can act on."""
     if backstop is None:
-        yield
-        return
+        return await call
     scope = asyncio.timeout(backstop)
     try:
         async with scope:
-            yield
+            return await call
     except TimeoutError:
         if scope.expired():
             raise StorageUnavailable(
@@ -88,8 +85,7 @@ def unary(method: Callable[..., Awaitable[Any]]):
         token = deadline.set_remaining(store_budget)
         try:
             tenant = self.auth.tenant(context)
-            async with _answer_before(backstop):
-                response = await method(self, request, context, tenant)
+            response = await _answer_before(backstop, method(self, request, context, tenant))
         except Exception as error:  # noqa: BLE001 - every failure leaves as a gRPC status
             await _abort(context, name, error)
         finally:

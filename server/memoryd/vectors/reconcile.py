@@ -68,11 +68,13 @@ class DeletionReconciler:
             cursor = floor
         applied = 0
         while cursor < latest:
-            events = await self.store.read_events(tenant, cursor, BATCH)
-            if not events:
-                break
+            # Only deletions, read up to the bound seen above: the store skips the rest of
+            # the log (every append has an event) without handing it over.
+            events = await self.store.read_events(
+                tenant, cursor, BATCH, types=(EventType.MESSAGES_DELETED,), through_seq=latest
+            )
             for event in events:
-                if event.type == EventType.MESSAGES_DELETED and event.payload.get("cause") in DELETION_CAUSES:
+                if event.payload.get("cause") in DELETION_CAUSES:
                     await self.index.delete(
                         VectorSelector(
                             tenant,
@@ -83,6 +85,6 @@ class DeletionReconciler:
                         )
                     )
                     applied += 1
-            cursor = events[-1].seq
+            cursor = events[-1].seq if len(events) == BATCH else latest
             await self._advance(tenant, cursor)
         return applied

@@ -56,7 +56,7 @@ from memoryd.domain.models import (
     SessionMessage,
     new_message_id,
 )
-from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
+from memoryd.domain.store import MetadataGuard, MetadataWrite, Store, check_event_filter
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
 
 log = structlog.get_logger("memoryd.storage.mongo")
@@ -762,14 +762,29 @@ class MongoStore(Store):
 
         return await self._write(tenant, tx)
 
-    async def read_events(self, tenant: str, after_seq: int, limit: int) -> list[Event]:
+    async def read_events(
+        self,
+        tenant: str,
+        after_seq: int,
+        limit: int,
+        *,
+        types: Sequence[EventType] = (),
+        through_seq: int | None = None,
+    ) -> list[Event]:
+        check_event_filter(types, through_seq)
         if limit <= 0:
             return []
+        seq: dict[str, int] = {"$gt": after_seq}
+        if through_seq is not None:
+            seq["$lte"] = through_seq
+        query: dict[str, Any] = {"tenant": tenant, "seq": seq}
+        if types:
+            query["type"] = {"$in": [int(t) for t in types]}
 
         async def read(db: AsyncDatabase) -> list[Event]:
             cursor = (
                 db[EVENTS]
-                .find({"tenant": tenant, "seq": {"$gt": after_seq}}, {"_id": 0})
+                .find(query, {"_id": 0})
                 .sort("seq", pymongo.ASCENDING)
                 .limit(limit)
             )

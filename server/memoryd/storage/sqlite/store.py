@@ -36,7 +36,7 @@ from memoryd.domain.models import (
     SessionMessage,
     new_message_id,
 )
-from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
+from memoryd.domain.store import MetadataGuard, MetadataWrite, Store, check_event_filter
 from memoryd.storage.sqlite.schema import PRAGMAS, SCHEMA
 from memoryd.wire import decode_body, encode_body
 
@@ -79,6 +79,11 @@ def _settle(future: asyncio.Future, ok: bool, value: Any) -> None:
         future.set_exception(StorageUnavailable(f"SQLite: {value}"))
     else:
         future.set_exception(value)
+
+
+def _settle_all(settled: list[tuple[asyncio.Future, bool, Any]]) -> None:
+    for future, ok, value in settled:
+        _settle(future, ok, value)
 
 
 def _placeholders(n: int) -> str:
@@ -179,9 +184,13 @@ class SqliteStore(Store):
                     self._draining = False
                     return
             outcomes = self._commit_group(batch)
+            # One wake-up per event loop for the whole group, not one per write.
+            by_loop: dict[asyncio.AbstractEventLoop, list] = {}
             for (_, future, loop), (ok, value) in zip(batch, outcomes):
+                by_loop.setdefault(loop, []).append((future, ok, value))
+            for loop, settled in by_loop.items():
                 with contextlib.suppress(RuntimeError):  # the caller's loop has closed
-                    loop.call_soon_threadsafe(_settle, future, ok, value)
+                    loop.call_soon_threadsafe(_settle_all, settled)
 
     def _commit_group(self, batch: list) -> list[tuple[bool, Any]]:
         conn = self._conn()
@@ -252,30 +261,39 @@ class SqliteStore(Store):
     def _append_events(conn: sqlite3.Connection, tenant: str, drafts: Sequence[EventDraft], now: int) -> list[Event]:
         if not drafts:
             return []
-        conn.execute("INSERT OR IGNORE INTO event_log (tenant) VALUES (?)", (tenant,))
-        (last_seq,) = conn.execute("SELECT last_seq FROM event_log WHERE tenant = ?", (tenant,)).fetchone()
-        events = [
-            Event(last_seq + i, now, tenant, d.session_id, d.type, d.payload) for i, d in enumerate(drafts, start=1)
-        ]
+        # One statement reserves the seqs (the upsert returns the new last seq).
+        ((last_seq,),) = conn.execute(
+            "INSERT INTO event_log (tenant, last_seq) VALUES (?, ?)"
+            " ON CONFLICT (tenant) DO UPDATE SET last_seq = last_seq + excluded.last_seq RETURNING last_seq",
+            (tenant, len(drafts)),
+        ).fetchall()
+        first = last_seq - len(drafts) + 1
+        events = [Event(first + i, now, tenant, d.session_id, d.type, d.payload) for i, d in enumerate(drafts)]
         conn.executemany(
             "INSERT INTO events (tenant, seq, time, session_id, type, payload) VALUES (?, ?, ?, ?, ?, ?)",
             [(tenant, e.seq, e.time, e.session_id, int(e.type), json.dumps(e.payload)) for e in events],
         )
-        conn.execute("UPDATE event_log SET last_seq = ? WHERE tenant = ?", (events[-1].seq, tenant))
         return events
 
     @staticmethod
     def _insert_messages(
         conn: sqlite3.Connection, tenant: str, session_id: str, messages: Sequence[Message], now: int
     ) -> list[Message]:
-        conn.execute("INSERT OR IGNORE INTO sessions (tenant, session_id) VALUES (?, ?)", (tenant, session_id))
-        (last_seq,) = conn.execute(
-            "SELECT last_seq FROM sessions WHERE tenant = ? AND session_id = ?", (tenant, session_id)
-        ).fetchone()
+        n = len(messages)
+        # One statement creates or bumps the session and reserves the seqs.
+        ((last_seq,),) = conn.execute(
+            "INSERT INTO sessions (tenant, session_id, last_seq, message_count, unarchived_count, last_activity)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO UPDATE SET"
+            " last_seq = last_seq + excluded.last_seq, message_count = message_count + excluded.message_count,"
+            " unarchived_count = unarchived_count + excluded.unarchived_count, last_activity = excluded.last_activity"
+            " RETURNING last_seq",
+            (tenant, session_id, n, n, n, now),
+        ).fetchall()
+        first = last_seq - n + 1
         rows = []
-        for offset, msg in enumerate(messages, start=1):
+        for offset, msg in enumerate(messages):
             msg.id = new_message_id()
-            msg.seq = last_seq + offset
+            msg.seq = first + offset
             msg.archived = False
             if msg.timestamp == 0:
                 msg.timestamp = now
@@ -287,11 +305,6 @@ class SqliteStore(Store):
             "INSERT INTO messages (tenant, session_id, seq, id, role, content, kind, timestamp, platform, body)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
-        )
-        conn.execute(
-            "UPDATE sessions SET last_seq = ?, message_count = message_count + ?,"
-            " unarchived_count = unarchived_count + ?, last_activity = ? WHERE tenant = ? AND session_id = ?",
-            (last_seq + len(messages), len(messages), len(messages), now, tenant, session_id),
         )
         return list(messages)
 
@@ -615,16 +628,33 @@ class SqliteStore(Store):
     async def publish(self, tenant: str, draft: EventDraft, now: int) -> Event:
         return (await self._write(lambda conn: self._append_events(conn, tenant, [draft], now)))[0]
 
-    async def read_events(self, tenant: str, after_seq: int, limit: int) -> list[Event]:
+    async def read_events(
+        self,
+        tenant: str,
+        after_seq: int,
+        limit: int,
+        *,
+        types: Sequence[EventType] = (),
+        through_seq: int | None = None,
+    ) -> list[Event]:
+        check_event_filter(types, through_seq)
+        where = "tenant = ? AND seq > ?"
+        params: list[Any] = [tenant, after_seq]
+        if through_seq is not None:
+            where += " AND seq <= ?"
+            params.append(through_seq)
+        if types:
+            where += f" AND type IN ({_placeholders(len(types))})"
+            params.extend(int(t) for t in types)
+        params.append(limit)
+        sql = f"SELECT seq, time, session_id, type, payload FROM events WHERE {where} ORDER BY seq LIMIT ?"
+
         def read(conn: sqlite3.Connection) -> list[Event]:
-            rows = conn.execute(
-                "SELECT seq, time, session_id, type, payload FROM events WHERE tenant = ? AND seq > ?"
-                " ORDER BY seq LIMIT ?",
-                (tenant, after_seq, limit),
-            )
+            rows = conn.execute(sql, params)
             return [Event(s, t, tenant, sid, EventType(ty), json.loads(p)) for s, t, sid, ty, p in rows]
 
-        return await self._query_inline(read)
+        # A type filter may pass over many rows: that scan runs on the reader pool.
+        return await (self._query(read) if types else self._query_inline(read))
 
     async def event_bounds(self, tenant: str) -> tuple[int, int]:
         def read(conn: sqlite3.Connection) -> tuple[int, int]:
