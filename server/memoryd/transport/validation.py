@@ -7,11 +7,14 @@ InvalidArgument naming each field, which status.py turns into a google.rpc.BadRe
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 
 from memory.v1 import message_pb2
 from memoryd.domain.errors import FieldViolation, InvalidArgument
 from memoryd.domain.limits import Limits
+
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class Check:
@@ -35,7 +38,7 @@ class Check:
             return
         if len(value) > self.limits.max_id_length:
             self.fail(field, f"must be at most {self.limits.max_id_length} characters")
-        elif any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        elif _CONTROL_CHARACTER.search(value):
             self.fail(field, "must not contain control characters")
 
     def non_negative(self, field: str, value: int) -> None:
