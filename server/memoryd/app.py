@@ -109,7 +109,8 @@ async def _watch_storage_health(app: App) -> None:
     while True:
         try:
             # open() is idempotent: it connects a store that was down at startup.
-            await asyncio.wait_for(_open_and_ping(app.store), timeout=max(app.config.health_check_interval_seconds, 1.0))
+            async with asyncio.timeout(max(app.config.health_check_interval_seconds, 1.0)):
+                await _open_and_ping(app.store)
             healthy = True
         except (MemorydError, TimeoutError, OSError):
             healthy = False

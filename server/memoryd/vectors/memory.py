@@ -161,7 +161,8 @@ class VectorMemory(MemoryHooks):
         last: bool | None = None
         while True:
             try:
-                await asyncio.wait_for(self.index.ping(), timeout=max(interval, 1.0))
+                async with asyncio.timeout(max(interval, 1.0)):
+                    await self.index.ping()
                 healthy = True
             except (MemorydError, TimeoutError):
                 healthy = False

@@ -125,6 +125,7 @@ class OutboxDrainer:
                 log.info("outbox drain failed (%s); retrying in %.1fs", error.reason, delay)
             self._wake.clear()
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=delay)
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
             except TimeoutError:
                 pass

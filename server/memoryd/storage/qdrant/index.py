@@ -260,7 +260,8 @@ class QdrantIndex:
     async def _call(self, awaitable: Awaitable[T]) -> T:
         """Bound by the caller's deadline; any vector store failure becomes StorageUnavailable."""
         try:
-            return await asyncio.wait_for(awaitable, timeout=deadline.remaining(self.timeout))
+            async with asyncio.timeout(deadline.remaining(self.timeout)):
+                return await awaitable
         except (StorageUnavailable, asyncio.CancelledError):
             raise
         except Exception as error:  # noqa: BLE001 - transport, server and closed-client errors alike
