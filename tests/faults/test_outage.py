@@ -126,7 +126,7 @@ async def test_hung_storage_answers_unavailable_before_the_deadline(tmp_path, se
             await stub.SaveMessage(_save("hung", "before"), timeout=30)
             database.pause()
             try:
-                calls = [stub.SaveMessage(_save("hung", f"k{i}"), timeout=deadline) for i, deadline in enumerate((1.0, 2.0, 3.0))]
+                calls = [stub.SaveMessage(_save("hung", f"k{i}"), timeout=deadline) for i, deadline in enumerate((2.0, 3.0, 5.0))]
                 calls += [stub.GetHistory(mem.GetHistoryRequest(session_id="hung"), timeout=2.0)]
                 outcomes = await asyncio.gather(*calls, return_exceptions=True)
             finally:
