@@ -5,8 +5,9 @@ from __future__ import annotations
 import enum
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 DEFAULT_TENANT = "default"
 
