@@ -48,15 +48,9 @@ class Message:
         # By value across subclasses: a message read back lazily equals the one saved.
         if not isinstance(other, Message):
             return NotImplemented
-        return self._values() == other._values()
+        return self.to_dict() == other.to_dict()
 
     __hash__ = None  # mutable
-
-    def _values(self) -> tuple:
-        return (
-            self.role, self.content, self.kind, self.timestamp, self.segments, self.metadata,
-            self.reasoning_content, self.tool_calls, self.tool_call_id, self.id, self.seq, self.archived,
-        )
 
     @property
     def encoded_body(self) -> bytes | None:
