@@ -1,11 +1,11 @@
 # syntax=docker/dockerfile:1
-# Build stage: wheels for memoryd and its dependencies.
+# Build stage: wheels for memoryd, memoryd-client and their dependencies.
 FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY server ./server
 COPY clients/python ./clients/python
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+RUN pip wheel --no-cache-dir --wheel-dir /wheels ./clients/python .
 
 # Runtime stage: only the installed wheels, running as an unprivileged user.
 FROM python:3.11-slim

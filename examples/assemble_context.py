@@ -20,13 +20,13 @@ from pathlib import Path
 
 import grpc
 
-from memory.v1 import entry_service_pb2 as epb
-from memory.v1 import entry_service_pb2_grpc
-from memory.v1 import memory_service_pb2 as mpb
-from memory.v1 import memory_service_pb2_grpc
-from memory.v1 import message_pb2
-from memory.v1 import summary_service_pb2 as spb
-from memory.v1 import summary_service_pb2_grpc
+from memoryd.v1 import entry_service_pb2 as epb
+from memoryd.v1 import entry_service_pb2_grpc
+from memoryd.v1 import memory_service_pb2 as mpb
+from memoryd.v1 import memory_service_pb2_grpc
+from memoryd.v1 import message_pb2
+from memoryd.v1 import summary_service_pb2 as spb
+from memoryd.v1 import summary_service_pb2_grpc
 
 SYSTEM_PROMPT = "You are a helpful assistant."
 

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import grpc
 
-from memory.v1 import memory_service_pb2 as mpb
-from memory.v1 import memory_service_pb2_grpc, message_pb2
-from memory.v1 import vector_service_pb2 as vpb
-from memory.v1 import vector_service_pb2_grpc
+from memoryd.v1 import memory_service_pb2 as mpb
+from memoryd.v1 import memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import vector_service_pb2 as vpb
+from memoryd.v1 import vector_service_pb2_grpc
 
 MODEL = "example:bag-of-words-64"
 DIMS = 64

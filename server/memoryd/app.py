@@ -12,10 +12,10 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from memory.v1 import event_service_pb2, event_service_pb2_grpc, memory_service_pb2, memory_service_pb2_grpc
-from memory.v1 import metadata_service_pb2, metadata_service_pb2_grpc
-from memory.v1 import vector_service_pb2, vector_service_pb2_grpc
-from memory.v1 import entry_service_pb2, entry_service_pb2_grpc, summary_service_pb2, summary_service_pb2_grpc
+from memoryd.v1 import event_service_pb2, event_service_pb2_grpc, memory_service_pb2, memory_service_pb2_grpc
+from memoryd.v1 import metadata_service_pb2, metadata_service_pb2_grpc
+from memoryd.v1 import vector_service_pb2, vector_service_pb2_grpc
+from memoryd.v1 import entry_service_pb2, entry_service_pb2_grpc, summary_service_pb2, summary_service_pb2_grpc
 from memoryd.config import Config
 from memoryd.domain.entries import Entries
 from memoryd.domain.errors import MemorydError, StorageUnavailable

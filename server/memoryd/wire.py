@@ -1,7 +1,7 @@
 """The contract's binary encoding for what both the transport and a store handle as bytes.
 
 A message's body fields (segments, metadata, reasoning_content, tool_calls, tool_call_id)
-are kept by the SQLite store as a `memory.v1.Message` holding only those fields. Reads then
+are kept by the SQLite store as a `memoryd.v1.Message` holding only those fields. Reads then
 copy the stored bytes straight into a response (one C call) instead of decoding JSON into
 dicts and walking them into Structs, which was about 40% of GetHistory's CPU
 (docs/PERFORMANCE.md). The same encoding also decodes the body when domain code reads it.
@@ -17,7 +17,7 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from memory.v1 import message_pb2
+from memoryd.v1 import message_pb2
 from memoryd.domain.models import Message
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import grpc
 
-from memory.v1 import event_service_pb2
+from memoryd.v1 import event_service_pb2
 
 STARTUP_TIMEOUT = 30.0
 
@@ -203,7 +203,7 @@ def _forwardable(context: grpc.aio.ServicerContext) -> tuple[tuple[str, str | by
 
 
 class _Forwarder(grpc.GenericRpcHandler):
-    STREAMING = {"/memory.v1.EventService/Watch"}
+    STREAMING = {"/memoryd.v1.EventService/Watch"}
 
     def __init__(self, proxy: FaultProxy) -> None:
         self.proxy = proxy

@@ -9,7 +9,7 @@ import sys
 import grpc
 import pytest
 
-from memory.v1 import event_service_pb2, summary_service_pb2
+from memoryd.v1 import event_service_pb2, summary_service_pb2
 from memoryd_client import (
     EventsCompactedError,
     EventType,
@@ -23,8 +23,8 @@ from memoryd_client import (
 from memoryd_client.example import run as run_example
 from tests.clients.live import Fault, FaultProxy, MemorydProcess, StreamCut
 
-SAVE = "/memory.v1.MemoryService/SaveMessage"
-WATCH = "/memory.v1.EventService/Watch"
+SAVE = "/memoryd.v1.MemoryService/SaveMessage"
+WATCH = "/memoryd.v1.EventService/Watch"
 
 
 async def test_example_scenario(client: MemoryClient, session_id: str):

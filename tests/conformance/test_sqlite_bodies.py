@@ -6,7 +6,7 @@ import dataclasses
 import json
 import sqlite3
 
-from memory.v1 import message_pb2
+from memoryd.v1 import message_pb2
 from memoryd.domain.models import EncodedBodyMessage, Message
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.transport.convert import message_to_proto

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import grpc
 import pytest
 
-from memory.v1 import event_service_pb2_grpc, memory_service_pb2_grpc, metadata_service_pb2_grpc
+from memoryd.v1 import event_service_pb2_grpc, memory_service_pb2_grpc, metadata_service_pb2_grpc
 from memoryd.app import start
 from memoryd.config import Config
 from tests.conftest import mongo_targets, mongo_uri_for

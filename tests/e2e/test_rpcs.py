@@ -10,9 +10,9 @@ from google.protobuf import struct_pb2
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from memory.v1 import event_pb2, event_service_pb2 as ev_pb
-from memory.v1 import memory_service_pb2 as pb
-from memory.v1 import message_pb2, metadata_service_pb2 as md_pb
+from memoryd.v1 import event_pb2, event_service_pb2 as ev_pb
+from memoryd.v1 import memory_service_pb2 as pb
+from memoryd.v1 import message_pb2, metadata_service_pb2 as md_pb
 
 
 def message(content: str, ts: int, role: str = "user", **kw) -> message_pb2.Message:

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import grpc
 
-from memory.v1 import event_pb2, event_service_pb2, event_service_pb2_grpc
-from memory.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import event_pb2, event_service_pb2, event_service_pb2_grpc
+from memoryd.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
 
 SESSION = "bench"
 

@@ -22,8 +22,8 @@ import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from memory.v1 import event_pb2, event_service_pb2, event_service_pb2_grpc
-from memory.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import event_pb2, event_service_pb2, event_service_pb2_grpc
+from memoryd.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
 from memoryd.app import App, start
 from memoryd.config import Config
 from tests.conftest import mongo_targets, mongo_uri_for

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.v1 import event_pb2
-from memory.v1 import memory_service_pb2 as pb
+from memoryd.v1 import event_pb2
+from memoryd.v1 import memory_service_pb2 as pb
 from memoryd.domain.models import DEFAULT_TENANT
 
 from tests.conftest import mongo_targets

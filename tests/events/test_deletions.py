@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memory.v1 import event_pb2
-from memory.v1 import memory_service_pb2 as pb
-from memory.v1 import message_pb2
+from memoryd.v1 import event_pb2
+from memoryd.v1 import memory_service_pb2 as pb
+from memoryd.v1 import message_pb2
 
 T = event_pb2
 

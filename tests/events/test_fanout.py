@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from memory.v1 import event_service_pb2 as ev_pb
-from memory.v1 import memory_service_pb2 as pb
-from memory.v1 import metadata_service_pb2 as md_pb
-from memory.v1 import metadata_service_pb2_grpc
+from memoryd.v1 import event_service_pb2 as ev_pb
+from memoryd.v1 import memory_service_pb2 as pb
+from memoryd.v1 import metadata_service_pb2 as md_pb
+from memoryd.v1 import metadata_service_pb2_grpc
 from memoryd.domain.models import DEFAULT_TENANT
 
 from tests.events.conftest import Client

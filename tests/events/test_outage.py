@@ -8,8 +8,8 @@ import uuid
 import grpc
 import pytest
 
-from memory.v1 import memory_service_pb2 as pb
-from memory.v1 import message_pb2
+from memoryd.v1 import memory_service_pb2 as pb
+from memoryd.v1 import message_pb2
 from memoryd.app import start
 from memoryd.config import Config
 from memoryd_client import MemoryClient

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import grpc
 
-from memory.v1 import event_pb2
-from memory.v1 import metadata_service_pb2 as md_pb
-from memory.v1 import metadata_service_pb2_grpc
+from memoryd.v1 import event_pb2
+from memoryd.v1 import metadata_service_pb2 as md_pb
+from memoryd.v1 import metadata_service_pb2_grpc
 from memoryd.domain.models import DEFAULT_TENANT
 
 from tests.events.conftest import error_info

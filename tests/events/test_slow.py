@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import grpc
 
-from memory.v1 import event_service_pb2 as ev_pb
+from memoryd.v1 import event_service_pb2 as ev_pb
 from memoryd.domain.models import DEFAULT_TENANT
 
 from tests.events.conftest import Client, Stream, error_info

@@ -17,9 +17,9 @@ from collections import Counter
 import grpc
 import pytest
 
-from memory.v1 import memory_service_pb2 as mem
-from memory.v1 import memory_service_pb2_grpc
-from memory.v1 import message_pb2
+from memoryd.v1 import memory_service_pb2 as mem
+from memoryd.v1 import memory_service_pb2_grpc
+from memoryd.v1 import message_pb2
 from tests.conftest import mongo_uri_for
 from tests.faults.proc import Server
 

@@ -13,9 +13,9 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from memory.v1 import memory_service_pb2 as mem
-from memory.v1 import memory_service_pb2_grpc
-from memory.v1 import message_pb2
+from memoryd.v1 import memory_service_pb2 as mem
+from memoryd.v1 import memory_service_pb2_grpc
+from memoryd.v1 import message_pb2
 from tests.faults.proc import Server
 from tests.security.harness import error_details, rich_status
 

@@ -11,11 +11,11 @@ import sqlite3
 
 import grpc
 
-from memory.v1 import event_service_pb2 as ev
-from memory.v1 import event_service_pb2_grpc
-from memory.v1 import memory_service_pb2 as mem
-from memory.v1 import memory_service_pb2_grpc
-from memory.v1 import message_pb2
+from memoryd.v1 import event_service_pb2 as ev
+from memoryd.v1 import event_service_pb2_grpc
+from memoryd.v1 import memory_service_pb2 as mem
+from memoryd.v1 import memory_service_pb2_grpc
+from memoryd.v1 import message_pb2
 from tests.faults.proc import Server
 
 # Watch ends on shutdown either cleanly after a last progress (the cursor to resume from)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from memory.v1 import memory_service_pb2 as mem
-from memory.v1 import memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import memory_service_pb2 as mem
+from memoryd.v1 import memory_service_pb2_grpc, message_pb2
 from tests.faults.proc import Server
 from tests.faults.test_outage import NOT_SERVING, SERVING, _health, _until
 

@@ -20,7 +20,7 @@ import grpc
 from google.protobuf import struct_pb2
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
-from memory.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -432,7 +432,7 @@ SEARCH_DIM = 32
 async def _upsert_vectors(address: str, points: int, start_ts: int) -> int:
     import random
 
-    from memory.v1 import vector_service_pb2, vector_service_pb2_grpc
+    from memoryd.v1 import vector_service_pb2, vector_service_pb2_grpc
 
     rng = random.Random(42)
     done = 0

@@ -1,4 +1,4 @@
-"""A do-nothing grpc.aio server for the memory.v1 services: the transport ceiling.
+"""A do-nothing grpc.aio server for the memoryd.v1 services: the transport ceiling.
 
 Every unary RPC answers without doing any work. By default the answer has the shape
 memoryd would send (`--responses shaped`): GetHistory and GetRecentAcrossSessions
@@ -6,7 +6,7 @@ return `limit` prebuilt messages like the load suite's seeded ones, SaveMessage
 returns the stored message, so the ceiling includes the cost of moving a response of
 that size through grpc and protobuf and nothing else. `--responses empty` answers
 empty messages (the bare RPC ceiling). Watch holds the stream open and sends nothing. It registers every service
-found in the generated `memory.v1.*_service_pb2_grpc` modules (so new services such
+found in the generated `memoryd.v1.*_service_pb2_grpc` modules (so new services such
 as vector search are covered as soon as their stubs exist), with reflection and
 health on, exactly like memoryd, so the same ghz configs run against both.
 
@@ -28,16 +28,16 @@ from google.protobuf import message_factory
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-import memory.v1
-from memory.v1 import memory_service_pb2, message_pb2
+import memoryd.v1
+from memoryd.v1 import memory_service_pb2, message_pb2
 from memoryd.transport.reflection import enable_reflection
 
 
 def _service_modules():
-    for info in pkgutil.iter_modules(memory.v1.__path__):
+    for info in pkgutil.iter_modules(memoryd.v1.__path__):
         if info.name.endswith("_service_pb2_grpc"):
-            grpc_module = importlib.import_module(f"memory.v1.{info.name}")
-            pb2_module = importlib.import_module(f"memory.v1.{info.name.removesuffix('_grpc')}")
+            grpc_module = importlib.import_module(f"memoryd.v1.{info.name}")
+            pb2_module = importlib.import_module(f"memoryd.v1.{info.name.removesuffix('_grpc')}")
             yield grpc_module, pb2_module
 
 

@@ -155,7 +155,7 @@ class Suite:
     def seed_into(self, server: Server, specs: list[SeedSpec], key: str, *, batch: int = 1000, concurrency: int = 2) -> None:
         started = time.monotonic()
         total = seed(server.address, specs, batch=batch, concurrency=concurrency)
-        if "memory.v1.VectorService/UpsertVectors" in self.methods(server) and VECTORS:
+        if "memoryd.v1.VectorService/UpsertVectors" in self.methods(server) and VECTORS:
             self.extra[f"vectors_{key}"] = seed_vectors(server.address, VECTORS, self.seed_now - 30 * 86_400_000)
         elapsed = time.monotonic() - started
         self.extra[f"seed_{key}"] = {"messages": total, "seconds": round(elapsed, 1)}

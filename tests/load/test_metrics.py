@@ -14,7 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from memory.v1 import (
+from memoryd.v1 import (
     event_service_pb2,
     event_service_pb2_grpc,
     memory_service_pb2,
@@ -110,8 +110,8 @@ async def test_metrics_count_calls_per_method_and_status(metrics_server):
         finally:
             watch.cancel()
 
-    save = "/memory.v1.MemoryService/SaveMessage"
-    history = "/memory.v1.MemoryService/GetHistory"
+    save = "/memoryd.v1.MemoryService/SaveMessage"
+    history = "/memoryd.v1.MemoryService/GetHistory"
     assert _sample(samples, "memoryd_grpc_requests_total", method=save, code="OK") == 3
     assert _sample(samples, "memoryd_grpc_requests_total", method=history, code="OK") == 1
     assert _sample(samples, "memoryd_grpc_requests_total", method=history, code="INVALID_ARGUMENT") == 1

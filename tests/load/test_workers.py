@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from memory.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
 
 MEMORYD = str(Path(sys.executable).parent / "memoryd")
 

@@ -23,7 +23,7 @@ import time
 import grpc
 from google.protobuf import struct_pb2
 
-from memory.v1 import (
+from memoryd.v1 import (
     event_pb2,
     event_service_pb2,
     event_service_pb2_grpc,

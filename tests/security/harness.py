@@ -11,14 +11,14 @@ from pathlib import Path
 import grpc
 from google.rpc import error_details_pb2, status_pb2
 
-from memory.v1 import event_service_pb2 as ev_pb
-from memory.v1 import entry_service_pb2 as entry_pb
-from memory.v1 import entry_service_pb2_grpc, summary_service_pb2_grpc, vector_service_pb2_grpc
-from memory.v1 import event_service_pb2_grpc, memory_service_pb2_grpc, metadata_service_pb2_grpc
-from memory.v1 import summary_service_pb2 as sum_pb
-from memory.v1 import vector_service_pb2 as vec_pb
-from memory.v1 import memory_service_pb2 as mem_pb
-from memory.v1 import metadata_service_pb2 as meta_pb
+from memoryd.v1 import event_service_pb2 as ev_pb
+from memoryd.v1 import entry_service_pb2 as entry_pb
+from memoryd.v1 import entry_service_pb2_grpc, summary_service_pb2_grpc, vector_service_pb2_grpc
+from memoryd.v1 import event_service_pb2_grpc, memory_service_pb2_grpc, metadata_service_pb2_grpc
+from memoryd.v1 import summary_service_pb2 as sum_pb
+from memoryd.v1 import vector_service_pb2 as vec_pb
+from memoryd.v1 import memory_service_pb2 as mem_pb
+from memoryd.v1 import metadata_service_pb2 as meta_pb
 from memoryd.app import App, start
 from memoryd.config import Config
 from memoryd.domain.limits import Limits

@@ -14,9 +14,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from memory.v1 import event_service_pb2 as ev_pb
-from memory.v1 import memory_service_pb2 as mem_pb
-from memory.v1 import message_pb2
+from memoryd.v1 import event_service_pb2 as ev_pb
+from memoryd.v1 import memory_service_pb2 as mem_pb
+from memoryd.v1 import message_pb2
 from memoryd.app import security
 from memoryd.config import Config
 from memoryd.transport.auth import (
@@ -143,13 +143,13 @@ async def test_each_token_reaches_its_own_tenant(callers):
 async def test_health_and_reflection_need_no_token(secured):
     _, channel = secured
     health = health_pb2_grpc.HealthStub(channel)
-    reply = await health.Check(health_pb2.HealthCheckRequest(service="memory.v1.MemoryService"), timeout=10)
+    reply = await health.Check(health_pb2.HealthCheckRequest(service="memoryd.v1.MemoryService"), timeout=10)
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
     reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
     responses = reflection.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
     async for response in responses:
         names = {s.name for s in response.list_services_response.service}
-        assert "memory.v1.MemoryService" in names
+        assert "memoryd.v1.MemoryService" in names
         break
 
 

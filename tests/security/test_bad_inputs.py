@@ -16,14 +16,14 @@ import grpc
 import pytest
 from google.protobuf import struct_pb2
 
-from memory.v1 import event_pb2
-from memory.v1 import event_service_pb2 as ev
-from memory.v1 import memory_service_pb2 as mem
-from memory.v1 import message_pb2
-from memory.v1 import entry_service_pb2 as ent
-from memory.v1 import metadata_service_pb2 as meta
-from memory.v1 import summary_service_pb2 as summ
-from memory.v1 import vector_service_pb2 as vec
+from memoryd.v1 import event_pb2
+from memoryd.v1 import event_service_pb2 as ev
+from memoryd.v1 import memory_service_pb2 as mem
+from memoryd.v1 import message_pb2
+from memoryd.v1 import entry_service_pb2 as ent
+from memoryd.v1 import metadata_service_pb2 as meta
+from memoryd.v1 import summary_service_pb2 as summ
+from memoryd.v1 import vector_service_pb2 as vec
 from memoryd.domain import paging
 from tests.security.conftest import CORPUS_LIMITS as L
 from tests.security.harness import error_details, snapshot

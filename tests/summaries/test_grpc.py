@@ -10,13 +10,13 @@ import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from memory.v1 import entry_service_pb2 as epb
-from memory.v1 import entry_service_pb2_grpc
-from memory.v1 import memory_service_pb2 as mpb
-from memory.v1 import memory_service_pb2_grpc
-from memory.v1 import message_pb2
-from memory.v1 import summary_service_pb2 as spb
-from memory.v1 import summary_service_pb2_grpc
+from memoryd.v1 import entry_service_pb2 as epb
+from memoryd.v1 import entry_service_pb2_grpc
+from memoryd.v1 import memory_service_pb2 as mpb
+from memoryd.v1 import memory_service_pb2_grpc
+from memoryd.v1 import message_pb2
+from memoryd.v1 import summary_service_pb2 as spb
+from memoryd.v1 import summary_service_pb2_grpc
 from memoryd.app import start
 from memoryd.config import Config
 from memoryd.domain.models import DEFAULT_TENANT, EventType
@@ -175,8 +175,8 @@ async def test_image_downgrade_flag(server, sid):
 
 
 async def test_assemble_context_recalls_through_the_vector_service(server, sid):
-    from memory.v1 import vector_service_pb2 as vpb
-    from memory.v1 import vector_service_pb2_grpc
+    from memoryd.v1 import vector_service_pb2 as vpb
+    from memoryd.v1 import vector_service_pb2_grpc
 
     vectors = vector_service_pb2_grpc.VectorServiceStub(server.channel)
     model = f"test:{uuid.uuid4().hex[:6]}"

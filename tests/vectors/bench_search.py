@@ -23,10 +23,10 @@ from pathlib import Path
 import grpc
 import numpy as np
 
-from memory.v1 import memory_service_pb2 as mem_pb
-from memory.v1 import memory_service_pb2_grpc, message_pb2
-from memory.v1 import vector_service_pb2 as pb
-from memory.v1 import vector_service_pb2_grpc
+from memoryd.v1 import memory_service_pb2 as mem_pb
+from memoryd.v1 import memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import vector_service_pb2 as pb
+from memoryd.v1 import vector_service_pb2_grpc
 
 MODEL = "bench:random"
 PER_SESSION = 100

@@ -17,9 +17,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from memory.v1 import memory_service_pb2 as mem_pb
-from memory.v1 import message_pb2
-from memory.v1 import vector_service_pb2 as pb
+from memoryd.v1 import memory_service_pb2 as mem_pb
+from memoryd.v1 import message_pb2
+from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.app import start
 from memoryd.domain.models import Message
 from memoryd.vectors.indexer import Indexer, IndexJob

@@ -16,8 +16,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from memory.v1 import memory_service_pb2 as mem_pb
-from memory.v1 import vector_service_pb2 as pb
+from memoryd.v1 import memory_service_pb2 as mem_pb
+from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.app import start
 from memoryd.domain.limits import Limits
 from memoryd.domain.memory import Memory
@@ -119,11 +119,11 @@ async def test_outbox_survives_a_restart_and_drains_when_qdrant_returns(target, 
     health = health_pb2_grpc.HealthStub(client.channel)
 
     async def vectors_not_serving() -> bool:
-        answer = await health.Check(health_pb2.HealthCheckRequest(service="memory.v1.VectorService"))
+        answer = await health.Check(health_pb2.HealthCheckRequest(service="memoryd.v1.VectorService"))
         return answer.status == health_pb2.HealthCheckResponse.NOT_SERVING
 
     await eventually(vectors_not_serving)  # the message services keep serving
-    overall = await health.Check(health_pb2.HealthCheckRequest(service="memory.v1.MemoryService"))
+    overall = await health.Check(health_pb2.HealthCheckRequest(service="memoryd.v1.MemoryService"))
     assert overall.status == health_pb2.HealthCheckResponse.SERVING
     deleted = await client.memory.DeleteMessages(mem_pb.DeleteMessagesRequest(session_id="s1", ids=[stored[0].id]))
     assert deleted.deleted_count == 1

@@ -10,11 +10,11 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from memory.v1 import memory_service_pb2 as mem_pb
-from memory.v1 import memory_service_pb2_grpc
-from memory.v1 import message_pb2
-from memory.v1 import vector_service_pb2 as pb
-from memory.v1 import vector_service_pb2_grpc
+from memoryd.v1 import memory_service_pb2 as mem_pb
+from memoryd.v1 import memory_service_pb2_grpc
+from memoryd.v1 import message_pb2
+from memoryd.v1 import vector_service_pb2 as pb
+from memoryd.v1 import vector_service_pb2_grpc
 from memoryd.app import start
 from memoryd.config import Config
 from tests.vectors.conftest import SERVER_ENV, unit

@@ -1,4 +1,4 @@
-"""memoryd_client: an idiomatic async Python client for memoryd (memory.v1).
+"""memoryd_client: an idiomatic async Python client for memoryd (memoryd.v1).
 
     from memoryd_client import MemoryClient, message, EventType
 
@@ -10,9 +10,9 @@
                 ...
 """
 
-from memory.v1.event_pb2 import CompressProgress, CompressRequested, Event, EventType
-from memory.v1.memory_service_pb2 import ClearOutcome, ClearTarget
-from memory.v1.message_pb2 import Message, Segment, SessionMessage, ToolCall
+from memoryd.v1.event_pb2 import CompressProgress, CompressRequested, Event, EventType
+from memoryd.v1.memory_service_pb2 import ClearOutcome, ClearTarget
+from memoryd.v1.message_pb2 import Message, Segment, SessionMessage, ToolCall
 
 from .client import DEFAULT_RETRY, DEFAULT_TIMEOUT, MemoryClient, retry_service_config
 from .errors import (

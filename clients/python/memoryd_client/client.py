@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from memory.v1 import (
+from memoryd.v1 import (
     entry_service_pb2_grpc,
     event_pb2,
     event_service_pb2,
@@ -50,12 +50,12 @@ def retry_service_config(
         "methodConfig": [
             {
                 "name": [
-                    {"service": "memory.v1.MemoryService"},
-                    {"service": "memory.v1.MetadataService"},
-                    {"service": "memory.v1.SummaryService"},
-                    {"service": "memory.v1.EntryService"},
-                    {"service": "memory.v1.VectorService"},
-                    {"service": "memory.v1.EventService", "method": "PublishEvent"},
+                    {"service": "memoryd.v1.MemoryService"},
+                    {"service": "memoryd.v1.MetadataService"},
+                    {"service": "memoryd.v1.SummaryService"},
+                    {"service": "memoryd.v1.EntryService"},
+                    {"service": "memoryd.v1.VectorService"},
+                    {"service": "memoryd.v1.EventService", "method": "PublishEvent"},
                 ],
                 "retryPolicy": {
                     "maxAttempts": max_attempts,
@@ -74,7 +74,7 @@ DEFAULT_RETRY = retry_service_config()
 
 
 class MemoryClient:
-    """Async client for memoryd's memory.v1 services.
+    """Async client for memoryd's memoryd.v1 services.
 
     Usage::
 

@@ -11,8 +11,8 @@ import asyncio
 import uuid
 from dataclasses import dataclass
 
-from memory.v1.event_pb2 import Event, EventType
-from memory.v1.message_pb2 import Message
+from memoryd.v1.event_pb2 import Event, EventType
+from memoryd.v1.message_pb2 import Message
 
 from .client import MemoryClient
 from .messages import message

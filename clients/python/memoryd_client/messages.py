@@ -7,7 +7,7 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
-from memory.v1 import message_pb2
+from memoryd.v1 import message_pb2
 
 
 def to_struct(data: Mapping[str, Any] | None) -> struct_pb2.Struct | None:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import grpc
 
-from memory.v1 import event_pb2, event_service_pb2, event_service_pb2_grpc
+from memoryd.v1 import event_pb2, event_service_pb2, event_service_pb2_grpc
 
 from .errors import UnavailableError, from_rpc_error
 

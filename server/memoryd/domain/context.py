@@ -37,7 +37,7 @@ from memoryd.domain.models import Message
 
 
 class Part(enum.IntEnum):
-    # Values mirror memory.v1.ContextPart.
+    # Values mirror memoryd.v1.ContextPart.
     SUMMARY = 1
     TAIL = 2
     RECENT = 3
@@ -45,7 +45,7 @@ class Part(enum.IntEnum):
 
 
 class CutReason(enum.IntEnum):
-    # Values mirror memory.v1.CutReason.
+    # Values mirror memoryd.v1.CutReason.
     BUDGET = 1
     ORPHAN_TOOL_RESULT = 2
     TAIL_LIMIT = 3

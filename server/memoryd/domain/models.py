@@ -236,14 +236,14 @@ class MetadataEntry:
 
 
 class ClearTarget(enum.IntEnum):
-    # Values mirror memory.v1.ClearTarget.
+    # Values mirror memoryd.v1.ClearTarget.
     MESSAGES = 1
     VECTORS = 2
     METADATA = 3
 
 
 class ClearOutcome(enum.IntEnum):
-    # Values mirror memory.v1.ClearOutcome.
+    # Values mirror memoryd.v1.ClearOutcome.
     CLEARED = 1
     SKIPPED = 2
     DEFERRED = 3
@@ -259,7 +259,7 @@ class ClearResult:
 
 
 class EventType(enum.IntEnum):
-    # Values mirror memory.v1.EventType; payload keys mirror the Event oneof.
+    # Values mirror memoryd.v1.EventType; payload keys mirror the Event oneof.
     MESSAGES_APPENDED = 1
     MESSAGES_DELETED = 2
     MESSAGES_REWRITTEN = 3

@@ -51,7 +51,7 @@ RangeReader = Callable[[RangeQuery], Awaitable[list[Message]]]
 
 
 class RecallScope(enum.IntEnum):
-    # Values mirror memory.v1.RecallScope.
+    # Values mirror memoryd.v1.RecallScope.
     SESSION = 1
     USER = 2
     PLATFORM = 3

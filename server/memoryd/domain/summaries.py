@@ -62,7 +62,7 @@ def slice_key(from_seq: int) -> str:
 
 
 class Coverage(enum.IntEnum):
-    # Values mirror memory.v1.SummaryCoverage.
+    # Values mirror memoryd.v1.SummaryCoverage.
     INTACT = 1
     PARTIALLY_DELETED = 2
     DELETED = 3
@@ -126,7 +126,7 @@ class ContextResult:
 
 
 class RecallStatus(enum.IntEnum):
-    # Values mirror memory.v1.RecallStatus.
+    # Values mirror memoryd.v1.RecallStatus.
     NOT_REQUESTED = 0
     OK = 1
     UNAVAILABLE = 2

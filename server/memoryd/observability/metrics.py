@@ -49,7 +49,7 @@ VECTOR_QUEUE_DROPPED = Counter(
     "memoryd_vector_queue_dropped", "Messages dropped from the full embedding queue (oldest first)."
 )
 
-WATCH_METHOD = "/memory.v1.EventService/Watch"
+WATCH_METHOD = "/memoryd.v1.EventService/Watch"
 
 
 def start_metrics_server(port: int, host: str = "127.0.0.1") -> int:

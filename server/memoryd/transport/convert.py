@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from google.protobuf import json_format
 
-from memory.v1 import event_pb2, message_pb2, metadata_service_pb2
+from memoryd.v1 import event_pb2, message_pb2, metadata_service_pb2
 from memoryd.domain.models import Event, Message, MetadataEntry
 from memoryd.wire import body_from_proto, dict_to_struct, fill_body, struct_to_dict
 

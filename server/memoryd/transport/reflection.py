@@ -1,7 +1,7 @@
 """Server reflection that resolves method names, so ghz and grpcurl work without .proto files.
 
 protobuf's upb descriptor pool cannot find a file by a method's full name
-(`memory.v1.MemoryService.GetHistory` raises KeyError), while ghz asks for exactly
+(`memoryd.v1.MemoryService.GetHistory` raises KeyError), while ghz asks for exactly
 that symbol. This pool answers such a lookup with the file of the method's service.
 """
 

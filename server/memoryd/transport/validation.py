@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 
-from memory.v1 import message_pb2
+from memoryd.v1 import message_pb2
 from memoryd.domain.errors import FieldViolation, InvalidArgument
 from memoryd.domain.limits import Limits
 

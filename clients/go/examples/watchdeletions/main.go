@@ -16,21 +16,21 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	memoryv1 "github.com/memoryd/memoryd/clients/go/memory/v1"
+	memorydv1 "github.com/memoryd/memoryd/clients/go/memoryd/v1"
 )
 
 // outcome is what the scenario observed.
 type outcome struct {
-	Saved        []*memoryv1.Message
-	History      []*memoryv1.Message
+	Saved        []*memorydv1.Message
+	History      []*memorydv1.Message
 	DeletedCount int64
-	Deletion     *memoryv1.Event
-	HistoryAfter []*memoryv1.Message
+	Deletion     *memorydv1.Event
+	HistoryAfter []*memorydv1.Message
 }
 
 func run(ctx context.Context, conn *grpc.ClientConn, sessionID string) (*outcome, error) {
-	memory := memoryv1.NewMemoryServiceClient(conn)
-	events := memoryv1.NewEventServiceClient(conn)
+	memory := memorydv1.NewMemoryServiceClient(conn)
+	events := memorydv1.NewEventServiceClient(conn)
 	out := &outcome{}
 
 	for _, m := range []struct{ role, content string }{
@@ -38,9 +38,9 @@ func run(ctx context.Context, conn *grpc.ClientConn, sessionID string) (*outcome
 		{"assistant", "Paris."},
 		{"user", "And of Italy?"},
 	} {
-		resp, err := memory.SaveMessage(ctx, &memoryv1.SaveMessageRequest{
+		resp, err := memory.SaveMessage(ctx, &memorydv1.SaveMessageRequest{
 			SessionId: sessionID,
-			Message:   &memoryv1.Message{Role: m.role, Content: m.content},
+			Message:   &memorydv1.Message{Role: m.role, Content: m.content},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("save: %w", err)
@@ -48,7 +48,7 @@ func run(ctx context.Context, conn *grpc.ClientConn, sessionID string) (*outcome
 		out.Saved = append(out.Saved, resp.GetMessage())
 	}
 
-	history, err := memory.GetHistory(ctx, &memoryv1.GetHistoryRequest{SessionId: sessionID})
+	history, err := memory.GetHistory(ctx, &memorydv1.GetHistoryRequest{SessionId: sessionID})
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
@@ -58,9 +58,9 @@ func run(ctx context.Context, conn *grpc.ClientConn, sessionID string) (*outcome
 	// registered, so waiting for them means the deletion cannot slip in first.
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	stream, err := events.Watch(watchCtx, &memoryv1.WatchRequest{
+	stream, err := events.Watch(watchCtx, &memorydv1.WatchRequest{
 		SessionIds: []string{sessionID},
-		Types:      []memoryv1.EventType{memoryv1.EventType_EVENT_TYPE_MESSAGES_DELETED},
+		Types:      []memorydv1.EventType{memorydv1.EventType_EVENT_TYPE_MESSAGES_DELETED},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watch: %w", err)
@@ -69,7 +69,7 @@ func run(ctx context.Context, conn *grpc.ClientConn, sessionID string) (*outcome
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 
-	deleted, err := memory.DeleteMessages(ctx, &memoryv1.DeleteMessagesRequest{
+	deleted, err := memory.DeleteMessages(ctx, &memorydv1.DeleteMessagesRequest{
 		SessionId: sessionID,
 		Ids:       []string{out.Saved[1].GetId()},
 	})
@@ -86,7 +86,7 @@ func run(ctx context.Context, conn *grpc.ClientConn, sessionID string) (*outcome
 		out.Deletion = resp.GetEvent() // nil for progress notifications
 	}
 
-	after, err := memory.GetHistory(ctx, &memoryv1.GetHistoryRequest{SessionId: sessionID})
+	after, err := memory.GetHistory(ctx, &memorydv1.GetHistoryRequest{SessionId: sessionID})
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}

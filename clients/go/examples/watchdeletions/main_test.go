@@ -14,7 +14,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/memoryd/memoryd/clients/go/internal/memorydtest"
-	memoryv1 "github.com/memoryd/memoryd/clients/go/memory/v1"
+	memorydv1 "github.com/memoryd/memoryd/clients/go/memoryd/v1"
 )
 
 func dial(t *testing.T) *grpc.ClientConn {
@@ -39,7 +39,7 @@ func TestScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ids := func(ms []*memoryv1.Message) []string {
+	ids := func(ms []*memorydv1.Message) []string {
 		var r []string
 		for _, m := range ms {
 			r = append(r, m.GetId())
@@ -62,7 +62,7 @@ func TestScenario(t *testing.T) {
 	}
 	gone := out.Saved[1]
 	ev := out.Deletion
-	if ev.GetType() != memoryv1.EventType_EVENT_TYPE_MESSAGES_DELETED || ev.GetSessionId() != session {
+	if ev.GetType() != memorydv1.EventType_EVENT_TYPE_MESSAGES_DELETED || ev.GetSessionId() != session {
 		t.Errorf("event = %v", ev)
 	}
 	if got := ev.GetMessagesDeleted().GetIds(); !slices.Equal(got, []string{gone.GetId()}) {
@@ -81,7 +81,7 @@ func TestInvalidArgumentCarriesBadRequest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	_, err := memoryv1.NewMemoryServiceClient(conn).GetHistory(ctx, &memoryv1.GetHistoryRequest{SessionId: "", Limit: -1})
+	_, err := memorydv1.NewMemoryServiceClient(conn).GetHistory(ctx, &memorydv1.GetHistoryRequest{SessionId: "", Limit: -1})
 
 	st := status.Convert(err)
 	if st.Code() != codes.InvalidArgument {

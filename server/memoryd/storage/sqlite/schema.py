@@ -19,7 +19,7 @@ CREATE TABLE IF NOT EXISTS messages (
     timestamp   INTEGER NOT NULL,
     archived    INTEGER NOT NULL DEFAULT 0,
     platform    TEXT,
-    -- segments, metadata, reasoning_content, tool_calls, tool_call_id as a memory.v1.Message
+    -- segments, metadata, reasoning_content, tool_calls, tool_call_id as a memoryd.v1.Message
     -- (memoryd.wire); rows from before that hold the same fields as JSON text.
     body        BLOB    NOT NULL,
     PRIMARY KEY (tenant, session_id, seq)

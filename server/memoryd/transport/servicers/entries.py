@@ -1,12 +1,12 @@
-"""memory.v1.EntryService: long-term memory entries."""
+"""memoryd.v1.EntryService: long-term memory entries."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-from memory.v1 import entry_service_pb2 as pb
-from memory.v1 import entry_service_pb2_grpc as pb_grpc
+from memoryd.v1 import entry_service_pb2 as pb
+from memoryd.v1 import entry_service_pb2_grpc as pb_grpc
 from memoryd.domain.entries import MAX_ENTRY_CHARS, Entries, Entry, normalize
 from memoryd.transport.auth import Authenticator
 from memoryd.transport.rpc import unary

@@ -1,4 +1,4 @@
-"""memory.v1.EventService: Watch streams the durable event log through the watch hub; PublishEvent appends to it."""
+"""memoryd.v1.EventService: Watch streams the durable event log through the watch hub; PublishEvent appends to it."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import collections
 
 from google.protobuf import json_format
 
-from memory.v1 import event_service_pb2 as pb
-from memory.v1 import event_service_pb2_grpc as pb_grpc
+from memoryd.v1 import event_service_pb2 as pb
+from memoryd.v1 import event_service_pb2_grpc as pb_grpc
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import Event, EventDraft, EventType, now_ms
 from memoryd.domain.store import Store

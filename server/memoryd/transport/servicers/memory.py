@@ -1,9 +1,9 @@
-"""memory.v1.MemoryService: validate, call the domain, build the response."""
+"""memoryd.v1.MemoryService: validate, call the domain, build the response."""
 
 from __future__ import annotations
 
-from memory.v1 import memory_service_pb2 as pb
-from memory.v1 import memory_service_pb2_grpc as pb_grpc
+from memoryd.v1 import memory_service_pb2 as pb
+from memoryd.v1 import memory_service_pb2_grpc as pb_grpc
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import DEFAULT_RECENT_ROLES, ClearTarget, RecentQuery
 from memoryd.transport.auth import Authenticator

@@ -1,9 +1,9 @@
-"""memory.v1.MetadataService."""
+"""memoryd.v1.MetadataService."""
 
 from __future__ import annotations
 
-from memory.v1 import metadata_service_pb2 as pb
-from memory.v1 import metadata_service_pb2_grpc as pb_grpc
+from memoryd.v1 import metadata_service_pb2 as pb
+from memoryd.v1 import metadata_service_pb2_grpc as pb_grpc
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import RESERVED_NAMESPACE_PREFIX
 from memoryd.transport.auth import Authenticator

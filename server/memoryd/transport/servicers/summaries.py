@@ -1,11 +1,11 @@
-"""memory.v1.SummaryService: summary slices, the summary cursor and AssembleContext."""
+"""memoryd.v1.SummaryService: summary slices, the summary cursor and AssembleContext."""
 
 from __future__ import annotations
 
 import math
 
-from memory.v1 import summary_service_pb2 as pb
-from memory.v1 import summary_service_pb2_grpc as pb_grpc
+from memoryd.v1 import summary_service_pb2 as pb
+from memoryd.v1 import summary_service_pb2_grpc as pb_grpc
 from memoryd.domain.summaries import ContextRequest, Summaries, Summary
 from memoryd.transport.auth import Authenticator
 from memoryd.transport.convert import dict_to_struct, message_to_proto, struct_to_dict

@@ -1,4 +1,4 @@
-"""memory.v1.VectorService: validate, call the vector memory, build the response."""
+"""memoryd.v1.VectorService: validate, call the vector memory, build the response."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from memory.v1 import vector_service_pb2 as pb
-from memory.v1 import vector_service_pb2_grpc as pb_grpc
+from memoryd.v1 import vector_service_pb2 as pb
+from memoryd.v1 import vector_service_pb2_grpc as pb_grpc
 from memoryd.domain import recall
 from memoryd.domain.vectors import VectorPoint, VectorRecord, VectorSelector
 from memoryd.transport.auth import Authenticator

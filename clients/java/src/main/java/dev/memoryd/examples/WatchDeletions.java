@@ -1,15 +1,15 @@
 package dev.memoryd.examples;
 
-import dev.memoryd.memory.v1.DeleteMessagesRequest;
-import dev.memoryd.memory.v1.Event;
-import dev.memoryd.memory.v1.EventServiceGrpc;
-import dev.memoryd.memory.v1.EventType;
-import dev.memoryd.memory.v1.GetHistoryRequest;
-import dev.memoryd.memory.v1.MemoryServiceGrpc;
-import dev.memoryd.memory.v1.Message;
-import dev.memoryd.memory.v1.SaveMessageRequest;
-import dev.memoryd.memory.v1.WatchRequest;
-import dev.memoryd.memory.v1.WatchResponse;
+import dev.memoryd.v1.DeleteMessagesRequest;
+import dev.memoryd.v1.Event;
+import dev.memoryd.v1.EventServiceGrpc;
+import dev.memoryd.v1.EventType;
+import dev.memoryd.v1.GetHistoryRequest;
+import dev.memoryd.v1.MemoryServiceGrpc;
+import dev.memoryd.v1.Message;
+import dev.memoryd.v1.SaveMessageRequest;
+import dev.memoryd.v1.WatchRequest;
+import dev.memoryd.v1.WatchResponse;
 import io.grpc.ClientCall;
 import io.grpc.ForwardingClientCall.SimpleForwardingClientCall;
 import io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener;

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.google.rpc.BadRequest;
-import dev.memoryd.memory.v1.EventType;
-import dev.memoryd.memory.v1.GetHistoryRequest;
-import dev.memoryd.memory.v1.MemoryServiceGrpc;
-import dev.memoryd.memory.v1.Message;
+import dev.memoryd.v1.EventType;
+import dev.memoryd.v1.GetHistoryRequest;
+import dev.memoryd.v1.MemoryServiceGrpc;
+import dev.memoryd.v1.Message;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;

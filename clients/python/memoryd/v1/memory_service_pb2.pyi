@@ -1,0 +1,293 @@
+from memoryd.v1 import message_pb2 as _message_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ClearTarget(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CLEAR_TARGET_UNSPECIFIED: _ClassVar[ClearTarget]
+    CLEAR_TARGET_MESSAGES: _ClassVar[ClearTarget]
+    CLEAR_TARGET_VECTORS: _ClassVar[ClearTarget]
+    CLEAR_TARGET_METADATA: _ClassVar[ClearTarget]
+
+class ClearOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CLEAR_OUTCOME_UNSPECIFIED: _ClassVar[ClearOutcome]
+    CLEAR_OUTCOME_CLEARED: _ClassVar[ClearOutcome]
+    CLEAR_OUTCOME_SKIPPED: _ClassVar[ClearOutcome]
+    CLEAR_OUTCOME_DEFERRED: _ClassVar[ClearOutcome]
+    CLEAR_OUTCOME_FAILED: _ClassVar[ClearOutcome]
+CLEAR_TARGET_UNSPECIFIED: ClearTarget
+CLEAR_TARGET_MESSAGES: ClearTarget
+CLEAR_TARGET_VECTORS: ClearTarget
+CLEAR_TARGET_METADATA: ClearTarget
+CLEAR_OUTCOME_UNSPECIFIED: ClearOutcome
+CLEAR_OUTCOME_CLEARED: ClearOutcome
+CLEAR_OUTCOME_SKIPPED: ClearOutcome
+CLEAR_OUTCOME_DEFERRED: ClearOutcome
+CLEAR_OUTCOME_FAILED: ClearOutcome
+
+class ClearResult(_message.Message):
+    __slots__ = ("target", "outcome", "removed_count", "error")
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    target: ClearTarget
+    outcome: ClearOutcome
+    removed_count: int
+    error: str
+    def __init__(self, target: _Optional[_Union[ClearTarget, str]] = ..., outcome: _Optional[_Union[ClearOutcome, str]] = ..., removed_count: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
+
+class SaveMessageRequest(_message.Message):
+    __slots__ = ("session_id", "message", "idempotency_key")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    message: _message_pb2.Message
+    idempotency_key: str
+    def __init__(self, session_id: _Optional[str] = ..., message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+
+class SaveMessageResponse(_message.Message):
+    __slots__ = ("message", "deduplicated")
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
+    message: _message_pb2.Message
+    deduplicated: bool
+    def __init__(self, message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., deduplicated: _Optional[bool] = ...) -> None: ...
+
+class SaveMessagesRequest(_message.Message):
+    __slots__ = ("session_id", "messages", "idempotency_key")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
+    idempotency_key: str
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+
+class SaveMessagesResponse(_message.Message):
+    __slots__ = ("messages", "deduplicated")
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
+    deduplicated: bool
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., deduplicated: _Optional[bool] = ...) -> None: ...
+
+class GetHistoryRequest(_message.Message):
+    __slots__ = ("session_id", "limit")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    limit: int
+    def __init__(self, session_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class GetHistoryResponse(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ...) -> None: ...
+
+class GetFullHistoryRequest(_message.Message):
+    __slots__ = ("session_id", "page_size", "page_token")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, session_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class GetFullHistoryResponse(_message.Message):
+    __slots__ = ("messages", "next_page_token")
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
+    next_page_token: str
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListMessagesInRangeRequest(_message.Message):
+    __slots__ = ("session_id", "from_ts", "to_ts", "roles", "exclude_kinds", "page_size", "page_token")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    FROM_TS_FIELD_NUMBER: _ClassVar[int]
+    TO_TS_FIELD_NUMBER: _ClassVar[int]
+    ROLES_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDE_KINDS_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    from_ts: int
+    to_ts: int
+    roles: _containers.RepeatedScalarFieldContainer[str]
+    exclude_kinds: _containers.RepeatedScalarFieldContainer[str]
+    page_size: int
+    page_token: str
+    def __init__(self, session_id: _Optional[str] = ..., from_ts: _Optional[int] = ..., to_ts: _Optional[int] = ..., roles: _Optional[_Iterable[str]] = ..., exclude_kinds: _Optional[_Iterable[str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListMessagesInRangeResponse(_message.Message):
+    __slots__ = ("messages", "next_page_token")
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
+    next_page_token: str
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetRecentAcrossSessionsRequest(_message.Message):
+    __slots__ = ("limit", "since_ts", "platform", "exclude_session_ids", "roles", "kinds", "exclude_kinds")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    SINCE_TS_FIELD_NUMBER: _ClassVar[int]
+    PLATFORM_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDE_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    ROLES_FIELD_NUMBER: _ClassVar[int]
+    KINDS_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDE_KINDS_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    since_ts: int
+    platform: str
+    exclude_session_ids: _containers.RepeatedScalarFieldContainer[str]
+    roles: _containers.RepeatedScalarFieldContainer[str]
+    kinds: _containers.RepeatedScalarFieldContainer[str]
+    exclude_kinds: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, limit: _Optional[int] = ..., since_ts: _Optional[int] = ..., platform: _Optional[str] = ..., exclude_session_ids: _Optional[_Iterable[str]] = ..., roles: _Optional[_Iterable[str]] = ..., kinds: _Optional[_Iterable[str]] = ..., exclude_kinds: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetRecentAcrossSessionsResponse(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.SessionMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.SessionMessage, _Mapping]]] = ...) -> None: ...
+
+class TrimHistoryRequest(_message.Message):
+    __slots__ = ("session_id", "keep_recent")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    KEEP_RECENT_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    keep_recent: int
+    def __init__(self, session_id: _Optional[str] = ..., keep_recent: _Optional[int] = ...) -> None: ...
+
+class TrimHistoryResponse(_message.Message):
+    __slots__ = ("archived_count",)
+    ARCHIVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    archived_count: int
+    def __init__(self, archived_count: _Optional[int] = ...) -> None: ...
+
+class ReplaceHistoryRequest(_message.Message):
+    __slots__ = ("session_id", "messages")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ...) -> None: ...
+
+class ReplaceHistoryResponse(_message.Message):
+    __slots__ = ("messages", "removed_count")
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
+    removed_count: int
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., removed_count: _Optional[int] = ...) -> None: ...
+
+class UpdateMessageContentRequest(_message.Message):
+    __slots__ = ("session_id", "old_text", "new_text", "recent_limit")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    OLD_TEXT_FIELD_NUMBER: _ClassVar[int]
+    NEW_TEXT_FIELD_NUMBER: _ClassVar[int]
+    RECENT_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    old_text: str
+    new_text: str
+    recent_limit: int
+    def __init__(self, session_id: _Optional[str] = ..., old_text: _Optional[str] = ..., new_text: _Optional[str] = ..., recent_limit: _Optional[int] = ...) -> None: ...
+
+class UpdateMessageContentResponse(_message.Message):
+    __slots__ = ("changed_count",)
+    CHANGED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    changed_count: int
+    def __init__(self, changed_count: _Optional[int] = ...) -> None: ...
+
+class DeleteMessagesByTimestampsRequest(_message.Message):
+    __slots__ = ("session_id", "timestamps")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMPS_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    timestamps: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, session_id: _Optional[str] = ..., timestamps: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class DeleteMessagesByTimestampsResponse(_message.Message):
+    __slots__ = ("deleted_count",)
+    DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    deleted_count: int
+    def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
+
+class DeleteMessagesRequest(_message.Message):
+    __slots__ = ("session_id", "ids")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteMessagesResponse(_message.Message):
+    __slots__ = ("deleted_count",)
+    DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    deleted_count: int
+    def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
+
+class ClearSessionRequest(_message.Message):
+    __slots__ = ("session_id", "targets")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TARGETS_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    targets: _containers.RepeatedScalarFieldContainer[ClearTarget]
+    def __init__(self, session_id: _Optional[str] = ..., targets: _Optional[_Iterable[_Union[ClearTarget, str]]] = ...) -> None: ...
+
+class ClearSessionResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[ClearResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[ClearResult, _Mapping]]] = ...) -> None: ...
+
+class ClearAllRequest(_message.Message):
+    __slots__ = ("targets",)
+    TARGETS_FIELD_NUMBER: _ClassVar[int]
+    targets: _containers.RepeatedScalarFieldContainer[ClearTarget]
+    def __init__(self, targets: _Optional[_Iterable[_Union[ClearTarget, str]]] = ...) -> None: ...
+
+class ClearAllResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[ClearResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[ClearResult, _Mapping]]] = ...) -> None: ...
+
+class SessionInfo(_message.Message):
+    __slots__ = ("session_id", "message_count", "unarchived_count", "last_activity")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    UNARCHIVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    LAST_ACTIVITY_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    message_count: int
+    unarchived_count: int
+    last_activity: int
+    def __init__(self, session_id: _Optional[str] = ..., message_count: _Optional[int] = ..., unarchived_count: _Optional[int] = ..., last_activity: _Optional[int] = ...) -> None: ...
+
+class ListSessionsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListSessionsResponse(_message.Message):
+    __slots__ = ("sessions", "next_page_token")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[SessionInfo]
+    next_page_token: str
+    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
