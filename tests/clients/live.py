@@ -4,6 +4,15 @@ The server is the installed `memoryd` command (the same one users run) on an
 ephemeral port, embedded SQLite in a temporary data dir. The proxy forwards raw
 bytes to it and can fail chosen attempts with a status before they reach the
 server, or cut a Watch stream; results always come from the real server.
+
+Faults are set on the proxy object (Python tests), or by the calls themselves
+through request headers (the Go, TypeScript and Java tests, which run the proxy
+as a process: tests/clients/fault_proxy.py):
+  memoryd-test-fault: CODE:N:ID     fail the first N attempts carrying ID with CODE
+  memoryd-test-lost-ack: CODE:N:ID  the same, after the server has answered them
+  memoryd-test-cut: CODE:N:ID       end the first Watch stream carrying ID with CODE
+                                    after N events (0: right after the first response)
+gRPC's own retries resend the headers, so N counts attempts of one call.
 """
 
 from __future__ import annotations
@@ -100,11 +109,13 @@ class MemorydProcess:
 
 @dataclass
 class Fault:
-    """Fail the first `times` attempts of `method` with `code` (before they reach the server)."""
+    """Fail the first `times` attempts of `method` with `code`: before they reach the server,
+    or, with `lost_ack`, after the server answered (the acknowledgement is lost on the way back)."""
 
     method: str
     code: grpc.StatusCode
     times: int = 1
+    lost_ack: bool = False
 
 
 @dataclass
@@ -129,6 +140,7 @@ class FaultProxy:
     requests: list[tuple[str, bytes]] = field(default_factory=list)
     deadlines: list[float | None] = field(default_factory=list)  # seconds left on arrival
     port: int = 0
+    _headers_seen: set[str] = field(default_factory=set)
 
     async def start(self) -> None:
         self._channel = grpc.aio.insecure_channel(self.upstream)
@@ -145,11 +157,26 @@ class FaultProxy:
     def target(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    def _first_sight(self, header: str) -> bool:
+        """True the first time a fault header value arrives (its ID makes it unique)."""
+        if header in self._headers_seen:
+            return False
+        self._headers_seen.add(header)
+        return True
+
     def _record(self, method: str, request: bytes, context: grpc.aio.ServicerContext) -> Fault | None:
         self.attempts[method] += 1
         self.requests.append((method, request))
         self.deadlines.append(context.time_remaining())
-        self.metadata.append({k: v for k, v in context.invocation_metadata() if isinstance(v, str)})
+        headers = {k: v for k, v in context.invocation_metadata() if isinstance(v, str)}
+        self.metadata.append(headers)
+        for header, lost_ack in ((FAULT_HEADER, False), (LOST_ACK_HEADER, True)):
+            if header in headers and self._first_sight(headers[header]):
+                code, times = _parse_fault(headers[header])
+                self.faults.append(Fault(method, code, times, lost_ack))
+        if method in _Forwarder.STREAMING and CUT_HEADER in headers and self._first_sight(headers[CUT_HEADER]):
+            code, after = _parse_fault(headers[CUT_HEADER])
+            self.cuts.append(StreamCut(method, code, after))
         for fault in self.faults:
             if fault.method == method and fault.times > 0:
                 fault.times -= 1
@@ -158,15 +185,18 @@ class FaultProxy:
 
     async def unary(self, method: str, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         fault = self._record(method, request, context)
-        if fault is not None:
+        if fault is not None and not fault.lost_ack:
             await context.abort(fault.code, f"injected {fault.code.name}")
         call = self._channel.unary_unary(method)(
             request, metadata=_forwardable(context), timeout=context.time_remaining()
         )
         try:
-            return await call
+            response = await call
         except grpc.aio.AioRpcError as err:
             await context.abort(err.code(), err.details(), tuple(err.trailing_metadata() or ()))
+        if fault is not None:
+            await context.abort(fault.code, f"injected {fault.code.name} after the server answered")
+        return response
 
     async def stream(self, method: str, request: bytes, context: grpc.aio.ServicerContext):
         fault = self._record(method, request, context)
@@ -191,6 +221,16 @@ class FaultProxy:
             await context.abort(err.code(), err.details(), tuple(err.trailing_metadata() or ()))
         finally:
             call.cancel()
+
+
+FAULT_HEADER = "memoryd-test-fault"
+LOST_ACK_HEADER = "memoryd-test-lost-ack"
+CUT_HEADER = "memoryd-test-cut"
+
+
+def _parse_fault(value: str) -> tuple[grpc.StatusCode, int]:
+    code, count, _id = value.split(":", 2)
+    return grpc.StatusCode[code], int(count)
 
 
 def _forwardable(context: grpc.aio.ServicerContext) -> tuple[tuple[str, str | bytes], ...]:
