@@ -9,7 +9,7 @@ import sys
 import grpc
 import pytest
 
-from memoryd.v1 import event_service_pb2, summary_service_pb2
+from memoryd.v1 import event_service_pb2, memory_service_pb2, summary_service_pb2
 from memoryd_client import (
     EventsCompactedError,
     EventType,
@@ -278,3 +278,42 @@ async def test_call_runs_other_services_with_the_client_defaults(proxy: FaultPro
     assert cursor.cursor == 0 and cursor.summary_count == 0
     assert proxy.metadata[1]["authorization"] == "Bearer secret-token"
     assert proxy.deadlines[1] is not None and proxy.deadlines[1] < 6
+
+
+async def test_appends_through_the_raw_stubs_get_a_key_too(proxy: FaultProxy, session_id: str):
+    proxy.faults.append(Fault(SAVE, grpc.StatusCode.UNAVAILABLE, times=1))
+    raw = memory_service_pb2.SaveMessageRequest(session_id=session_id, message=message("user", "raw"))
+    async with MemoryClient(proxy.target) as client:
+        saved = await client.memory.SaveMessage(raw)  # the generated stub on the client's channel
+        history = await client.get_history(session_id)
+
+    assert raw.idempotency_key == ""  # the caller's request is left as it was
+    bodies = [memory_service_pb2.SaveMessageRequest.FromString(b) for m, b in proxy.requests if m == SAVE]
+    assert len(bodies) == 2 and bodies[0].idempotency_key and bodies[0] == bodies[1]
+    assert [m.id for m in history] == [saved.message.id]
+
+
+async def test_an_explicit_idempotency_key_deduplicates(client: MemoryClient, session_id: str):
+    first = await client.save_message(session_id, message("user", "hello"), idempotency_key="turn-1")
+    again = await client.save_message(session_id, message("user", "hello"), idempotency_key="turn-1")
+
+    assert (first.deduplicated, again.deduplicated) == (False, True)
+    assert again.message.id == first.message.id
+    assert len(await client.get_history(session_id)) == 1
+
+
+@pytest.mark.parametrize("rpc", ["SaveMessage", "SaveMessages"])
+async def test_a_retry_after_a_lost_acknowledgement_stores_once(proxy: FaultProxy, session_id: str, rpc: str):
+    # The server stores the append, the answer is lost, gRPC retries: the generated key makes
+    # the retry a deduplicated no-op instead of a second copy.
+    proxy.faults.append(Fault(f"/memoryd.v1.MemoryService/{rpc}", grpc.StatusCode.UNAVAILABLE, times=1, lost_ack=True))
+    async with MemoryClient(proxy.target) as client:
+        if rpc == "SaveMessage":
+            answer = await client.save_message(session_id, message("user", "exactly once"))
+        else:
+            answer = await client.save_messages(session_id, [message("user", "exactly once")])
+        history = await client.get_history(session_id)
+
+    assert proxy.attempts[f"/memoryd.v1.MemoryService/{rpc}"] == 2
+    assert answer.deduplicated is True
+    assert [m.content for m in history] == ["exactly once"]

@@ -1,6 +1,6 @@
-"""memoryd_client: an idiomatic async Python client for memoryd (memoryd.v1).
+"""memoryd_client: idiomatic Python clients for memoryd (memoryd.v1), async and sync.
 
-    from memoryd_client import MemoryClient, message, EventType
+    from memoryd_client import MemoryClient, SyncMemoryClient, message, EventType
 
     async with MemoryClient("127.0.0.1:50051", token="...") as client:
         saved = await client.save_message("s1", message("user", "hello"))
@@ -8,13 +8,18 @@
         async with client.watch(["s1"], [EventType.EVENT_TYPE_MESSAGES_DELETED]) as events:
             async for event in events:
                 ...
+
+    with SyncMemoryClient("127.0.0.1:50051") as client:   # the same methods, blocking
+        history = client.get_history("s1")
 """
 
 from memoryd.v1.event_pb2 import CompressProgress, CompressRequested, Event, EventType
 from memoryd.v1.memory_service_pb2 import ClearOutcome, ClearTarget
 from memoryd.v1.message_pb2 import Message, Segment, SessionMessage, ToolCall
+from memoryd.v1.vector_service_pb2 import RecallRoles, RecallScope, VectorPoint
 
-from .client import DEFAULT_RETRY, DEFAULT_TIMEOUT, MemoryClient, retry_service_config
+from .client import MemoryClient
+from .connection import DEFAULT_TIMEOUT
 from .errors import (
     AbortedError,
     AlreadyExistsError,
@@ -37,7 +42,9 @@ from .errors import (
     from_rpc_error,
 )
 from .messages import message, segment, to_dict, to_struct, tool_call
-from .watch import EventWatch
+from .service_config import DEFAULT_RETRY, contract_service_config, retried_methods, retry_service_config
+from .sync import SyncMemoryClient
+from .watch import EventWatch, SyncEventWatch
 
 __all__ = [
     "DEFAULT_RETRY",
@@ -63,17 +70,24 @@ __all__ = [
     "NotFoundError",
     "OutOfRangeError",
     "PermissionDeniedError",
+    "RecallRoles",
+    "RecallScope",
     "ResourceExhaustedError",
     "RpcError",
     "Segment",
     "SessionMessage",
+    "SyncEventWatch",
+    "SyncMemoryClient",
     "ToolCall",
     "UnauthenticatedError",
     "UnavailableError",
     "UnimplementedError",
     "UnknownError",
+    "VectorPoint",
+    "contract_service_config",
     "from_rpc_error",
     "message",
+    "retried_methods",
     "retry_service_config",
     "segment",
     "to_dict",

@@ -15,6 +15,7 @@ from memoryd.v1.event_pb2 import Event, EventType
 from memoryd.v1.message_pb2 import Message
 
 from .client import MemoryClient
+from .errors import InvalidArgumentError
 from .messages import message
 
 
@@ -25,6 +26,7 @@ class Outcome:
     deleted_count: int
     deletion: Event
     history_after: list[Message]
+    invalid: InvalidArgumentError
 
 
 async def run(client: MemoryClient, session_id: str) -> Outcome:
@@ -45,7 +47,14 @@ async def run(client: MemoryClient, session_id: str) -> Outcome:
         deleted_count = await client.delete_messages(session_id, [saved[1].id])
         deletion = await anext(deletions)
 
-    return Outcome(saved, history, deleted_count, deletion, await client.get_history(session_id))
+    history_after = await client.get_history(session_id)
+    try:
+        await client.get_history("")
+    except InvalidArgumentError as error:  # carries the google.rpc details
+        invalid = error
+    else:
+        raise RuntimeError("an empty session id was accepted")
+    return Outcome(saved, history, deleted_count, deletion, history_after, invalid)
 
 
 async def main() -> None:
@@ -62,6 +71,8 @@ async def main() -> None:
     deleted = outcome.deletion.messages_deleted
     print(f"deleted {outcome.deleted_count}; event seq {outcome.deletion.seq}: ids {list(deleted.ids)}")
     print(f"history now: {[m.content for m in outcome.history_after]}")
+    invalid = outcome.invalid
+    print(f"invalid request: {invalid.code.name} {invalid.reason} {invalid.field_violations[0].field}")
 
 
 if __name__ == "__main__":

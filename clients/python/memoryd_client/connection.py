@@ -1,0 +1,94 @@
+"""What MemoryClient and SyncMemoryClient share besides the methods: channel
+options (retry service config), the bearer token, the stubs and the deadline."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from memoryd.v1 import (
+    event_pb2,
+    entry_service_pb2_grpc,
+    event_service_pb2_grpc,
+    memory_service_pb2_grpc,
+    metadata_service_pb2_grpc,
+    summary_service_pb2_grpc,
+    vector_service_pb2_grpc,
+)
+
+from .methods import Call, Methods
+from .watch import Resumption
+
+DEFAULT_TIMEOUT = 10.0
+"""Seconds; the deadline of every unary call unless the call passes its own."""
+
+
+def channel_options(retry: Mapping[str, Any] | None, options: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """gRPC channel options: the retry service config (or retries off), then the caller's options."""
+    result: list[tuple[str, Any]] = [("grpc.enable_retries", 1 if retry else 0)]
+    if retry:
+        result.append(("grpc.service_config", json.dumps(retry)))
+    result.extend(options)
+    return result
+
+
+class Connection(Methods):
+    """The stubs of all six services on one channel, plus the call conventions.
+
+    Attributes `memory`, `metadata`, `events`, `vectors`, `summaries` and
+    `entries` are the generated stubs; `call()` runs any of their unary RPCs
+    with the client's deadline, token and error mapping.
+    """
+
+    def __init__(self, channel: Any, token: str | None, timeout: float) -> None:
+        self.channel = channel
+        self.timeout = timeout
+        self._call_metadata: tuple[tuple[str, str], ...] = (
+            (("authorization", f"Bearer {token}"),) if token else ()
+        )
+        self.memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        self.metadata = metadata_service_pb2_grpc.MetadataServiceStub(channel)
+        self.events = event_service_pb2_grpc.EventServiceStub(channel)
+        self.vectors = vector_service_pb2_grpc.VectorServiceStub(channel)
+        self.summaries = summary_service_pb2_grpc.SummaryServiceStub(channel)
+        self.entries = entry_service_pb2_grpc.EntryServiceStub(channel)
+
+    def _run(self, call: Call[Any]) -> Any:
+        method = getattr(getattr(self, call.service), call.method)
+        return self._invoke(method, call.request, call.timeout, call.result)
+
+    def call(self, method: Callable[..., Any], request: Any, *, timeout: float | None = None) -> Any:
+        """Runs a unary RPC of any of the stubs with the client's deadline (or
+        `timeout`), bearer token and RpcError mapping; awaitable on MemoryClient."""
+        return self._invoke(method, request, timeout, lambda response: response)
+
+    def _invoke(self, method: Callable[..., Any], request: Any, timeout: float | None, result: Callable[[Any], Any]) -> Any:
+        raise NotImplementedError  # sync or async: the client classes
+
+    def _call_options(self, timeout: float | None) -> dict[str, Any]:
+        return {"timeout": self.timeout if timeout is None else timeout, "metadata": self._call_metadata}
+
+    def watch(
+        self,
+        session_ids: Sequence[str] = (),
+        types: Sequence[event_pb2.EventType.ValueType] = (),
+        *,
+        after_seq: int | None = None,
+        max_reconnects: int | None = None,
+        initial_backoff: float = 0.1,
+        max_backoff: float = 5.0,
+    ) -> Any:
+        """Watches the event log: an iterator of Events (async on MemoryClient) that
+        resumes from its last seq after reconnects.
+
+        `after_seq=None` starts from now; otherwise every event with a larger
+        seq is delivered. Empty filters mean every session / every type. The
+        stream has no deadline; `max_reconnects` bounds consecutive failed
+        reconnects (None: keep trying).
+        """
+        state = Resumption(session_ids, types, after_seq, max_reconnects, initial_backoff, max_backoff)
+        return self._watch(state)
+
+    def _watch(self, state: Resumption) -> Any:
+        raise NotImplementedError
