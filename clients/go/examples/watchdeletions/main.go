@@ -1,7 +1,7 @@
 // Command watchdeletions saves a few messages, reads the history, and watches
 // for deletions while deleting one.
 //
-//	go run ./examples/watchdeletions -addr 127.0.0.1:50051
+//	go run ./examples/watchdeletions -addr 127.0.0.1:50051 [-token T]
 package main
 
 import (
@@ -12,10 +12,7 @@ import (
 	"log"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
-
+	"github.com/memoryd/memoryd/clients/go/memoryd"
 	memorydv1 "github.com/memoryd/memoryd/clients/go/memoryd/v1"
 )
 
@@ -26,50 +23,41 @@ type outcome struct {
 	DeletedCount int64
 	Deletion     *memorydv1.Event
 	HistoryAfter []*memorydv1.Message
+	Invalid      *memoryd.Error
 }
 
-func run(ctx context.Context, conn *grpc.ClientConn, sessionID string) (*outcome, error) {
-	memory := memorydv1.NewMemoryServiceClient(conn)
-	events := memorydv1.NewEventServiceClient(conn)
+func run(ctx context.Context, client *memoryd.Client, sessionID string) (*outcome, error) {
 	out := &outcome{}
-
 	for _, m := range []struct{ role, content string }{
 		{"user", "What is the capital of France?"},
 		{"assistant", "Paris."},
 		{"user", "And of Italy?"},
 	} {
-		resp, err := memory.SaveMessage(ctx, &memorydv1.SaveMessageRequest{
+		saved, err := client.Memory.SaveMessage(ctx, &memorydv1.SaveMessageRequest{
 			SessionId: sessionID,
 			Message:   &memorydv1.Message{Role: m.role, Content: m.content},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("save: %w", err)
 		}
-		out.Saved = append(out.Saved, resp.GetMessage())
+		out.Saved = append(out.Saved, saved.GetMessage())
 	}
 
-	history, err := memory.GetHistory(ctx, &memorydv1.GetHistoryRequest{SessionId: sessionID})
+	history, err := client.Memory.GetHistory(ctx, &memorydv1.GetHistoryRequest{SessionId: sessionID})
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	out.History = history.GetMessages()
 
-	// Watch from now. The server sends the response headers once the watch is
-	// registered, so waiting for them means the deletion cannot slip in first.
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	stream, err := events.Watch(watchCtx, &memorydv1.WatchRequest{
+	watch := client.Watch(ctx, &memorydv1.WatchRequest{
 		SessionIds: []string{sessionID},
 		Types:      []memorydv1.EventType{memorydv1.EventType_EVENT_TYPE_MESSAGES_DELETED},
 	})
-	if err != nil {
+	defer watch.Close()
+	if err := watch.Started(); err != nil { // registered: the deletion cannot slip in first
 		return nil, fmt.Errorf("watch: %w", err)
 	}
-	if _, err := stream.Header(); err != nil {
-		return nil, fmt.Errorf("watch: %w", err)
-	}
-
-	deleted, err := memory.DeleteMessages(ctx, &memorydv1.DeleteMessagesRequest{
+	deleted, err := client.Memory.DeleteMessages(ctx, &memorydv1.DeleteMessagesRequest{
 		SessionId: sessionID,
 		Ids:       []string{out.Saved[1].GetId()},
 	})
@@ -77,20 +65,18 @@ func run(ctx context.Context, conn *grpc.ClientConn, sessionID string) (*outcome
 		return nil, fmt.Errorf("delete: %w", err)
 	}
 	out.DeletedCount = deleted.GetDeletedCount()
-
-	for out.Deletion == nil {
-		resp, err := stream.Recv()
-		if err != nil {
-			return nil, fmt.Errorf("watch: %w", err)
-		}
-		out.Deletion = resp.GetEvent() // nil for progress notifications
+	if out.Deletion, err = watch.Next(); err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
 	}
 
-	after, err := memory.GetHistory(ctx, &memorydv1.GetHistoryRequest{SessionId: sessionID})
+	after, err := client.Memory.GetHistory(ctx, &memorydv1.GetHistoryRequest{SessionId: sessionID})
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	out.HistoryAfter = after.GetMessages()
+
+	_, err = client.Memory.GetHistory(ctx, &memorydv1.GetHistoryRequest{SessionId: ""})
+	out.Invalid = memoryd.ErrorOf(err) // INVALID_ARGUMENT, FieldViolations naming session_id
 	return out, nil
 }
 
@@ -100,18 +86,15 @@ func main() {
 	session := flag.String("session", fmt.Sprintf("example-%d", time.Now().UnixNano()), "session id")
 	flag.Parse()
 
-	conn, err := grpc.NewClient(*addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	client, err := memoryd.Dial(*addr, memoryd.WithToken(*token))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer conn.Close()
+	defer client.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if *token != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+*token)
-	}
-	out, err := run(ctx, conn, *session)
+	out, err := run(ctx, client, *session)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			log.Fatal("timed out: is memoryd running at ", *addr, "?")
@@ -129,4 +112,5 @@ func main() {
 		contents = append(contents, m.GetContent())
 	}
 	fmt.Printf("history now: %q\n", contents)
+	fmt.Printf("invalid request: %v %s %s\n", out.Invalid.Code, out.Invalid.Reason, out.Invalid.FieldViolations[0].GetField())
 }

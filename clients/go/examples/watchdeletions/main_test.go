@@ -7,34 +7,30 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/memoryd/memoryd/clients/go/internal/memorydtest"
+	"github.com/memoryd/memoryd/clients/go/memoryd"
 	memorydv1 "github.com/memoryd/memoryd/clients/go/memoryd/v1"
 )
 
-func dial(t *testing.T) *grpc.ClientConn {
+func dial(t *testing.T) *memoryd.Client {
 	t.Helper()
-	server := memorydtest.Start(t)
-	conn, err := grpc.NewClient(server.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	client, err := memoryd.Dial(memorydtest.Start(t).Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	t.Cleanup(func() { client.Close() })
+	return client
 }
 
 func TestScenario(t *testing.T) {
-	conn := dial(t)
+	client := dial(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	session := fmt.Sprintf("go-test-%d", time.Now().UnixNano())
 
-	out, err := run(ctx, conn, session)
+	out, err := run(ctx, client, session)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,29 +70,7 @@ func TestScenario(t *testing.T) {
 	if got, want := ids(out.HistoryAfter), []string{out.Saved[0].GetId(), out.Saved[2].GetId()}; !slices.Equal(got, want) {
 		t.Errorf("history after delete = %v, want %v", got, want)
 	}
-}
-
-func TestInvalidArgumentCarriesBadRequest(t *testing.T) {
-	conn := dial(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-
-	_, err := memorydv1.NewMemoryServiceClient(conn).GetHistory(ctx, &memorydv1.GetHistoryRequest{SessionId: "", Limit: -1})
-
-	st := status.Convert(err)
-	if st.Code() != codes.InvalidArgument {
-		t.Fatalf("code = %v, want InvalidArgument", st.Code())
-	}
-	var fields []string
-	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				fields = append(fields, v.GetField())
-			}
-		}
-	}
-	slices.Sort(fields)
-	if !slices.Equal(fields, []string{"limit", "session_id"}) {
-		t.Errorf("violations = %v, want [limit session_id]", fields)
+	if out.Invalid.Code != codes.InvalidArgument || out.Invalid.FieldViolations[0].GetField() != "session_id" {
+		t.Errorf("invalid request = %v", out.Invalid)
 	}
 }

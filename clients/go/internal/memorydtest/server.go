@@ -1,4 +1,5 @@
-// Package memorydtest starts a real memoryd server for tests.
+// Package memorydtest starts a real memoryd server for tests, and the fault
+// proxy of tests/clients/fault_proxy.py in front of one.
 package memorydtest
 
 import (
@@ -17,18 +18,51 @@ import (
 
 const startupTimeout = 30 * time.Second
 
-// Server is a `memoryd serve` child process on an ephemeral loopback port,
-// storing into a temporary directory (the embedded SQLite default).
+// Server is a child process serving on an ephemeral loopback port: `memoryd
+// serve` storing into a temporary directory (the embedded SQLite default), or
+// the fault proxy.
 type Server struct {
 	Addr string // host:port to dial
 	cmd  *exec.Cmd
 	log  bytes.Buffer
 }
 
-// Start runs memoryd for the duration of the test. The binary is $MEMORYD_BIN,
-// else .venv/bin/memoryd of the enclosing repository. Without one the test is
-// skipped, unless MEMORYD_REQUIRE_SERVER=1 (as scripts/test-clients sets).
-func Start(t testing.TB) *Server {
+// Start runs memoryd for the duration of the test, with extra environment
+// ("KEY=value"). The binary is $MEMORYD_BIN, else .venv/bin/memoryd of the
+// enclosing repository. Without one the test is skipped, unless
+// MEMORYD_REQUIRE_SERVER=1 (as scripts/test-clients sets).
+func Start(t testing.TB, env ...string) *Server {
+	t.Helper()
+	bin := memoryd(t)
+	dir := t.TempDir()
+	portFile := filepath.Join(dir, "port")
+	cmd := exec.Command(bin, "serve",
+		"--listen", "127.0.0.1:0",
+		"--port-file", portFile,
+		"--data-dir", filepath.Join(dir, "data"))
+	cmd.Env = append(os.Environ(), env...)
+	return spawn(t, cmd, portFile)
+}
+
+// StartProxy runs the fault-injecting proxy in front of upstream (with the
+// Python next to the memoryd executable, from the repository's root). Calls
+// choose their faults with headers: memoryd-test-fault, memoryd-test-lost-ack
+// and memoryd-test-cut (see tests/clients/live.py).
+func StartProxy(t testing.TB, upstream *Server) *Server {
+	t.Helper()
+	bin := memoryd(t)
+	root, err := repository()
+	if err != nil {
+		t.Fatal(err)
+	}
+	portFile := filepath.Join(t.TempDir(), "port")
+	cmd := exec.Command(filepath.Join(filepath.Dir(bin), "python"), "-m", "tests.clients.fault_proxy",
+		"--upstream", upstream.Addr, "--port-file", portFile)
+	cmd.Dir = root
+	return spawn(t, cmd, portFile)
+}
+
+func memoryd(t testing.TB) string {
 	t.Helper()
 	bin, err := executable()
 	if err != nil {
@@ -37,13 +71,13 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip(err)
 	}
-	dir := t.TempDir()
-	portFile := filepath.Join(dir, "port")
-	s := &Server{}
-	s.cmd = exec.Command(bin, "serve",
-		"--listen", "127.0.0.1:0",
-		"--port-file", portFile,
-		"--data-dir", filepath.Join(dir, "data"))
+	return bin
+}
+
+func spawn(t testing.TB, cmd *exec.Cmd, portFile string) *Server {
+	t.Helper()
+	bin := cmd.Path
+	s := &Server{cmd: cmd}
 	s.cmd.Stdout = &s.log
 	s.cmd.Stderr = &s.log
 	if err := s.cmd.Start(); err != nil {
@@ -76,31 +110,44 @@ func Start(t testing.TB) *Server {
 		select {
 		case err := <-exited:
 			exited <- err
-			t.Fatalf("memoryd exited: %v\n%s", err, s.log.String())
+			t.Fatalf("%s exited: %v\n%s", bin, err, s.log.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("memoryd did not start within %s\n%s", startupTimeout, s.log.String())
+			t.Fatalf("%s did not start within %s\n%s", bin, startupTimeout, s.log.String())
 		}
 	}
 }
 
 func executable() (string, error) {
 	if bin := os.Getenv("MEMORYD_BIN"); bin != "" {
-		return bin, nil
+		return filepath.Abs(bin)
 	}
+	root, err := repository()
+	if err != nil {
+		return "", errors.New("memoryd not found: set MEMORYD_BIN or install the server into .venv")
+	}
+	candidate := filepath.Join(root, ".venv", "bin", "memoryd")
+	if _, err := os.Stat(candidate); err != nil {
+		return "", errors.New("memoryd not found: set MEMORYD_BIN or install the server into .venv")
+	}
+	return candidate, nil
+}
+
+// repository is the checkout holding this module: the nearest parent
+// directory with tests/clients/fault_proxy.py.
+func repository() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		candidate := filepath.Join(dir, ".venv", "bin", "memoryd")
-		if _, err := os.Stat(candidate); err == nil {
-			return candidate, nil
+		if _, err := os.Stat(filepath.Join(dir, "tests", "clients", "fault_proxy.py")); err == nil {
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("memoryd not found: set MEMORYD_BIN or install the server into .venv")
+			return "", errors.New("not inside the memoryd repository")
 		}
 		dir = parent
 	}
