@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
 
-from .connection import DEFAULT_TIMEOUT, Connection, channel_options
+from .connection import Connection
 from .errors import from_rpc_error
 from .idempotency import AsyncIdempotencyKeyInterceptor
-from .service_config import DEFAULT_RETRY
 from .watch import EventWatch, Resumption
 
 Response = TypeVar("Response")
@@ -25,38 +24,20 @@ class MemoryClient(Connection):
             await client.save_message("s1", message("user", "hello"))
             history = await client.get_history("s1")
 
-    Args:
-        target: "host:port" of the server.
-        token: bearer token sent as `authorization: Bearer <token>` on every call.
-        credentials: TLS channel credentials (grpc.ssl_channel_credentials(...));
-            None means a plaintext channel (what the embedded default serves on loopback).
-        timeout: default deadline in seconds of every unary call; each method
-            also takes `timeout=` for that call.
-        retry: gRPC service config holding the retry policy (default: the
-            contract's, see retry_service_config); None disables retries.
-        options: extra gRPC channel options.
+    Arguments (target, token, credentials, timeout, retry, options): see Connection.
 
     Every append gets an idempotency key when it has none, so the retried
     RPCs are safe to run twice. Failed calls raise memoryd_client.RpcError
     subclasses carrying the server's google.rpc details.
     """
 
-    def __init__(
-        self,
-        target: str = "127.0.0.1:50051",
-        *,
-        token: str | None = None,
-        credentials: grpc.ChannelCredentials | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        retry: Mapping[str, Any] | None = DEFAULT_RETRY,
-        options: Sequence[tuple[str, Any]] = (),
-    ) -> None:
-        settings = {"options": channel_options(retry, options), "interceptors": [AsyncIdempotencyKeyInterceptor()]}
+    def _open_channel(
+        self, target: str, credentials: grpc.ChannelCredentials | None, options: list[tuple[str, Any]]
+    ) -> grpc.aio.Channel:
+        interceptors = [AsyncIdempotencyKeyInterceptor()]
         if credentials is None:
-            channel = grpc.aio.insecure_channel(target, **settings)
-        else:
-            channel = grpc.aio.secure_channel(target, credentials, **settings)
-        super().__init__(channel, token, timeout)
+            return grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
+        return grpc.aio.secure_channel(target, credentials, options=options, interceptors=interceptors)
 
     async def close(self) -> None:
         """Closes the channel."""

@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import grpc
+
 from memoryd.v1 import (
     event_pb2,
     entry_service_pb2_grpc,
@@ -18,6 +20,7 @@ from memoryd.v1 import (
 )
 
 from .methods import Call, Methods
+from .service_config import DEFAULT_RETRY
 from .watch import Resumption
 
 DEFAULT_TIMEOUT = 10.0
@@ -39,9 +42,30 @@ class Connection(Methods):
     Attributes `memory`, `metadata`, `events`, `vectors`, `summaries` and
     `entries` are the generated stubs; `call()` runs any of their unary RPCs
     with the client's deadline, token and error mapping.
+
+    Args:
+        target: "host:port" of the server.
+        token: bearer token sent as `authorization: Bearer <token>` on every call.
+        credentials: TLS channel credentials (grpc.ssl_channel_credentials(...));
+            None means a plaintext channel (what the embedded default serves on loopback).
+        timeout: default deadline in seconds of every unary call; each method
+            also takes `timeout=` for that call.
+        retry: gRPC service config holding the retry policy (default: the
+            contract's, see retry_service_config); None disables retries.
+        options: extra gRPC channel options.
     """
 
-    def __init__(self, channel: Any, token: str | None, timeout: float) -> None:
+    def __init__(
+        self,
+        target: str = "127.0.0.1:50051",
+        *,
+        token: str | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry: Mapping[str, Any] | None = DEFAULT_RETRY,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        channel = self._open_channel(target, credentials, channel_options(retry, options))
         self.channel = channel
         self.timeout = timeout
         self._call_metadata: tuple[tuple[str, str], ...] = (
@@ -53,6 +77,11 @@ class Connection(Methods):
         self.vectors = vector_service_pb2_grpc.VectorServiceStub(channel)
         self.summaries = summary_service_pb2_grpc.SummaryServiceStub(channel)
         self.entries = entry_service_pb2_grpc.EntryServiceStub(channel)
+
+    def _open_channel(
+        self, target: str, credentials: grpc.ChannelCredentials | None, options: list[tuple[str, Any]]
+    ) -> Any:
+        raise NotImplementedError  # a grpc or grpc.aio channel: the client classes
 
     def _run(self, call: Call[Any]) -> Any:
         method = getattr(getattr(self, call.service), call.method)

@@ -431,7 +431,7 @@ class Methods:
         if sum(chosen) != 1 or (timestamps is not None and session_id is None):
             raise ValueError("delete_vectors takes exactly one of session_id (with optional timestamps), model_id, everything")
         if timestamps is not None:
-            request.timestamps.session_id = session_id or ""
+            request.timestamps.session_id = str(session_id)  # not None: checked above
             request.timestamps.timestamps.extend(timestamps)
         elif session_id is not None:
             request.session.session_id = session_id

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
 
-from .connection import DEFAULT_TIMEOUT, Connection, channel_options
+from .connection import Connection
 from .errors import from_rpc_error
 from .idempotency import IdempotencyKeyInterceptor
-from .service_config import DEFAULT_RETRY
 from .watch import Resumption, SyncEventWatch
 
 Response = TypeVar("Response")
@@ -26,25 +25,17 @@ class SyncMemoryClient(Connection):
             client.save_message("s1", message("user", "hello"))
             history = client.get_history("s1")
 
-    Arguments as in MemoryClient. Safe to share between threads (grpc channels are).
+    Arguments as in MemoryClient (see Connection). Safe to share between threads (grpc channels are).
     """
 
-    def __init__(
-        self,
-        target: str = "127.0.0.1:50051",
-        *,
-        token: str | None = None,
-        credentials: grpc.ChannelCredentials | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        retry: Mapping[str, Any] | None = DEFAULT_RETRY,
-        options: Sequence[tuple[str, Any]] = (),
-    ) -> None:
-        settings = {"options": channel_options(retry, options)}
+    def _open_channel(
+        self, target: str, credentials: grpc.ChannelCredentials | None, options: list[tuple[str, Any]]
+    ) -> grpc.Channel:
         if credentials is None:
-            self._raw_channel = grpc.insecure_channel(target, **settings)
+            self._raw_channel = grpc.insecure_channel(target, options=options)
         else:
-            self._raw_channel = grpc.secure_channel(target, credentials, **settings)
-        super().__init__(grpc.intercept_channel(self._raw_channel, IdempotencyKeyInterceptor()), token, timeout)
+            self._raw_channel = grpc.secure_channel(target, credentials, options=options)
+        return grpc.intercept_channel(self._raw_channel, IdempotencyKeyInterceptor())
 
     def close(self) -> None:
         """Closes the channel."""
