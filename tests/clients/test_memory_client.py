@@ -11,6 +11,7 @@ import pytest
 
 from memoryd.v1 import event_service_pb2, memory_service_pb2, summary_service_pb2
 from memoryd_client import (
+    DEFAULT_RETRY,
     EventsCompactedError,
     EventType,
     InvalidArgumentError,
@@ -18,6 +19,8 @@ from memoryd_client import (
     MemoryClient,
     UnavailableError,
     message,
+    retried_methods,
+    retry_service_config,
     to_dict,
 )
 from memoryd_client.example import run as run_example
@@ -317,3 +320,14 @@ async def test_a_retry_after_a_lost_acknowledgement_stores_once(proxy: FaultProx
     assert proxy.attempts[f"/memoryd.v1.MemoryService/{rpc}"] == 2
     assert answer.deduplicated is True
     assert [m.content for m in history] == ["exactly once"]
+
+
+async def test_retry_numbers_can_change_but_not_the_classification(proxy: FaultProxy, session_id: str):
+    proxy.faults.append(Fault(SAVE, grpc.StatusCode.UNAVAILABLE, times=2))
+    config = retry_service_config(max_attempts=2, initial_backoff=0.01)
+    async with MemoryClient(proxy.target, retry=config) as client:
+        with pytest.raises(UnavailableError):
+            await client.save_message(session_id, message("user", "hello"))
+
+    assert proxy.attempts[SAVE] == 2
+    assert retried_methods(config) == retried_methods(DEFAULT_RETRY)
