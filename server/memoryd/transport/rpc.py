@@ -18,13 +18,19 @@ from memoryd.transport.status import internal_status, to_status
 log = structlog.get_logger("memoryd.rpc")
 
 
-async def _abort(context: grpc.aio.ServicerContext, method: str, error: BaseException) -> None:
+def failure_status(method: str, error: BaseException) -> grpc.Status:
+    """The status a failed call answers with (logged here, once, for every transport)."""
     if isinstance(error, MemorydError):
         status = to_status(error)
         log.info("rpc_failed", method=method, code=status.code.name, reason=error.reason)
     else:
         status = internal_status()
         log.error("rpc_crashed", method=method, error_type=type(error).__name__, exc_info=error)
+    return status
+
+
+async def _abort(context: grpc.aio.ServicerContext, method: str, error: BaseException) -> None:
+    status = failure_status(method, error)
     await context.abort(status.code, status.details, status.trailing_metadata)
 
 
@@ -74,22 +80,43 @@ async def _answer_before(backstop: float | None, call: Awaitable[Any]) -> Any:
         raise
 
 
+async def call_unary(method: Callable[..., Awaitable[Any]], servicer: Any, request: Any, context: Any) -> Any:
+    """The transport-neutral core of a unary call: tenant, deadline budget, backstop.
+
+    `method` is the undecorated `Rpc(self, request, context, tenant)`; `context` needs
+    `invocation_metadata()` and `time_remaining()` (a grpc.aio context, or the HTTP
+    transport's). Raises what the call raised; each transport answers it with failure_status.
+    """
+    store_budget, backstop = _budgets(context.time_remaining())
+    token = deadline.set_remaining(store_budget)
+    try:
+        tenant = servicer.auth.tenant(context)
+        return await _answer_before(backstop, method(servicer, request, context, tenant))
+    finally:
+        deadline.reset(token)
+
+
+async def stream_items(method: Callable[..., AsyncIterator[Any]], servicer: Any, request: Any, context: Any):
+    """The transport-neutral core of a server-streaming call: the tenant, then the items."""
+    tenant = servicer.auth.tenant(context)
+    async for item in method(servicer, request, context, tenant):
+        yield item
+
+
 def unary(method: Callable[..., Awaitable[Any]]):
-    """Wrap `async def Rpc(self, request, context, tenant)` as a grpc.aio unary handler."""
+    """Wrap `async def Rpc(self, request, context, tenant)` as a grpc.aio unary handler.
+
+    The handler's `__wrapped__` (functools.wraps) is `method`, for other transports.
+    """
     name = method.__name__
 
     @functools.wraps(method)
     async def handler(self, request, context: grpc.aio.ServicerContext):
         started = time.perf_counter()
-        store_budget, backstop = _budgets(context.time_remaining())
-        token = deadline.set_remaining(store_budget)
         try:
-            tenant = self.auth.tenant(context)
-            response = await _answer_before(backstop, method(self, request, context, tenant))
+            response = await call_unary(method, self, request, context)
         except Exception as error:  # noqa: BLE001 - every failure leaves as a gRPC status
             await _abort(context, name, error)
-        finally:
-            deadline.reset(token)
         log.debug("rpc", method=name, ms=round((time.perf_counter() - started) * 1000, 3))
         return response
 
@@ -107,8 +134,7 @@ def server_stream(method: Callable[..., AsyncIterator[Any]]):
     @functools.wraps(method)
     async def handler(self, request, context: grpc.aio.ServicerContext):
         try:
-            tenant = self.auth.tenant(context)
-            async for item in method(self, request, context, tenant):
+            async for item in stream_items(method, self, request, context):
                 yield item
         except Exception as error:  # noqa: BLE001
             await _abort(context, name, error)
