@@ -10,7 +10,6 @@ from pathlib import Path
 import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from memoryd.v1 import event_service_pb2, event_service_pb2_grpc, memory_service_pb2, memory_service_pb2_grpc
 from memoryd.v1 import metadata_service_pb2, metadata_service_pb2_grpc
@@ -26,7 +25,7 @@ from memoryd.domain.summaries import Summaries, VectorRecall
 from memoryd.domain.watch import WatchHub
 from memoryd.transport import tls
 from memoryd.transport.auth import Authenticator, check_bind, load_tokens
-from memoryd.transport.reflection import MethodResolvingPool
+from memoryd.transport.reflection import enable_reflection
 from memoryd.transport.servicers.events import EventServicer
 from memoryd.transport.servicers.memory import MemoryServicer
 from memoryd.transport.servicers.metadata import MetadataServicer
@@ -209,11 +208,7 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (*SERVICE_NAMES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
-        server,
-        pool=MethodResolvingPool(),  # ghz asks for method symbols, which upb's pool cannot find
-    )
+    enable_reflection((*SERVICE_NAMES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
     try:
         if credentials is None:
             port = server.add_insecure_port(config.listen)
