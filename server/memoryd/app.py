@@ -25,6 +25,7 @@ from memoryd.domain.summaries import Summaries, VectorRecall
 from memoryd.domain.watch import WatchHub
 from memoryd.transport import tls
 from memoryd.transport.auth import Authenticator, check_bind, load_tokens
+from memoryd.transport.http.server import HttpServer
 from memoryd.transport.reflection import enable_reflection
 from memoryd.transport.servicers.events import EventServicer
 from memoryd.transport.servicers.memory import MemoryServicer
@@ -37,14 +38,23 @@ from memoryd.transport.servicers.summaries import SummaryServicer
 
 log = structlog.get_logger("memoryd.app")
 
-SERVICE_NAMES = (
-    memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name,
-    metadata_service_pb2.DESCRIPTOR.services_by_name["MetadataService"].full_name,
-    event_service_pb2.DESCRIPTOR.services_by_name["EventService"].full_name,
-    vector_service_pb2.DESCRIPTOR.services_by_name["VectorService"].full_name,
-    summary_service_pb2.DESCRIPTOR.services_by_name["SummaryService"].full_name,
-    entry_service_pb2.DESCRIPTOR.services_by_name["EntryService"].full_name,
-)
+MEMORY_SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
+METADATA_SERVICE = metadata_service_pb2.DESCRIPTOR.services_by_name["MetadataService"].full_name
+EVENT_SERVICE = event_service_pb2.DESCRIPTOR.services_by_name["EventService"].full_name
+VECTOR_SERVICE = vector_service_pb2.DESCRIPTOR.services_by_name["VectorService"].full_name
+SUMMARY_SERVICE = summary_service_pb2.DESCRIPTOR.services_by_name["SummaryService"].full_name
+ENTRY_SERVICE = entry_service_pb2.DESCRIPTOR.services_by_name["EntryService"].full_name
+SERVICE_NAMES = (MEMORY_SERVICE, METADATA_SERVICE, EVENT_SERVICE, VECTOR_SERVICE, SUMMARY_SERVICE, ENTRY_SERVICE)
+
+# Full service name -> the generated function that registers its servicer on a grpc server.
+_ADD_TO_SERVER = {
+    MEMORY_SERVICE: memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,
+    METADATA_SERVICE: metadata_service_pb2_grpc.add_MetadataServiceServicer_to_server,
+    EVENT_SERVICE: event_service_pb2_grpc.add_EventServiceServicer_to_server,
+    VECTOR_SERVICE: vector_service_pb2_grpc.add_VectorServiceServicer_to_server,
+    SUMMARY_SERVICE: summary_service_pb2_grpc.add_SummaryServiceServicer_to_server,
+    ENTRY_SERVICE: entry_service_pb2_grpc.add_EntryServiceServicer_to_server,
+}
 
 
 def open_store(config: Config) -> Store:
@@ -69,9 +79,15 @@ class App:
     health: health.aio.HealthServicer
     port: int
     tasks: list[asyncio.Task] = field(default_factory=list)
+    http: HttpServer | None = None
     hub: WatchHub | None = None
     vectors: VectorMemory | None = None
     storage_ready: bool = True
+
+    @property
+    def http_port(self) -> int:
+        """The bound HTTP/JSON port (0 when HTTP is off)."""
+        return self.http.port if self.http is not None else 0
 
     async def stop(self, grace: float | None = None) -> None:
         grace = self.config.grace_seconds if grace is None else grace
@@ -79,7 +95,10 @@ class App:
         await self.health.enter_graceful_shutdown()
         if self.hub is not None:
             self.hub.close()  # Watch streams end cleanly with a last progress; clients resume elsewhere
-        await self.server.stop(grace)
+        if self.http is not None:
+            await asyncio.gather(self.server.stop(grace), self.http.stop(grace))
+        else:
+            await self.server.stop(grace)
         for task in self.tasks:
             task.cancel()
         for task in self.tasks:
@@ -155,13 +174,50 @@ def security(config: Config, *, warn: bool = True) -> tuple[Authenticator, grpc.
     """
     auth = Authenticator(load_tokens(config.tokens_file, config.tokens))
     credentials = tls.server_credentials(config.tls_cert, config.tls_key, config.tls_client_ca)
-    check_bind(
-        config.listen,
-        authenticated=auth.enabled or bool(config.tls_client_ca),
-        allow_insecure_remote=config.allow_insecure_remote,
-        warn=warn,
-    )
+    for address in (config.listen, config.http_address):  # the same rule for gRPC and HTTP
+        if address:
+            check_bind(
+                address,
+                authenticated=auth.enabled or bool(config.tls_client_ca),
+                allow_insecure_remote=config.allow_insecure_remote,
+                warn=warn,
+            )
     return auth, credentials
+
+
+def _servicers(
+    config: Config, store: Store, memory: Memory, hub: WatchHub, vectors: VectorMemory | None, auth: Authenticator
+) -> dict:
+    """Full service name -> servicer, for every service this configuration serves (gRPC and HTTP alike)."""
+    servicers = {
+        MEMORY_SERVICE: MemoryServicer(memory, auth),
+        METADATA_SERVICE: MetadataServicer(memory, auth),
+        EVENT_SERVICE: EventServicer(store, hub, config.limits, auth),
+        SUMMARY_SERVICE: SummaryServicer(
+            Summaries(store, config.limits, VectorRecall(vectors) if vectors else None), auth
+        ),
+        ENTRY_SERVICE: EntryServicer(
+            Entries(store, config.limits, config.entry_scope_capacity, vectors.embedder if vectors else None), auth
+        ),
+    }
+    if vectors is not None:
+        servicers[VECTOR_SERVICE] = VectorServicer(vectors, auth, config.limits)
+    return servicers
+
+
+async def _start_http(config: Config, servicers: dict, *, reuse_port: bool) -> HttpServer:
+    """Bind and serve the HTTP/JSON listener; raises OSError when the address cannot be bound."""
+    from memoryd.transport.http.server import bind
+    from memoryd.transport.http.site import build
+
+    address = config.http_address
+    if reuse_port and address.rpartition(":")[2] == "0":
+        raise OSError("--workers needs a fixed HTTP port (--http-listen host:port, or auto with a fixed --listen port)")
+    app = build(servicers, config.limits)
+    sock = bind(address, reuse_port=reuse_port)
+    http = HttpServer(app, sock, tls_cert=config.tls_cert, tls_key=config.tls_key, tls_client_ca=config.tls_client_ca)
+    await http.start()
+    return http
 
 
 async def start(config: Config, *, reuse_port: bool = False, worker_index: int = 0) -> App:
@@ -192,23 +248,12 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     )
 
     server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port), interceptors=interceptors)
-    memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(memory, auth), server)
-    metadata_service_pb2_grpc.add_MetadataServiceServicer_to_server(MetadataServicer(memory, auth), server)
-    if vectors is not None:
-        vector_service_pb2_grpc.add_VectorServiceServicer_to_server(VectorServicer(vectors, auth, config.limits), server)
-    event_service_pb2_grpc.add_EventServiceServicer_to_server(EventServicer(store, hub, config.limits, auth), server)
-    summary_service_pb2_grpc.add_SummaryServiceServicer_to_server(
-        SummaryServicer(Summaries(store, config.limits, VectorRecall(vectors) if vectors else None), auth), server
-    )
-    entry_service_pb2_grpc.add_EntryServiceServicer_to_server(
-        EntryServicer(
-            Entries(store, config.limits, config.entry_scope_capacity, vectors.embedder if vectors else None), auth
-        ),
-        server,
-    )
+    servicers = _servicers(config, store, memory, hub, vectors, auth)
+    for name, servicer in servicers.items():
+        _ADD_TO_SERVER[name](servicer, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    enable_reflection((*SERVICE_NAMES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
+    enable_reflection((*servicers, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
     try:
         if credentials is None:
             port = server.add_insecure_port(config.listen)
@@ -216,15 +261,25 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
             port = server.add_secure_port(config.listen, credentials)
     except RuntimeError:  # grpcio reports a failed bind (port in use) this way
         port = 0
-    if port == 0:
+    http_server = None
+    bind_error = None if port else OSError(f"could not bind {config.listen}")
+    if port and config.http_address:
+        try:
+            http_server = await _start_http(config, servicers, reuse_port=reuse_port)
+        except OSError as error:
+            bind_error = OSError(f"could not serve HTTP on {config.http_address}: {error.strerror or error}")
+    if bind_error is not None:
+        await server.stop(None)
         if vectors is not None:
             await vectors.close()
         await store.close()
-        raise OSError(f"could not bind {config.listen}")
+        raise bind_error
     await server.start()
     await _set_serving(health_servicer, storage_ready)
 
-    app = App(config, store, server, health_servicer, port, hub=hub, vectors=vectors, storage_ready=storage_ready)
+    app = App(
+        config, store, server, health_servicer, port, http=http_server, hub=hub, vectors=vectors, storage_ready=storage_ready
+    )
     if vectors is not None:
         app.tasks.append(asyncio.create_task(vectors.drainer.run(), name="vector-outbox"))
         vector_service = vector_service_pb2.DESCRIPTOR.services_by_name["VectorService"].full_name
@@ -256,6 +311,8 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
         "serving",
         listen=config.listen,
         port=port,
+        http=config.http_address or "off",
+        http_port=app.http_port,
         backend=config.backend,
         auth="tokens" if auth.enabled else "none",
         tenants=len(auth.tenants),

@@ -17,6 +17,7 @@ from memoryd.domain.limits import Limits
 @dataclass(frozen=True, slots=True)
 class Config:
     listen: str = "127.0.0.1:50051"
+    http_listen: str = "auto"
     data_dir: Path = Path("./data")
     mongodb_uri: str = ""
     mongodb_database: str = "memoryd"
@@ -66,10 +67,22 @@ class Config:
     def backend(self) -> str:
         return "mongodb" if self.mongodb_uri else "sqlite"
 
+    @property
+    def http_address(self) -> str:
+        """Where HTTP/JSON is served ("" when off); `auto` follows --listen: same host, port + 1."""
+        value = self.http_listen.strip()
+        if value.lower() in ("", "off"):
+            return ""
+        if value.lower() != "auto":
+            return value
+        host, _, port = self.listen.rpartition(":")
+        return f"{host}:{int(port) + 1 if int(port) else 0}"
+
 
 # (name, env var, type, help). Limits fields are added from the Limits dataclass.
 SETTINGS: list[tuple[str, str, type, str]] = [
     ("listen", "MEMORYD_LISTEN", str, "host:port to serve gRPC on (port 0 picks a free port)"),
+    ("http_listen", "MEMORYD_HTTP_LISTEN", str, "host:port to serve HTTP/JSON (Connect) on; auto: --listen's host and port + 1 (port 0 stays 0); off: none"),
     ("data_dir", "MEMORYD_DATA_DIR", Path, "directory of the embedded SQLite file"),
     ("mongodb_uri", "MEMORYD_MONGODB_URI", str, "MongoDB URI; when set, MongoDB replaces SQLite"),
     ("mongodb_database", "MEMORYD_MONGODB_DATABASE", str, "MongoDB database name"),

@@ -147,7 +147,7 @@ def _listening_ports(pid: int) -> set[int]:
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc")
 def test_metrics_are_off_by_default(tmp_path):
-    process, address = _start(tmp_path)
+    process, address = _start(tmp_path, "--http-listen", "off")
     try:
         assert _listening_ports(process.pid) == {int(address.rsplit(":", 1)[1])}
     finally:

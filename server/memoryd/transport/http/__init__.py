@@ -1,0 +1,1 @@
+"""The HTTP/JSON transport: memoryd's contract over the Connect protocol (see docs/HTTP.md)."""

@@ -1,0 +1,154 @@
+"""memoryd's RPCs over the Connect protocol (connectrpc), bound to the gRPC servicers.
+
+Every method of every service handed in is served at `POST /<package>.<Service>/<Method>`
+(Connect's URL layout; JSON or binary protobuf, HTTP/1.1 or HTTP/2). The endpoints are
+built from the same service descriptors gRPC registers, so no RPC can be left out, and
+each calls the servicer method's own undecorated body through transport/rpc.py's core
+(tenant, deadline budget, failure statuses): authentication, validation, limits and error
+details are those of gRPC, written once. Connect's generated server stubs are not used:
+they define snake_case methods our gRPC-style servicers do not have.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+import grpc
+from connectrpc.code import Code
+from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
+from connectrpc.errors import ConnectError, ErrorDetail
+from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
+from connectrpc.request import RequestContext
+from connectrpc.server import ConnectASGIApplication, Endpoint
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import MethodDescriptor
+from google.rpc import status_pb2
+from protobuf.wkt import Any as ConnectAny
+
+from memoryd.domain.errors import FieldViolation, InvalidArgument
+from memoryd.transport import rpc
+
+STATUS_DETAILS_KEY = "grpc-status-details-bin"
+
+# Connect's codes are gRPC's, in snake_case; only CANCELLED is spelt differently.
+_CODES = {status: Code[status.name] for status in grpc.StatusCode if status.name in Code.__members__}
+_CODES[grpc.StatusCode.CANCELLED] = Code.CANCELED
+
+_IDEMPOTENCY = {
+    descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS: IdempotencyLevel.NO_SIDE_EFFECTS,
+    descriptor_pb2.MethodOptions.IDEMPOTENT: IdempotencyLevel.IDEMPOTENT,
+}
+
+
+class CallContext:
+    """What the servicers and rpc.py ask of a grpc.aio context, answered for a Connect call."""
+
+    __slots__ = ("_request",)
+
+    def __init__(self, request: RequestContext) -> None:
+        self._request = request
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self._request.request_headers.allitems())  # names are lower-case, as in gRPC
+
+    def time_remaining(self) -> float | None:
+        remaining_ms = self._request.timeout_ms  # from the connect-timeout-ms header
+        return None if remaining_ms is None else max(remaining_ms / 1000, 0.0)
+
+    async def send_initial_metadata(self, metadata: Any) -> None:
+        """Connect sends a stream's headers with its first message (Watch's first is a progress)."""
+
+
+def connect_error(status: grpc.Status) -> ConnectError:
+    """The Connect error of a gRPC status: same code, message and google.rpc details."""
+    rich = status_pb2.Status()
+    for key, value in status.trailing_metadata or ():
+        if key == STATUS_DETAILS_KEY:
+            rich.ParseFromString(value)
+    details = [ErrorDetail(ConnectAny(type_url=d.type_url, value=d.value)) for d in rich.details]
+    return ConnectError(_CODES.get(status.code, Code.UNKNOWN), rich.message or status.details or "", details)
+
+
+class _RejectingDecodes:
+    """A codec whose undecodable input answers as gRPC's does: INVALID_ARGUMENT with a BadRequest."""
+
+    def __init__(self, codec: Any) -> None:
+        self._codec = codec
+
+    def name(self) -> str:
+        return self._codec.name()
+
+    def encode(self, message: Any) -> bytes:
+        return self._codec.encode(message)
+
+    def decode(self, data: bytes | bytearray, message_class: type) -> Any:
+        try:
+            return self._codec.decode(data, message_class)
+        except Exception as error:  # noqa: BLE001 - json_format and protobuf raise several types
+            violation = FieldViolation("body", f"is not a valid {self._codec.name()} {message_class.DESCRIPTOR.full_name}: {error}")
+            raise connect_error(rpc.failure_status("decode", InvalidArgument(violation))) from None
+
+
+async def _unary(core, servicer, name: str, request: Any, context: RequestContext) -> Any:
+    try:
+        return await rpc.call_unary(core, servicer, request, CallContext(context))
+    except Exception as error:  # noqa: BLE001 - every failure leaves as a Connect error
+        raise connect_error(rpc.failure_status(name, error)) from None
+
+
+async def _server_stream(core, servicer, name: str, request: Any, context: RequestContext) -> AsyncIterator[Any]:
+    try:
+        async for item in rpc.stream_items(core, servicer, request, CallContext(context)):
+            yield item
+    except Exception as error:  # noqa: BLE001
+        raise connect_error(rpc.failure_status(name, error)) from None
+
+
+def _method_info(method: MethodDescriptor) -> MethodInfo:
+    return MethodInfo(
+        name=method.name,
+        service_name=method.containing_service.full_name,
+        input=message_factory.GetMessageClass(method.input_type),
+        output=message_factory.GetMessageClass(method.output_type),
+        idempotency_level=_IDEMPOTENCY.get(method.GetOptions().idempotency_level, IdempotencyLevel.UNKNOWN),
+        stream_type=StreamType.SERVER_STREAM if method.server_streaming else StreamType.UNARY,
+    )
+
+
+def endpoints(servicers: Mapping[str, Any]) -> dict[str, Endpoint]:
+    """`/<service>/<method>` -> endpoint, for every method of every (full service name -> servicer)."""
+    pool = descriptor_pool.Default()
+    routes: dict[str, Endpoint] = {}
+    for service_name, servicer in servicers.items():
+        for method in pool.FindServiceByName(service_name).methods:
+            if method.client_streaming:
+                raise NotImplementedError(f"{method.full_name}: client streaming has no HTTP binding here")
+            core = getattr(type(servicer), method.name).__wrapped__  # the body under rpc.unary / rpc.server_stream
+            info = _method_info(method)
+            if method.server_streaming:
+                endpoint = Endpoint.server_stream(info, functools.partial(_server_stream, core, servicer, method.name))
+            else:
+                endpoint = Endpoint.unary(info, functools.partial(_unary, core, servicer, method.name))
+            routes[f"/{service_name}/{method.name}"] = endpoint
+    return routes
+
+
+class ConnectApp(ConnectASGIApplication):
+    """One ASGI application serving every memoryd service over Connect."""
+
+    def __init__(self, servicers: Mapping[str, Any], *, read_max_bytes: int, interceptors: Sequence[Any] = ()) -> None:
+        routes = endpoints(servicers)
+        super().__init__(
+            service=routes,
+            endpoints=lambda resolved: resolved,
+            interceptors=interceptors,
+            read_max_bytes=read_max_bytes,  # larger bodies answer RESOURCE_EXHAUSTED, as over gRPC
+            codecs=[_RejectingDecodes(google_protobuf_binary_codec()), _RejectingDecodes(google_protobuf_json_codec())],
+        )
+        self.routes = routes
+
+    @property
+    def path(self) -> str:
+        return "/"

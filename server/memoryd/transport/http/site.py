@@ -1,0 +1,16 @@
+"""The ASGI application on the HTTP port.
+
+    POST /<package>.<Service>/<Method>   every RPC (transport/http/connect.py)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memoryd.domain.limits import Limits
+from memoryd.transport.http.connect import ConnectApp
+
+
+def build(servicers: Mapping[str, Any], limits: Limits) -> Any:
+    return ConnectApp(servicers, read_max_bytes=limits.max_request_bytes)
