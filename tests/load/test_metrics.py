@@ -1,4 +1,5 @@
-"""Prometheus metrics: off by default; with --metrics-port, counts calls per RPC and status."""
+"""Prometheus metrics: off by default; with --metrics-port, grpc-prometheus series per RPC and code,
+for calls over gRPC and over HTTP (Connect) alike."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 
 from memoryd.v1 import (
@@ -76,14 +78,14 @@ def _sample(samples: dict[str, float], name: str, **labels: str) -> float:
 
 @pytest.fixture
 def metrics_server(tmp_path):
-    metrics_port = _free_port()
-    process, address = _start(tmp_path, "--metrics-port", str(metrics_port))
-    yield address, metrics_port
+    metrics_port, http_port = _free_port(), _free_port()
+    process, address = _start(tmp_path, "--metrics-port", str(metrics_port), "--http-listen", f"127.0.0.1:{http_port}")
+    yield address, metrics_port, http_port
     _stop(process)
 
 
 async def test_metrics_count_calls_per_method_and_status(metrics_server):
-    address, metrics_port = metrics_server
+    address, metrics_port, http_port = metrics_server
     async with grpc.aio.insecure_channel(address) as channel:
         memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
         for i in range(3):
@@ -97,9 +99,15 @@ async def test_metrics_count_calls_per_method_and_status(metrics_server):
             await memory.GetHistory(memory_service_pb2.GetHistoryRequest(session_id="", limit=10))
         assert rejected.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{http_port}") as http:
+            body = {"session_id": "metrics", "limit": 10}
+            assert (await http.post("/memoryd.v1.MemoryService/GetHistory", json=body)).status_code == 200
+            assert (await http.post("/memoryd.v1.MemoryService/GetHistory", json={"limit": 1})).status_code == 400
+
         events = event_service_pb2_grpc.EventServiceStub(channel)
         watch = events.Watch(event_service_pb2.WatchRequest(session_ids=["metrics"]))
         try:
+            assert (await watch.read()).HasField("progress")  # live: counted as sent before we scrape
             samples = {}
             for _ in range(100):  # the stream registers asynchronously on the server
                 samples = _scrape(metrics_port)
@@ -110,15 +118,24 @@ async def test_metrics_count_calls_per_method_and_status(metrics_server):
         finally:
             watch.cancel()
 
-    save = "/memoryd.v1.MemoryService/SaveMessage"
-    history = "/memoryd.v1.MemoryService/GetHistory"
-    assert _sample(samples, "memoryd_grpc_requests_total", method=save, code="OK") == 3
-    assert _sample(samples, "memoryd_grpc_requests_total", method=history, code="OK") == 1
-    assert _sample(samples, "memoryd_grpc_requests_total", method=history, code="INVALID_ARGUMENT") == 1
-    assert _sample(samples, "memoryd_grpc_request_duration_seconds_count", method=save, code="OK") == 3
+    memory = {"grpc_service": "memoryd.v1.MemoryService", "grpc_type": "unary"}
+    over_grpc, over_http = {**memory, "transport": "grpc"}, {**memory, "transport": "connect"}
+    handled = "grpc_server_handled_total"
+    assert _sample(samples, "grpc_server_started_total", grpc_method="SaveMessage", **over_grpc) == 3
+    assert _sample(samples, handled, grpc_method="SaveMessage", grpc_code="OK", **over_grpc) == 3
+    assert _sample(samples, handled, grpc_method="GetHistory", grpc_code="OK", **over_grpc) == 1
+    assert _sample(samples, handled, grpc_method="GetHistory", grpc_code="INVALID_ARGUMENT", **over_grpc) == 1
+    assert _sample(samples, handled, grpc_method="GetHistory", grpc_code="OK", **over_http) == 1
+    assert _sample(samples, handled, grpc_method="GetHistory", grpc_code="INVALID_ARGUMENT", **over_http) == 1
+    assert _sample(samples, "grpc_server_handling_seconds_count", grpc_method="SaveMessage", **over_grpc) == 3
+    assert _sample(samples, "grpc_server_msg_received_total", grpc_method="SaveMessage", **over_grpc) == 3
+    assert _sample(samples, "grpc_server_msg_sent_total", grpc_method="SaveMessage", **over_grpc) == 3
+    watch = {"grpc_service": "memoryd.v1.EventService", "grpc_method": "Watch", "grpc_type": "server_stream"}
+    assert _sample(samples, "grpc_server_started_total", **watch) == 1
+    assert _sample(samples, "grpc_server_msg_sent_total", **watch) >= 1  # the progress that marks it live
     assert _sample(samples, "memoryd_store_operation_duration_seconds_count", operation="append", outcome="ok") == 3
-    # Rejected before storage: only the valid GetHistory reached the store.
-    assert _sample(samples, "memoryd_store_operation_duration_seconds_count", operation="history", outcome="ok") == 1
+    # Rejected before storage: only the valid GetHistory calls (one per transport) reached the store.
+    assert _sample(samples, "memoryd_store_operation_duration_seconds_count", operation="history", outcome="ok") == 2
     assert "memoryd_vector_queue_depth" in samples
 
 

@@ -12,5 +12,10 @@ from memoryd.domain.limits import Limits
 from memoryd.transport.http.connect import ConnectApp
 
 
-def build(servicers: Mapping[str, Any], limits: Limits) -> Any:
-    return ConnectApp(servicers, read_max_bytes=limits.max_request_bytes)
+def build(servicers: Mapping[str, Any], limits: Limits, *, metrics: bool = False) -> Any:
+    interceptors = []
+    if metrics:
+        from memoryd.observability.metrics import ConnectMetricsInterceptor
+
+        interceptors.append(ConnectMetricsInterceptor())
+    return ConnectApp(servicers, read_max_bytes=limits.max_request_bytes, interceptors=interceptors)
