@@ -213,7 +213,7 @@ async def _start_http(config: Config, servicers: dict, *, reuse_port: bool) -> H
     address = config.http_address
     if reuse_port and address.rpartition(":")[2] == "0":
         raise OSError("--workers needs a fixed HTTP port (--http-listen host:port, or auto with a fixed --listen port)")
-    app = build(servicers, config.limits, metrics=bool(config.metrics_port))
+    app = build(servicers, config.limits, metrics=bool(config.metrics_port), tracing=config.tracing)
     sock = bind(address, reuse_port=reuse_port)
     http = HttpServer(app, sock, tls_cert=config.tls_cert, tls_key=config.tls_key, tls_client_ca=config.tls_client_ca)
     await http.start()
@@ -224,6 +224,10 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     auth, credentials = security(config)
     store = open_store(config)
     interceptors = []
+    if config.tracing:
+        from memoryd.observability import tracing
+
+        interceptors.extend(tracing.grpc_interceptors())
     if config.metrics_port:
         from memoryd.observability import metrics
 

@@ -36,6 +36,7 @@ class Config:
     health_check_interval_seconds: float = 2.0
     workers: int = 1
     metrics_port: int = 0
+    tracing: bool = False
     tokens_file: str = ""
     tokens: str = field(default="", repr=False)  # MEMORYD_TOKENS only: never a flag (visible in ps)
     tls_cert: str = ""
@@ -101,6 +102,7 @@ SETTINGS: list[tuple[str, str, type, str]] = [
     ("health_check_interval_seconds", "MEMORYD_HEALTH_CHECK_INTERVAL_SECONDS", float, "how often storage is probed for health"),
     ("workers", "MEMORYD_WORKERS", int, "server processes sharing the port (SO_REUSEPORT); >1 needs a Qdrant server"),
     ("metrics_port", "MEMORYD_METRICS_PORT", int, "serve Prometheus /metrics on this port (0: off; worker i uses port+i)"),
+    ("tracing", "MEMORYD_TRACING", bool, "OpenTelemetry spans for every call (needs the memoryd[tracing] extra; export set by OTEL_* variables)"),
     ("tokens_file", "MEMORYD_TOKENS_FILE", str, "bearer tokens file ('tenant: token' lines or JSON); enables auth"),
     ("tls_cert", "MEMORYD_TLS_CERT", str, "PEM certificate chain; with --tls-key serves TLS"),
     ("tls_key", "MEMORYD_TLS_KEY", str, "PEM private key of --tls-cert"),

@@ -12,10 +12,15 @@ from memoryd.domain.limits import Limits
 from memoryd.transport.http.connect import ConnectApp
 
 
-def build(servicers: Mapping[str, Any], limits: Limits, *, metrics: bool = False) -> Any:
+def build(servicers: Mapping[str, Any], limits: Limits, *, metrics: bool = False, tracing: bool = False) -> Any:
     interceptors = []
     if metrics:
         from memoryd.observability.metrics import ConnectMetricsInterceptor
 
         interceptors.append(ConnectMetricsInterceptor())
-    return ConnectApp(servicers, read_max_bytes=limits.max_request_bytes, interceptors=interceptors)
+    app: Any = ConnectApp(servicers, read_max_bytes=limits.max_request_bytes, interceptors=interceptors)
+    if tracing:
+        from memoryd.observability.tracing import traced_asgi
+
+        app = traced_asgi(app)
+    return app
