@@ -222,7 +222,7 @@ def test_cli_forced_public_listen_serves_and_warns(tmp_path):
     served, stderr = _run_serve(tmp_path, "--listen", "0.0.0.0:0", "--allow-insecure-remote", wait_port=True)
     assert served
     warnings = [line for line in stderr.splitlines() if '"insecure_remote_listen"' in line]
-    assert len(warnings) == 1 and '"warning"' in warnings[0]
+    assert len(warnings) == 2 and all('"warning"' in w for w in warnings)  # the gRPC and the HTTP listener
 
 
 def test_cli_public_listen_with_tokens_serves(tmp_path):

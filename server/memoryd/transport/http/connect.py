@@ -88,7 +88,7 @@ class _RejectingDecodes:
             return self._codec.decode(data, message_class)
         except Exception as error:  # noqa: BLE001 - json_format and protobuf raise several types
             violation = FieldViolation("body", f"is not a valid {self._codec.name()} {message_class.DESCRIPTOR.full_name}: {error}")
-            raise connect_error(rpc.failure_status("decode", InvalidArgument(violation))) from None
+            raise connect_error(rpc.failure_status("http_request_body", InvalidArgument(violation))) from None
 
 
 async def _unary(core, servicer, name: str, request: Any, context: RequestContext) -> Any:
