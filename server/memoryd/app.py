@@ -205,7 +205,9 @@ def _servicers(
     return servicers
 
 
-async def _start_http(config: Config, servicers: dict, *, reuse_port: bool) -> HttpServer:
+async def _start_http(
+    config: Config, servicers: dict, health_servicer: health.aio.HealthServicer, *, reuse_port: bool
+) -> HttpServer:
     """Bind and serve the HTTP/JSON listener; raises OSError when the address cannot be bound."""
     from memoryd.transport.http.server import bind
     from memoryd.transport.http.site import build
@@ -213,7 +215,7 @@ async def _start_http(config: Config, servicers: dict, *, reuse_port: bool) -> H
     address = config.http_address
     if reuse_port and address.rpartition(":")[2] == "0":
         raise OSError("--workers needs a fixed HTTP port (--http-listen host:port, or auto with a fixed --listen port)")
-    app = build(servicers, config.limits, metrics=bool(config.metrics_port), tracing=config.tracing)
+    app = build(servicers, config.limits, health_servicer, metrics=bool(config.metrics_port), tracing=config.tracing)
     sock = bind(address, reuse_port=reuse_port)
     http = HttpServer(app, sock, tls_cert=config.tls_cert, tls_key=config.tls_key, tls_client_ca=config.tls_client_ca)
     await http.start()
@@ -269,7 +271,7 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     bind_error = None if port else OSError(f"could not bind {config.listen}")
     if port and config.http_address:
         try:
-            http_server = await _start_http(config, servicers, reuse_port=reuse_port)
+            http_server = await _start_http(config, servicers, health_servicer, reuse_port=reuse_port)
         except OSError as error:
             bind_error = OSError(f"could not serve HTTP on {config.http_address}: {error.strerror or error}")
     if bind_error is not None:

@@ -1,7 +1,6 @@
-"""GET /openapi.json describes every RPC at its Connect path with its messages' proto3 JSON fields.
-
-That the file matches the .proto (it is generated) is scripts/check-contract's gate.
-"""
+"""The HTTP port's own GETs: /openapi.json describes every RPC at its Connect path with its
+messages' proto3 JSON fields (that it matches the .proto is scripts/check-contract's gate);
+/healthz follows gRPC health."""
 
 from __future__ import annotations
 
@@ -57,3 +56,14 @@ def test_every_reference_resolves():
     document = json.loads(openapi_document())
     for ref in _refs(document):
         _definition(document, ref)
+
+
+async def test_healthz_follows_grpc_health(server):
+    response = await server.http.get("/healthz")
+    assert (response.status_code, response.json()) == (200, {"status": "SERVING"})
+    await server.app.health.set("", 2)  # NOT_SERVING, as while storage is down
+    try:
+        response = await server.http.get("/healthz")
+        assert (response.status_code, response.json()) == (503, {"status": "NOT_SERVING"})
+    finally:
+        await server.app.health.set("", 1)
