@@ -26,6 +26,7 @@ With several workers each process serves its own registry on `port + worker inde
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import time
@@ -109,6 +110,34 @@ class RpcRecorder:
         if self._subscribers is not None:
             self._subscribers.dec()
 
+    async def observe(self, call: Awaitable[Any], code_of: Callable[[BaseException | None], str]) -> Any:
+        """Await one call, counted and timed; `code_of(error)` names its final status."""
+        started = self.start()
+        error: BaseException | None = None
+        try:
+            return await call
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            self.finish(code_of(error), started)
+
+    async def observe_stream(
+        self, responses: AsyncIterator[Any], code_of: Callable[[BaseException | None], str]
+    ) -> AsyncIterator[Any]:
+        """Relay a response stream, counted and timed, each message counted as sent."""
+        started = self.start()
+        error: BaseException | None = None
+        try:
+            async for response in responses:
+                self.sent.inc()
+                yield response
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            self.finish(code_of(error), started)
+
 
 def _split(full_method: str) -> tuple[str, str]:
     service, _, method = full_method.lstrip("/").partition("/")
@@ -132,15 +161,7 @@ def _code_name(context: grpc.aio.ServicerContext, error: BaseException | None) -
 
 def _unary_behavior(recorder: RpcRecorder, behavior: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     async def observed(request_or_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
-        started = recorder.start()
-        error: BaseException | None = None
-        try:
-            return await behavior(request_or_iterator, context)
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            recorder.finish(_code_name(context, error), started)
+        return await recorder.observe(behavior(request_or_iterator, context), functools.partial(_code_name, context))
 
     return observed
 
@@ -152,17 +173,10 @@ def _stream_behavior(recorder: RpcRecorder, behavior: Callable[..., Any]) -> Cal
         return _unary_behavior(recorder, behavior)
 
     async def observed_gen(request_or_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
-        started = recorder.start()
-        error: BaseException | None = None
-        try:
-            async for response in behavior(request_or_iterator, context):
-                recorder.sent.inc()
+        code_of = functools.partial(_code_name, context)
+        async with contextlib.aclosing(recorder.observe_stream(behavior(request_or_iterator, context), code_of)) as stream:
+            async for response in stream:
                 yield response
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            recorder.finish(_code_name(context, error), started)
 
     return observed_gen
 
@@ -242,32 +256,12 @@ class ConnectMetricsInterceptor:
         return recorder
 
     async def intercept_unary(self, call_next: Callable[..., Awaitable[Any]], request: Any, context: Any, /) -> Any:
-        recorder = self._recorder(context, UNARY)
-        started = recorder.start()
-        error: BaseException | None = None
-        try:
-            return await call_next(request, context)
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            recorder.finish(_connect_code_name(error), started)
+        return await self._recorder(context, UNARY).observe(call_next(request, context), _connect_code_name)
 
-    async def intercept_server_stream(
+    def intercept_server_stream(
         self, call_next: Callable[..., AsyncIterator[Any]], request: Any, context: Any, /
     ) -> AsyncIterator[Any]:
-        recorder = self._recorder(context, SERVER_STREAM)
-        started = recorder.start()
-        error: BaseException | None = None
-        try:
-            async for response in call_next(request, context):
-                recorder.sent.inc()
-                yield response
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            recorder.finish(_connect_code_name(error), started)
+        return self._recorder(context, SERVER_STREAM).observe_stream(call_next(request, context), _connect_code_name)
 
 
 def instrument_store(store: Any) -> Any:
