@@ -16,7 +16,7 @@ USER memoryd
 WORKDIR /var/lib/memoryd
 ENV MEMORYD_LISTEN=0.0.0.0:50051 \
     MEMORYD_DATA_DIR=/var/lib/memoryd/data
-EXPOSE 50051
+EXPOSE 50051 50052
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD python -c "import grpc,sys; from grpc_health.v1 import health_pb2 as h, health_pb2_grpc as g; \
 s=g.HealthStub(grpc.insecure_channel('127.0.0.1:50051')); \

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import struct
 
 import grpc
+import httpx
 import pytest
 
 from memoryd.v1 import event_service_pb2, event_service_pb2_grpc
@@ -75,3 +77,24 @@ async def test_watch_needs_the_token(server):
     async with server.http.stream("POST", WATCH, content=envelope({}), headers={"content-type": "application/connect+json"}) as response:
         (flags, end), = [frame async for frame in frames(response)]
     assert flags == END_STREAM and end["error"]["code"] == "unauthenticated"
+
+
+async def test_shutdown_ends_http_watch_streams_with_unavailable_to_resume(tmp_path):
+    from memoryd.app import start
+    from memoryd.config import Config
+
+    app = await start(Config(listen="127.0.0.1:0", data_dir=tmp_path, vectors_enabled=False))
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{app.http_port}", timeout=30) as http:
+        headers = {"content-type": "application/connect+json"}
+        async with http.stream("POST", WATCH, content=envelope({}), headers=headers) as response:
+            stream = frames(response)
+            flags, first = await anext(stream)
+            assert flags == 0 and "progress" in first
+            stopping = asyncio.create_task(app.stop(10))
+            rest = [frame async for frame in stream]
+            await stopping
+    flags, end = rest[-1]
+    assert flags == END_STREAM  # as over gRPC: UNAVAILABLE, retryable, resume with after_seq
+    error = http_error(end["error"])
+    assert error["code"] == "unavailable"
+    assert {d["type"]: d for d in error["details"]}["google.rpc.ErrorInfo"]["reason"] == "SHUTTING_DOWN"

@@ -125,7 +125,10 @@ def endpoints(servicers: Mapping[str, Any]) -> dict[str, Endpoint]:
         for method in pool.FindServiceByName(service_name).methods:
             if method.client_streaming:
                 raise NotImplementedError(f"{method.full_name}: client streaming has no HTTP binding here")
-            core = getattr(type(servicer), method.name).__wrapped__  # the body under rpc.unary / rpc.server_stream
+            handler = getattr(type(servicer), method.name)
+            core = getattr(handler, "__wrapped__", None)  # the body under rpc.unary / rpc.server_stream
+            if core is None:
+                raise TypeError(f"{type(servicer).__name__}.{method.name} must be wrapped by rpc.unary or rpc.server_stream")
             info = _method_info(method)
             if method.server_streaming:
                 endpoint = Endpoint.server_stream(info, functools.partial(_server_stream, core, servicer, method.name))
