@@ -70,12 +70,14 @@ def grpc_error(error: grpc.aio.AioRpcError) -> dict:
 
 
 def http_error(body: dict) -> dict:
-    """The same of a Connect error body; details decoded from their base64 protobuf values."""
-    return {
-        "code": body["code"],
-        "message": body.get("message", ""),
-        "details": [_detail(d["type"], base64.b64decode(d["value"] + "==")) for d in body.get("details", [])],
-    }
+    """The same of a Connect error body; details decoded from their base64 protobuf values,
+    whose JSON form the body also carries (Connect's "debug"), for readers without protobuf."""
+    details = []
+    for detail in body.get("details", []):
+        decoded = _detail(detail["type"], base64.b64decode(detail["value"] + "=="))
+        assert {"type": detail["type"], **detail["debug"]} == decoded, detail
+        details.append(decoded)
+    return {"code": body["code"], "message": body.get("message", ""), "details": details}
 
 
 def _detail(type_name: str, value: bytes) -> dict:

@@ -70,4 +70,6 @@ def test_readme_curl_quickstart_works_verbatim(tmp_path):
     assert "/memoryd.v1.MemoryService/GetHistory" in openapi["paths"]
     error = json.loads(invalid)
     assert error["code"] == "invalid_argument"
-    assert {d["type"] for d in error["details"]} == {"google.rpc.ErrorInfo", "google.rpc.BadRequest"}
+    details = {d["type"]: d["debug"] for d in error["details"]}
+    assert details["google.rpc.ErrorInfo"]["reason"] == "INVALID_ARGUMENT"
+    assert details["google.rpc.BadRequest"]["fieldViolations"][0]["field"] == "session_id"

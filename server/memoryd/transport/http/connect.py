@@ -29,6 +29,7 @@ from protobuf.wkt import Any as ConnectAny
 
 from memoryd.domain.errors import FieldViolation, InvalidArgument
 from memoryd.transport import rpc
+from memoryd.transport.http.details.google.rpc import error_details_pb
 
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
@@ -61,13 +62,24 @@ class CallContext:
         """Connect sends a stream's headers with its first message (Watch's first is a progress)."""
 
 
+def _detail(packed: Any) -> ErrorDetail:
+    """A google.rpc detail for connectrpc, as a protobuf-py message when it is one of
+    google/rpc/error_details.proto's (generated in transport/http/details): then the error
+    body carries its JSON ("debug") next to its bytes, readable with plain curl."""
+    package, _, name = packed.type_url.rpartition("/")[2].rpartition(".")
+    message_class = getattr(error_details_pb, name, None) if package == "google.rpc" else None
+    if message_class is None:
+        return ErrorDetail(ConnectAny(type_url=packed.type_url, value=packed.value))
+    return ErrorDetail(message_class.from_binary(packed.value))
+
+
 def connect_error(status: grpc.Status) -> ConnectError:
     """The Connect error of a gRPC status: same code, message and google.rpc details."""
     rich = status_pb2.Status()
     for key, value in status.trailing_metadata or ():
         if key == STATUS_DETAILS_KEY:
             rich.ParseFromString(value)
-    details = [ErrorDetail(ConnectAny(type_url=d.type_url, value=d.value)) for d in rich.details]
+    details = [_detail(packed) for packed in rich.details]
     return ConnectError(_CODES.get(status.code, Code.UNKNOWN), rich.message or status.details or "", details)
 
 
