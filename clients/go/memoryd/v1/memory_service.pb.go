@@ -512,8 +512,14 @@ func (x *GetHistoryRequest) GetLimit() int32 {
 // Response of GetHistory.
 type GetHistoryResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Newest `limit` unarchived messages by (timestamp, seq), oldest first.
-	Messages      []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Newest `limit` unarchived messages by (timestamp, seq), oldest first. When
+	// they would exceed the server's response byte bound (max_response_bytes,
+	// default 3 MiB of stored message bytes), only the newest that fit are
+	// returned (always at least one) and `truncated` is set.
+	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// True when the byte bound left out older messages within `limit`; read them
+	// with GetFullHistory or ListMessagesInRange, which page.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -555,6 +561,13 @@ func (x *GetHistoryResponse) GetMessages() []*Message {
 	return nil
 }
 
+func (x *GetHistoryResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
 // Request of GetFullHistory.
 type GetFullHistoryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -564,6 +577,8 @@ type GetFullHistoryRequest struct {
 	// server's maximum page size.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// Token from a previous response's `next_page_token`; empty for the first page.
+	// Tokens are opaque and authenticated: one altered, or issued for another
+	// query, is refused with INVALID_ARGUMENT naming `page_token`.
 	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -623,7 +638,10 @@ func (x *GetFullHistoryRequest) GetPageToken() string {
 // Response of GetFullHistory.
 type GetFullHistoryResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Messages of this page, archived included, ordered by (timestamp, seq).
+	// Messages of this page, archived included, ordered by (timestamp, seq). A page
+	// holds fewer than `page_size` messages when the server's response byte bound
+	// (max_response_bytes) ends it early (a page always holds at least one message);
+	// `next_page_token` then continues.
 	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
 	// Token for the next page; empty when there are no more messages.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
@@ -780,7 +798,8 @@ func (x *ListMessagesInRangeRequest) GetPageToken() string {
 // Response of ListMessagesInRange.
 type ListMessagesInRangeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Matching messages ordered by (timestamp, seq).
+	// Matching messages ordered by (timestamp, seq); as in GetFullHistoryResponse,
+	// the response byte bound may end a page before `page_size`.
 	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
 	// Token for the next page; empty when the range is exhausted.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
@@ -938,8 +957,12 @@ func (x *GetRecentAcrossSessionsRequest) GetExcludeKinds() []string {
 type GetRecentAcrossSessionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Exactly min(limit, matching messages) of the newest matches by
-	// (timestamp, session_id, seq), returned oldest first.
-	Messages      []*SessionMessage `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// (timestamp, session_id, seq), returned oldest first; unless they would exceed
+	// the server's response byte bound (max_response_bytes): then only the newest
+	// that fit (at least one) and `truncated` is set.
+	Messages []*SessionMessage `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// True when the byte bound left out older matches within `limit`.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -979,6 +1002,13 @@ func (x *GetRecentAcrossSessionsResponse) GetMessages() []*SessionMessage {
 		return x.Messages
 	}
 	return nil
+}
+
+func (x *GetRecentAcrossSessionsResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 // Request of TrimHistory.
@@ -1922,9 +1952,10 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x11GetHistoryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
-	"\x05limit\x18\x02 \x01(\x05R\x05limit\"E\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\"c\n" +
 	"\x12GetHistoryResponse\x12/\n" +
-	"\bmessages\x18\x01 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\"r\n" +
+	"\bmessages\x18\x01 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"r\n" +
 	"\x15GetFullHistoryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
@@ -1956,9 +1987,10 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x05kinds\x18\x06 \x03(\tR\x05kinds\x12#\n" +
 	"\rexclude_kinds\x18\a \x03(\tR\fexcludeKindsB\v\n" +
 	"\t_since_tsB\v\n" +
-	"\t_platform\"Y\n" +
+	"\t_platform\"w\n" +
 	"\x1fGetRecentAcrossSessionsResponse\x126\n" +
-	"\bmessages\x18\x01 \x03(\v2\x1a.memoryd.v1.SessionMessageR\bmessages\"T\n" +
+	"\bmessages\x18\x01 \x03(\v2\x1a.memoryd.v1.SessionMessageR\bmessages\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"T\n" +
 	"\x12TrimHistoryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1f\n" +

@@ -43,8 +43,10 @@ type Message struct {
 	// Absent is different from empty: `exclude_kinds` filters never exclude a
 	// message whose kind is absent.
 	Kind *string `protobuf:"bytes,5,opt,name=kind,proto3,oneof" json:"kind,omitempty"`
-	// Milliseconds since the Unix epoch, supplied by the caller. 0 means "use
-	// the server's clock at the time of the write".
+	// Milliseconds since the Unix epoch, supplied by the caller. 0 means "let the
+	// server stamp it": the server's clock at the time of the write, but never
+	// below the highest timestamp the session has held, so that messages the
+	// server stamps are in insertion order whatever the replica and its clock.
 	Timestamp int64 `protobuf:"varint,6,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
 	// Structured parts of the message (text, image, file, mention, quote ...).
 	Segments []*Segment `protobuf:"bytes,7,rep,name=segments,proto3" json:"segments,omitempty"`

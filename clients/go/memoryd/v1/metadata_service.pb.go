@@ -383,7 +383,8 @@ func (x *ListMetadataRequest) GetPageToken() string {
 // Response of ListMetadata.
 type ListMetadataResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Records of this page, ordered by key.
+	// Records of this page, ordered by key. The server's response byte bound
+	// (max_response_bytes) may end a page before `page_size` (at least one record).
 	Entries []*MetadataEntry `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
 	// Token for the next page; empty when there are no more records.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`

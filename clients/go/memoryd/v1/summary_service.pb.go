@@ -612,7 +612,8 @@ func (x *ListSummariesRequest) GetPageToken() string {
 // Response of ListSummaries.
 type ListSummariesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Slices of this page, oldest first.
+	// Slices of this page, oldest first. The server's response byte bound
+	// (max_response_bytes) may end a page before `page_size` (at least one slice).
 	Summaries []*Summary `protobuf:"bytes,1,rep,name=summaries,proto3" json:"summaries,omitempty"`
 	// Token for the next page; empty when there are no more slices.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`

@@ -89,10 +89,12 @@ class GetHistoryRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class GetHistoryResponse(_message.Message):
-    __slots__ = ("messages",)
+    __slots__ = ("messages", "truncated")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
-    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ...) -> None: ...
+    truncated: bool
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., truncated: _Optional[bool] = ...) -> None: ...
 
 class GetFullHistoryRequest(_message.Message):
     __slots__ = ("session_id", "page_size", "page_token")
@@ -157,10 +159,12 @@ class GetRecentAcrossSessionsRequest(_message.Message):
     def __init__(self, limit: _Optional[int] = ..., since_ts: _Optional[int] = ..., platform: _Optional[str] = ..., exclude_session_ids: _Optional[_Iterable[str]] = ..., roles: _Optional[_Iterable[str]] = ..., kinds: _Optional[_Iterable[str]] = ..., exclude_kinds: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GetRecentAcrossSessionsResponse(_message.Message):
-    __slots__ = ("messages",)
+    __slots__ = ("messages", "truncated")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.SessionMessage]
-    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.SessionMessage, _Mapping]]] = ...) -> None: ...
+    truncated: bool
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.SessionMessage, _Mapping]]] = ..., truncated: _Optional[bool] = ...) -> None: ...
 
 class TrimHistoryRequest(_message.Message):
     __slots__ = ("session_id", "keep_recent")

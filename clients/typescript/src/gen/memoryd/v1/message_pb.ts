@@ -63,8 +63,10 @@ export type Message = Message$1<"memoryd.v1.Message"> & {
   kind?: string | undefined;
 
   /**
-   * Milliseconds since the Unix epoch, supplied by the caller. 0 means "use
-   * the server's clock at the time of the write".
+   * Milliseconds since the Unix epoch, supplied by the caller. 0 means "let the
+   * server stamp it": the server's clock at the time of the write, but never
+   * below the highest timestamp the session has held, so that messages the
+   * server stamps are in insertion order whatever the replica and its clock.
    *
    * @generated from field: int64 timestamp = 6;
    */

@@ -210,7 +210,8 @@ export const ListMetadataRequestSchema: GenMessage<ListMetadataRequest> = /*@__P
  */
 export type ListMetadataResponse = Message<"memoryd.v1.ListMetadataResponse"> & {
   /**
-   * Records of this page, ordered by key.
+   * Records of this page, ordered by key. The server's response byte bound
+   * (max_response_bytes) may end a page before `page_size` (at least one record).
    *
    * @generated from field: repeated memoryd.v1.MetadataEntry entries = 1;
    */

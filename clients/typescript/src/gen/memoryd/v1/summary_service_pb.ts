@@ -236,7 +236,8 @@ export const ListSummariesRequestSchema: GenMessage<ListSummariesRequest> = /*@_
  */
 export type ListSummariesResponse = Message<"memoryd.v1.ListSummariesResponse"> & {
   /**
-   * Slices of this page, oldest first.
+   * Slices of this page, oldest first. The server's response byte bound
+   * (max_response_bytes) may end a page before `page_size` (at least one slice).
    *
    * @generated from field: repeated memoryd.v1.Summary summaries = 1;
    */
