@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,15 +13,14 @@ import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from memoryd.v1 import event_service_pb2, event_service_pb2_grpc, memory_service_pb2, memory_service_pb2_grpc
-from memoryd.v1 import metadata_service_pb2, metadata_service_pb2_grpc
-from memoryd.v1 import vector_service_pb2, vector_service_pb2_grpc
-from memoryd.v1 import entry_service_pb2, entry_service_pb2_grpc, summary_service_pb2, summary_service_pb2_grpc
+from memoryd.v1 import event_service_pb2, memory_service_pb2, metadata_service_pb2
+from memoryd.v1 import entry_service_pb2, summary_service_pb2, vector_service_pb2
 from memoryd.config import Config
 from memoryd.domain.entries import Entries
 from memoryd.domain.errors import MemorydError, StorageUnavailable
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import now_ms
+from memoryd.domain.paging import PageTokens
 from memoryd.domain.store import Store
 from memoryd.domain.summaries import Summaries, VectorRecall
 from memoryd.domain.watch import WatchHub
@@ -27,6 +28,7 @@ from memoryd.transport import tls
 from memoryd.transport.auth import Authenticator, check_bind, load_tokens
 from memoryd.transport.http.server import HttpServer
 from memoryd.transport.reflection import enable_reflection
+from memoryd.transport.rpc import InflightBytes, add_service
 from memoryd.transport.servicers.events import EventServicer
 from memoryd.transport.servicers.memory import MemoryServicer
 from memoryd.transport.servicers.metadata import MetadataServicer
@@ -46,14 +48,18 @@ SUMMARY_SERVICE = summary_service_pb2.DESCRIPTOR.services_by_name["SummaryServic
 ENTRY_SERVICE = entry_service_pb2.DESCRIPTOR.services_by_name["EntryService"].full_name
 SERVICE_NAMES = (MEMORY_SERVICE, METADATA_SERVICE, EVENT_SERVICE, VECTOR_SERVICE, SUMMARY_SERVICE, ENTRY_SERVICE)
 
-# Full service name -> the generated function that registers its servicer on a grpc server.
-_ADD_TO_SERVER = {
-    MEMORY_SERVICE: memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,
-    METADATA_SERVICE: metadata_service_pb2_grpc.add_MetadataServiceServicer_to_server,
-    EVENT_SERVICE: event_service_pb2_grpc.add_EventServiceServicer_to_server,
-    VECTOR_SERVICE: vector_service_pb2_grpc.add_VectorServiceServicer_to_server,
-    SUMMARY_SERVICE: summary_service_pb2_grpc.add_SummaryServiceServicer_to_server,
-    ENTRY_SERVICE: entry_service_pb2_grpc.add_EntryServiceServicer_to_server,
+# Full service name -> its descriptor (add_service registers every servicer from it).
+_DESCRIPTORS = {
+    descriptor.full_name: descriptor
+    for module in (
+        memory_service_pb2,
+        metadata_service_pb2,
+        event_service_pb2,
+        vector_service_pb2,
+        summary_service_pb2,
+        entry_service_pb2,
+    )
+    for descriptor in module.DESCRIPTOR.services_by_name.values()
 }
 
 
@@ -167,6 +173,25 @@ def _listen_host(listen: str) -> str:
     return host or "0.0.0.0"
 
 
+def bind_failure(listen: str) -> str:
+    """Why gRPC could not bind `listen` (it says only that it failed): the port is in use,
+    the address is not this host's, or the address does not parse."""
+    host, _, port_text = listen.rpartition(":")
+    host = host.strip("[]") or "0.0.0.0"
+    try:
+        port = int(port_text)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, port))
+    except ValueError:
+        return f"cannot listen on {listen}: not a host:port address"
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            return f"cannot listen on {listen}: address already in use (another process is listening on port {port})"
+        return f"cannot listen on {listen}: {error.strerror or error}"
+    return f"cannot listen on {listen}"
+
+
 def security(config: Config, *, warn: bool = True) -> tuple[Authenticator, grpc.ServerCredentials | None]:
     """Tokens and TLS from config; refuses an unauthenticated non-loopback listen address.
 
@@ -186,7 +211,13 @@ def security(config: Config, *, warn: bool = True) -> tuple[Authenticator, grpc.
 
 
 def _servicers(
-    config: Config, store: Store, memory: Memory, hub: WatchHub, vectors: VectorMemory | None, auth: Authenticator
+    config: Config,
+    store: Store,
+    memory: Memory,
+    hub: WatchHub,
+    vectors: VectorMemory | None,
+    auth: Authenticator,
+    page_tokens: PageTokens,
 ) -> dict:
     """Full service name -> servicer, for every service this configuration serves (gRPC and HTTP alike)."""
     servicers = {
@@ -194,10 +225,13 @@ def _servicers(
         METADATA_SERVICE: MetadataServicer(memory, auth),
         EVENT_SERVICE: EventServicer(store, hub, config.limits, auth),
         SUMMARY_SERVICE: SummaryServicer(
-            Summaries(store, config.limits, VectorRecall(vectors) if vectors else None), auth
+            Summaries(store, config.limits, VectorRecall(vectors) if vectors else None, page_tokens), auth
         ),
         ENTRY_SERVICE: EntryServicer(
-            Entries(store, config.limits, config.entry_scope_capacity, vectors.embedder if vectors else None), auth
+            Entries(
+                store, config.limits, config.entry_scope_capacity, vectors.embedder if vectors else None, page_tokens
+            ),
+            auth,
         ),
     }
     if vectors is not None:
@@ -248,15 +282,17 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     vectors = build_vectors(config, store) if config.vectors_enabled else None
     if vectors is not None:
         await vectors.open()
-    memory = Memory(store, config.limits, vectors, downgrade_images=config.downgrade_images)
+    page_tokens = PageTokens.for_store(store, config.page_token_secret)
+    memory = Memory(store, config.limits, vectors, downgrade_images=config.downgrade_images, page_tokens=page_tokens)
     hub = WatchHub(
         store, buffer_size=config.watch_buffer_size, progress_interval=config.watch_progress_interval_seconds
     )
 
     server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port), interceptors=interceptors)
-    servicers = _servicers(config, store, memory, hub, vectors, auth)
+    servicers = _servicers(config, store, memory, hub, vectors, auth, page_tokens)
+    inflight = InflightBytes(config.limits.max_inflight_request_bytes)
     for name, servicer in servicers.items():
-        _ADD_TO_SERVER[name](servicer, server)
+        add_service(server, servicer, _DESCRIPTORS[name], inflight)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     enable_reflection((*servicers, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
@@ -268,7 +304,7 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     except RuntimeError:  # grpcio reports a failed bind (port in use) this way
         port = 0
     http_server = None
-    bind_error = None if port else OSError(f"could not bind {config.listen}")
+    bind_error = None if port else OSError(bind_failure(config.listen))
     if port and config.http_address:
         try:
             http_server = await _start_http(config, servicers, health_servicer, reuse_port=reuse_port)

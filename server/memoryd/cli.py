@@ -45,8 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
         security(config, warn=False)  # bad tokens/TLS or an unauthenticated public address: refuse before serving
     except ValueError as error:
-        log.error("startup_refused", error=str(error))
-        print(f"memoryd: {error}", file=sys.stderr)
+        log.error("startup_refused", error=f"memoryd: {error}")
         return 2
     if config.workers != 1:
         return serve_workers(config, log)
@@ -72,8 +71,7 @@ def serve_workers(config: config_module.Config, log) -> int:
             qdrant_url=getattr(config, "qdrant_url", ""),
         )
     except workers.WorkersUnsupported as error:
-        log.error("startup_failed", error=str(error))
-        print(f"memoryd: {error}", file=sys.stderr)
+        log.error("startup_failed", error=f"memoryd: {error}")
         return 2
 
     def worker_main(index: int, address: str, started) -> None:

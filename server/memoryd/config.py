@@ -56,6 +56,7 @@ class Config:
     embedder_model: str = ""
     embedder_model_id: str = ""
     embedder_api_key: str = field(default="", repr=False)  # MEMORYD_EMBEDDER_API_KEY only
+    page_token_secret: str = field(default="", repr=False)  # MEMORYD_PAGE_TOKEN_SECRET only
     index_concurrency: int = 10
     index_queue_size: int = 500
     recall_half_life_hours: float = 168.0
@@ -131,6 +132,7 @@ SECRET_SETTINGS: list[tuple[str, str, str]] = [
     ("tokens", "MEMORYD_TOKENS", "bearer tokens inline, same format as the tokens file (commas may separate entries)"),
     ("qdrant_api_key", "MEMORYD_QDRANT_API_KEY", "API key of the Qdrant server"),
     ("embedder_api_key", "MEMORYD_EMBEDDER_API_KEY", "bearer key of the embeddings endpoint"),
+    ("page_token_secret", "MEMORYD_PAGE_TOKEN_SECRET", "key that signs page tokens (default: one created once in the database)"),
 ]
 
 

@@ -273,7 +273,8 @@ def _label(value, ids: dict[str, str]):
             labelled["ids"] = [ids.get(i, i) for i in value["ids"]]
         return labelled
     if hasattr(value, "__dataclass_fields__"):
-        return type(value).__name__, {f: _label(getattr(value, f), ids) for f in value.__dataclass_fields__}
+        fields = [name for name, spec in value.__dataclass_fields__.items() if spec.compare]  # not stored_bytes
+        return type(value).__name__, {f: _label(getattr(value, f), ids) for f in fields}
     return value
 
 

@@ -208,11 +208,13 @@ class Entries:
         limits: Limits,
         capacity: int = DEFAULT_SCOPE_CAPACITY,
         embedder: Embedder | None = None,
+        page_tokens: paging.PageTokens | None = None,
     ) -> None:
         self.store = store
         self.limits = limits
         self.capacity = capacity
         self.embedder = embedder
+        self.page_tokens = page_tokens or paging.PageTokens.ephemeral()
 
     async def _embed(self, text: str) -> tuple[list[float], str]:
         """The server embedder's vector of `text`, or nothing: search silently stays keyword-only."""
@@ -328,14 +330,17 @@ class Entries:
     async def list_entries(
         self, tenant: str, scope: str, page_size: int, page_token: str
     ) -> tuple[list[Entry], str]:
-        """Newest first. A scope holds at most `capacity` entries, so it is read whole."""
+        """Newest first. A scope holds at most `capacity` entries of bounded text, so it is read
+        whole and pages need no byte bound."""
         size = min(page_size or DEFAULT_PAGE, self.limits.max_page_size)
         token_scope = ("entries", scope)
-        position = paging.decode(page_token, token_scope)
+        position = await self.page_tokens.decode(tenant, token_scope, page_token)
         ordered = sorted(await self._all(tenant, scope), key=lambda e: (-e.create_time, e.id))
         if position is not None:
             after = (-int(position["t"]), str(position["id"]))
             ordered = [e for e in ordered if (-e.create_time, e.id) > after]
         page = ordered[:size]
-        token = paging.encode(token_scope, {"t": page[-1].create_time, "id": page[-1].id}) if len(ordered) > size else ""
+        token = ""
+        if len(ordered) > size:
+            token = await self.page_tokens.encode(tenant, token_scope, {"t": page[-1].create_time, "id": page[-1].id})
         return page, token

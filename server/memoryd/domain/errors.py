@@ -23,16 +23,37 @@ class FieldViolation:
     description: str
 
 
+# A rejected request lists at most this many violations (with the total count), so that
+# the error stays far below the 8 KiB of trailers default gRPC clients accept.
+MAX_LISTED_VIOLATIONS = 20
+# The status message repeats only the first few of them.
+MAX_VIOLATIONS_IN_MESSAGE = 3
+
+
 class InvalidArgument(MemorydError):
-    """The request is malformed; `violations` name the offending fields."""
+    """The request is malformed; `violations` name the offending fields.
+
+    `violations` holds at most MAX_LISTED_VIOLATIONS of them; `count` is how many there were.
+    """
 
     reason = "INVALID_ARGUMENT"
 
-    def __init__(self, violations: list[FieldViolation] | FieldViolation):
+    def __init__(self, violations: list[FieldViolation] | FieldViolation, *, count: int | None = None):
         if isinstance(violations, FieldViolation):
             violations = [violations]
-        self.violations = violations
-        super().__init__("; ".join(f"{v.field}: {v.description}" for v in violations))
+        self.count = max(count or 0, len(violations))
+        self.violations = violations[:MAX_LISTED_VIOLATIONS]
+        shown = self.violations[:MAX_VIOLATIONS_IN_MESSAGE]
+        message = "; ".join(f"{v.field}: {v.description}" for v in shown)
+        if self.count > len(shown):
+            message += f" (and {self.count - len(shown)} more)"
+        super().__init__(message, metadata={"violation_count": str(self.count)})
+
+
+class MalformedRequest(MemorydError):
+    """The request could not be decoded at all, so no field can be named (INVALID_ARGUMENT)."""
+
+    reason = "MALFORMED_REQUEST"
 
 
 class NotFound(MemorydError):

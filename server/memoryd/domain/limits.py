@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# JSON objects (google.protobuf.Struct: message metadata, segment data, metadata records,
+# summary metadata) nest at most this many objects/arrays deep. Fixed, not configurable:
+# protobuf decoders stop at 100 nested messages and each JSON level costs up to 3
+# (Struct, map entry, Value), while responses wrap a record in a few messages more
+# (a 33-deep record could be saved but not read back by Python clients).
+MAX_JSON_DEPTH = 20
+
 
 def _limit(default: int, help_text: str):
     return field(default=default, metadata={"help": help_text})
@@ -24,3 +31,11 @@ class Limits:
     max_text_bytes: int = _limit(64 << 10, "UpdateMessageContent old/new text")
     max_request_bytes: int = _limit(16 << 20, "gRPC receive limit; larger requests get RESOURCE_EXHAUSTED")
     max_vector_dimension: int = _limit(65_536, "numbers per vector or embedding (Qdrant's own limit)")
+    max_response_bytes: int = _limit(
+        3 << 20,
+        "stored bytes of messages/records in one response: pages end early with next_page_token, "
+        "GetHistory/GetRecentAcrossSessions keep the newest and set truncated; one item always fits",
+    )
+    max_inflight_request_bytes: int = _limit(
+        64 << 20, "request bytes being processed at once; further requests wait for room (bounds write bursts)"
+    )

@@ -41,11 +41,18 @@ def _page_size(requested: int, default: int, maximum: int) -> int:
 
 class Memory:
     def __init__(
-        self, store: Store, limits: Limits, hooks: MemoryHooks | None = None, *, downgrade_images: bool = False
+        self,
+        store: Store,
+        limits: Limits,
+        hooks: MemoryHooks | None = None,
+        *,
+        downgrade_images: bool = False,
+        page_tokens: paging.PageTokens | None = None,
     ) -> None:
         self.store = store
         self.limits = limits
         self.hooks = hooks or MemoryHooks()
+        self.page_tokens = page_tokens or paging.PageTokens.ephemeral()
         # Seed 001: stored copies keep "[image <hash>]" instead of data: URIs and image URLs.
         self.downgrade_images = downgrade_images
 
@@ -133,8 +140,15 @@ class Memory:
 
     # -- reads ---------------------------------------------------------------
     async def get_history(self, tenant: str, session_id: str, limit: int) -> list[Message]:
+        return (await self.history_window(tenant, session_id, limit))[0]
+
+    async def history_window(self, tenant: str, session_id: str, limit: int) -> tuple[list[Message], bool]:
+        """GetHistory: the newest messages, oldest first, and whether max_response_bytes left
+        out older ones within `limit` (the store reads newest first, so the newest are kept)."""
         size = _page_size(limit, DEFAULT_HISTORY_LIMIT, self.limits.max_page_size)
-        return await self.store.history(tenant, session_id, size)
+        rows = await self.store.history(tenant, session_id, size, self.limits.max_response_bytes)
+        kept, truncated = paging.fit(rows[::-1], size, self.limits.max_response_bytes)
+        return kept[::-1], truncated
 
     async def get_full_history(
         self, tenant: str, session_id: str, page_size: int, page_token: str
@@ -167,39 +181,56 @@ class Memory:
     async def _range_page(
         self, tenant: str, query: RangeQuery, page_token: str, scope: tuple[Any, ...]
     ) -> tuple[list[Message], str]:
-        position = paging.decode(page_token, scope)
+        position = await self.page_tokens.decode(tenant, scope, page_token)
         if position is not None:
-            query = replace(query, after=Position(int(position["ts"]), int(position["seq"])))
-        # One extra row tells whether another page exists without a count query.
-        rows = await self.store.range(tenant, replace(query, limit=query.limit + 1))
-        if len(rows) <= query.limit:
-            return rows, ""
-        page = rows[: query.limit]
+            query = replace(query, after=Position(position["ts"], position["seq"]))
+        # One extra row tells whether another page exists without a count query; the
+        # byte bound ends a page early (max_response_bytes, paging.fit).
+        max_bytes = self.limits.max_response_bytes
+        rows = await self.store.range(tenant, replace(query, limit=query.limit + 1, max_bytes=max_bytes))
+        page, more = paging.fit(rows, query.limit, max_bytes)
+        if not more:
+            return page, ""
         last = page[-1]
-        return page, paging.encode(scope, {"ts": last.timestamp, "seq": last.seq})
+        return page, await self.page_tokens.encode(tenant, scope, {"ts": last.timestamp, "seq": last.seq})
 
     async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
-        return await self.store.recent_across_sessions(
-            tenant, replace(query, limit=min(query.limit, self.limits.max_recent_limit))
-        )
+        return (await self.recent_window(tenant, query))[0]
 
-    async def _keyed_page(self, scope: tuple[Any, ...], page_size: int, page_token: str, fetch, key_of):
-        """A page of a listing ordered by a unique string key; the token holds the last key."""
+    async def recent_window(self, tenant: str, query: RecentQuery) -> tuple[list[SessionMessage], bool]:
+        """As history_window: the newest matches that fit max_response_bytes, and whether any were left out."""
+        limit = min(query.limit, self.limits.max_recent_limit)
+        max_bytes = self.limits.max_response_bytes
+        rows = await self.store.recent_across_sessions(tenant, replace(query, limit=limit, max_bytes=max_bytes))
+        kept, truncated = paging.fit([r.message for r in reversed(rows)], limit, max_bytes)
+        return rows[len(rows) - len(kept):], truncated
+
+    async def _keyed_page(
+        self, tenant: str, scope: tuple[Any, ...], page_size: int, page_token: str, fetch, key_of, *, bounded: bool
+    ):
+        """A page of a listing ordered by a unique string key; the token holds the last key.
+
+        `fetch(after, limit, max_bytes)` reads with the byte bound of paging.fit when `bounded`.
+        """
         size = _page_size(page_size, DEFAULT_LIST_PAGE, self.limits.max_page_size)
-        position = paging.decode(page_token, scope)
-        rows = await fetch(position["after"] if position else None, size + 1)
-        if len(rows) <= size:
-            return rows, ""
-        page = rows[:size]
-        return page, paging.encode(scope, {"after": key_of(page[-1])})
+        position = await self.page_tokens.decode(tenant, scope, page_token)
+        max_bytes = self.limits.max_response_bytes if bounded else None
+        rows = await fetch(position["after"] if position else None, size + 1, max_bytes)
+        page, more = paging.fit(rows, size, max_bytes)
+        if not more:
+            return page, ""
+        return page, await self.page_tokens.encode(tenant, scope, {"after": key_of(page[-1])})
 
     async def list_sessions(self, tenant: str, page_size: int, page_token: str) -> tuple[list[SessionInfo], str]:
+        # Session rows are small and bounded (an id and three numbers): no byte bound needed.
         return await self._keyed_page(
+            tenant,
             ("sessions",),
             page_size,
             page_token,
-            lambda after, limit: self.store.list_sessions(tenant, after, limit),
+            lambda after, limit, _: self.store.list_sessions(tenant, after, limit),
             lambda info: info.session_id,
+            bounded=False,
         )
 
     # -- metadata ------------------------------------------------------------
@@ -213,11 +244,13 @@ class Memory:
         self, tenant: str, namespace: str, page_size: int, page_token: str
     ) -> tuple[list[MetadataEntry], str]:
         return await self._keyed_page(
+            tenant,
             ("metadata", namespace),
             page_size,
             page_token,
-            lambda after, limit: self.store.list_metadata(tenant, namespace, after, limit),
+            lambda after, limit, max_bytes: self.store.list_metadata(tenant, namespace, after, limit, max_bytes),
             lambda entry: entry.key,
+            bounded=True,
         )
 
     async def delete_metadata(self, tenant: str, namespace: str, key: str) -> bool:

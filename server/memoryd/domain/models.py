@@ -11,6 +11,12 @@ from typing import Any
 
 DEFAULT_TENANT = "default"
 
+# The tenant of memoryd's own deployment-wide records (the page-token key, the vector
+# outbox). Tenant names have no spaces, so no caller can ever be it.
+SYSTEM_TENANT = "memoryd system"
+# Its namespace for settings created once per deployment (Store.server_secret).
+SERVER_NAMESPACE = "memoryd.server"
+
 # Metadata namespaces memoryd keeps its own records in (summaries, cursors, entries).
 # Callers may read them; only memoryd writes them, through its own services.
 RESERVED_NAMESPACE_PREFIX = "memoryd."
@@ -21,6 +27,10 @@ DEFAULT_RECENT_ROLES = ("user", "assistant")
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def new_message_id() -> str:
@@ -43,6 +53,9 @@ class Message:
     id: str = ""
     seq: int = 0
     archived: bool = False
+    # Bytes the store read for this message (0 when not read from a store); the byte
+    # bound of responses counts these (memoryd.domain.paging.fit).
+    stored_bytes: int = 0
 
     def __eq__(self, other: object) -> bool:
         # By value across subclasses: a message read back lazily equals the one saved.
@@ -161,6 +174,7 @@ class EncodedBodyMessage(Message):
             msg_id, seq, role, content, kind, timestamp, archived
         )
         msg._encoded, msg._decode = encoded_body, decode
+        msg.stored_bytes = utf8_len(content) + len(encoded_body)
         return msg
 
     @property
@@ -198,6 +212,8 @@ class RangeQuery:
     to_ts: int | None = None
     roles: tuple[str, ...] = ()
     exclude_kinds: tuple[str, ...] = ()
+    # Stop reading once the rows read hold more than this many bytes (None: no bound).
+    max_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +227,7 @@ class RecentQuery:
     roles: tuple[str, ...] = DEFAULT_RECENT_ROLES
     kinds: tuple[str, ...] = ()
     exclude_kinds: tuple[str, ...] = ()
+    max_bytes: int | None = None  # as RangeQuery.max_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +250,7 @@ class MetadataEntry:
     key: str
     data: dict[str, Any]
     update_time: int
+    stored_bytes: int = field(default=0, compare=False)  # as Message.stored_bytes
 
 
 class ClearTarget(enum.IntEnum):

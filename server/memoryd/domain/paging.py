@@ -1,37 +1,142 @@
-"""Opaque page tokens (AIP-158): base64url JSON bound to the query they came from."""
+"""Opaque page tokens (AIP-158), authenticated so that cursors cannot be forged.
+
+A token is base64url(position JSON) + "." + base64url(HMAC-SHA256 tag, 16 bytes). The tag
+covers the tenant, the query the token came from (its `scope`) and the position, so a
+token edited by hand, cut short, issued for another query or tenant, or by another
+deployment is refused as INVALID_ARGUMENT naming `page_token`, before its position is
+read. Decoding never raises anything else.
+
+The key is per deployment, not per process: replicas behind a load balancer accept each
+other's tokens and tokens survive restarts. It is created once, at random, in the
+database (Store.server_secret, idempotent across replicas), unless the environment-only
+setting MEMORYD_PAGE_TOKEN_SECRET overrides it. Changing that setting invalidates the
+tokens in flight (clients restart their listing).
+"""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import hashlib
+import hmac
 import json
-from typing import Any
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from memoryd.domain.errors import FieldViolation, InvalidArgument
 
+T = TypeVar("T")
 
-def _fingerprint(scope: tuple[Any, ...]) -> str:
-    return hashlib.blake2s(json.dumps(scope, separators=(",", ":")).encode(), digest_size=6).hexdigest()
+SECRET_NAME = "page-token-key"
+TAG_BYTES = 16
+# Tokens are small (a few ids and numbers); anything much longer is not one of ours.
+MAX_TOKEN_CHARS = 2048
 
 
-def encode(scope: tuple[Any, ...], position: dict[str, Any]) -> str:
-    raw = json.dumps({"q": _fingerprint(scope), "p": position}, separators=(",", ":")).encode()
+
+def _invalid() -> InvalidArgument:
+    return InvalidArgument(FieldViolation("page_token", "is not a page token this server issued for this query"))
+
+
+def new_secret() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def _b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode(token: str, scope: tuple[Any, ...]) -> dict[str, Any] | None:
-    """The position a token resumes from; None for the first page.
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
-    A token that is malformed or was issued for a different query is rejected, so a
-    client never silently pages through the wrong result set.
-    """
-    if not token:
-        return None
-    try:
-        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        if data["q"] != _fingerprint(scope) or not isinstance(data["p"], dict):
-            raise ValueError("token belongs to another query")
-        return data["p"]
-    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-        raise InvalidArgument(FieldViolation("page_token", f"invalid page token: {exc}")) from None
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
+
+
+class PageTokens:
+    """Encodes and checks page tokens with the deployment's key, loaded once on first use."""
+
+    def __init__(self, load_key: Callable[[], Awaitable[str]]) -> None:
+        self._load_key = load_key
+        self._key: bytes | None = None
+
+    @classmethod
+    def with_key(cls, key: str) -> PageTokens:
+        async def fixed() -> str:
+            return key
+
+        return cls(fixed)
+
+    @classmethod
+    def ephemeral(cls) -> PageTokens:
+        """A random key of this object only: for domain objects built without a server (tests)."""
+        return cls.with_key(new_secret())
+
+    @classmethod
+    def for_store(cls, store, override: str = "") -> PageTokens:
+        """The deployment's key: `override` when set, else the one stored in the database."""
+        if override:
+            return cls.with_key(override)
+        return cls(lambda: store.server_secret(SECRET_NAME, new_secret()))
+
+    async def _mac(self, tenant: str, scope: tuple[Any, ...], body: bytes) -> bytes:
+        if self._key is None:
+            self._key = hashlib.sha256((await self._load_key()).encode()).digest()
+        signed = _canonical([tenant, list(scope)]) + b"\n" + body
+        return hmac.new(self._key, signed, hashlib.sha256).digest()[:TAG_BYTES]
+
+    async def encode(self, tenant: str, scope: tuple[Any, ...], position: dict[str, Any]) -> str:
+        body = _canonical(position)
+        return f"{_b64(body)}.{_b64(await self._mac(tenant, scope, body))}"
+
+    async def decode(self, tenant: str, scope: tuple[Any, ...], token: str) -> dict[str, Any] | None:
+        """The position a token resumes from; None for the first page (no token)."""
+        if not token:
+            return None
+        body_text, dot, tag_text = token.partition(".")
+        if not dot or len(token) > MAX_TOKEN_CHARS:
+            raise _invalid()
+        try:
+            body, tag = _unb64(body_text), _unb64(tag_text)
+        except (binascii.Error, ValueError):
+            raise _invalid() from None
+        if not hmac.compare_digest(tag, await self._mac(tenant, scope, body)):
+            raise _invalid()
+        position = json.loads(body)  # we wrote it: authenticated JSON of a dict
+        if not isinstance(position, dict):
+            raise _invalid()
+        return position
+
+
+# -- byte-bounded pages --------------------------------------------------------------
+class ReadBudget:
+    """What a store may still read for one response: it stops after the row that uses it up
+    (that row is read, so the caller learns that more rows exist)."""
+
+    def __init__(self, max_bytes: int | None) -> None:
+        self.left = max_bytes
+
+    def spend(self, size: int) -> bool:
+        """Count a row of `size` bytes; True when reading must stop."""
+        if self.left is None:
+            return False
+        self.left -= size
+        return self.left < 0
+
+
+def fit(rows: Sequence[T], limit: int, max_bytes: int | None) -> tuple[list[T], bool]:
+    """The page of `rows` (read in page order with a ReadBudget of max_bytes): at most
+    `limit` rows whose `stored_bytes` add up to at most max_bytes, but always the first
+    one, so that paging progresses; and whether more rows follow it."""
+    page: list[T] = []
+    total = 0
+    for row in rows:
+        size = row.stored_bytes if max_bytes is not None else 0
+        if len(page) == limit or (page and max_bytes is not None and total + size > max_bytes):
+            return page, True
+        page.append(row)
+        total += size
+    # A single row over the bound: the store stopped after it, so more may follow.
+    return page, max_bytes is not None and total > max_bytes

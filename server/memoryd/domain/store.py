@@ -34,6 +34,13 @@ def check_event_filter(types: Sequence[EventType], through_seq: int | None) -> N
         raise ValueError("read_events: a type filter needs through_seq")
 
 
+def server_timestamp(messages: Sequence[Message], now: int) -> int:
+    """What a batch raises its session's timestamp high-water mark to: `now` or a later
+    caller-supplied timestamp of the batch. Messages of the batch with timestamp 0 get
+    max(this, the mark before), so they never sort before anything the session held."""
+    return max([now, *(m.timestamp for m in messages)])
+
+
 @dataclass(frozen=True, slots=True)
 class MetadataWrite:
     """One record of a guarded metadata write: an upsert, or a delete when data is None."""
@@ -71,16 +78,34 @@ class Store(abc.ABC):
     async def ping(self) -> None:
         """Raise StorageUnavailable when the store cannot serve."""
 
+    @abc.abstractmethod
+    async def server_secret(self, name: str, candidate: str) -> str:
+        """The deployment-wide value `name`, stored as `candidate` if it has none yet.
+
+        Idempotent across replicas and restarts: every caller gets the first stored value.
+        Kept as a metadata record of SYSTEM_TENANT in SERVER_NAMESPACE.
+        """
+
     # -- messages --------------------------------------------------------
     @abc.abstractmethod
     async def append(
         self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int
     ) -> AppendResult:
-        """Store messages atomically, assigning id and seq (and timestamp when 0)."""
+        """Store messages atomically, assigning id and seq (and timestamp when 0).
 
+        A server-assigned timestamp is max(now, the session's newest assigned timestamp), read
+        and raised in the same transaction as the seqs (`server_timestamp`): for callers that
+        let the server stamp, (timestamp, seq) order is insertion order, whatever the clocks
+        of the replicas that wrote.
+        """
+
+    # Reads with a byte bound (`max_bytes`, RangeQuery.max_bytes, RecentQuery.max_bytes) read
+    # rows one at a time in their read order and stop after the row that takes the bytes read
+    # past the bound (paging.ReadBudget), setting each row's `stored_bytes`; the domain cuts
+    # the page (paging.fit). They never load a whole `limit` of large rows.
     @abc.abstractmethod
-    async def history(self, tenant: str, session_id: str, limit: int) -> list[Message]:
-        """Newest `limit` unarchived messages by (timestamp, seq), oldest first."""
+    async def history(self, tenant: str, session_id: str, limit: int, max_bytes: int | None = None) -> list[Message]:
+        """Newest `limit` unarchived messages by (timestamp, seq), oldest first (read newest first)."""
 
     @abc.abstractmethod
     async def range(self, tenant: str, query: RangeQuery) -> list[Message]:
@@ -88,7 +113,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
-        """Newest `limit` matches by (timestamp, session_id, seq), oldest first."""
+        """Newest `limit` matches by (timestamp, session_id, seq), oldest first (read newest first)."""
 
     @abc.abstractmethod
     async def trim(self, tenant: str, session_id: str, keep_recent: int, now: int) -> int: ...
@@ -152,7 +177,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def list_metadata(
-        self, tenant: str, namespace: str, after_key: str | None, limit: int
+        self, tenant: str, namespace: str, after_key: str | None, limit: int, max_bytes: int | None = None
     ) -> list[MetadataEntry]: ...
 
     @abc.abstractmethod

@@ -215,10 +215,13 @@ class ContextRequest:
 
 
 class Summaries:
-    def __init__(self, store: Store, limits: Limits, recaller: Recaller | None = None) -> None:
+    def __init__(
+        self, store: Store, limits: Limits, recaller: Recaller | None = None, page_tokens: paging.PageTokens | None = None
+    ) -> None:
         self.store = store
         self.limits = limits
         self.recaller: Recaller = recaller or NoRecall()
+        self.page_tokens = page_tokens or paging.PageTokens.ephemeral()
 
     # -- reads -----------------------------------------------------------------
     async def _cursor_record(self, tenant: str, session_id: str) -> dict[str, Any] | None:
@@ -252,14 +255,13 @@ class Summaries:
     async def list_summaries(self, tenant: str, session_id: str, page_size: int, page_token: str) -> tuple[list[Summary], str]:
         size = min(page_size or DEFAULT_PAGE, self.limits.max_page_size)
         scope = ("summaries", session_id)
-        position = paging.decode(page_token, scope)
+        position = await self.page_tokens.decode(tenant, scope, page_token)
+        max_bytes = self.limits.max_response_bytes
         rows = await self.store.list_metadata(
-            tenant, slices_namespace(session_id), position["after"] if position else None, size + 1
+            tenant, slices_namespace(session_id), position["after"] if position else None, size + 1, max_bytes
         )
-        token = ""
-        if len(rows) > size:
-            rows = rows[:size]
-            token = paging.encode(scope, {"after": rows[-1].key})
+        rows, more = paging.fit(rows, size, max_bytes)
+        token = await self.page_tokens.encode(tenant, scope, {"after": rows[-1].key}) if more else ""
         summaries = [Summary.from_record(session_id, row.data) for row in rows]
         covered: list[Summary] = []
         for start in range(0, len(summaries), COVERAGE_BATCH):

@@ -1,8 +1,22 @@
-"""The wrapper every servicer method goes through: tenant, deadline, error mapping, logging."""
+"""The wrapper every servicer method goes through: tenant, request decoding, bytes in flight,
+deadline, error mapping, logging; and `add_service`, which registers a servicer so that
+requests reach that wrapper undecoded.
+
+grpc.aio decodes a request before the handler runs and answers a malformed one (invalid
+UTF-8 in a string, nesting past the decoder's depth limit, corrupt bytes) with UNKNOWN and
+an internal type name. Services registered by `add_service` take the request as bytes and
+the wrapper decodes it, so that such a request answers INVALID_ARGUMENT with a plain
+message (reason MALFORMED_REQUEST), like every other bad request.
+
+Other transports (an HTTP/JSON gateway) call the same wrapped methods with decoded
+requests; `failure_status` is the status any failure leaves with.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -10,16 +24,25 @@ from typing import Any
 
 import grpc
 import structlog
+from google.protobuf import message as protobuf_message
+from google.protobuf import message_factory
+from google.protobuf.descriptor import ServiceDescriptor
 
 from memoryd.domain import deadline
-from memoryd.domain.errors import MemorydError, StorageUnavailable
+from memoryd.domain.errors import MalformedRequest, MemorydError, StorageUnavailable
 from memoryd.transport.status import internal_status, to_status
 
 log = structlog.get_logger("memoryd.rpc")
 
+# Requests smaller than this are not counted against the bytes in flight: they cost little
+# memory, and must not queue behind a burst of large writes.
+INFLIGHT_MIN_BYTES = 64 << 10
+
 
 def failure_status(method: str, error: BaseException) -> grpc.Status:
-    """The status a failed call answers with (logged here, once, for every transport)."""
+    """The status a failed call answers with, logged once: a domain error's mapped status
+    (info level, reason only: never the request's content), anything else INTERNAL (error
+    level, with the traceback)."""
     if isinstance(error, MemorydError):
         status = to_status(error)
         log.info("rpc_failed", method=method, code=status.code.name, reason=error.reason)
@@ -32,6 +55,66 @@ def failure_status(method: str, error: BaseException) -> grpc.Status:
 async def _abort(context: grpc.aio.ServicerContext, method: str, error: BaseException) -> None:
     status = failure_status(method, error)
     await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+def decode(request_type: type[protobuf_message.Message], raw: bytes) -> protobuf_message.Message:
+    """Parse a request off the wire; MalformedRequest (INVALID_ARGUMENT) when it is not one."""
+    try:
+        return request_type.FromString(raw)
+    except protobuf_message.DecodeError:
+        raise MalformedRequest(
+            f"the request is not a valid {request_type.DESCRIPTOR.full_name}: malformed protobuf, "
+            "invalid UTF-8 in a string field, or messages nested deeper than the decoder allows"
+        ) from None
+
+
+class InflightBytes:
+    """At most `limit` bytes of (large) requests are handled at once; the others wait in
+    arrival order. A request larger than `limit` runs once it would be alone. Waiting
+    counts against the call's deadline (it answers UNAVAILABLE when that runs out)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._waiters: collections.deque[tuple[int, asyncio.Future]] = collections.deque()
+
+    @contextlib.asynccontextmanager
+    async def hold(self, size: int):
+        size = 0 if size < INFLIGHT_MIN_BYTES else min(size, self.limit)
+        if size:
+            await self._acquire(size)
+        try:
+            yield
+        finally:
+            if size:
+                self.used -= size
+                self._wake()
+
+    async def _acquire(self, size: int) -> None:
+        if not self._waiters and self.used + size <= self.limit:
+            self.used += size
+            return
+        turn = asyncio.get_running_loop().create_future()
+        self._waiters.append((size, turn))
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():  # granted just as we were cancelled
+                self.used -= size
+                self._wake()
+            raise
+
+    def _wake(self) -> None:
+        while self._waiters:
+            size, turn = self._waiters[0]
+            if turn.cancelled():
+                self._waiters.popleft()
+                continue
+            if self.used + size > self.limit:
+                return
+            self._waiters.popleft()
+            self.used += size
+            turn.set_result(None)
 
 
 # Time kept back from the caller's deadline to send the answer: 15% of it, at least
@@ -107,14 +190,22 @@ def unary(method: Callable[..., Awaitable[Any]]):
     """Wrap `async def Rpc(self, request, context, tenant)` as a grpc.aio unary handler.
 
     The handler's `__wrapped__` (functools.wraps) is `method`, for other transports.
+    With `request_type` (add_service) the request arrives as bytes and is decoded here,
+    after authentication; `inflight` bounds the bytes of large requests handled at once.
     """
     name = method.__name__
 
     @functools.wraps(method)
-    async def handler(self, request, context: grpc.aio.ServicerContext):
+    async def handler(self, request, context: grpc.aio.ServicerContext, *, request_type=None, inflight=None):
+        async def run(servicer, request, context, tenant: str):
+            if request_type is None:
+                return await method(servicer, request, context, tenant)
+            async with inflight.hold(len(request)) if inflight is not None else contextlib.nullcontext():
+                return await method(servicer, decode(request_type, request), context, tenant)
+
         started = time.perf_counter()
         try:
-            response = await call_unary(method, self, request, context)
+            response = await call_unary(run, self, request, context)
         except Exception as error:  # noqa: BLE001 - every failure leaves as a gRPC status
             await _abort(context, name, error)
         log.debug("rpc", method=name, ms=round((time.perf_counter() - started) * 1000, 3))
@@ -124,7 +215,8 @@ def unary(method: Callable[..., Awaitable[Any]]):
 
 
 def server_stream(method: Callable[..., AsyncIterator[Any]]):
-    """Wrap `async def Rpc(self, request, context, tenant)` (an async generator).
+    """Wrap `async def Rpc(self, request, context, tenant)` (an async generator); with
+    `request_type` the request arrives as bytes and is decoded here.
 
     CancelledError is never caught: swallowing it in a streaming handler leaks native
     memory (grpc issue 43360); cleanup belongs in the generator's `finally`.
@@ -132,11 +224,37 @@ def server_stream(method: Callable[..., AsyncIterator[Any]]):
     name = method.__name__
 
     @functools.wraps(method)
-    async def handler(self, request, context: grpc.aio.ServicerContext):
+    async def handler(self, request, context: grpc.aio.ServicerContext, *, request_type=None, inflight=None):
+        async def items(servicer, request, context, tenant: str):
+            if request_type is not None:
+                request = decode(request_type, request)
+            async for item in method(servicer, request, context, tenant):
+                yield item
+
         try:
-            async for item in stream_items(method, self, request, context):
+            async for item in stream_items(items, self, request, context):
                 yield item
         except Exception as error:  # noqa: BLE001
             await _abort(context, name, error)
 
     return handler
+
+
+def add_service(
+    server: grpc.aio.Server, servicer: Any, service: ServiceDescriptor, inflight: InflightBytes | None = None
+) -> None:
+    """Register `servicer` (methods wrapped by `unary`/`server_stream`) for `service`, as the
+    generated add_*Servicer_to_server would, except that requests reach the wrapper as bytes."""
+    handlers = {}
+    for method in service.methods:
+        request_type = message_factory.GetMessageClass(method.input_type)
+        response_type = message_factory.GetMessageClass(method.output_type)
+        if method.client_streaming:
+            raise ValueError(f"{method.full_name}: client streaming is not supported")
+        make = grpc.unary_stream_rpc_method_handler if method.server_streaming else grpc.unary_unary_rpc_method_handler
+        behavior = functools.partial(getattr(servicer, method.name), request_type=request_type, inflight=inflight)
+        handlers[method.name] = make(
+            behavior, request_deserializer=None, response_serializer=response_type.SerializeToString
+        )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    server.add_registered_method_handlers(service.full_name, handlers)

@@ -17,6 +17,7 @@ ERROR_DOMAIN = "memoryd"
 # Domain error class -> (gRPC status code, google.rpc code).
 STATUS_TABLE: dict[type[errors.MemorydError], tuple[grpc.StatusCode, int]] = {
     errors.InvalidArgument: (grpc.StatusCode.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT),
+    errors.MalformedRequest: (grpc.StatusCode.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT),
     errors.NotFound: (grpc.StatusCode.NOT_FOUND, code_pb2.NOT_FOUND),
     errors.FailedPrecondition: (grpc.StatusCode.FAILED_PRECONDITION, code_pb2.FAILED_PRECONDITION),
     errors.OutOfRange: (grpc.StatusCode.OUT_OF_RANGE, code_pb2.OUT_OF_RANGE),
@@ -27,6 +28,28 @@ STATUS_TABLE: dict[type[errors.MemorydError], tuple[grpc.StatusCode, int]] = {
 
 RETRY_DELAY_SECONDS = 1
 
+# Longest field name or description a BadRequest carries (they are server-written, but a
+# description may quote part of the input).
+MAX_VIOLATION_TEXT = 200
+
+# Longest status message (the text of a domain error; InvalidArgument's already repeats
+# only its first few violations).
+MAX_MESSAGE_TEXT = 1000
+
+_INTERNAL = (grpc.StatusCode.INTERNAL, code_pb2.INTERNAL)
+
+
+def status_codes(error: errors.MemorydError) -> tuple[grpc.StatusCode, int]:
+    """(gRPC code, google.rpc code) of a domain error: the entry of its nearest class in STATUS_TABLE.
+
+    Walks the class hierarchy, so a subclass (EmbedderUnavailable(StorageUnavailable))
+    answers as its parent does (UNAVAILABLE, retryable).
+    """
+    for cls in type(error).__mro__:
+        if cls in STATUS_TABLE:
+            return STATUS_TABLE[cls]
+    return _INTERNAL
+
 
 def _pack(message) -> any_pb2.Any:
     packed = any_pb2.Any()
@@ -35,14 +58,18 @@ def _pack(message) -> any_pb2.Any:
 
 
 def to_status(error: errors.MemorydError) -> grpc.Status:
-    code, rpc_code = STATUS_TABLE.get(type(error), (grpc.StatusCode.INTERNAL, code_pb2.INTERNAL))
+    """The gRPC status of a domain error: code, message, ErrorInfo, BadRequest (at most
+    MAX_LISTED_VIOLATIONS entries; ErrorInfo.metadata["violation_count"] has the total), RetryInfo."""
+    code, rpc_code = status_codes(error)
     details = [_pack(error_details_pb2.ErrorInfo(reason=error.reason, domain=ERROR_DOMAIN, metadata=error.metadata))]
     if isinstance(error, errors.InvalidArgument):
         details.append(
             _pack(
                 error_details_pb2.BadRequest(
                     field_violations=[
-                        error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+                        error_details_pb2.BadRequest.FieldViolation(
+                            field=v.field[:MAX_VIOLATION_TEXT], description=v.description[:MAX_VIOLATION_TEXT]
+                        )
                         for v in error.violations
                     ]
                 )
@@ -52,7 +79,7 @@ def to_status(error: errors.MemorydError) -> grpc.Status:
         details.append(
             _pack(error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=RETRY_DELAY_SECONDS)))
         )
-    return rpc_status.to_status(status_pb2.Status(code=rpc_code, message=str(error), details=details))
+    return rpc_status.to_status(status_pb2.Status(code=rpc_code, message=str(error)[:MAX_MESSAGE_TEXT], details=details))
 
 
 def internal_status() -> grpc.Status:

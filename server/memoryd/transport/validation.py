@@ -1,45 +1,77 @@
 """Request validation: every RPC is checked here before anything touches storage.
 
-A Check collects every violation of a request (not just the first) and raises one
-InvalidArgument naming each field, which status.py turns into a google.rpc.BadRequest.
+A Check collects the violations of a request (not just the first; at most
+MAX_LISTED_VIOLATIONS are kept, all are counted) and raises one InvalidArgument naming
+each field, which status.py turns into a google.rpc.BadRequest.
+
+The rules written here once (docs/SECURITY.md, "Limits"):
+- Names (every id, namespace, key, role, kind, scope, tag, model or speaker id): not
+  empty when required, at most max_id_length characters, not only whitespace, and none
+  of the invisible characters `_INVISIBLE` matches (controls, zero-width and bidi
+  controls, line/paragraph separators): two ids that print alike are the same id.
+- JSON objects (google.protobuf.Struct): finite numbers, at most MAX_JSON_DEPTH nested
+  objects/arrays, and keys every backend can store (no NUL, no leading `$`).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 
+from google.protobuf import struct_pb2
 from memoryd.v1 import message_pb2
-from memoryd.domain.errors import FieldViolation, InvalidArgument
-from memoryd.domain.limits import Limits
+from memoryd.domain.errors import MAX_LISTED_VIOLATIONS, FieldViolation, InvalidArgument
+from memoryd.domain.limits import MAX_JSON_DEPTH, Limits
 
-_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
+
+def _invisible_characters() -> re.Pattern[str]:
+    """Every code point of Unicode categories Cc (controls, C0 and C1), Cf (format: zero-width
+    space/joiners, bidi embeddings/overrides/isolates, BOM, tag characters) and Zl/Zp."""
+    ranges: list[tuple[int, int]] = []
+    for plane_start, plane_end in ((0, 0x2FFFF), (0xE0000, 0xE0FFF)):  # no such characters elsewhere
+        for code in range(plane_start, plane_end + 1):
+            if unicodedata.category(chr(code)) in ("Cc", "Cf", "Zl", "Zp"):
+                if ranges and ranges[-1][1] == code - 1:
+                    ranges[-1] = (ranges[-1][0], code)
+                else:
+                    ranges.append((code, code))
+    body = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+    return re.compile(f"[{body}]")
+
+
+_INVISIBLE = _invisible_characters()
 
 
 class Check:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.violations: list[FieldViolation] = []
+        self.count_violations = 0
 
     def fail(self, field: str, description: str) -> None:
-        self.violations.append(FieldViolation(field, description))
+        self.count_violations += 1
+        if len(self.violations) < MAX_LISTED_VIOLATIONS:
+            self.violations.append(FieldViolation(field, description))
 
     def done(self) -> None:
-        if self.violations:
-            raise InvalidArgument(self.violations)
+        if self.count_violations:
+            raise InvalidArgument(self.violations, count=self.count_violations)
 
     # -- scalars -------------------------------------------------------------
     def name(self, field: str, value: str, *, required: bool = True) -> None:
-        """Ids, namespaces, keys, roles, kinds: bounded length, no control characters."""
+        """Ids, namespaces, keys, roles, kinds, scopes, tags: the one rule for names (module docstring)."""
         if not value:
             if required:
                 self.fail(field, "must not be empty")
             return
         if len(value) > self.limits.max_id_length:
             self.fail(field, f"must be at most {self.limits.max_id_length} characters")
-        elif _CONTROL_CHARACTER.search(value):
-            self.fail(field, "must not contain control characters")
+        elif _INVISIBLE.search(value):
+            self.fail(field, "must not contain control, zero-width or bidi-control characters")
+        elif value.isspace():
+            self.fail(field, "must not be only whitespace")
 
     def non_negative(self, field: str, value: int) -> None:
         if value < 0:
@@ -65,10 +97,11 @@ class Check:
                 if value:
                     self.name(f"{field}[{i}]", value)
 
-    def finite(self, field: str, struct) -> None:
-        """JSON objects (google.protobuf.Struct) must not hold NaN or infinities."""
-        if _has_non_finite(struct):
-            self.fail(field, "numbers must be finite")
+    def struct(self, field: str, struct) -> None:
+        """A JSON object (google.protobuf.Struct): finite numbers, bounded nesting, storable keys."""
+        problem = _struct_problem(struct)
+        if problem:
+            self.fail(field, problem)
 
     def count(self, field: str, values: Sequence, maximum: int, *, minimum: int = 0) -> bool:
         if len(values) < minimum:
@@ -105,9 +138,9 @@ class Check:
             self.name(f"{field}.tool_calls[{i}].id", call.id, required=False)
         if msg.ByteSize() > limits.max_message_bytes:
             self.fail(field, f"serialized message must be at most {limits.max_message_bytes} bytes")
-        self.finite(f"{field}.metadata", msg.metadata)
+        self.struct(f"{field}.metadata", msg.metadata)
         for i, segment in enumerate(msg.segments):
-            self.finite(f"{field}.segments[{i}].data", segment.data)
+            self.struct(f"{field}.segments[{i}].data", segment.data)
 
     def messages(self, field: str, messages: Sequence[message_pb2.Message], *, minimum: int) -> None:
         if self.count(field, messages, self.limits.max_batch_messages, minimum=minimum):
@@ -115,15 +148,27 @@ class Check:
                 self.message(f"{field}[{i}]", msg)
 
 
-def _has_non_finite(struct) -> bool:
-    stack = list(struct.fields.values())
+def _struct_problem(struct) -> str | None:
+    """What is wrong with a Struct, or None. One walk; depth counts objects and arrays."""
+    stack = [(struct, 1)]
     while stack:
-        value = stack.pop()
-        kind = value.WhichOneof("kind")
-        if kind == "number_value" and not math.isfinite(value.number_value):
-            return True
-        if kind == "struct_value":
-            stack.extend(value.struct_value.fields.values())
-        elif kind == "list_value":
-            stack.extend(value.list_value.values)
-    return False
+        container, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"must nest at most {MAX_JSON_DEPTH} objects/arrays deep"
+        if isinstance(container, struct_pb2.Struct):
+            for key in container.fields:
+                if "\x00" in key or key.startswith("$"):
+                    return "keys must not contain NUL or start with '$'"
+            values = container.fields.values()
+        else:
+            values = container.values
+        for value in values:
+            kind = value.WhichOneof("kind")
+            if kind == "number_value":
+                if not math.isfinite(value.number_value):
+                    return "numbers must be finite"
+            elif kind == "struct_value":
+                stack.append((value.struct_value, depth + 1))
+            elif kind == "list_value":
+                stack.append((value.list_value, depth + 1))
+    return None

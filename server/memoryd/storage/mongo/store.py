@@ -21,10 +21,15 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import bson
 import pymongo
 import structlog
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
 from pymongo import DESCENDING, AsyncMongoClient, ReturnDocument, UpdateOne
 from pymongo.asynchronous.client_session import AsyncClientSession
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.asynchronous.cursor import AsyncCursor
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import (
     BulkWriteError,
@@ -43,6 +48,7 @@ from pymongo.write_concern import WriteConcern
 from memoryd.domain import deadline
 from memoryd.domain import events as ev
 from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
+from memoryd.domain.paging import ReadBudget
 from memoryd.domain.models import (
     AppendResult,
     Event,
@@ -53,10 +59,12 @@ from memoryd.domain.models import (
     RangeQuery,
     RecentQuery,
     SessionInfo,
+    SERVER_NAMESPACE,
+    SYSTEM_TENANT,
     SessionMessage,
     new_message_id,
 )
-from memoryd.domain.store import MetadataGuard, MetadataWrite, Store, check_event_filter
+from memoryd.domain.store import MetadataGuard, MetadataWrite, Store, check_event_filter, server_timestamp
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
 
 log = structlog.get_logger("memoryd.storage.mongo")
@@ -93,6 +101,10 @@ REPLICA_SET_REQUIRED = (
 
 INT64_MAX = 2**63 - 1
 
+# Documents per batch of a byte-bounded read (see _read_sized).
+READ_BATCH = 101
+RAW_DOCUMENTS = CodecOptions(document_class=RawBSONDocument)
+
 # pymongo.timeout needs a positive budget; an expired deadline still fails fast with it.
 MIN_BUDGET = 0.001
 
@@ -122,6 +134,42 @@ def _doc_to_message(doc: dict[str, Any]) -> Message:
         seq=doc["seq"],
         archived=bool(doc.get("archived", False)),
     )
+
+
+def _sized_message(doc: dict[str, Any], size: int) -> Message:
+    msg = _doc_to_message(doc)
+    msg.stored_bytes = size
+    return msg
+
+
+def _raw(db: AsyncDatabase, name: str) -> AsyncCollection:
+    """A collection whose reads return RawBSONDocument: sizes are known before decoding."""
+    return db.get_collection(name, codec_options=RAW_DOCUMENTS)
+
+
+async def _read_sized(
+    cursor: AsyncCursor,
+    limit: int,
+    max_bytes: int | None,
+    build: Callable[[dict[str, Any], int], T],
+) -> list[T]:
+    """Up to `limit` items of a raw cursor, stopping after the one that takes the BSON bytes
+    read past `max_bytes` (Store's byte-bounded reads). The server sends batches of at most
+    READ_BATCH documents (and 16 MiB), so an early stop leaves at most one batch unread."""
+    cursor = cursor.limit(limit)
+    if max_bytes is not None:
+        cursor = cursor.batch_size(min(limit, READ_BATCH))
+    budget = ReadBudget(max_bytes)
+    items: list[T] = []
+    try:
+        async for raw in cursor:
+            size = len(raw.raw)
+            items.append(build(bson.decode(raw.raw), size))
+            if budget.spend(size):
+                break
+    finally:
+        await cursor.close()
+    return items
 
 
 def _doc_to_ref(doc: dict[str, Any]) -> Message:
@@ -394,6 +442,25 @@ class MongoStore(Store):
     async def ping(self) -> None:
         await self._read(lambda db: db.command("ping"))
 
+    async def server_secret(self, name: str, candidate: str) -> str:
+        record = {"tenant": SYSTEM_TENANT, "namespace": SERVER_NAMESPACE, "key": name}
+
+        async def read(db: AsyncDatabase) -> str:
+            for _ in range(DUPLICATE_RETRIES):
+                try:
+                    # Two replicas may insert at once: the unique index keeps one, both read it.
+                    await db[METADATA].update_one(
+                        record, {"$setOnInsert": {"data": {"value": candidate}, "update_time": 0}}, upsert=True
+                    )
+                    break
+                except PyMongoError as exc:
+                    if not _is_duplicate_key(exc):
+                        raise
+            doc = await db[METADATA].find_one(record, {"_id": 0, "data": 1})
+            return doc["data"]["value"]
+
+        return await self._read(read)
+
     # -- shared transaction steps ---------------------------------------------
     @staticmethod
     async def _append_events(
@@ -429,15 +496,19 @@ class MongoStore(Store):
         db: AsyncDatabase, s: AsyncClientSession, tenant: str, session_id: str, messages: Sequence[Message], now: int
     ) -> list[Message]:
         count = len(messages)
+        # The session document is every append's counter: it reserves the seqs and raises
+        # the timestamp high-water mark in one update, so the server stamp (Store.append)
+        # is serialized with the seqs even across replicas (they conflict on this document).
         counter = await db[SESSIONS].find_one_and_update(
             {"tenant": tenant, "session_id": session_id},
             {
                 "$inc": {"last_seq": count, "message_count": count, "unarchived_count": count},
                 "$set": {"last_activity": now},
+                "$max": {"last_timestamp": server_timestamp(messages, now)},
             },
             upsert=True,
             return_document=ReturnDocument.AFTER,
-            projection={"_id": 0, "last_seq": 1},
+            projection={"_id": 0, "last_seq": 1, "last_timestamp": 1},
             session=s,
         )
         first = counter["last_seq"] - count
@@ -446,7 +517,7 @@ class MongoStore(Store):
             msg.seq = first + offset
             msg.archived = False
             if msg.timestamp == 0:
-                msg.timestamp = now
+                msg.timestamp = counter["last_timestamp"]
         if messages:
             await db[MESSAGES].insert_many(
                 [_message_to_doc(tenant, session_id, m) for m in messages], ordered=True, session=s
@@ -494,13 +565,13 @@ class MongoStore(Store):
 
         return await self._write(tenant, tx)
 
-    async def history(self, tenant: str, session_id: str, limit: int) -> list[Message]:
+    async def history(self, tenant: str, session_id: str, limit: int, max_bytes: int | None = None) -> list[Message]:
         if limit <= 0:
             return []
 
         async def read(db: AsyncDatabase) -> list[Message]:
-            cursor = db[MESSAGES].find(history_filter(tenant, session_id), MESSAGE_FIELDS).sort(NEWEST_FIRST).limit(limit)
-            return [_doc_to_message(d) async for d in cursor][::-1]
+            cursor = _raw(db, MESSAGES).find(history_filter(tenant, session_id), MESSAGE_FIELDS).sort(NEWEST_FIRST)
+            return (await _read_sized(cursor, limit, max_bytes, _sized_message))[::-1]
 
         return await self._read(read)
 
@@ -509,8 +580,8 @@ class MongoStore(Store):
             return []
 
         async def read(db: AsyncDatabase) -> list[Message]:
-            cursor = db[MESSAGES].find(range_filter(tenant, query), MESSAGE_FIELDS).sort(OLDEST_FIRST).limit(query.limit)
-            return [_doc_to_message(d) async for d in cursor]
+            cursor = _raw(db, MESSAGES).find(range_filter(tenant, query), MESSAGE_FIELDS).sort(OLDEST_FIRST)
+            return await _read_sized(cursor, query.limit, query.max_bytes, _sized_message)
 
         return await self._read(read)
 
@@ -518,14 +589,16 @@ class MongoStore(Store):
         if query.limit <= 0:
             return []
 
+        def build(doc: dict[str, Any], size: int) -> SessionMessage:
+            return SessionMessage(doc["session_id"], _sized_message(doc, size))
+
         async def read(db: AsyncDatabase) -> list[SessionMessage]:
             cursor = (
-                db[MESSAGES]
+                _raw(db, MESSAGES)
                 .find(recent_filter(tenant, query), {**MESSAGE_FIELDS, "session_id": 1})
                 .sort(RECENT_NEWEST_FIRST)
-                .limit(query.limit)
             )
-            return [SessionMessage(d["session_id"], _doc_to_message(d)) async for d in cursor][::-1]
+            return (await _read_sized(cursor, query.limit, query.max_bytes, build))[::-1]
 
         return await self._read(read)
 
@@ -730,19 +803,21 @@ class MongoStore(Store):
         return await self._read(read)
 
     async def list_metadata(
-        self, tenant: str, namespace: str, after_key: str | None, limit: int
+        self, tenant: str, namespace: str, after_key: str | None, limit: int, max_bytes: int | None = None
     ) -> list[MetadataEntry]:
         if limit <= 0:
             return []
 
+        def build(doc: dict[str, Any], size: int) -> MetadataEntry:
+            return MetadataEntry(namespace, doc["key"], doc["data"], doc["update_time"], size)
+
         async def read(db: AsyncDatabase) -> list[MetadataEntry]:
             cursor = (
-                db[METADATA]
+                _raw(db, METADATA)
                 .find({"tenant": tenant, "namespace": namespace, "key": {"$gt": after_key or ""}})
                 .sort("key", pymongo.ASCENDING)
-                .limit(limit)
             )
-            return [MetadataEntry(namespace, d["key"], d["data"], d["update_time"]) async for d in cursor]
+            return await _read_sized(cursor, limit, max_bytes, build)
 
         return await self._read(read)
 

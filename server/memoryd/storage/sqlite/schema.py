@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     message_count     INTEGER NOT NULL DEFAULT 0,
     unarchived_count  INTEGER NOT NULL DEFAULT 0,
     last_activity     INTEGER NOT NULL DEFAULT 0,
+    -- the highest timestamp the session has held (server stamps never go below it)
+    last_timestamp    INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant, session_id)
 );
 
@@ -86,3 +88,15 @@ CREATE TABLE IF NOT EXISTS event_log (
     compacted_through  INTEGER NOT NULL DEFAULT 0
 );
 """
+
+# Databases created before a column existed get it here (CREATE TABLE IF NOT EXISTS keeps
+# the old table): (table, column, ALTER statement, backfill statement).
+MIGRATIONS = (
+    (
+        "sessions",
+        "last_timestamp",
+        "ALTER TABLE sessions ADD COLUMN last_timestamp INTEGER NOT NULL DEFAULT 0",
+        "UPDATE sessions SET last_timestamp = coalesce((SELECT max(timestamp) FROM messages m"
+        " WHERE m.tenant = sessions.tenant AND m.session_id = sessions.session_id), 0)",
+    ),
+)

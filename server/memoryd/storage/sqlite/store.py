@@ -14,13 +14,14 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
 from memoryd.domain import events as ev
 from memoryd.domain.errors import StorageUnavailable
+from memoryd.domain.paging import ReadBudget
 from memoryd.domain.models import (
     BODY_FIELDS,
     AppendResult,
@@ -34,10 +35,13 @@ from memoryd.domain.models import (
     RecentQuery,
     SessionInfo,
     SessionMessage,
+    SERVER_NAMESPACE,
+    SYSTEM_TENANT,
     new_message_id,
+    utf8_len,
 )
-from memoryd.domain.store import MetadataGuard, MetadataWrite, Store, check_event_filter
-from memoryd.storage.sqlite.schema import PRAGMAS, SCHEMA
+from memoryd.domain.store import MetadataGuard, MetadataWrite, Store, check_event_filter, server_timestamp
+from memoryd.storage.sqlite.schema import MIGRATIONS, PRAGMAS, SCHEMA
 from memoryd.wire import decode_body, encode_body
 
 T = TypeVar("T")
@@ -61,8 +65,21 @@ def _row_to_message(row: tuple) -> Message:
     # Rows written before bodies were stored in the contract's encoding hold JSON.
     return Message(
         role=role, content=content, kind=kind, timestamp=timestamp, id=msg_id, seq=seq, archived=bool(archived),
+        stored_bytes=utf8_len(content) + utf8_len(body),
         **{name: value for name, value in json.loads(body).items() if name in BODY_FIELDS},
     )
+
+
+def _read_messages(rows: Iterable[tuple], max_bytes: int | None) -> list[Message]:
+    """Messages of `rows` in their order, stepping the cursor one row at a time and stopping
+    after the row that takes the bytes read past `max_bytes` (Store's byte-bounded reads)."""
+    budget = ReadBudget(max_bytes)
+    messages: list[Message] = []
+    for row in rows:
+        messages.append(_row_to_message(row))
+        if budget.spend(messages[-1].stored_bytes):
+            break
+    return messages
 
 
 def _row_to_ref(row: tuple) -> Message:
@@ -239,7 +256,21 @@ class SqliteStore(Store):
         self._path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="sqlite-writer")
         self._reader = ThreadPoolExecutor(self._readers, thread_name_prefix="sqlite-reader")
-        await self._run(self._writer, lambda: self._conn().executescript(SCHEMA))
+        await self._run(self._writer, self._create_schema)
+
+    def _create_schema(self) -> None:
+        conn = self._conn()
+        conn.executescript(SCHEMA)
+        for table, column, alter, backfill in MIGRATIONS:
+            if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.execute(alter)
+                    conn.execute(backfill)
+                    conn.execute("COMMIT")
+                except sqlite3.Error:
+                    conn.execute("ROLLBACK")
+                    raise
 
     async def close(self) -> None:
         for executor in (self._writer, self._reader):
@@ -255,6 +286,21 @@ class SqliteStore(Store):
 
     async def ping(self) -> None:
         await self._query(lambda conn: conn.execute("SELECT 1").fetchone())
+
+    async def server_secret(self, name: str, candidate: str) -> str:
+        def tx(conn: sqlite3.Connection) -> str:
+            conn.execute(
+                "INSERT INTO metadata (tenant, namespace, key, data, update_time) VALUES (?, ?, ?, ?, 0)"
+                " ON CONFLICT (tenant, namespace, key) DO NOTHING",
+                (SYSTEM_TENANT, SERVER_NAMESPACE, name, json.dumps({"value": candidate})),
+            )
+            (data,) = conn.execute(
+                "SELECT data FROM metadata WHERE tenant = ? AND namespace = ? AND key = ?",
+                (SYSTEM_TENANT, SERVER_NAMESPACE, name),
+            ).fetchone()
+            return json.loads(data)["value"]
+
+        return await self._write(tx)
 
     # -- shared transaction steps ---------------------------------------------
     @staticmethod
@@ -280,14 +326,16 @@ class SqliteStore(Store):
         conn: sqlite3.Connection, tenant: str, session_id: str, messages: Sequence[Message], now: int
     ) -> list[Message]:
         n = len(messages)
-        # One statement creates or bumps the session and reserves the seqs.
-        ((last_seq,),) = conn.execute(
-            "INSERT INTO sessions (tenant, session_id, last_seq, message_count, unarchived_count, last_activity)"
-            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO UPDATE SET"
+        # One statement creates or bumps the session, reserves the seqs and raises the
+        # session's timestamp high-water mark (the server stamp, Store.append).
+        ((last_seq, stamp),) = conn.execute(
+            "INSERT INTO sessions (tenant, session_id, last_seq, message_count, unarchived_count, last_activity,"
+            " last_timestamp) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO UPDATE SET"
             " last_seq = last_seq + excluded.last_seq, message_count = message_count + excluded.message_count,"
-            " unarchived_count = unarchived_count + excluded.unarchived_count, last_activity = excluded.last_activity"
-            " RETURNING last_seq",
-            (tenant, session_id, n, n, n, now),
+            " unarchived_count = unarchived_count + excluded.unarchived_count, last_activity = excluded.last_activity,"
+            " last_timestamp = max(last_timestamp, excluded.last_timestamp)"
+            " RETURNING last_seq, last_timestamp",
+            (tenant, session_id, n, n, n, now, server_timestamp(messages, now)),
         ).fetchall()
         first = last_seq - n + 1
         rows = []
@@ -296,7 +344,7 @@ class SqliteStore(Store):
             msg.seq = first + offset
             msg.archived = False
             if msg.timestamp == 0:
-                msg.timestamp = now
+                msg.timestamp = stamp
             rows.append(
                 (tenant, session_id, msg.seq, msg.id, msg.role, msg.content, msg.kind, msg.timestamp,
                  msg.platform, encode_body(msg))
@@ -348,14 +396,14 @@ class SqliteStore(Store):
 
         return await self._write(tx)
 
-    async def history(self, tenant: str, session_id: str, limit: int) -> list[Message]:
+    async def history(self, tenant: str, session_id: str, limit: int, max_bytes: int | None = None) -> list[Message]:
+        sql = (
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE tenant = ? AND session_id = ? AND archived = 0"
+            " ORDER BY timestamp DESC, seq DESC LIMIT ?"
+        )
+
         def read(conn: sqlite3.Connection) -> list[Message]:
-            rows = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE tenant = ? AND session_id = ? AND archived = 0"
-                " ORDER BY timestamp DESC, seq DESC LIMIT ?",
-                (tenant, session_id, limit),
-            ).fetchall()
-            return [_row_to_message(r) for r in reversed(rows)]
+            return _read_messages(conn.execute(sql, (tenant, session_id, limit)), max_bytes)[::-1]
 
         return await self._query_inline(read)
 
@@ -384,7 +432,7 @@ class SqliteStore(Store):
         params.append(query.limit)
 
         def read(conn: sqlite3.Connection) -> list[Message]:
-            return [_row_to_message(r) for r in conn.execute(sql, params)]
+            return _read_messages(conn.execute(sql, params), query.max_bytes)
 
         return await self._query(read)
 
@@ -415,8 +463,13 @@ class SqliteStore(Store):
         params.append(query.limit)
 
         def read(conn: sqlite3.Connection) -> list[SessionMessage]:
-            rows = conn.execute(sql, params).fetchall()
-            return [SessionMessage(r[0], _row_to_message(r[1:])) for r in reversed(rows)]
+            budget = ReadBudget(query.max_bytes)
+            found: list[SessionMessage] = []
+            for row in conn.execute(sql, params):  # newest first, one row at a time
+                found.append(SessionMessage(row[0], _row_to_message(row[1:])))
+                if budget.spend(found[-1].message.stored_bytes):
+                    break
+            return found[::-1]
 
         return await self._query(read)
 
@@ -601,7 +654,7 @@ class SqliteStore(Store):
         return await self._query_inline(read)
 
     async def list_metadata(
-        self, tenant: str, namespace: str, after_key: str | None, limit: int
+        self, tenant: str, namespace: str, after_key: str | None, limit: int, max_bytes: int | None = None
     ) -> list[MetadataEntry]:
         def read(conn: sqlite3.Connection) -> list[MetadataEntry]:
             rows = conn.execute(
@@ -609,7 +662,13 @@ class SqliteStore(Store):
                 " ORDER BY key LIMIT ?",
                 (tenant, namespace, after_key or "", limit),
             )
-            return [MetadataEntry(namespace, k, json.loads(d), t) for k, d, t in rows]
+            budget = ReadBudget(max_bytes)
+            entries: list[MetadataEntry] = []
+            for key, data, update_time in rows:  # one row at a time
+                entries.append(MetadataEntry(namespace, key, json.loads(data), update_time, utf8_len(data)))
+                if budget.spend(entries[-1].stored_bytes):
+                    break
+            return entries
 
         return await self._query(read)
 

@@ -60,8 +60,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         check = self._check(request.session_id)
         check.non_negative("limit", request.limit)
         check.done()
-        response = pb.GetHistoryResponse()
-        messages_to_proto(await self.memory.get_history(tenant, request.session_id, request.limit), response.messages)
+        messages, truncated = await self.memory.history_window(tenant, request.session_id, request.limit)
+        response = pb.GetHistoryResponse(truncated=truncated)
+        messages_to_proto(messages, response.messages)
         return response
 
     @unary
@@ -128,8 +129,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             kinds=tuple(request.kinds),
             exclude_kinds=tuple(request.exclude_kinds),
         )
-        response = pb.GetRecentAcrossSessionsResponse()
-        for record in await self.memory.recent_across_sessions(tenant, query):
+        records, truncated = await self.memory.recent_window(tenant, query)
+        response = pb.GetRecentAcrossSessionsResponse(truncated=truncated)
+        for record in records:
             item = response.messages.add(session_id=record.session_id)
             message_to_proto(record.message, item.message)
         return response

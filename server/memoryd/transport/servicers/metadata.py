@@ -32,7 +32,7 @@ class MetadataServicer(pb_grpc.MetadataServiceServicer):
         check = self._check(request, write=True)
         if request.data.ByteSize() > self.limits.max_metadata_bytes:
             check.fail("data", f"must be at most {self.limits.max_metadata_bytes} bytes")
-        check.finite("data", request.data)
+        check.struct("data", request.data)
         check.done()
         entry = await self.memory.save_metadata(tenant, request.namespace, request.key, struct_to_dict(request.data))
         response = pb.SaveMetadataResponse()

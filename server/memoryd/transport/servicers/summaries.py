@@ -52,7 +52,7 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
         check.text_bytes("text", request.text, self.limits.max_content_bytes)
         if request.metadata.ByteSize() > self.limits.max_metadata_bytes:
             check.fail("metadata", f"must be at most {self.limits.max_metadata_bytes} bytes")
-        check.finite("metadata", request.metadata)
+        check.struct("metadata", request.metadata)
         check.done()
         summary, cursor, deduplicated = await self.summaries.save(
             tenant,
