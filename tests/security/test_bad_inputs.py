@@ -1,836 +1,590 @@
-"""The bad-input corpus: every RPC, table-driven.
+"""The bad-input corpus, part 1: generated from the served descriptors.
 
-Each case asserts the status code, the field named in the google.rpc.BadRequest details,
-and that the tenant's stored state (sessions, full histories, metadata, event log bounds)
-is byte-for-byte unchanged. Inputs target the seeded session, so a missing check would
-visibly change data (a negative keep_recent would archive it, an unknown ClearAll target
-would clear it).
+For every RPC of every memoryd service, starting from one valid request, every field of
+the request message (nested messages, oneof branches and repeated elements included) is
+mutated in turn with values sampled by its type:
+
+- strings: invalid UTF-8 on the wire; for names (ids, keys, roles, kinds, scopes, tags):
+  NUL, zero-width, bidi-control, whitespace-only, max_id_length +1 (and exactly at it);
+  for free text: far over every text bound, and a NUL;
+- integers: -1, the type's minimum and maximum; enums: unknown values;
+- floats: NaN, +Inf, -Inf, 1e30; repeated fields: far over every list bound;
+- google.protobuf.Struct: nesting one past MAX_JSON_DEPTH, nesting past the protobuf
+  decoder's own limit, NaN, keys with NUL or a leading `$`;
+- page tokens: forged in the old unsigned format (`{"ts":"abc"}`, `{}`, 10**30), a real
+  token with its tag or its body altered, a real token of another query.
+
+Mutations that can never be valid (the "strict" ones) must answer INVALID_ARGUMENT naming
+the mutated field (or MALFORMED_REQUEST when the bytes cannot be decoded at all); the
+others may be accepted. Whatever is rejected must have stored nothing: every change to
+stored state commits events in the same transaction, so the tenant's event log bounds and
+vector counts stay as they were. No mutation may answer UNKNOWN or INTERNAL.
+
+Every field is mutated on SQLite; on MongoDB (slower) each field gets one sampled
+mutation per run, every field still at least once. Counts per status are printed.
 """
 
 from __future__ import annotations
 
+import base64
+import collections
+import copy
+import json
 import math
+import os
+import random
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import grpc
 import pytest
-from google.protobuf import struct_pb2
+from google.protobuf import message_factory, struct_pb2
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from memoryd.v1 import entry_service_pb2 as ent
 from memoryd.v1 import event_pb2
 from memoryd.v1 import event_service_pb2 as ev
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import message_pb2
-from memoryd.v1 import entry_service_pb2 as ent
 from memoryd.v1 import metadata_service_pb2 as meta
 from memoryd.v1 import summary_service_pb2 as summ
 from memoryd.v1 import vector_service_pb2 as vec
-from memoryd.domain import paging
+from memoryd.domain.limits import MAX_JSON_DEPTH
+from tests.conftest import mongo_targets, mongo_uri_for
 from tests.security.conftest import CORPUS_LIMITS as L
-from tests.security.harness import error_details, snapshot
+from tests.security.harness import Caller, error_details, new_token, rich_status, start_app
 
-SEEDED = "seeded"
-NS = "corpus-ns"
-SCOPE = "corpus-scope"
 MODEL = "test:model-3d"
-LONG_ID = "x" * (L.max_id_length + 1)
-INVALID = grpc.StatusCode.INVALID_ARGUMENT
+SEEDED = "seeded"
+NS = "corpus"
+SCOPE = "corpus"
+MODULES = (mem, meta, ev, vec, summ, ent)
+SERVICES = [s for m in MODULES for s in m.DESCRIPTOR.services_by_name.values()]
+
+# Free-text fields (bounded in bytes, any characters); every other string field is a name.
+TEXT_FIELDS = {"content", "reasoning_content", "arguments", "old_text", "new_text", "reason", "error", "text",
+               "query_text", "query"}
+# Output-only fields of memoryd.v1.Message: the server ignores what a caller puts there.
+OUTPUT_ONLY = {"memoryd.v1.Message.id", "memoryd.v1.Message.seq", "memoryd.v1.Message.archived"}
+# Cross-field rules: a mutation of the key is answered by naming the value.
+NAMED_INSTEAD = {("SearchMemory", "query_text"): "query_vector"}
+INT_RANGES = {
+    FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_INT64: (-(2**63), 2**63 - 1),
+}
+FLOAT_TYPES = {FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE}
+OVERSIZE_TEXT = 8192  # over every text bound of CORPUS_LIMITS, well under max_request_bytes
+MANY = 1001  # over every list bound
+DECODER_DEPTH = 60  # JSON levels past what the protobuf decoder reads (each costs 2-3 messages)
 
 
-def msg(role: str = "user", content: str = "hello", **kw) -> message_pb2.Message:
-    return message_pb2.Message(role=role, content=content, **kw)
+def _msg(**kw) -> message_pb2.Message:
+    message = message_pb2.Message(role="user", content="hello", kind="chat", reasoning_content="r", tool_call_id="c1", **kw)
+    message.segments.add(type="text").data.update({"text": "hi"})
+    message.metadata.update({"platform": "qq"})
+    message.tool_calls.add(id="c1", name="search", arguments="{}")
+    return message
 
 
-def struct(**fields) -> struct_pb2.Struct:
-    s = struct_pb2.Struct()
-    s.update(fields)
-    return s
+def baselines() -> dict[str, object]:
+    """One valid request per RPC, every repeated field holding one element."""
+    return {
+        "SaveMessage": mem.SaveMessageRequest(session_id="gen", message=_msg()),
+        "SaveMessages": mem.SaveMessagesRequest(session_id="gen", messages=[_msg()]),
+        "GetHistory": mem.GetHistoryRequest(session_id=SEEDED, limit=10),
+        "GetFullHistory": mem.GetFullHistoryRequest(session_id=SEEDED, page_size=1),
+        "ListMessagesInRange": mem.ListMessagesInRangeRequest(
+            session_id=SEEDED, from_ts=0, to_ts=10**6, roles=["user"], exclude_kinds=["x"], page_size=1
+        ),
+        "GetRecentAcrossSessions": mem.GetRecentAcrossSessionsRequest(
+            limit=5, since_ts=0, platform="qq", exclude_session_ids=["other"], roles=["user"], kinds=["chat"],
+            exclude_kinds=["x"],
+        ),
+        "TrimHistory": mem.TrimHistoryRequest(session_id="gen-trim", keep_recent=10),
+        "ReplaceHistory": mem.ReplaceHistoryRequest(session_id="gen-replace", messages=[_msg()]),
+        "UpdateMessageContent": mem.UpdateMessageContentRequest(
+            session_id="gen", old_text="zzz", new_text="y", recent_limit=10
+        ),
+        "DeleteMessagesByTimestamps": mem.DeleteMessagesByTimestampsRequest(session_id="gen-none", timestamps=[1]),
+        "DeleteMessages": mem.DeleteMessagesRequest(session_id="gen-none", ids=["nope"]),
+        "ClearSession": mem.ClearSessionRequest(session_id="gen-none", targets=[mem.CLEAR_TARGET_MESSAGES]),
+        "ClearAll": mem.ClearAllRequest(targets=[mem.CLEAR_TARGET_VECTORS]),
+        "ListSessions": mem.ListSessionsRequest(page_size=1),
+        "SaveMetadata": meta.SaveMetadataRequest(namespace="gen", key="k", data={"a": 1}),
+        "GetMetadata": meta.GetMetadataRequest(namespace=NS, key="a"),
+        "ListMetadata": meta.ListMetadataRequest(namespace=NS, page_size=1),
+        "DeleteMetadata": meta.DeleteMetadataRequest(namespace="gen", key="nope"),
+        "Watch": ev.WatchRequest(
+            session_ids=["gen"], types=[event_pb2.EVENT_TYPE_MESSAGES_APPENDED], after_seq=0
+        ),
+        "PublishEvent": ev.PublishEventRequest(
+            session_id="gen", compress_progress=event_pb2.CompressProgress(phase="p", progress=0.5, error="e")
+        ),
+        "UpsertVectors": vec.UpsertVectorsRequest(points=[vec.VectorPoint(
+            model_id=MODEL, vector=[0.1, 0.2, 0.3], session_id="gen", message_id="m1", timestamp=1000, role="user",
+            platform="qq", sender_id="u1", mentioned_ids=["u2"], speaker_label="Ann", text="hello",
+        )]),
+        "SearchMemory": vec.SearchMemoryRequest(
+            query_vector=[0.1, 0.2, 0.3], model_id=MODEL, top_k=5, min_score=0.0, time_weight=0.3,
+            scope=vec.RECALL_SCOPE_ALL, session_id=SEEDED, platform="qq", speaker_ids=["u1"], user_priority_boost=1.0,
+            recall_roles=vec.RECALL_ROLES_ALL, context_window=1, expand_cross_session=True, per_item_max_chars=100,
+            exclude_message_ids=["x"], control_kinds=["summary"],
+        ),
+        "DeleteVectors": vec.DeleteVectorsRequest(session=vec.DeleteVectorsRequest.BySession(session_id="gen-none")),
+        "GetVectorStats": vec.GetVectorStatsRequest(),
+        "SaveSummary": summ.SaveSummaryRequest(session_id=SEEDED, from_seq=3, to_seq=3, text="s", metadata={"a": 1}),
+        "ListSummaries": summ.ListSummariesRequest(session_id=SEEDED, page_size=1),
+        "GetSummaryCursor": summ.GetSummaryCursorRequest(session_id=SEEDED),
+        "AssembleContext": summ.AssembleContextRequest(
+            session_id=SEEDED, budget_chars=1000, recent_raw_n=5, include_recall=True, recall_top_k=3,
+            recall_query_vector=[0.1, 0.2, 0.3], recall_model_id=MODEL,
+        ),
+        "SaveEntry": ent.SaveEntryRequest(scope="gen", text="likes tea", tags=["drink"], embedding=[0.1, 0.2, 0.3],
+                                          model_id=MODEL),
+        "SearchEntries": ent.SearchEntriesRequest(scope=SCOPE, query="tea", limit=5, query_embedding=[0.1, 0.2, 0.3],
+                                                  model_id=MODEL),
+        "ForgetEntry": ent.ForgetEntryRequest(scope="gen", entry_id="nope"),
+        "ListEntries": ent.ListEntriesRequest(scope=SCOPE, page_size=1),
+    }
 
 
-def nan_struct() -> struct_pb2.Struct:
-    s = struct_pb2.Struct()
-    s.fields["score"].number_value = math.nan
-    return s
-
-
-def nested_inf_struct() -> struct_pb2.Struct:
-    s = struct_pb2.Struct()
-    s.fields["a"].list_value.values.add().struct_value.fields["b"].number_value = math.inf
-    return s
-
-
-def save(message=None, session=SEEDED, **kw) -> mem.SaveMessageRequest:
-    request = mem.SaveMessageRequest(session_id=session, **kw)
-    if message is not None:
-        request.message.CopyFrom(message)
-    return request
-
-
-def point(**kw) -> vec.VectorPoint:
-    fields = dict(model_id=MODEL, vector=[0.1, 0.2, 0.3], session_id=SEEDED, timestamp=1000, role="user", text="hello")
-    fields.update(kw)
-    return vec.VectorPoint(**fields)
-
-
-def upsert(*points) -> vec.UpsertVectorsRequest:
-    return vec.UpsertVectorsRequest(points=list(points))
-
-
-def search(**kw) -> vec.SearchMemoryRequest:
-    fields = dict(query_vector=[0.1, 0.2, 0.3], model_id=MODEL)
-    fields.update(kw)
-    return vec.SearchMemoryRequest(**fields)
-
-
-def foreign_token() -> str:
-    return paging.encode(("sessions",), {"after": "a"})
+# -- mutations ---------------------------------------------------------------------------------
+Step = tuple[str, int | None]  # (field name, index into a repeated field or None)
 
 
 @dataclass(frozen=True)
-class Case:
-    name: str
-    service: str
+class Mutation:
     method: str
-    request: object
-    field: str | None
-    code: grpc.StatusCode = INVALID
+    path: tuple[Step, ...]
+    kind: str
+    strict: bool  # never a valid request: must be INVALID_ARGUMENT naming the field
+    apply: Callable  # (request) -> bytes on the wire
+
+    @property
+    def field(self) -> str:
+        """The field path as memoryd names it in a BadRequest (`messages[0].role`)."""
+        return ".".join(name + ("" if index is None else f"[{index}]") for name, index in self.path)
+
+    @property
+    def id(self) -> str:
+        return f"{self.method}:{self.field}:{self.kind}"
 
 
-CASES = [
-    # -- SaveMessage ---------------------------------------------------------------
-    Case("save-empty-session", "memory", "SaveMessage", save(msg(), session=""), "session_id"),
-    Case("save-long-session", "memory", "SaveMessage", save(msg(), session=LONG_ID), "session_id"),
-    Case("save-nul-session", "memory", "SaveMessage", save(msg(), session="a\x00b"), "session_id"),
-    Case("save-newline-session", "memory", "SaveMessage", save(msg(), session="a\nb"), "session_id"),
-    Case("save-no-message", "memory", "SaveMessage", save(None), "message"),
-    Case("save-empty-role", "memory", "SaveMessage", save(msg(role="")), "message.role"),
-    Case("save-long-role", "memory", "SaveMessage", save(msg(role=LONG_ID)), "message.role"),
-    Case("save-negative-ts", "memory", "SaveMessage", save(msg(timestamp=-1)), "message.timestamp"),
-    Case("save-big-content", "memory", "SaveMessage", save(msg(content="é" * L.max_content_bytes)), "message.content"),
-    Case(
-        "save-big-reasoning",
-        "memory",
-        "SaveMessage",
-        save(msg(reasoning_content="r" * (L.max_content_bytes + 1))),
-        "message.reasoning_content",
-    ),
-    Case("save-control-kind", "memory", "SaveMessage", save(msg(kind="a\x01")), "message.kind"),
-    Case("save-long-kind", "memory", "SaveMessage", save(msg(kind=LONG_ID)), "message.kind"),
-    Case(
-        "save-segment-no-type",
-        "memory",
-        "SaveMessage",
-        save(msg(segments=[message_pb2.Segment(type="", data=struct(text="hi"))])),
-        "message.segments[0].type",
-    ),
-    Case(
-        "save-tool-call-no-name",
-        "memory",
-        "SaveMessage",
-        save(msg(tool_calls=[message_pb2.ToolCall(id="c1", name="", arguments="{}")])),
-        "message.tool_calls[0].name",
-    ),
-    Case(
-        "save-tool-call-long-id",
-        "memory",
-        "SaveMessage",
-        save(msg(tool_calls=[message_pb2.ToolCall(id=LONG_ID, name="f")])),
-        "message.tool_calls[0].id",
-    ),
-    Case("save-long-tool-call-id", "memory", "SaveMessage", save(msg(tool_call_id=LONG_ID)), "message.tool_call_id"),
-    Case("save-nan-metadata", "memory", "SaveMessage", save(msg(metadata=nan_struct())), "message.metadata"),
-    Case("save-inf-nested-metadata", "memory", "SaveMessage", save(msg(metadata=nested_inf_struct())), "message.metadata"),
-    Case(
-        "save-nan-segment-data",
-        "memory",
-        "SaveMessage",
-        save(msg(segments=[message_pb2.Segment(type="image", data=nan_struct())])),
-        "message.segments[0].data",
-    ),
-    Case(
-        "save-message-too-big",
-        "memory",
-        "SaveMessage",
-        save(msg(metadata=struct(blob="m" * L.max_message_bytes))),
-        "message",
-    ),
-    Case("save-long-idempotency-key", "memory", "SaveMessage", save(msg(), idempotency_key=LONG_ID), "idempotency_key"),
-    Case("save-control-idempotency-key", "memory", "SaveMessage", save(msg(), idempotency_key="k\x7f"), "idempotency_key"),
-    # -- SaveMessages ----------------------------------------------------------------
-    Case("batch-empty", "memory", "SaveMessages", mem.SaveMessagesRequest(session_id=SEEDED), "messages"),
-    Case(
-        "batch-too-many",
-        "memory",
-        "SaveMessages",
-        mem.SaveMessagesRequest(session_id=SEEDED, messages=[msg()] * (L.max_batch_messages + 1)),
-        "messages",
-    ),
-    Case(
-        "batch-one-bad-role",
-        "memory",
-        "SaveMessages",
-        mem.SaveMessagesRequest(session_id=SEEDED, messages=[msg(), msg(role="")]),
-        "messages[1].role",
-    ),
-    Case(
-        "batch-one-negative-ts",
-        "memory",
-        "SaveMessages",
-        mem.SaveMessagesRequest(session_id=SEEDED, messages=[msg(timestamp=-5), msg()]),
-        "messages[0].timestamp",
-    ),
-    Case("batch-empty-session", "memory", "SaveMessages", mem.SaveMessagesRequest(messages=[msg()]), "session_id"),
-    Case(
-        "batch-long-idempotency-key",
-        "memory",
-        "SaveMessages",
-        mem.SaveMessagesRequest(session_id=SEEDED, messages=[msg()], idempotency_key=LONG_ID),
-        "idempotency_key",
-    ),
-    # -- reads -------------------------------------------------------------------------
-    Case("history-negative-limit", "memory", "GetHistory", mem.GetHistoryRequest(session_id=SEEDED, limit=-1), "limit"),
-    Case("history-empty-session", "memory", "GetHistory", mem.GetHistoryRequest(), "session_id"),
-    Case(
-        "full-negative-page",
-        "memory",
-        "GetFullHistory",
-        mem.GetFullHistoryRequest(session_id=SEEDED, page_size=-1),
-        "page_size",
-    ),
-    Case(
-        "full-garbage-token",
-        "memory",
-        "GetFullHistory",
-        mem.GetFullHistoryRequest(session_id=SEEDED, page_token="%%%not-a-token"),
-        "page_token",
-    ),
-    Case(
-        "full-foreign-token",
-        "memory",
-        "GetFullHistory",
-        mem.GetFullHistoryRequest(session_id=SEEDED, page_token=foreign_token()),
-        "page_token",
-    ),
-    Case(
-        "range-negative-from",
-        "memory",
-        "ListMessagesInRange",
-        mem.ListMessagesInRangeRequest(session_id=SEEDED, from_ts=-1, to_ts=10),
-        "from_ts",
-    ),
-    Case(
-        "range-inverted",
-        "memory",
-        "ListMessagesInRange",
-        mem.ListMessagesInRangeRequest(session_id=SEEDED, from_ts=10, to_ts=9),
-        "to_ts",
-    ),
-    Case(
-        "range-too-many-roles",
-        "memory",
-        "ListMessagesInRange",
-        mem.ListMessagesInRangeRequest(session_id=SEEDED, to_ts=10, roles=["user"] * (L.max_filter_items + 1)),
-        "roles",
-    ),
-    Case(
-        "range-empty-role",
-        "memory",
-        "ListMessagesInRange",
-        mem.ListMessagesInRangeRequest(session_id=SEEDED, to_ts=10, roles=[""]),
-        "roles[0]",
-    ),
-    Case(
-        "range-too-many-exclude-kinds",
-        "memory",
-        "ListMessagesInRange",
-        mem.ListMessagesInRangeRequest(session_id=SEEDED, to_ts=10, exclude_kinds=["k"] * (L.max_filter_items + 1)),
-        "exclude_kinds",
-    ),
-    Case(
-        "range-long-exclude-kind",
-        "memory",
-        "ListMessagesInRange",
-        mem.ListMessagesInRangeRequest(session_id=SEEDED, to_ts=10, exclude_kinds=[LONG_ID]),
-        "exclude_kinds[0]",
-    ),
-    Case(
-        "range-negative-page",
-        "memory",
-        "ListMessagesInRange",
-        mem.ListMessagesInRangeRequest(session_id=SEEDED, to_ts=10, page_size=-3),
-        "page_size",
-    ),
-    Case(
-        "range-garbage-token",
-        "memory",
-        "ListMessagesInRange",
-        mem.ListMessagesInRangeRequest(session_id=SEEDED, to_ts=10, page_token="eyJxIjoxfQ"),
-        "page_token",
-    ),
-    Case("recent-zero-limit", "memory", "GetRecentAcrossSessions", mem.GetRecentAcrossSessionsRequest(), "limit"),
-    Case(
-        "recent-negative-limit",
-        "memory",
-        "GetRecentAcrossSessions",
-        mem.GetRecentAcrossSessionsRequest(limit=-10),
-        "limit",
-    ),
-    Case(
-        "recent-negative-since",
-        "memory",
-        "GetRecentAcrossSessions",
-        mem.GetRecentAcrossSessionsRequest(limit=5, since_ts=-1),
-        "since_ts",
-    ),
-    Case(
-        "recent-long-platform",
-        "memory",
-        "GetRecentAcrossSessions",
-        mem.GetRecentAcrossSessionsRequest(limit=5, platform=LONG_ID),
-        "platform",
-    ),
-    Case(
-        "recent-too-many-excluded",
-        "memory",
-        "GetRecentAcrossSessions",
-        mem.GetRecentAcrossSessionsRequest(limit=5, exclude_session_ids=["s"] * (L.max_filter_items + 1)),
-        "exclude_session_ids",
-    ),
-    Case(
-        "recent-empty-excluded",
-        "memory",
-        "GetRecentAcrossSessions",
-        mem.GetRecentAcrossSessionsRequest(limit=5, exclude_session_ids=["ok", ""]),
-        "exclude_session_ids[1]",
-    ),
-    Case(
-        "recent-control-role",
-        "memory",
-        "GetRecentAcrossSessions",
-        mem.GetRecentAcrossSessionsRequest(limit=5, roles=["us\ter"]),
-        "roles[0]",
-    ),
-    Case(
-        "recent-too-many-kinds",
-        "memory",
-        "GetRecentAcrossSessions",
-        mem.GetRecentAcrossSessionsRequest(limit=5, kinds=["k"] * (L.max_filter_items + 1)),
-        "kinds",
-    ),
-    Case(
-        "recent-long-kind",
-        "memory",
-        "GetRecentAcrossSessions",
-        mem.GetRecentAcrossSessionsRequest(limit=5, kinds=[LONG_ID]),
-        "kinds[0]",
-    ),
-    Case(
-        "recent-too-many-exclude-kinds",
-        "memory",
-        "GetRecentAcrossSessions",
-        mem.GetRecentAcrossSessionsRequest(limit=5, exclude_kinds=["k"] * (L.max_filter_items + 1)),
-        "exclude_kinds",
-    ),
-    Case("sessions-negative-page", "memory", "ListSessions", mem.ListSessionsRequest(page_size=-1), "page_size"),
-    Case("sessions-garbage-token", "memory", "ListSessions", mem.ListSessionsRequest(page_token="!!"), "page_token"),
-    # -- mutations -----------------------------------------------------------------------
-    Case("trim-negative", "memory", "TrimHistory", mem.TrimHistoryRequest(session_id=SEEDED, keep_recent=-1), "keep_recent"),
-    Case("trim-empty-session", "memory", "TrimHistory", mem.TrimHistoryRequest(keep_recent=0), "session_id"),
-    Case(
-        "replace-too-many",
-        "memory",
-        "ReplaceHistory",
-        mem.ReplaceHistoryRequest(session_id=SEEDED, messages=[msg()] * (L.max_batch_messages + 1)),
-        "messages",
-    ),
-    Case(
-        "replace-bad-role",
-        "memory",
-        "ReplaceHistory",
-        mem.ReplaceHistoryRequest(session_id=SEEDED, messages=[msg(role="a\x02")]),
-        "messages[0].role",
-    ),
-    Case(
-        "replace-big-content",
-        "memory",
-        "ReplaceHistory",
-        mem.ReplaceHistoryRequest(session_id=SEEDED, messages=[msg(), msg(content="c" * (L.max_content_bytes + 1))]),
-        "messages[1].content",
-    ),
-    Case("replace-empty-session", "memory", "ReplaceHistory", mem.ReplaceHistoryRequest(messages=[]), "session_id"),
-    Case(
-        "update-empty-old",
-        "memory",
-        "UpdateMessageContent",
-        mem.UpdateMessageContentRequest(session_id=SEEDED, old_text="", new_text="x"),
-        "old_text",
-    ),
-    Case(
-        "update-long-old",
-        "memory",
-        "UpdateMessageContent",
-        mem.UpdateMessageContentRequest(session_id=SEEDED, old_text="o" * (L.max_text_bytes + 1), new_text="x"),
-        "old_text",
-    ),
-    Case(
-        "update-long-new",
-        "memory",
-        "UpdateMessageContent",
-        mem.UpdateMessageContentRequest(session_id=SEEDED, old_text="hello", new_text="n" * (L.max_text_bytes + 1)),
-        "new_text",
-    ),
-    Case(
-        "update-negative-limit",
-        "memory",
-        "UpdateMessageContent",
-        mem.UpdateMessageContentRequest(session_id=SEEDED, old_text="hello", new_text="x", recent_limit=-1),
-        "recent_limit",
-    ),
-    Case(
-        "update-limit-over-max",
-        "memory",
-        "UpdateMessageContent",
-        mem.UpdateMessageContentRequest(
-            session_id=SEEDED, old_text="hello", new_text="x", recent_limit=L.max_page_size + 1
-        ),
-        "recent_limit",
-    ),
-    Case(
-        "update-empty-session",
-        "memory",
-        "UpdateMessageContent",
-        mem.UpdateMessageContentRequest(old_text="hello", new_text="x"),
-        "session_id",
-    ),
-    Case(
-        "delete-ts-empty",
-        "memory",
-        "DeleteMessagesByTimestamps",
-        mem.DeleteMessagesByTimestampsRequest(session_id=SEEDED),
-        "timestamps",
-    ),
-    Case(
-        "delete-ts-too-many",
-        "memory",
-        "DeleteMessagesByTimestamps",
-        mem.DeleteMessagesByTimestampsRequest(session_id=SEEDED, timestamps=list(range(1, L.max_delete_items + 2))),
-        "timestamps",
-    ),
-    Case(
-        "delete-ts-negative",
-        "memory",
-        "DeleteMessagesByTimestamps",
-        mem.DeleteMessagesByTimestampsRequest(session_id=SEEDED, timestamps=[1001, -1]),
-        "timestamps[1]",
-    ),
-    Case(
-        "delete-ts-empty-session",
-        "memory",
-        "DeleteMessagesByTimestamps",
-        mem.DeleteMessagesByTimestampsRequest(timestamps=[1001]),
-        "session_id",
-    ),
-    Case("delete-ids-empty", "memory", "DeleteMessages", mem.DeleteMessagesRequest(session_id=SEEDED), "ids"),
-    Case(
-        "delete-ids-too-many",
-        "memory",
-        "DeleteMessages",
-        mem.DeleteMessagesRequest(session_id=SEEDED, ids=["i"] * (L.max_delete_items + 1)),
-        "ids",
-    ),
-    Case(
-        "delete-ids-empty-id",
-        "memory",
-        "DeleteMessages",
-        mem.DeleteMessagesRequest(session_id=SEEDED, ids=["ok", ""]),
-        "ids[1]",
-    ),
-    Case("delete-ids-long-id", "memory", "DeleteMessages", mem.DeleteMessagesRequest(session_id=SEEDED, ids=[LONG_ID]), "ids[0]"),
-    Case(
-        "clear-session-unknown-target",
-        "memory",
-        "ClearSession",
-        mem.ClearSessionRequest(session_id=SEEDED, targets=[mem.CLEAR_TARGET_MESSAGES, 99]),
-        "targets[1]",
-    ),
-    Case("clear-session-empty-session", "memory", "ClearSession", mem.ClearSessionRequest(), "session_id"),
-    Case("clear-all-unknown-target", "memory", "ClearAll", mem.ClearAllRequest(targets=[42]), "targets[0]"),
-    Case(
-        "clear-all-negative-target",
-        "memory",
-        "ClearAll",
-        mem.ClearAllRequest(targets=[mem.CLEAR_TARGET_METADATA, -1]),
-        "targets[1]",
-    ),
-    # -- metadata ------------------------------------------------------------------------
-    Case("meta-save-empty-ns", "metadata", "SaveMetadata", meta.SaveMetadataRequest(key="k"), "namespace"),
-    Case("meta-save-empty-key", "metadata", "SaveMetadata", meta.SaveMetadataRequest(namespace=NS), "key"),
-    Case("meta-save-long-key", "metadata", "SaveMetadata", meta.SaveMetadataRequest(namespace=NS, key=LONG_ID), "key"),
-    Case("meta-save-control-ns", "metadata", "SaveMetadata", meta.SaveMetadataRequest(namespace="n\x1b", key="k"), "namespace"),
-    Case(
-        "meta-save-too-big",
-        "metadata",
-        "SaveMetadata",
-        meta.SaveMetadataRequest(namespace=NS, key="k", data=struct(blob="d" * L.max_metadata_bytes)),
-        "data",
-    ),
-    Case(
-        "meta-save-nan",
-        "metadata",
-        "SaveMetadata",
-        meta.SaveMetadataRequest(namespace=NS, key="k", data=nan_struct()),
-        "data",
-    ),
-    Case(
-        "meta-save-nested-inf",
-        "metadata",
-        "SaveMetadata",
-        meta.SaveMetadataRequest(namespace=NS, key="k", data=nested_inf_struct()),
-        "data",
-    ),
-    Case("meta-get-empty-ns", "metadata", "GetMetadata", meta.GetMetadataRequest(key="k"), "namespace"),
-    Case("meta-get-long-key", "metadata", "GetMetadata", meta.GetMetadataRequest(namespace=NS, key=LONG_ID), "key"),
-    Case("meta-list-empty-ns", "metadata", "ListMetadata", meta.ListMetadataRequest(), "namespace"),
-    Case(
-        "meta-list-negative-page",
-        "metadata",
-        "ListMetadata",
-        meta.ListMetadataRequest(namespace=NS, page_size=-1),
-        "page_size",
-    ),
-    Case(
-        "meta-list-foreign-token",
-        "metadata",
-        "ListMetadata",
-        meta.ListMetadataRequest(namespace=NS, page_token=foreign_token()),
-        "page_token",
-    ),
-    Case("meta-delete-empty-key", "metadata", "DeleteMetadata", meta.DeleteMetadataRequest(namespace=NS), "key"),
-    Case(
-        "meta-delete-long-ns",
-        "metadata",
-        "DeleteMetadata",
-        meta.DeleteMetadataRequest(namespace=LONG_ID, key="k"),
-        "namespace",
-    ),
-    # -- events ----------------------------------------------------------------------------
-    Case(
-        "publish-empty-session",
-        "events",
-        "PublishEvent",
-        ev.PublishEventRequest(compress_requested=event_pb2.CompressRequested()),
-        "session_id",
-    ),
-    Case("publish-no-payload", "events", "PublishEvent", ev.PublishEventRequest(session_id=SEEDED), "payload"),
-    Case(
-        "publish-progress-over-1",
-        "events",
-        "PublishEvent",
-        ev.PublishEventRequest(session_id=SEEDED, compress_progress=event_pb2.CompressProgress(progress=1.5)),
-        "compress_progress.progress",
-    ),
-    Case(
-        "publish-progress-nan",
-        "events",
-        "PublishEvent",
-        ev.PublishEventRequest(session_id=SEEDED, compress_progress=event_pb2.CompressProgress(progress=math.nan)),
-        "compress_progress.progress",
-    ),
-    Case(
-        "publish-long-requested-by",
-        "events",
-        "PublishEvent",
-        ev.PublishEventRequest(session_id=SEEDED, compress_requested=event_pb2.CompressRequested(requested_by=LONG_ID)),
-        "compress_requested.requested_by",
-    ),
-    Case(
-        "publish-long-reason",
-        "events",
-        "PublishEvent",
-        ev.PublishEventRequest(
-            session_id=SEEDED, compress_requested=event_pb2.CompressRequested(reason="r" * (L.max_text_bytes + 1))
-        ),
-        "compress_requested.reason",
-    ),
-    Case(
-        "publish-long-phase",
-        "events",
-        "PublishEvent",
-        ev.PublishEventRequest(session_id=SEEDED, compress_progress=event_pb2.CompressProgress(phase=LONG_ID)),
-        "compress_progress.phase",
-    ),
-    Case(
-        "publish-long-error",
-        "events",
-        "PublishEvent",
-        ev.PublishEventRequest(
-            session_id=SEEDED, compress_progress=event_pb2.CompressProgress(error="e" * (L.max_text_bytes + 1))
-        ),
-        "compress_progress.error",
-    ),
-    Case(
-        "watch-too-many-sessions",
-        "events",
-        "Watch",
-        ev.WatchRequest(session_ids=["s"] * (L.max_filter_items + 1)),
-        "session_ids",
-    ),
-    Case("watch-empty-session", "events", "Watch", ev.WatchRequest(session_ids=[""]), "session_ids[0]"),
-    Case("watch-unknown-type", "events", "Watch", ev.WatchRequest(types=[1, 999]), "types[1]"),
-    Case("watch-negative-after", "events", "Watch", ev.WatchRequest(after_seq=-1), "after_seq"),
-    Case(
-        "watch-too-many-types",
-        "events",
-        "Watch",
-        ev.WatchRequest(types=[1] * (L.max_filter_items + 1)),
-        "types",
-    ),
-    # -- vectors -----------------------------------------------------------------------------
-    Case("upsert-no-points", "vectors", "UpsertVectors", upsert(), "points"),
-    Case("upsert-empty-vector", "vectors", "UpsertVectors", upsert(point(vector=[])), "points[0].vector"),
-    Case("upsert-nan-vector", "vectors", "UpsertVectors", upsert(point(), point(vector=[0.1, math.nan, 0.3])), "points[1].vector"),
-    Case("upsert-inf-vector", "vectors", "UpsertVectors", upsert(point(vector=[math.inf, 0.0, 0.0])), "points[0].vector"),
-    Case("upsert-no-model", "vectors", "UpsertVectors", upsert(point(model_id="")), "points[0].model_id"),
-    Case("upsert-legacy-with-model", "vectors", "UpsertVectors", upsert(point(legacy=True)), "points[0].model_id"),
-    Case("upsert-no-session", "vectors", "UpsertVectors", upsert(point(session_id="")), "points[0].session_id"),
-    Case("upsert-zero-timestamp", "vectors", "UpsertVectors", upsert(point(timestamp=0)), "points[0].timestamp"),
-    Case("upsert-long-sender", "vectors", "UpsertVectors", upsert(point(sender_id=LONG_ID)), "points[0].sender_id"),
-    Case(
-        "upsert-too-many-mentions",
-        "vectors",
-        "UpsertVectors",
-        upsert(point(mentioned_ids=["u"] * (L.max_filter_items + 1))),
-        "points[0].mentioned_ids",
-    ),
-    Case(
-        "upsert-big-text",
-        "vectors",
-        "UpsertVectors",
-        upsert(point(text="t" * (L.max_content_bytes + 1))),
-        "points[0].text",
-    ),
-    Case(
-        "upsert-dimension-over-limit",
-        "vectors",
-        "UpsertVectors",
-        upsert(point(vector=[0.5] * (L.max_vector_dimension + 1))),
-        "points[0].vector",
-    ),
-    Case("search-dimension-over-limit", "vectors", "SearchMemory", search(query_vector=[0.5] * 9), "query_vector"),
-    Case(
-        "entry-embedding-over-limit",
-        "entries",
-        "SaveEntry",
-        ent.SaveEntryRequest(scope=SCOPE, text="likes tea", embedding=[0.5] * (L.max_vector_dimension + 1), model_id=MODEL),
-        "embedding",
-    ),
-    Case("search-no-query", "vectors", "SearchMemory", search(query_vector=[]), "query_vector"),
-    Case("search-vector-and-text", "vectors", "SearchMemory", search(query_text="hi"), "query_vector"),
-    Case("search-nan-query", "vectors", "SearchMemory", search(query_vector=[math.nan, 0, 0]), "query_vector"),
-    Case("search-no-model", "vectors", "SearchMemory", search(model_id=""), "model_id"),
-    Case("search-top-k-too-big", "vectors", "SearchMemory", search(top_k=101), "top_k"),
-    Case("search-negative-top-k", "vectors", "SearchMemory", search(top_k=-1), "top_k"),
-    Case("search-min-score-2", "vectors", "SearchMemory", search(min_score=2.0), "min_score"),
-    Case("search-time-weight-nan", "vectors", "SearchMemory", search(time_weight=math.nan), "time_weight"),
-    Case("search-negative-boost", "vectors", "SearchMemory", search(user_priority_boost=-1.0), "user_priority_boost"),
-    Case("search-unknown-scope", "vectors", "SearchMemory", search(scope=9), "scope"),
-    Case("search-unknown-roles", "vectors", "SearchMemory", search(recall_roles=7), "recall_roles"),
-    Case("search-session-scope-no-session", "vectors", "SearchMemory", search(scope=vec.RECALL_SCOPE_SESSION), "session_id"),
-    Case("search-user-scope-no-speakers", "vectors", "SearchMemory", search(scope=vec.RECALL_SCOPE_USER), "speaker_ids"),
-    Case("search-context-window-too-big", "vectors", "SearchMemory", search(context_window=51), "context_window"),
-    Case("search-negative-item-chars", "vectors", "SearchMemory", search(per_item_max_chars=-1), "per_item_max_chars"),
-    Case("delete-vectors-no-selector", "vectors", "DeleteVectors", vec.DeleteVectorsRequest(), "selector"),
-    Case(
-        "delete-vectors-empty-session",
-        "vectors",
-        "DeleteVectors",
-        vec.DeleteVectorsRequest(session=vec.DeleteVectorsRequest.BySession()),
-        "session.session_id",
-    ),
-    Case(
-        "delete-vectors-no-timestamps",
-        "vectors",
-        "DeleteVectors",
-        vec.DeleteVectorsRequest(timestamps=vec.DeleteVectorsRequest.ByTimestamps(session_id=SEEDED)),
-        "timestamps.timestamps",
-    ),
-    Case(
-        "delete-vectors-negative-timestamp",
-        "vectors",
-        "DeleteVectors",
-        vec.DeleteVectorsRequest(timestamps=vec.DeleteVectorsRequest.ByTimestamps(session_id=SEEDED, timestamps=[1000, -1])),
-        "timestamps.timestamps",
-    ),
-    Case(
-        "delete-vectors-empty-model",
-        "vectors",
-        "DeleteVectors",
-        vec.DeleteVectorsRequest(model=vec.DeleteVectorsRequest.ByModel()),
-        "model.model_id",
-    ),
-    # -- summaries ------------------------------------------------------------------------------
-    Case("summary-zero-from", "summaries", "SaveSummary", summ.SaveSummaryRequest(session_id=SEEDED, to_seq=2, text="s"), "from_seq"),
-    Case(
-        "summary-inverted",
-        "summaries",
-        "SaveSummary",
-        summ.SaveSummaryRequest(session_id=SEEDED, from_seq=3, to_seq=2, text="s"),
-        "to_seq",
-    ),
-    Case(
-        "summary-blank-text",
-        "summaries",
-        "SaveSummary",
-        summ.SaveSummaryRequest(session_id=SEEDED, from_seq=1, to_seq=2, text="  "),
-        "text",
-    ),
-    Case(
-        "summary-big-text",
-        "summaries",
-        "SaveSummary",
-        summ.SaveSummaryRequest(session_id=SEEDED, from_seq=1, to_seq=2, text="s" * (L.max_content_bytes + 1)),
-        "text",
-    ),
-    Case(
-        "summary-nan-metadata",
-        "summaries",
-        "SaveSummary",
-        summ.SaveSummaryRequest(session_id=SEEDED, from_seq=1, to_seq=2, text="s", metadata=nan_struct()),
-        "metadata",
-    ),
-    Case("summary-empty-session", "summaries", "SaveSummary", summ.SaveSummaryRequest(from_seq=1, to_seq=2, text="s"), "session_id"),
-    Case(
-        "summaries-negative-page",
-        "summaries",
-        "ListSummaries",
-        summ.ListSummariesRequest(session_id=SEEDED, page_size=-1),
-        "page_size",
-    ),
-    Case("cursor-empty-session", "summaries", "GetSummaryCursor", summ.GetSummaryCursorRequest(), "session_id"),
-    Case(
-        "assemble-negative-budget",
-        "summaries",
-        "AssembleContext",
-        summ.AssembleContextRequest(session_id=SEEDED, budget_chars=-1),
-        "budget_chars",
-    ),
-    Case(
-        "assemble-recent-too-many",
-        "summaries",
-        "AssembleContext",
-        summ.AssembleContextRequest(session_id=SEEDED, recent_raw_n=L.max_page_size + 1),
-        "recent_raw_n",
-    ),
-    Case(
-        "assemble-nan-recall-vector",
-        "summaries",
-        "AssembleContext",
-        summ.AssembleContextRequest(session_id=SEEDED, include_recall=True, recall_query_vector=[math.nan], recall_model_id=MODEL),
-        "recall_query_vector",
-    ),
-    # -- entries ---------------------------------------------------------------------------------
-    Case("entry-empty-scope", "entries", "SaveEntry", ent.SaveEntryRequest(text="likes tea"), "scope"),
-    Case("entry-blank-text", "entries", "SaveEntry", ent.SaveEntryRequest(scope=SCOPE, text="   "), "text"),
-    Case("entry-empty-tag", "entries", "SaveEntry", ent.SaveEntryRequest(scope=SCOPE, text="likes tea", tags=["ok", ""]), "tags[1]"),
-    Case(
-        "entry-nan-embedding",
-        "entries",
-        "SaveEntry",
-        ent.SaveEntryRequest(scope=SCOPE, text="likes tea", embedding=[math.nan], model_id=MODEL),
-        "embedding",
-    ),
-    Case(
-        "entry-embedding-no-model",
-        "entries",
-        "SaveEntry",
-        ent.SaveEntryRequest(scope=SCOPE, text="likes tea", embedding=[0.1, 0.2]),
-        "model_id",
-    ),
-    Case("entries-negative-limit", "entries", "SearchEntries", ent.SearchEntriesRequest(scope=SCOPE, query="tea", limit=-1), "limit"),
-    Case(
-        "entries-long-query",
-        "entries",
-        "SearchEntries",
-        ent.SearchEntriesRequest(scope=SCOPE, query="q" * (L.max_text_bytes + 1)),
-        "query",
-    ),
-    Case("forget-empty-id", "entries", "ForgetEntry", ent.ForgetEntryRequest(scope=SCOPE), "entry_id"),
-    Case("forget-control-scope", "entries", "ForgetEntry", ent.ForgetEntryRequest(scope="s\x00", entry_id="e"), "scope"),
-    Case("entries-list-negative-page", "entries", "ListEntries", ent.ListEntriesRequest(scope=SCOPE, page_size=-2), "page_size"),
-    # -- request size: grpc's own receive limit ------------------------------------------------
-    Case(
-        "request-over-max-size",
-        "memory",
-        "SaveMessage",
-        save(msg(content="z" * (L.max_request_bytes + 1))),
-        None,
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-    ),
-    Case(
-        "metadata-request-over-max-size",
-        "metadata",
-        "SaveMetadata",
-        meta.SaveMetadataRequest(namespace=NS, key="k", data=struct(blob="b" * (L.max_request_bytes + 1))),
-        None,
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-    ),
-]
+def _parent(request, path: tuple[Step, ...]):
+    """The message holding the last field of `path`; repeated elements missing on the way
+    (a oneof branch the baseline does not set) are added empty."""
+    target = request
+    for name, index in path[:-1]:
+        target = getattr(target, name)
+        if index is not None:
+            while len(target) <= index:
+                target.add()
+            target = target[index]
+    return target
 
 
-@pytest.fixture(scope="module")
-async def corpus_caller(secured, callers):
-    """acme with a seeded session, metadata record and events."""
-    caller = callers["acme"]
-    await caller.call(
-        "memory",
-        "SaveMessages",
-        mem.SaveMessagesRequest(
-            session_id=SEEDED,
-            messages=[msg(content="hello", timestamp=1000 + i, kind="chat") for i in range(3)],
-        ),
-    )
-    await caller.call("metadata", "SaveMetadata", meta.SaveMetadataRequest(namespace=NS, key="k", data=struct(v=1)))
-    await caller.call(
-        "events", "PublishEvent", ev.PublishEventRequest(session_id=SEEDED, compress_requested=event_pb2.CompressRequested())
-    )
-    await caller.call("vectors", "UpsertVectors", upsert(point(), point(timestamp=1001, vector=[0.3, 0.2, 0.1])))
-    await caller.call("summaries", "SaveSummary", summ.SaveSummaryRequest(session_id=SEEDED, from_seq=1, to_seq=2, text="s"))
-    await caller.call("entries", "SaveEntry", ent.SaveEntryRequest(scope=SCOPE, text="likes tea", tags=["drink"]))
-    return caller
+def _set(request, path: tuple[Step, ...], value) -> None:
+    parent = _parent(request, path)
+    name, index = path[-1]
+    if index is None:
+        field = parent.DESCRIPTOR.fields_by_name[name]
+        if field.message_type is not None:  # a sub-message: replace it whole
+            getattr(parent, name).CopyFrom(value)
+        else:
+            setattr(parent, name, value)
+    else:
+        values = getattr(parent, name)
+        if len(values) <= index:
+            values.append(value)
+        else:
+            values[index] = value
 
 
-def test_corpus_is_large_enough():
-    assert len(CASES) >= 60
-    assert len({c.name for c in CASES}) == len(CASES)
-    methods = {(c.service, c.method) for c in CASES}
-    expected = {("memory", m) for m in mem.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name}
-    expected |= {("metadata", m) for m in meta.DESCRIPTOR.services_by_name["MetadataService"].methods_by_name}
-    expected |= {("events", m) for m in ev.DESCRIPTOR.services_by_name["EventService"].methods_by_name}
-    expected |= {("vectors", m) for m in vec.DESCRIPTOR.services_by_name["VectorService"].methods_by_name}
-    expected |= {("summaries", m) for m in summ.DESCRIPTOR.services_by_name["SummaryService"].methods_by_name}
-    expected |= {("entries", m) for m in ent.DESCRIPTOR.services_by_name["EntryService"].methods_by_name}
-    expected -= {("vectors", "GetVectorStats")}  # takes no input
-    assert expected <= methods, f"RPCs without a bad-input case: {sorted(expected - methods)}"
+def _setter(path, value) -> Callable:
+    def apply(request) -> bytes:
+        _set(request, path, value)
+        return request.SerializeToString()
+
+    return apply
 
 
-async def _invoke(caller, case: Case):
-    if case.method == "Watch":
-        stream = caller.watch(case.request, timeout=10)
-        await stream.read()
-        stream.cancel()
-        return
-    await caller.call(case.service, case.method, case.request, timeout=10)
+def _cleared(path) -> Callable:
+    def apply(request) -> bytes:
+        _parent(request, path).ClearField(path[-1][0])
+        return request.SerializeToString()
+
+    return apply
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-async def test_bad_input_is_rejected_and_stores_nothing(secured, corpus_caller, case):
-    app, _ = secured
-    before = await snapshot(app, corpus_caller, (NS,), (SCOPE,))
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await _invoke(corpus_caller, case)
-    error = caught.value
-    assert error.code() == case.code, error.details()
-    if case.field is not None:
-        reason, fields = error_details(error)
-        assert reason == "INVALID_ARGUMENT"
-        assert case.field in fields, fields
-    assert await snapshot(app, corpus_caller, (NS,), (SCOPE,)) == before
+def _emptied(path) -> Callable:
+    def apply(request) -> bytes:
+        target = getattr(_parent(request, path), path[-1][0])
+        target.Clear()
+        target.SetInParent()  # present (selects its oneof branch), every field at its default
+        return request.SerializeToString()
+
+    return apply
+
+
+def _invalid_utf8(path) -> Callable:
+    def apply(request) -> bytes:
+        marker = "zq" + uuid.uuid4().hex
+        _set(request, path, marker)
+        raw = request.SerializeToString()
+        return raw.replace(marker.encode(), b"\xc3\x28" + b"\xff" * (len(marker) - 2))
+
+    return apply
+
+
+def _repeat_many(path, element) -> Callable:
+    def apply(request) -> bytes:
+        parent = _parent(request, path)
+        name, _ = path[-1]
+        values = getattr(parent, name)
+        del values[:]
+        if isinstance(element, (str, int, float)):
+            values.extend([element] * MANY)
+        else:
+            for _ in range(MANY):
+                values.add().CopyFrom(element)
+        return request.SerializeToString()
+
+    return apply
+
+
+def _nested_struct(depth: int, lists: bool = False) -> Callable[[struct_pb2.Struct], None]:
+    def fill(target: struct_pb2.Struct) -> None:
+        if lists:
+            value = target.fields["a"]
+            for _ in range(depth - 1):
+                value = value.list_value.values.add()
+            value.number_value = 1
+            return
+        for _ in range(depth - 1):
+            target = target.fields["a"].struct_value
+        target.fields["leaf"].number_value = 1
+
+    return fill
+
+
+def _struct(path, fill: Callable[[struct_pb2.Struct], None]) -> Callable:
+    def apply(request) -> bytes:
+        parent = _parent(request, path)
+        name, index = path[-1]
+        target = getattr(parent, name) if index is None else getattr(parent, name)[index]
+        target.Clear()
+        fill(target)  # built in place: too deep to copy through the decoder
+        return request.SerializeToString()
+
+    return apply
+
+
+def _struct_value(key: str, number: float = 1.0) -> Callable[[struct_pb2.Struct], None]:
+    def fill(target: struct_pb2.Struct) -> None:
+        target.fields["ok"].struct_value.fields[key].number_value = number
+
+    return fill
+
+
+def _old_token(position) -> str:
+    raw = json.dumps({"q": "000000000000", "p": position}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _token_mutations(method: str, path, real: dict[str, str]) -> Iterator[tuple[str, bool, Callable]]:
+    for name, position in (("unsigned-ts-abc", {"ts": "abc"}), ("unsigned-empty", {}), ("unsigned-null", None),
+                           ("unsigned-huge", {"ts": 10**30, "seq": 10**30, "after": "a"})):
+        yield name, True, _setter(path, _old_token(position))
+    yield "garbage", True, _setter(path, "%%%not-a-token")
+    token = real[method]
+    body, _, tag = token.partition(".")
+    flipped = tag[:-1] + ("A" if tag[-1] != "A" else "B")
+    yield "tag-altered", True, _setter(path, f"{body}.{flipped}")
+    forged_body = base64.urlsafe_b64encode(json.dumps({"ts": 0, "seq": 0, "after": ""}).encode()).decode().rstrip("=")
+    yield "body-altered", True, _setter(path, f"{forged_body}.{tag}")
+    other = next(m for m in sorted(real) if m != method)
+    yield "other-query", True, _setter(path, real[other])
+    yield "truncated", True, _setter(path, token[: len(token) // 2])
+
+
+def _element_default(field: FieldDescriptor):
+    if field.type == FieldDescriptor.TYPE_STRING:
+        return "x"
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        return field.enum_type.values[1].number
+    if field.type in FLOAT_TYPES:
+        return 0.5
+    if field.type == FieldDescriptor.TYPE_BOOL:
+        return True
+    return 1
+
+
+def _scalar_mutations(method: str, field: FieldDescriptor, path, real) -> Iterator[tuple[str, bool, Callable]]:
+    output_only = field.full_name in OUTPUT_ONLY
+    if field.type == FieldDescriptor.TYPE_STRING:
+        yield "invalid-utf8", True, _invalid_utf8(path)
+        if field.name == "page_token":
+            yield from _token_mutations(method, path, real)
+        elif field.name in TEXT_FIELDS:
+            yield "oversize", True, _setter(path, "t" * OVERSIZE_TEXT)
+            yield "nul", False, _setter(path, "a\x00b")
+        else:
+            for kind, value in (("nul", "a\x00b"), ("zero-width", "a\u200bb"), ("bidi", "\u202eab"),
+                                ("whitespace", " \t "), ("too-long", "x" * (L.max_id_length + 1))):
+                yield kind, not output_only, _setter(path, value)
+            yield "at-limit", False, _setter(path, "x" * L.max_id_length)
+    elif field.type == FieldDescriptor.TYPE_ENUM:
+        yield "unknown-enum", True, _setter(path, 999)
+        yield "negative-enum", True, _setter(path, -1)
+    elif field.type in INT_RANGES or field.type in (FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_UINT64):
+        low, high = INT_RANGES.get(field.type, (0, 2**32 - 1))
+        if low < 0:
+            yield "minus-one", not output_only, _setter(path, -1)
+            yield "minimum", not output_only, _setter(path, low)
+        yield "maximum", False, _setter(path, high)
+    elif field.type in FLOAT_TYPES:
+        for kind, value in (("nan", math.nan), ("inf", math.inf), ("minus-inf", -math.inf)):
+            yield kind, True, _setter(path, value)
+        yield "huge", False, _setter(path, 1e30)
+    elif field.type == FieldDescriptor.TYPE_BOOL:
+        yield "true", False, _setter(path, True)
+        yield "false", False, _setter(path, False)
+
+
+def _struct_mutations(path) -> Iterator[tuple[str, bool, Callable]]:
+    yield "struct-too-deep", True, _struct(path, _nested_struct(MAX_JSON_DEPTH + 1))
+    yield "list-too-deep", True, _struct(path, _nested_struct(MAX_JSON_DEPTH + 1, lists=True))
+    yield "struct-at-depth-limit", False, _struct(path, _nested_struct(MAX_JSON_DEPTH))
+    yield "struct-past-decoder", True, _struct(path, _nested_struct(DECODER_DEPTH))
+    yield "struct-nan", True, _struct(path, _struct_value("n", math.nan))
+    yield "struct-inf", True, _struct(path, _struct_value("n", math.inf))
+    yield "key-nul", True, _struct(path, _struct_value("a\x00b"))
+    yield "key-dollar", True, _struct(path, _struct_value("$where"))
+    yield "key-dotted", False, _struct(path, _struct_value("a.b"))
+
+
+def generate(base: dict[str, object], real_tokens: dict[str, str]) -> list[Mutation]:
+    mutations: list[Mutation] = []
+
+    def walk(method: str, descriptor: Descriptor, path: tuple[Step, ...], holder) -> None:
+        for field in descriptor.fields:
+            step = (field.name, None)
+            if field.message_type is not None and field.message_type.full_name == "google.protobuf.Struct":
+                for kind, strict, apply in _struct_mutations(path + (step,)):
+                    mutations.append(Mutation(method, path + (step,), kind, strict, apply))
+                continue
+            if field.is_repeated:
+                values = getattr(holder, field.name)
+                if values:
+                    element = values[0]
+                elif field.message_type is not None:
+                    element = message_factory.GetMessageClass(field.message_type)()
+                else:  # in a oneof branch the baseline does not set
+                    element = _element_default(field)
+                many = copy.deepcopy(element) if field.message_type is not None else element
+                mutations.append(Mutation(method, path + (step,), "too-many", False, _repeat_many(path + (step,), many)))
+                item = (field.name, 0)
+                if field.message_type is not None:
+                    walk(method, field.message_type, path + (item,), element)
+                else:
+                    for kind, strict, apply in _scalar_mutations(method, field, path + (item,), real_tokens):
+                        mutations.append(Mutation(method, path + (item,), kind, strict, apply))
+                continue
+            if field.message_type is not None:
+                for kind, apply in (("absent", _cleared(path + (step,))), ("empty", _emptied(path + (step,)))):
+                    mutations.append(Mutation(method, path + (step,), kind, False, apply))
+                walk(method, field.message_type, path + (step,), getattr(holder, field.name))
+                continue
+            for kind, strict, apply in _scalar_mutations(method, field, path + (step,), real_tokens):
+                mutations.append(Mutation(method, path + (step,), kind, strict, apply))
+
+    for service in SERVICES:
+        for method in service.methods:
+            walk(method.name, method.input_type, (), base[method.name])
+    return mutations
+
+
+def every_field(service_methods) -> set[tuple[str, str]]:
+    """(method, field path without indexes) of every field of every request message."""
+    found: set[tuple[str, str]] = set()
+
+    def walk(method: str, descriptor: Descriptor, prefix: str) -> None:
+        for field in descriptor.fields:
+            path = prefix + field.name
+            found.add((method, path))
+            if field.message_type is not None and field.message_type.full_name != "google.protobuf.Struct":
+                walk(method, field.message_type, path + ".")
+
+    for method in service_methods:
+        walk(method.name, method.input_type, "")
+    return found
+
+
+def _plain(path: str) -> str:
+    return path.replace("[0]", "")
+
+
+def test_every_field_of_every_request_is_mutated():
+    methods = [m for s in SERVICES for m in s.methods]
+    real = {m: "body.tag" for m in ("GetFullHistory", "ListMessagesInRange", "ListSessions", "ListMetadata",
+                                    "ListSummaries", "ListEntries")}
+    mutated = {(m.method, _plain(m.field)) for m in generate(baselines(), real)}
+    assert every_field(methods) <= mutated, sorted(every_field(methods) - mutated)
+    assert len(methods) >= 32
+
+
+# -- running them --------------------------------------------------------------------------------
+def _related(named: str, field: str, aliases: tuple[str, ...]) -> bool:
+    for want in (field, *aliases):
+        if named == want or want.startswith((named + ".", named + "[")) or named.startswith((want + ".", want + "[")):
+            return True
+    return False
+
+
+def _aliases(mutation: Mutation, request) -> tuple[str, ...]:
+    """Names that also count as naming the mutated field: its oneof group, a cross-field rule."""
+    aliases = []
+    parent = _parent(request, mutation.path)
+    field = parent.DESCRIPTOR.fields_by_name[mutation.path[-1][0]]
+    prefix = mutation.field.rpartition(".")[0]
+    if field.containing_oneof is not None and not field.containing_oneof.name.startswith("_"):
+        aliases.append((prefix + "." if prefix else "") + field.containing_oneof.name)
+    if (instead := NAMED_INSTEAD.get((mutation.method, mutation.field))) is not None:
+        aliases.append(instead)
+    return tuple(aliases)
+
+
+class Wire:
+    """Raw-bytes callables for every RPC: the generator sends exactly the bytes it built."""
+
+    def __init__(self, channel: grpc.aio.Channel, token: str) -> None:
+        self.metadata = (("authorization", f"Bearer {token}"),)
+        self.methods = {}
+        for service in SERVICES:
+            for method in service.methods:
+                response = message_factory.GetMessageClass(method.output_type)
+                make = channel.unary_stream if method.server_streaming else channel.unary_unary
+                self.methods[method.name] = (
+                    make(f"/{service.full_name}/{method.name}", request_serializer=None,
+                         response_deserializer=response.FromString),
+                    method.server_streaming,
+                )
+
+    async def call(self, method: str, raw: bytes) -> grpc.StatusCode:
+        stub, streaming = self.methods[method]
+        try:
+            if streaming:
+                stream = stub(raw, metadata=self.metadata, timeout=0.5)
+                await stream.read()
+                stream.cancel()
+            else:
+                await stub(raw, metadata=self.metadata, timeout=15)
+        except grpc.aio.AioRpcError as error:
+            if streaming and error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return grpc.StatusCode.OK  # an accepted Watch that had nothing to send yet
+            raise
+        return grpc.StatusCode.OK
+
+
+async def _seed(caller: Caller) -> dict[str, str]:
+    """Data every baseline reads, and one real page token of each listing RPC."""
+    for session in (SEEDED, "seeded-2"):
+        await caller.call("memory", "SaveMessages", mem.SaveMessagesRequest(
+            session_id=session, messages=[message_pb2.Message(role="user", content="hello", timestamp=1000 + i, kind="chat")
+                                          for i in range(3)]))
+    for key in ("a", "b"):
+        await caller.call("metadata", "SaveMetadata", meta.SaveMetadataRequest(namespace=NS, key=key, data={"v": 1}))
+        await caller.call("entries", "SaveEntry", ent.SaveEntryRequest(scope=SCOPE, text=f"likes {key}"))
+    for seq in (1, 2):
+        await caller.call("summaries", "SaveSummary", summ.SaveSummaryRequest(session_id=SEEDED, from_seq=seq, to_seq=seq, text="s"))
+    await caller.call("vectors", "UpsertVectors", vec.UpsertVectorsRequest(points=[vec.VectorPoint(
+        model_id=MODEL, vector=[0.1, 0.2, 0.3], session_id=SEEDED, timestamp=1000, role="user", text="hello")]))
+    requests = {
+        "GetFullHistory": ("memory", mem.GetFullHistoryRequest(session_id=SEEDED, page_size=1)),
+        "ListMessagesInRange": ("memory", mem.ListMessagesInRangeRequest(session_id=SEEDED, to_ts=10**6, page_size=1)),
+        "ListSessions": ("memory", mem.ListSessionsRequest(page_size=1)),
+        "ListMetadata": ("metadata", meta.ListMetadataRequest(namespace=NS, page_size=1)),
+        "ListSummaries": ("summaries", summ.ListSummariesRequest(session_id=SEEDED, page_size=1)),
+        "ListEntries": ("entries", ent.ListEntriesRequest(scope=SCOPE, page_size=1)),
+    }
+    tokens = {}
+    for method, (service, request) in requests.items():
+        tokens[method] = (await caller.call(service, method, request)).next_page_token
+        assert tokens[method], method
+    return tokens
+
+
+BACKENDS = ["sqlite", *mongo_targets()]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+async def generated_target(request, tmp_path_factory):
+    uri = "" if request.param == "sqlite" else mongo_uri_for(request.param, request)
+    token = new_token()
+    app = await start_app(tmp_path_factory.mktemp("generated"), {"gen": token}, mongodb_uri=uri, limits=L)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
+    caller = Caller(channel, token, "gen")
+    tokens = await _seed(caller)
+    yield request.param, app, channel, caller, Wire(channel, token), tokens
+    await channel.close()
+    await app.stop(0)
+
+
+
+async def _stored_state(app, caller: Caller):
+    stats = await caller.call("vectors", "GetVectorStats", vec.GetVectorStatsRequest())
+    return await app.store.event_bounds(caller.tenant), sorted((m.model_id, m.count) for m in stats.models)
+
+
+def _sample(mutations: list[Mutation], backend: str) -> list[Mutation]:
+    """All of them on SQLite; one per field on MongoDB (a different one each run, strict first)."""
+    if backend == "sqlite":
+        return mutations
+    rnd = random.Random(os.environ.get("MEMORYD_GENERATOR_SEED") or uuid.uuid4().int)
+    by_field: dict[tuple[str, str], list[Mutation]] = collections.defaultdict(list)
+    for m in mutations:
+        by_field[(m.method, m.field)].append(m)
+    return [rnd.choice([m for m in group if m.strict] or group) for group in by_field.values()]
+
+
+async def test_generated_mutations_are_rejected_with_the_field_named(generated_target, capsys):
+    backend, app, _, caller, wire, tokens = generated_target
+    base = baselines()
+    mutations = _sample(generate(base, tokens), backend)
+    counts: collections.Counter[str] = collections.Counter()
+    failures: list[str] = []
+    for mutation in mutations:
+        request = copy.deepcopy(base[mutation.method])
+        raw = mutation.apply(request)
+        before = await _stored_state(app, caller)
+        try:
+            code = await wire.call(mutation.method, raw)
+        except grpc.aio.AioRpcError as error:
+            code = error.code()
+            reason, fields = error_details(error)
+            counts[code.name] += 1
+            if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in (error.details() or ""):
+                continue  # gRPC's own receive limit (max_request_bytes): nothing ran
+            if code in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL) or rich_status(error) is None:
+                failures.append(f"{mutation.id}: {code.name} {error.details()}")
+                continue
+            if await _stored_state(app, caller) != before:
+                failures.append(f"{mutation.id}: rejected with {code.name} but stored something")
+            if mutation.strict:
+                if code != grpc.StatusCode.INVALID_ARGUMENT:
+                    failures.append(f"{mutation.id}: {code.name}, not INVALID_ARGUMENT")
+                elif reason == "MALFORMED_REQUEST":
+                    if mutation.kind not in ("invalid-utf8", "struct-past-decoder"):
+                        failures.append(f"{mutation.id}: MALFORMED_REQUEST for a decodable request")
+                elif not any(_related(f, mutation.field, _aliases(mutation, request)) for f in fields):
+                    failures.append(f"{mutation.id}: named {fields}, not {mutation.field}")
+            elif code == grpc.StatusCode.INVALID_ARGUMENT and reason != "MALFORMED_REQUEST" and not fields:
+                failures.append(f"{mutation.id}: INVALID_ARGUMENT without a field")
+            continue
+        counts[code.name] += 1
+        if mutation.strict:
+            failures.append(f"{mutation.id}: accepted")
+    with capsys.disabled():
+        print(f"\n[{backend}] {len(mutations)} generated mutations: {dict(sorted(counts.items()))}")
+    assert not failures, "\n".join(failures)
