@@ -13,8 +13,17 @@ from memoryd import config as config_module
 from memoryd import logs
 
 
+class _Parser(argparse.ArgumentParser):
+    """Reports a bad command line as a JSON log line too: every stderr line is JSON (memoryd.logs)."""
+
+    def error(self, message: str):
+        logs.configure("info")
+        structlog.get_logger("memoryd").error("usage_error", error=f"{self.prog}: {message}", usage=self.format_usage().strip())
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memoryd", description="Conversation memory for LLM agents over gRPC.")
+    parser = _Parser(prog="memoryd", description="Conversation memory for LLM agents over gRPC.")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve gRPC (embedded SQLite unless a MongoDB URI is configured)")
     config_module.add_arguments(serve)

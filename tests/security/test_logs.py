@@ -4,6 +4,7 @@ wrong token, and rejected requests); none of those strings may appear in its std
 
 from __future__ import annotations
 
+import os
 import uuid
 
 import grpc
@@ -92,3 +93,96 @@ async def test_info_logs_carry_no_content_tokens_or_personal_data(tmp_path):
     assert '"serving"' in log and '"rpc_failed"' in log  # the log was captured, failures included
     leaked = [name for name, value in {**secrets, "token": token, "wrong token": wrong}.items() if value in log]
     assert not leaked, f"found in info logs: {leaked}"
+
+
+# -- every stderr line is one JSON object ----------------------------------------------------
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+MEMORYD = str(Path(sys.executable).with_name("memoryd"))
+
+
+def _json_lines(text: str) -> list[dict]:
+    records = []
+    for line in text.splitlines():
+        record = json.loads(line)  # fails the test on any line that is not JSON
+        assert isinstance(record, dict), line
+        assert {"event", "level", "logger", "timestamp"} <= record.keys(), line
+        records.append(record)
+    return records
+
+
+def _failed_start(tmp_path, *args: str, env: dict[str, str] | None = None) -> tuple[int, list[dict]]:
+    process = subprocess.run(
+        [MEMORYD, "serve", "--data-dir", str(tmp_path / "data"), "--vectors-enabled", "false", *args],
+        capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})},
+    )
+    return process.returncode, _json_lines(process.stderr)
+
+
+async def test_every_stderr_line_of_a_server_run_is_json_and_forged_tokens_log_no_error(tmp_path):
+    token = new_token()
+    mark = uuid.uuid4().hex[:12]
+    forged = base64.urlsafe_b64encode(json.dumps({"q": "x", "p": {"ts": mark}}).encode()).decode()
+    server = Server(tmp_path, "--log-level", "info", env={"MEMORYD_TOKENS": f"acme: {token}"})
+    server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            caller = Caller(channel, token, "acme")
+            await caller.call("memory", "SaveMessage", mem.SaveMessageRequest(session_id="s", message=message_pb2.Message(role="user")))
+            for request in (
+                mem.GetFullHistoryRequest(session_id="s", page_token=forged),
+                mem.GetFullHistoryRequest(session_id="s", page_token=mark),
+            ):
+                try:
+                    await caller.call("memory", "GetFullHistory", request)
+                    raise AssertionError("a forged token was accepted")
+                except grpc.aio.AioRpcError as error:
+                    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+            undecodable = channel.unary_unary("/memoryd.v1.MetadataService/SaveMetadata", request_serializer=None)
+            try:
+                await undecodable(bytes.fromhex("0a03fffec312016b"), metadata=caller.auth, timeout=10)
+            except grpc.aio.AioRpcError as error:
+                assert error.code() == grpc.StatusCode.INVALID_ARGUMENT and "Error" not in error.details()
+        assert server.terminate() == 0
+    finally:
+        server.stop()
+    records = _json_lines(server.log())
+    events = {r["event"] for r in records}
+    assert {"serving", "rpc_failed", "stopped"} <= events
+    assert {r["logger"] for r in records} >= {"memoryd.app", "memoryd.rpc"}
+    assert not [r for r in records if r["level"] in ("error", "critical")], "forged or malformed input logged as an error"
+    assert mark not in server.log()
+
+
+def test_stdlib_records_are_json_with_their_extra_fields(tmp_path):
+    server = Server(tmp_path, "--workers", "2", "--vectors-enabled", "false")
+    server.start()
+    try:
+        assert server.terminate() == 0
+    finally:
+        server.stop()
+    records = _json_lines(server.log())
+    serving = [r for r in records if r["logger"] == "memoryd.workers" and r["event"] == "workers serving"]
+    assert serving and serving[0]["workers"] == 2 and serving[0]["level"] == "info"  # an `extra=` field
+
+
+def test_startup_failures_are_json_and_a_port_in_use_says_so(tmp_path):
+    first = Server(tmp_path / "first", "--vectors-enabled", "false")
+    (tmp_path / "first").mkdir()
+    first.start()
+    try:
+        code, records = _failed_start(tmp_path / "second", "--listen", first.target)
+    finally:
+        first.stop()
+    assert code == 1
+    assert any("address already in use" in r.get("error", "") for r in records), records
+    code, records = _failed_start(tmp_path / "third", "--listen", "0.0.0.0:0")
+    assert code == 2 and records[-1]["event"] == "startup_refused"
+    code, records = _failed_start(tmp_path / "fourth", "--no-such-flag")
+    assert code == 2 and records[-1]["event"] == "usage_error"
+    code, records = _failed_start(tmp_path / "fifth", env={"MEMORYD_TOKENS": "acme: short"})
+    assert code == 2 and records[-1]["event"] == "startup_refused"
