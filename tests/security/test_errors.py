@@ -88,3 +88,30 @@ async def test_many_bad_elements_answer_a_small_invalid_argument(default_server,
     assert bad_request.field_violations[0].field == "message.tool_calls[0].name"
     assert int(info.metadata["violation_count"]) >= bad
     assert "more" in error.details()
+
+
+def _deep(target, depth: int) -> None:
+    """`depth` nested JSON objects: the costliest nesting for a decoder (3 messages a level)."""
+    for _ in range(depth - 1):
+        target = target.fields["o"].struct_value
+    target.fields["leaf"].number_value = 1
+
+
+async def test_records_at_the_depth_limit_read_back_in_every_response(default_server):
+    """No poison records: whatever is accepted, Python clients decode in every response."""
+    from memoryd.v1 import metadata_service_pb2 as meta
+    from memoryd.domain.limits import MAX_JSON_DEPTH
+
+    save = meta.SaveMetadataRequest(namespace="deep", key="k")
+    _deep(save.data, MAX_JSON_DEPTH)
+    await default_server.call("metadata", "SaveMetadata", save)
+    assert (await default_server.call("metadata", "GetMetadata", meta.GetMetadataRequest(namespace="deep", key="k"))).found
+    assert len((await default_server.call("metadata", "ListMetadata", meta.ListMetadataRequest(namespace="deep"))).entries) == 1
+    message = message_pb2.Message(role="user", content="deep")
+    _deep(message.metadata, MAX_JSON_DEPTH)
+    _deep(message.segments.add(type="x").data, MAX_JSON_DEPTH)
+    await default_server.call("memory", "SaveMessage", mem.SaveMessageRequest(session_id="deep", message=message))
+    assert (await default_server.call("memory", "GetHistory", mem.GetHistoryRequest(session_id="deep"))).messages
+    assert (await default_server.call("memory", "GetFullHistory", mem.GetFullHistoryRequest(session_id="deep"))).messages
+    recent = await default_server.call("memory", "GetRecentAcrossSessions", mem.GetRecentAcrossSessionsRequest(limit=5))
+    assert recent.messages
