@@ -9,16 +9,23 @@ RUN pip wheel --no-cache-dir --wheel-dir /wheels ./clients/python .
 
 # Runtime stage: only the installed wheels, running as an unprivileged user.
 FROM python:3.11-slim
-RUN useradd --system --uid 10001 --home-dir /var/lib/memoryd --create-home memoryd
+RUN useradd --system --uid 10001 --home-dir /var/lib/memoryd --create-home memoryd \
+ && install -d -o memoryd -g memoryd /var/lib/memoryd/data
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/* && rm -rf /wheels
 USER memoryd
 WORKDIR /var/lib/memoryd
+# Defaults that work with nothing else set (README, "Docker"): serve every interface with
+# bearer-token authentication, keeping SQLite, Qdrant and the tokens file on the volume.
+# On first start memoryd creates the tokens file with one random token for the tenant
+# `default` (read it with `docker exec <container> cat /var/lib/memoryd/data/tokens`);
+# MEMORYD_TOKENS, or a tokens file of your own, replaces it.
 ENV MEMORYD_LISTEN=0.0.0.0:50051 \
-    MEMORYD_DATA_DIR=/var/lib/memoryd/data
+    MEMORYD_DATA_DIR=/var/lib/memoryd/data \
+    MEMORYD_TOKENS_FILE=/var/lib/memoryd/data/tokens \
+    MEMORYD_TOKENS_FILE_CREATE=true
+VOLUME ["/var/lib/memoryd/data"]
 EXPOSE 50051 50052
-HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-  CMD python -c "import grpc,sys; from grpc_health.v1 import health_pb2 as h, health_pb2_grpc as g; \
-s=g.HealthStub(grpc.insecure_channel('127.0.0.1:50051')); \
-sys.exit(0 if s.Check(h.HealthCheckRequest(), timeout=2).status == h.HealthCheckResponse.SERVING else 1)"
+# `memoryd health` reads the same settings as the server: it follows MEMORYD_LISTEN and TLS.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 CMD ["memoryd", "health"]
 ENTRYPOINT ["memoryd", "serve"]

@@ -25,7 +25,7 @@ from memoryd.domain.store import Store
 from memoryd.domain.summaries import Summaries, VectorRecall
 from memoryd.domain.watch import WatchHub
 from memoryd.transport import tls
-from memoryd.transport.auth import Authenticator, check_bind, load_tokens
+from memoryd.transport.auth import Authenticator, check_bind, load_tokens, prepare_tokens_file
 from memoryd.transport.http.server import HttpServer
 from memoryd.transport.reflection import enable_reflection
 from memoryd.transport.rpc import InflightBytes, add_service
@@ -197,7 +197,8 @@ def security(config: Config, *, warn: bool = True) -> tuple[Authenticator, grpc.
 
     Raises ValueError (TokenConfigError, TlsConfigError, InsecureBindRefused) on bad settings.
     """
-    auth = Authenticator(load_tokens(config.tokens_file, config.tokens))
+    tokens_file = prepare_tokens_file(config.tokens_file, config.tokens, create=config.tokens_file_create)
+    auth = Authenticator(load_tokens(tokens_file, config.tokens))
     credentials = tls.server_credentials(config.tls_cert, config.tls_key, config.tls_client_ca)
     for address in (config.listen, config.http_address):  # the same rule for gRPC and HTTP
         if address:

@@ -27,7 +27,20 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve gRPC (embedded SQLite unless a MongoDB URI is configured)")
     config_module.add_arguments(serve)
+    health = commands.add_parser(
+        "health", help="exit 0 when the memoryd these settings describe is SERVING (a container HEALTHCHECK)"
+    )
+    config_module.add_arguments(health)
     return parser
+
+
+def health(config: config_module.Config) -> int:
+    from memoryd.transport import health_probe
+
+    status = health_probe.check(config)
+    log = structlog.get_logger("memoryd.health")
+    (log.info if status == "SERVING" else log.error)("health", status=status, target=health_probe.target(config))
+    return 0 if status == "SERVING" else 1
 
 
 async def serve(config: config_module.Config, *, worker_index: int = 0, started=None) -> None:
@@ -48,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     config = config_module.load(args)
     logs.configure(config.log_level)
+    if args.command == "health":
+        return health(config)
     log = structlog.get_logger("memoryd")
     try:
         from memoryd.app import security

@@ -38,10 +38,13 @@ class Config:
     metrics_port: int = 0
     tracing: bool = False
     tokens_file: str = ""
+    tokens_file_create: bool = False
     tokens: str = field(default="", repr=False)  # MEMORYD_TOKENS only: never a flag (visible in ps)
     tls_cert: str = ""
     tls_key: str = ""
     tls_client_ca: str = ""
+    health_tls_ca: str = ""
+    health_tls_name: str = ""
     allow_insecure_remote: bool = False
     downgrade_images: bool = False
     entry_scope_capacity: int = 200
@@ -105,9 +108,12 @@ SETTINGS: list[tuple[str, str, type, str]] = [
     ("metrics_port", "MEMORYD_METRICS_PORT", int, "serve Prometheus /metrics on this port (0: off; worker i uses port+i)"),
     ("tracing", "MEMORYD_TRACING", bool, "OpenTelemetry spans for every call (needs the memoryd[tracing] extra; export set by OTEL_* variables)"),
     ("tokens_file", "MEMORYD_TOKENS_FILE", str, "bearer tokens file ('tenant: token' lines or JSON); enables auth"),
+    ("tokens_file_create", "MEMORYD_TOKENS_FILE_CREATE", bool, "create a missing --tokens-file with one random token for tenant default (unless MEMORYD_TOKENS is set)"),
     ("tls_cert", "MEMORYD_TLS_CERT", str, "PEM certificate chain; with --tls-key serves TLS"),
     ("tls_key", "MEMORYD_TLS_KEY", str, "PEM private key of --tls-cert"),
     ("tls_client_ca", "MEMORYD_TLS_CLIENT_CA", str, "PEM CA bundle; clients must present a certificate it signed (mTLS)"),
+    ("health_tls_ca", "MEMORYD_HEALTH_TLS_CA", str, "`memoryd health`: PEM CA it trusts (default: --tls-client-ca, else --tls-cert)"),
+    ("health_tls_name", "MEMORYD_HEALTH_TLS_NAME", str, "`memoryd health`: server name the certificate must carry (default: the loopback address)"),
     ("allow_insecure_remote", "MEMORYD_ALLOW_INSECURE_REMOTE", bool, "serve a non-loopback address without auth (logged as a warning)"),
     ("downgrade_images", "MEMORYD_DOWNGRADE_IMAGES", bool, "store image segments as [image <hash>] markers (seed 001)"),
     ("entry_scope_capacity", "MEMORYD_ENTRY_SCOPE_CAPACITY", int, "maximum long-term memory entries per scope"),

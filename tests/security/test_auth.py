@@ -315,3 +315,22 @@ async def test_mtls_requires_a_client_certificate_from_the_ca(tmp_path, tls_file
             assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
     finally:
         await app.stop(0)
+
+
+@pytest.mark.parametrize("mutual", [False, True])
+async def test_the_health_command_follows_the_listen_address_and_tls(tmp_path, tls_files, mutual):
+    """`memoryd health` (the container HEALTHCHECK) with the server's own settings: the port
+    of --listen on loopback, TLS trusting the CA, under mTLS presenting --tls-cert."""
+    import asyncio
+    import dataclasses
+
+    from memoryd.transport import health_probe
+
+    app = await _tls_app(tmp_path, tls_files, mutual=mutual, token=new_token())
+    try:
+        config = dataclasses.replace(app.config, listen=f"0.0.0.0:{app.port}", health_tls_ca=tls_files["ca.crt"])
+        assert await asyncio.to_thread(health_probe.check, config) == "SERVING"
+        plaintext = dataclasses.replace(config, tls_cert="", tls_key="")
+        assert await asyncio.to_thread(health_probe.check, plaintext) == "UNREACHABLE"
+    finally:
+        await app.stop(0)

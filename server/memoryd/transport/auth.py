@@ -25,6 +25,8 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import os
+import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -107,6 +109,29 @@ def parse_tokens(text: str, *, source: str = "tokens") -> list[tuple[str, bytes]
         _check_tenant(tenant)
         result.append((tenant, _stored_digest(tenant, secret)))
     return result
+
+
+def prepare_tokens_file(tokens_file: str, tokens_env: str, *, create: bool) -> str:
+    """The tokens file to read. With `create` (`--tokens-file-create`, the container image's
+    default) a missing file is created, mode 0600, with one random token for the tenant
+    `default`, unless MEMORYD_TOKENS already names tokens (then no file is read). The token
+    is never logged: read it from the file."""
+    if not create or not tokens_file or Path(tokens_file).exists():
+        return tokens_file
+    if tokens_env.strip():
+        return ""
+    path = Path(tokens_file)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process created it first
+        return tokens_file
+    except OSError as exc:
+        raise TokenConfigError(f"cannot create tokens file {tokens_file}: {exc.strerror}") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(f"# created by memoryd on first start; add or replace tokens here\n{DEFAULT_TENANT}: {secrets.token_urlsafe(32)}\n")
+    log.warning("tokens_file_created", path=tokens_file, tenant=DEFAULT_TENANT)
+    return tokens_file
 
 
 def load_tokens(tokens_file: str = "", tokens_env: str = "") -> list[tuple[str, bytes]]:
