@@ -9,8 +9,8 @@ import sys
 
 import structlog
 
+from memoryd import allocator, logs
 from memoryd import config as config_module
-from memoryd import logs
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     logs.configure(config.log_level)
     if args.command == "health":
         return health(config)
+    allocator.return_large_blocks_to_the_system()
     log = structlog.get_logger("memoryd")
     try:
         from memoryd.app import security

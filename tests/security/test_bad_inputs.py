@@ -299,7 +299,8 @@ def _token_mutations(method: str, path, real: dict[str, str]) -> Iterator[tuple[
     yield "garbage", True, _setter(path, "%%%not-a-token")
     token = real[method]
     body, _, tag = token.partition(".")
-    flipped = tag[:-1] + ("A" if tag[-1] != "A" else "B")
+    flipped = ("A" if tag[0] != "A" else "B") + tag[1:]
+    yield "tag-padding-bits", True, _setter(path, f"{body}.{tag[:-1]}{'B' if tag[-1] == 'A' else 'A'}")
     yield "tag-altered", True, _setter(path, f"{body}.{flipped}")
     forged_body = base64.urlsafe_b64encode(json.dumps({"ts": 0, "seq": 0, "after": ""}).encode()).decode().rstrip("=")
     yield "body-altered", True, _setter(path, f"{forged_body}.{tag}")

@@ -37,5 +37,5 @@ class Limits:
         "GetHistory/GetRecentAcrossSessions keep the newest and set truncated; one item always fits",
     )
     max_inflight_request_bytes: int = _limit(
-        64 << 20, "request bytes being processed at once; further requests wait for room (bounds write bursts)"
+        16 << 20, "request bytes being processed at once; further requests wait for room (bounds write bursts)"
     )

@@ -102,6 +102,8 @@ class PageTokens:
             body, tag = _unb64(body_text), _unb64(tag_text)
         except (binascii.Error, ValueError):
             raise _invalid() from None
+        if _b64(body) != body_text or _b64(tag) != tag_text:  # one spelling per token: no padding-bit variants
+            raise _invalid()
         if not hmac.compare_digest(tag, await self._mac(tenant, scope, body)):
             raise _invalid()
         position = json.loads(body)  # we wrote it: authenticated JSON of a dict
