@@ -59,7 +59,12 @@ async def serve(config: config_module.Config, *, worker_index: int = 0, started=
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    config = config_module.load(args)
+    try:
+        config = config_module.load(args)
+    except ValueError as error:  # a malformed MEMORYD_* value (a number, a boolean)
+        logs.configure("info")
+        structlog.get_logger("memoryd").error("startup_refused", error=f"memoryd: bad setting: {error}")
+        return 2
     logs.configure(config.log_level)
     if args.command == "health":
         return health(config)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 
 import structlog
 
@@ -51,6 +52,12 @@ def json_handler(stream=None) -> logging.Handler:
     return handler
 
 
+def _log_uncaught(exc_type, exc, traceback) -> None:
+    if issubclass(exc_type, KeyboardInterrupt):
+        return
+    logging.getLogger("memoryd").critical("uncaught_exception", exc_info=(exc_type, exc, traceback))
+
+
 def configure(level: str = "info") -> None:
     # Read when the gRPC core initializes: memoryd.cli configures logging before it serves.
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
@@ -61,6 +68,10 @@ def configure(level: str = "info") -> None:
     root.addHandler(json_handler())
     root.setLevel(numeric)
     logging.captureWarnings(True)  # warnings.warn(...) becomes a JSON record of logger py.warnings
+    # An exception nothing caught (a crash at startup, in a thread) is a JSON record too,
+    # not Python's plain traceback.
+    sys.excepthook = _log_uncaught
+    threading.excepthook = lambda args: _log_uncaught(args.exc_type, args.exc_value, args.exc_traceback)
     structlog.configure(
         processors=[*_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         # Filters below `level` before any processor runs: a debug call costs almost nothing.

@@ -186,3 +186,9 @@ def test_startup_failures_are_json_and_a_port_in_use_says_so(tmp_path):
     assert code == 2 and records[-1]["event"] == "usage_error"
     code, records = _failed_start(tmp_path / "fifth", env={"MEMORYD_TOKENS": "acme: short"})
     assert code == 2 and records[-1]["event"] == "startup_refused"
+    code, records = _failed_start(tmp_path / "sixth", env={"MEMORYD_WORKERS": "many"})
+    assert code == 2 and records[-1]["event"] == "startup_refused"
+    (tmp_path / "seventh").mkdir()
+    (tmp_path / "seventh" / "data").write_text("a file where the data directory should be")
+    code, records = _failed_start(tmp_path / "seventh")
+    assert code == 1 and records[-1]["event"] in ("startup_failed", "uncaught_exception")

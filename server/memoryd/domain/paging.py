@@ -21,7 +21,7 @@ import hashlib
 import hmac
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from memoryd.domain.errors import FieldViolation, InvalidArgument
@@ -126,6 +126,17 @@ class ReadBudget:
             return False
         self.left -= size
         return self.left < 0
+
+
+def read_within(items: Iterable[T], max_bytes: int | None, size_of: Callable[[T], int]) -> list[T]:
+    """`items` (built lazily, one row at a time) up to the one that uses up a ReadBudget of max_bytes."""
+    budget = ReadBudget(max_bytes)
+    taken: list[T] = []
+    for item in items:
+        taken.append(item)
+        if budget.spend(size_of(item)):
+            break
+    return taken
 
 
 def fit(rows: Sequence[T], limit: int, max_bytes: int | None) -> tuple[list[T], bool]:

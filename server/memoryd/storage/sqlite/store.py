@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from memoryd.domain import events as ev
 from memoryd.domain.errors import StorageUnavailable
-from memoryd.domain.paging import ReadBudget
+from memoryd.domain.paging import read_within
 from memoryd.domain.models import (
     BODY_FIELDS,
     AppendResult,
@@ -73,13 +73,7 @@ def _row_to_message(row: tuple) -> Message:
 def _read_messages(rows: Iterable[tuple], max_bytes: int | None) -> list[Message]:
     """Messages of `rows` in their order, stepping the cursor one row at a time and stopping
     after the row that takes the bytes read past `max_bytes` (Store's byte-bounded reads)."""
-    budget = ReadBudget(max_bytes)
-    messages: list[Message] = []
-    for row in rows:
-        messages.append(_row_to_message(row))
-        if budget.spend(messages[-1].stored_bytes):
-            break
-    return messages
+    return read_within(map(_row_to_message, rows), max_bytes, lambda message: message.stored_bytes)
 
 
 def _row_to_ref(row: tuple) -> Message:
@@ -463,13 +457,8 @@ class SqliteStore(Store):
         params.append(query.limit)
 
         def read(conn: sqlite3.Connection) -> list[SessionMessage]:
-            budget = ReadBudget(query.max_bytes)
-            found: list[SessionMessage] = []
-            for row in conn.execute(sql, params):  # newest first, one row at a time
-                found.append(SessionMessage(row[0], _row_to_message(row[1:])))
-                if budget.spend(found[-1].message.stored_bytes):
-                    break
-            return found[::-1]
+            found = (SessionMessage(row[0], _row_to_message(row[1:])) for row in conn.execute(sql, params))
+            return read_within(found, query.max_bytes, lambda found: found.message.stored_bytes)[::-1]
 
         return await self._query(read)
 
@@ -662,13 +651,8 @@ class SqliteStore(Store):
                 " ORDER BY key LIMIT ?",
                 (tenant, namespace, after_key or "", limit),
             )
-            budget = ReadBudget(max_bytes)
-            entries: list[MetadataEntry] = []
-            for key, data, update_time in rows:  # one row at a time
-                entries.append(MetadataEntry(namespace, key, json.loads(data), update_time, utf8_len(data)))
-                if budget.spend(entries[-1].stored_bytes):
-                    break
-            return entries
+            entries = (MetadataEntry(namespace, key, json.loads(data), t, utf8_len(data)) for key, data, t in rows)
+            return read_within(entries, max_bytes, lambda entry: entry.stored_bytes)
 
         return await self._query(read)
 
