@@ -11,8 +11,9 @@ mutated in turn with values sampled by its type:
 - floats: NaN, +Inf, -Inf, 1e30; repeated fields: far over every list bound;
 - google.protobuf.Struct: nesting one past MAX_JSON_DEPTH, nesting past the protobuf
   decoder's own limit, NaN, keys with NUL or a leading `$`;
-- page tokens: forged in the old unsigned format (`{"ts":"abc"}`, `{}`, 10**30), a real
-  token with its tag or its body altered, a real token of another query.
+- page tokens: a real token re-encoded with a forged position (`{"ts":"abc"}`, `{}`, nulls,
+  10**30), unsigned, its tag or its base64 padding bits altered, cut short, or a real
+  token of another query.
 
 Mutations that can never be valid (the "strict" ones) must answer INVALID_ARGUMENT naming
 the mutated field (or MALFORMED_REQUEST when the bytes cannot be decoded at all); the
@@ -287,23 +288,36 @@ def _struct_value(key: str, number: float = 1.0) -> Callable[[struct_pb2.Struct]
     return fill
 
 
-def _old_token(position) -> str:
-    raw = json.dumps({"q": "000000000000", "p": position}).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+def _b64(data) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+def _reencoded(token: str, position) -> str:
+    """`token` with its position replaced, everything else kept: in the unsigned format memoryd
+    once used (base64 JSON {"q": <query fingerprint>, "p": <position>}) that kept the query's
+    fingerprint, so the server read the forged position; a signed token keeps its tag."""
+    body, dot, tag = token.partition(".")
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    except ValueError:
+        decoded = None
+    if isinstance(decoded, dict) and "q" in decoded:
+        return _b64({**decoded, "p": position})
+    return _b64(position) + dot + tag
 
 
 def _token_mutations(method: str, path, real: dict[str, str]) -> Iterator[tuple[str, bool, Callable]]:
-    for name, position in (("unsigned-ts-abc", {"ts": "abc"}), ("unsigned-empty", {}), ("unsigned-null", None),
-                           ("unsigned-huge", {"ts": 10**30, "seq": 10**30, "after": "a"})):
-        yield name, True, _setter(path, _old_token(position))
-    yield "garbage", True, _setter(path, "%%%not-a-token")
     token = real[method]
+    for name, position in (("position-ts-abc", {"ts": "abc", "seq": 1, "after": 5}), ("position-empty", {}),
+                           ("position-null", None), ("position-nulls", {"ts": None, "seq": None, "after": None}),
+                           ("position-huge", {"ts": 10**30, "seq": 10**30, "after": "a", "t": 10**30, "id": 1})):
+        yield name, True, _setter(path, _reencoded(token, position))
+    yield "unsigned", True, _setter(path, _b64({"q": "000000000000", "p": {"ts": 1, "seq": 1}}))
+    yield "garbage", True, _setter(path, "%%%not-a-token")
     body, _, tag = token.partition(".")
-    flipped = ("A" if tag[0] != "A" else "B") + tag[1:]
-    yield "tag-padding-bits", True, _setter(path, f"{body}.{tag[:-1]}{'B' if tag[-1] == 'A' else 'A'}")
-    yield "tag-altered", True, _setter(path, f"{body}.{flipped}")
-    forged_body = base64.urlsafe_b64encode(json.dumps({"ts": 0, "seq": 0, "after": ""}).encode()).decode().rstrip("=")
-    yield "body-altered", True, _setter(path, f"{forged_body}.{tag}")
+    if tag:
+        yield "tag-padding-bits", True, _setter(path, f"{body}.{tag[:-1]}{'B' if tag[-1] == 'A' else 'A'}")
+        yield "tag-altered", True, _setter(path, f"{body}.{'A' if tag[0] != 'A' else 'B'}{tag[1:]}")
     other = next(m for m in sorted(real) if m != method)
     yield "other-query", True, _setter(path, real[other])
     yield "truncated", True, _setter(path, token[: len(token) // 2])
@@ -332,7 +346,7 @@ def _scalar_mutations(method: str, field: FieldDescriptor, path, real) -> Iterat
             yield "nul", False, _setter(path, "a\x00b")
         else:
             for kind, value in (("nul", "a\x00b"), ("zero-width", "a\u200bb"), ("bidi", "\u202eab"),
-                                ("whitespace", " \t "), ("too-long", "x" * (L.max_id_length + 1))):
+                                ("whitespace", "  \u3000 "), ("too-long", "x" * (L.max_id_length + 1))):
                 yield kind, not output_only, _setter(path, value)
             yield "at-limit", False, _setter(path, "x" * L.max_id_length)
     elif field.type == FieldDescriptor.TYPE_ENUM:
