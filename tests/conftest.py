@@ -132,9 +132,19 @@ class SecantusServer:
         self.start()
 
     def pause(self) -> None:
-        """SIGSTOP: connections stay open and nothing answers (a hung server, not a dead one)."""
+        """SIGSTOP: connections stay open and nothing answers (a hung server, not a dead one).
+
+        kill() only queues the signal; returns once the kernel reports the process stopped,
+        so a request sent after pause() can never be answered by a process still running."""
         assert self._process is not None
         self._process.send_signal(signal.SIGSTOP)
+        stat = Path(f"/proc/{self._process.pid}/stat")
+        deadline = time.monotonic() + 10
+        # Field 3 of /proc/<pid>/stat, after the parenthesised command name, is the state.
+        while stat.read_text().rpartition(")")[2].split()[0] not in ("T", "t"):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"secantusd-py (pid {self._process.pid}) did not stop after SIGSTOP")
+            time.sleep(0.001)
 
     def resume(self) -> None:
         assert self._process is not None
