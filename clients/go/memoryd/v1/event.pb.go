@@ -53,6 +53,8 @@ const (
 	EventType_EVENT_TYPE_SUMMARY_SAVED EventType = 12
 	// A long-term memory entry was saved or forgotten.
 	EventType_EVENT_TYPE_ENTRY_CHANGED EventType = 13
+	// A session's attributes (owner, labels) changed.
+	EventType_EVENT_TYPE_SESSION_UPDATED EventType = 14
 )
 
 // Enum value maps for EventType.
@@ -72,6 +74,7 @@ var (
 		11: "EVENT_TYPE_COMPRESS_PROGRESS",
 		12: "EVENT_TYPE_SUMMARY_SAVED",
 		13: "EVENT_TYPE_ENTRY_CHANGED",
+		14: "EVENT_TYPE_SESSION_UPDATED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":        0,
@@ -88,6 +91,7 @@ var (
 		"EVENT_TYPE_COMPRESS_PROGRESS":  11,
 		"EVENT_TYPE_SUMMARY_SAVED":      12,
 		"EVENT_TYPE_ENTRY_CHANGED":      13,
+		"EVENT_TYPE_SESSION_UPDATED":    14,
 	}
 )
 
@@ -150,6 +154,7 @@ type Event struct {
 	//	*Event_CompressProgress
 	//	*Event_SummarySaved
 	//	*Event_EntryChanged
+	//	*Event_SessionUpdated
 	Payload       isEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -344,6 +349,15 @@ func (x *Event) GetEntryChanged() *EntryChanged {
 	return nil
 }
 
+func (x *Event) GetSessionUpdated() *SessionUpdated {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_SessionUpdated); ok {
+			return x.SessionUpdated
+		}
+	}
+	return nil
+}
+
 type isEvent_Payload interface {
 	isEvent_Payload()
 }
@@ -413,6 +427,11 @@ type Event_EntryChanged struct {
 	EntryChanged *EntryChanged `protobuf:"bytes,22,opt,name=entry_changed,json=entryChanged,proto3,oneof"`
 }
 
+type Event_SessionUpdated struct {
+	// Set when type is EVENT_TYPE_SESSION_UPDATED.
+	SessionUpdated *SessionUpdated `protobuf:"bytes,23,opt,name=session_updated,json=sessionUpdated,proto3,oneof"`
+}
+
 func (*Event_MessagesAppended) isEvent_Payload() {}
 
 func (*Event_MessagesDeleted) isEvent_Payload() {}
@@ -438,6 +457,8 @@ func (*Event_CompressProgress) isEvent_Payload() {}
 func (*Event_SummarySaved) isEvent_Payload() {}
 
 func (*Event_EntryChanged) isEvent_Payload() {}
+
+func (*Event_SessionUpdated) isEvent_Payload() {}
 
 // Messages were appended to a session.
 type MessagesAppended struct {
@@ -1184,12 +1205,60 @@ func (x *EntryChanged) GetDeleted() bool {
 	return false
 }
 
+// A session's attributes changed (SaveMessage/SaveMessages with attributes,
+// UpdateSession, or ClearSession/ClearAll with CLEAR_TARGET_METADATA). Written
+// only when something changed.
+type SessionUpdated struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session's attributes after the change.
+	Attributes    *SessionAttributes `protobuf:"bytes,1,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionUpdated) Reset() {
+	*x = SessionUpdated{}
+	mi := &file_memoryd_v1_event_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionUpdated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionUpdated) ProtoMessage() {}
+
+func (x *SessionUpdated) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_event_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionUpdated.ProtoReflect.Descriptor instead.
+func (*SessionUpdated) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_event_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SessionUpdated) GetAttributes() *SessionAttributes {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
 var File_memoryd_v1_event_proto protoreflect.FileDescriptor
 
 const file_memoryd_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"\x16memoryd/v1/event.proto\x12\n" +
-	"memoryd.v1\x1a\x18memoryd/v1/message.proto\"\xc4\b\n" +
+	"memoryd.v1\x1a\x18memoryd/v1/message.proto\"\x8b\t\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x12\n" +
 	"\x04time\x18\x02 \x01(\x03R\x04time\x12\x16\n" +
@@ -1211,7 +1280,8 @@ const file_memoryd_v1_event_proto_rawDesc = "" +
 	"\x12compress_requested\x18\x13 \x01(\v2\x1d.memoryd.v1.CompressRequestedH\x00R\x11compressRequested\x12K\n" +
 	"\x11compress_progress\x18\x14 \x01(\v2\x1c.memoryd.v1.CompressProgressH\x00R\x10compressProgress\x12?\n" +
 	"\rsummary_saved\x18\x15 \x01(\v2\x18.memoryd.v1.SummarySavedH\x00R\fsummarySaved\x12?\n" +
-	"\rentry_changed\x18\x16 \x01(\v2\x18.memoryd.v1.EntryChangedH\x00R\fentryChangedB\t\n" +
+	"\rentry_changed\x18\x16 \x01(\v2\x18.memoryd.v1.EntryChangedH\x00R\fentryChanged\x12E\n" +
+	"\x0fsession_updated\x18\x17 \x01(\v2\x1a.memoryd.v1.SessionUpdatedH\x00R\x0esessionUpdatedB\t\n" +
 	"\apayload\"F\n" +
 	"\x10MessagesAppended\x122\n" +
 	"\bmessages\x18\x01 \x03(\v2\x16.memoryd.v1.MessageRefR\bmessages\"p\n" +
@@ -1259,7 +1329,11 @@ const file_memoryd_v1_event_proto_rawDesc = "" +
 	"\fEntryChanged\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x19\n" +
 	"\bentry_id\x18\x02 \x01(\tR\aentryId\x12\x18\n" +
-	"\adeleted\x18\x03 \x01(\bR\adeleted*\xcc\x03\n" +
+	"\adeleted\x18\x03 \x01(\bR\adeleted\"O\n" +
+	"\x0eSessionUpdated\x12=\n" +
+	"\n" +
+	"attributes\x18\x01 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\n" +
+	"attributes*\xec\x03\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cEVENT_TYPE_MESSAGES_APPENDED\x10\x01\x12\x1f\n" +
@@ -1275,7 +1349,8 @@ const file_memoryd_v1_event_proto_rawDesc = "" +
 	"\x12 \n" +
 	"\x1cEVENT_TYPE_COMPRESS_PROGRESS\x10\v\x12\x1c\n" +
 	"\x18EVENT_TYPE_SUMMARY_SAVED\x10\f\x12\x1c\n" +
-	"\x18EVENT_TYPE_ENTRY_CHANGED\x10\rBZ\n" +
+	"\x18EVENT_TYPE_ENTRY_CHANGED\x10\r\x12\x1e\n" +
+	"\x1aEVENT_TYPE_SESSION_UPDATED\x10\x0eBZ\n" +
 	"\x0edev.memoryd.v1B\n" +
 	"EventProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
@@ -1292,7 +1367,7 @@ func file_memoryd_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_memoryd_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_memoryd_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_memoryd_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_memoryd_v1_event_proto_goTypes = []any{
 	(EventType)(0),            // 0: memoryd.v1.EventType
 	(*Event)(nil),             // 1: memoryd.v1.Event
@@ -1309,7 +1384,9 @@ var file_memoryd_v1_event_proto_goTypes = []any{
 	(*CompressProgress)(nil),  // 12: memoryd.v1.CompressProgress
 	(*SummarySaved)(nil),      // 13: memoryd.v1.SummarySaved
 	(*EntryChanged)(nil),      // 14: memoryd.v1.EntryChanged
-	(*MessageRef)(nil),        // 15: memoryd.v1.MessageRef
+	(*SessionUpdated)(nil),    // 15: memoryd.v1.SessionUpdated
+	(*MessageRef)(nil),        // 16: memoryd.v1.MessageRef
+	(*SessionAttributes)(nil), // 17: memoryd.v1.SessionAttributes
 }
 var file_memoryd_v1_event_proto_depIdxs = []int32{
 	0,  // 0: memoryd.v1.Event.type:type_name -> memoryd.v1.EventType
@@ -1326,16 +1403,18 @@ var file_memoryd_v1_event_proto_depIdxs = []int32{
 	12, // 11: memoryd.v1.Event.compress_progress:type_name -> memoryd.v1.CompressProgress
 	13, // 12: memoryd.v1.Event.summary_saved:type_name -> memoryd.v1.SummarySaved
 	14, // 13: memoryd.v1.Event.entry_changed:type_name -> memoryd.v1.EntryChanged
-	15, // 14: memoryd.v1.MessagesAppended.messages:type_name -> memoryd.v1.MessageRef
-	0,  // 15: memoryd.v1.MessagesDeleted.cause:type_name -> memoryd.v1.EventType
-	15, // 16: memoryd.v1.MessagesRewritten.messages:type_name -> memoryd.v1.MessageRef
-	15, // 17: memoryd.v1.HistoryReplaced.messages:type_name -> memoryd.v1.MessageRef
-	0,  // 18: memoryd.v1.HistoryChanged.cause:type_name -> memoryd.v1.EventType
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	15, // 14: memoryd.v1.Event.session_updated:type_name -> memoryd.v1.SessionUpdated
+	16, // 15: memoryd.v1.MessagesAppended.messages:type_name -> memoryd.v1.MessageRef
+	0,  // 16: memoryd.v1.MessagesDeleted.cause:type_name -> memoryd.v1.EventType
+	16, // 17: memoryd.v1.MessagesRewritten.messages:type_name -> memoryd.v1.MessageRef
+	16, // 18: memoryd.v1.HistoryReplaced.messages:type_name -> memoryd.v1.MessageRef
+	0,  // 19: memoryd.v1.HistoryChanged.cause:type_name -> memoryd.v1.EventType
+	17, // 20: memoryd.v1.SessionUpdated.attributes:type_name -> memoryd.v1.SessionAttributes
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_event_proto_init() }
@@ -1358,6 +1437,7 @@ func file_memoryd_v1_event_proto_init() {
 		(*Event_CompressProgress)(nil),
 		(*Event_SummarySaved)(nil),
 		(*Event_EntryChanged)(nil),
+		(*Event_SessionUpdated)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1365,7 +1445,7 @@ func file_memoryd_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_event_proto_rawDesc), len(file_memoryd_v1_event_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

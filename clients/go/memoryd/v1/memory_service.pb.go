@@ -31,8 +31,10 @@ const (
 	ClearTarget_CLEAR_TARGET_MESSAGES ClearTarget = 1
 	// Vectors in the vector store.
 	ClearTarget_CLEAR_TARGET_VECTORS ClearTarget = 2
-	// Metadata side records. For ClearSession: records whose key equals the
-	// session id, in every namespace. For ClearAll: every record.
+	// Metadata side records and session attributes. For ClearSession: records
+	// whose key equals the session id, in every namespace, and the session's
+	// attributes (SessionAttributes). For ClearAll: every record and every
+	// session's attributes.
 	ClearTarget_CLEAR_TARGET_METADATA ClearTarget = 3
 )
 
@@ -224,8 +226,12 @@ type SaveMessageRequest struct {
 	// Optional client-chosen key (AIP-155 style). A retry with the same key in
 	// the same session stores nothing and returns the first result.
 	IdempotencyKey string `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Optional: merged into the session's attributes in the same transaction as
+	// the append (see SessionAttributes). A different owner than the session's
+	// fails the call and stores nothing.
+	SessionAttributes *SessionAttributes `protobuf:"bytes,4,opt,name=session_attributes,json=sessionAttributes,proto3" json:"session_attributes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SaveMessageRequest) Reset() {
@@ -277,6 +283,13 @@ func (x *SaveMessageRequest) GetIdempotencyKey() string {
 		return x.IdempotencyKey
 	}
 	return ""
+}
+
+func (x *SaveMessageRequest) GetSessionAttributes() *SessionAttributes {
+	if x != nil {
+		return x.SessionAttributes
+	}
+	return nil
 }
 
 // Response of SaveMessage.
@@ -343,8 +356,11 @@ type SaveMessagesRequest struct {
 	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	// Optional client-chosen key; a retried batch with the same key stores nothing.
 	IdempotencyKey string `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Optional: merged into the session's attributes in the same transaction as
+	// the append, as in SaveMessageRequest.
+	SessionAttributes *SessionAttributes `protobuf:"bytes,4,opt,name=session_attributes,json=sessionAttributes,proto3" json:"session_attributes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SaveMessagesRequest) Reset() {
@@ -396,6 +412,13 @@ func (x *SaveMessagesRequest) GetIdempotencyKey() string {
 		return x.IdempotencyKey
 	}
 	return ""
+}
+
+func (x *SaveMessagesRequest) GetSessionAttributes() *SessionAttributes {
+	if x != nil {
+		return x.SessionAttributes
+	}
+	return nil
 }
 
 // Response of SaveMessages.
@@ -1748,7 +1771,9 @@ type SessionInfo struct {
 	// Number of unarchived messages.
 	UnarchivedCount int64 `protobuf:"varint,3,opt,name=unarchived_count,json=unarchivedCount,proto3" json:"unarchived_count,omitempty"`
 	// Time of the last write to the session, ms since the Unix epoch.
-	LastActivity  int64 `protobuf:"varint,4,opt,name=last_activity,json=lastActivity,proto3" json:"last_activity,omitempty"`
+	LastActivity int64 `protobuf:"varint,4,opt,name=last_activity,json=lastActivity,proto3" json:"last_activity,omitempty"`
+	// The session's owner and labels.
+	Attributes    *SessionAttributes `protobuf:"bytes,5,opt,name=attributes,proto3" json:"attributes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1811,6 +1836,13 @@ func (x *SessionInfo) GetLastActivity() int64 {
 	return 0
 }
 
+func (x *SessionInfo) GetAttributes() *SessionAttributes {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
 // Request of ListSessions.
 type ListSessionsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1818,7 +1850,14 @@ type ListSessionsRequest struct {
 	// server's maximum page size.
 	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// Token from a previous response's `next_page_token`; empty for the first page.
-	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// When set, only sessions whose attributes.user_id equals this.
+	UserId string `protobuf:"bytes,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// When set, only sessions whose attributes.agent_id equals this.
+	AgentId string `protobuf:"bytes,4,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Only sessions carrying every one of these labels with exactly these
+	// values. At most the server's filter-item limit (100 by default).
+	Labels        map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1867,10 +1906,34 @@ func (x *ListSessionsRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListSessionsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
 // Response of ListSessions.
 type ListSessionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Sessions holding at least one message, ordered by session id.
+	// Sessions holding at least one message or carrying attributes (an owner or
+	// a label) that match the filters, ordered by session id. A session whose
+	// messages were cleared stays listed, with zero counts, while it has
+	// attributes; ClearSession with CLEAR_TARGET_METADATA removes them.
 	Sessions []*SessionInfo `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
 	// Token for the next page; empty when there are no more sessions.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
@@ -1922,6 +1985,323 @@ func (x *ListSessionsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// Request of PopMessages.
+type PopMessagesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session to remove from.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Number of newest unarchived messages to remove: the ones GetHistory with
+	// limit `n` returns. 0 means 1. At most the server's maximum page size.
+	N             int32 `protobuf:"varint,2,opt,name=n,proto3" json:"n,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PopMessagesRequest) Reset() {
+	*x = PopMessagesRequest{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PopMessagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PopMessagesRequest) ProtoMessage() {}
+
+func (x *PopMessagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PopMessagesRequest.ProtoReflect.Descriptor instead.
+func (*PopMessagesRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *PopMessagesRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *PopMessagesRequest) GetN() int32 {
+	if x != nil {
+		return x.N
+	}
+	return 0
+}
+
+// Response of PopMessages.
+type PopMessagesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The removed messages, whole, ordered by (timestamp, seq) as GetHistory
+	// orders them: the last one is the newest. Fewer than `n` (or none) when the
+	// session holds fewer unarchived messages.
+	Messages      []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PopMessagesResponse) Reset() {
+	*x = PopMessagesResponse{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PopMessagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PopMessagesResponse) ProtoMessage() {}
+
+func (x *PopMessagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PopMessagesResponse.ProtoReflect.Descriptor instead.
+func (*PopMessagesResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *PopMessagesResponse) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// Request of GetSession.
+type GetSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session to read.
+	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSessionRequest) Reset() {
+	*x = GetSessionRequest{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSessionRequest) ProtoMessage() {}
+
+func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
+func (*GetSessionRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+// Response of GetSession.
+type GetSessionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when the session holds messages or carries attributes (when
+	// ListSessions would list it). Absence is a normal answer, not an error.
+	Found bool `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	// The session, when found.
+	Session       *SessionInfo `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSessionResponse) Reset() {
+	*x = GetSessionResponse{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSessionResponse) ProtoMessage() {}
+
+func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
+func (*GetSessionResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *GetSessionResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *GetSessionResponse) GetSession() *SessionInfo {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+// Request of UpdateSession.
+type UpdateSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session to update; created (with no messages) when it does not exist.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Attributes to merge into the session's (see SessionAttributes).
+	Attributes *SessionAttributes `protobuf:"bytes,2,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	// Label keys to delete, after `attributes.labels` is merged. A key both set
+	// and removed is refused. Unknown keys are ignored.
+	RemoveLabels  []string `protobuf:"bytes,3,rep,name=remove_labels,json=removeLabels,proto3" json:"remove_labels,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSessionRequest) Reset() {
+	*x = UpdateSessionRequest{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSessionRequest) ProtoMessage() {}
+
+func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSessionRequest.ProtoReflect.Descriptor instead.
+func (*UpdateSessionRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *UpdateSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *UpdateSessionRequest) GetAttributes() *SessionAttributes {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+func (x *UpdateSessionRequest) GetRemoveLabels() []string {
+	if x != nil {
+		return x.RemoveLabels
+	}
+	return nil
+}
+
+// Response of UpdateSession.
+type UpdateSessionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session after the update.
+	Session       *SessionInfo `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSessionResponse) Reset() {
+	*x = UpdateSessionResponse{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSessionResponse) ProtoMessage() {}
+
+func (x *UpdateSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSessionResponse.ProtoReflect.Descriptor instead.
+func (*UpdateSessionResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *UpdateSessionResponse) GetSession() *SessionInfo {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
 var File_memoryd_v1_memory_service_proto protoreflect.FileDescriptor
 
 const file_memoryd_v1_memory_service_proto_rawDesc = "" +
@@ -1932,20 +2312,22 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x06target\x18\x01 \x01(\x0e2\x17.memoryd.v1.ClearTargetR\x06target\x122\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x18.memoryd.v1.ClearOutcomeR\aoutcome\x12#\n" +
 	"\rremoved_count\x18\x03 \x01(\x03R\fremovedCount\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"\x8b\x01\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\xd9\x01\n" +
 	"\x12SaveMessageRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12-\n" +
 	"\amessage\x18\x02 \x01(\v2\x13.memoryd.v1.MessageR\amessage\x12'\n" +
-	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\"h\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\x12L\n" +
+	"\x12session_attributes\x18\x04 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\x11sessionAttributes\"h\n" +
 	"\x13SaveMessageResponse\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.memoryd.v1.MessageR\amessage\x12\"\n" +
-	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\"\x8e\x01\n" +
+	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\"\xdc\x01\n" +
 	"\x13SaveMessagesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12/\n" +
 	"\bmessages\x18\x02 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12'\n" +
-	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\"k\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\x12L\n" +
+	"\x12session_attributes\x18\x04 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\x11sessionAttributes\"k\n" +
 	"\x14SaveMessagesResponse\x12/\n" +
 	"\bmessages\x18\x01 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12\"\n" +
 	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\"H\n" +
@@ -2036,20 +2418,50 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x0fClearAllRequest\x121\n" +
 	"\atargets\x18\x01 \x03(\x0e2\x17.memoryd.v1.ClearTargetR\atargets\"E\n" +
 	"\x10ClearAllResponse\x121\n" +
-	"\aresults\x18\x01 \x03(\v2\x17.memoryd.v1.ClearResultR\aresults\"\xa1\x01\n" +
+	"\aresults\x18\x01 \x03(\v2\x17.memoryd.v1.ClearResultR\aresults\"\xe0\x01\n" +
 	"\vSessionInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12#\n" +
 	"\rmessage_count\x18\x02 \x01(\x03R\fmessageCount\x12)\n" +
 	"\x10unarchived_count\x18\x03 \x01(\x03R\x0funarchivedCount\x12#\n" +
-	"\rlast_activity\x18\x04 \x01(\x03R\flastActivity\"Q\n" +
+	"\rlast_activity\x18\x04 \x01(\x03R\flastActivity\x12=\n" +
+	"\n" +
+	"attributes\x18\x05 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\n" +
+	"attributes\"\x85\x02\n" +
 	"\x13ListSessionsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x02 \x01(\tR\tpageToken\"s\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\tR\x06userId\x12\x19\n" +
+	"\bagent_id\x18\x04 \x01(\tR\aagentId\x12C\n" +
+	"\x06labels\x18\x05 \x03(\v2+.memoryd.v1.ListSessionsRequest.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"s\n" +
 	"\x14ListSessionsResponse\x123\n" +
 	"\bsessions\x18\x01 \x03(\v2\x17.memoryd.v1.SessionInfoR\bsessions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*{\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"A\n" +
+	"\x12PopMessagesRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\f\n" +
+	"\x01n\x18\x02 \x01(\x05R\x01n\"F\n" +
+	"\x13PopMessagesResponse\x12/\n" +
+	"\bmessages\x18\x01 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\"2\n" +
+	"\x11GetSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"]\n" +
+	"\x12GetSessionResponse\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x121\n" +
+	"\asession\x18\x02 \x01(\v2\x17.memoryd.v1.SessionInfoR\asession\"\x99\x01\n" +
+	"\x14UpdateSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12=\n" +
+	"\n" +
+	"attributes\x18\x02 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\n" +
+	"attributes\x12#\n" +
+	"\rremove_labels\x18\x03 \x03(\tR\fremoveLabels\"J\n" +
+	"\x15UpdateSessionResponse\x121\n" +
+	"\asession\x18\x01 \x01(\v2\x17.memoryd.v1.SessionInfoR\asession*{\n" +
 	"\vClearTarget\x12\x1c\n" +
 	"\x18CLEAR_TARGET_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CLEAR_TARGET_MESSAGES\x10\x01\x12\x18\n" +
@@ -2060,8 +2472,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x15CLEAR_OUTCOME_CLEARED\x10\x01\x12\x19\n" +
 	"\x15CLEAR_OUTCOME_SKIPPED\x10\x02\x12\x1a\n" +
 	"\x16CLEAR_OUTCOME_DEFERRED\x10\x03\x12\x18\n" +
-	"\x14CLEAR_OUTCOME_FAILED\x10\x042\x8b\n" +
-	"\n" +
+	"\x14CLEAR_OUTCOME_FAILED\x10\x042\xfe\v\n" +
 	"\rMemoryService\x12N\n" +
 	"\vSaveMessage\x12\x1e.memoryd.v1.SaveMessageRequest\x1a\x1f.memoryd.v1.SaveMessageResponse\x12Q\n" +
 	"\fSaveMessages\x12\x1f.memoryd.v1.SaveMessagesRequest\x1a .memoryd.v1.SaveMessagesResponse\x12K\n" +
@@ -2077,7 +2488,11 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x0eDeleteMessages\x12!.memoryd.v1.DeleteMessagesRequest\x1a\".memoryd.v1.DeleteMessagesResponse\x12Q\n" +
 	"\fClearSession\x12\x1f.memoryd.v1.ClearSessionRequest\x1a .memoryd.v1.ClearSessionResponse\x12E\n" +
 	"\bClearAll\x12\x1b.memoryd.v1.ClearAllRequest\x1a\x1c.memoryd.v1.ClearAllResponse\x12Q\n" +
-	"\fListSessions\x12\x1f.memoryd.v1.ListSessionsRequest\x1a .memoryd.v1.ListSessionsResponseBb\n" +
+	"\fListSessions\x12\x1f.memoryd.v1.ListSessionsRequest\x1a .memoryd.v1.ListSessionsResponse\x12N\n" +
+	"\vPopMessages\x12\x1e.memoryd.v1.PopMessagesRequest\x1a\x1f.memoryd.v1.PopMessagesResponse\x12K\n" +
+	"\n" +
+	"GetSession\x12\x1d.memoryd.v1.GetSessionRequest\x1a\x1e.memoryd.v1.GetSessionResponse\x12T\n" +
+	"\rUpdateSession\x12 .memoryd.v1.UpdateSessionRequest\x1a!.memoryd.v1.UpdateSessionResponseBb\n" +
 	"\x0edev.memoryd.v1B\x12MemoryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -2093,7 +2508,7 @@ func file_memoryd_v1_memory_service_proto_rawDescGZIP() []byte {
 }
 
 var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(ClearTarget)(0),                           // 0: memoryd.v1.ClearTarget
 	(ClearOutcome)(0),                          // 1: memoryd.v1.ClearOutcome
@@ -2127,60 +2542,82 @@ var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(*SessionInfo)(nil),                        // 29: memoryd.v1.SessionInfo
 	(*ListSessionsRequest)(nil),                // 30: memoryd.v1.ListSessionsRequest
 	(*ListSessionsResponse)(nil),               // 31: memoryd.v1.ListSessionsResponse
-	(*Message)(nil),                            // 32: memoryd.v1.Message
-	(*SessionMessage)(nil),                     // 33: memoryd.v1.SessionMessage
+	(*PopMessagesRequest)(nil),                 // 32: memoryd.v1.PopMessagesRequest
+	(*PopMessagesResponse)(nil),                // 33: memoryd.v1.PopMessagesResponse
+	(*GetSessionRequest)(nil),                  // 34: memoryd.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),                 // 35: memoryd.v1.GetSessionResponse
+	(*UpdateSessionRequest)(nil),               // 36: memoryd.v1.UpdateSessionRequest
+	(*UpdateSessionResponse)(nil),              // 37: memoryd.v1.UpdateSessionResponse
+	nil,                                        // 38: memoryd.v1.ListSessionsRequest.LabelsEntry
+	(*Message)(nil),                            // 39: memoryd.v1.Message
+	(*SessionAttributes)(nil),                  // 40: memoryd.v1.SessionAttributes
+	(*SessionMessage)(nil),                     // 41: memoryd.v1.SessionMessage
 }
 var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	0,  // 0: memoryd.v1.ClearResult.target:type_name -> memoryd.v1.ClearTarget
 	1,  // 1: memoryd.v1.ClearResult.outcome:type_name -> memoryd.v1.ClearOutcome
-	32, // 2: memoryd.v1.SaveMessageRequest.message:type_name -> memoryd.v1.Message
-	32, // 3: memoryd.v1.SaveMessageResponse.message:type_name -> memoryd.v1.Message
-	32, // 4: memoryd.v1.SaveMessagesRequest.messages:type_name -> memoryd.v1.Message
-	32, // 5: memoryd.v1.SaveMessagesResponse.messages:type_name -> memoryd.v1.Message
-	32, // 6: memoryd.v1.GetHistoryResponse.messages:type_name -> memoryd.v1.Message
-	32, // 7: memoryd.v1.GetFullHistoryResponse.messages:type_name -> memoryd.v1.Message
-	32, // 8: memoryd.v1.ListMessagesInRangeResponse.messages:type_name -> memoryd.v1.Message
-	33, // 9: memoryd.v1.GetRecentAcrossSessionsResponse.messages:type_name -> memoryd.v1.SessionMessage
-	32, // 10: memoryd.v1.ReplaceHistoryRequest.messages:type_name -> memoryd.v1.Message
-	32, // 11: memoryd.v1.ReplaceHistoryResponse.messages:type_name -> memoryd.v1.Message
-	0,  // 12: memoryd.v1.ClearSessionRequest.targets:type_name -> memoryd.v1.ClearTarget
-	2,  // 13: memoryd.v1.ClearSessionResponse.results:type_name -> memoryd.v1.ClearResult
-	0,  // 14: memoryd.v1.ClearAllRequest.targets:type_name -> memoryd.v1.ClearTarget
-	2,  // 15: memoryd.v1.ClearAllResponse.results:type_name -> memoryd.v1.ClearResult
-	29, // 16: memoryd.v1.ListSessionsResponse.sessions:type_name -> memoryd.v1.SessionInfo
-	3,  // 17: memoryd.v1.MemoryService.SaveMessage:input_type -> memoryd.v1.SaveMessageRequest
-	5,  // 18: memoryd.v1.MemoryService.SaveMessages:input_type -> memoryd.v1.SaveMessagesRequest
-	7,  // 19: memoryd.v1.MemoryService.GetHistory:input_type -> memoryd.v1.GetHistoryRequest
-	9,  // 20: memoryd.v1.MemoryService.GetFullHistory:input_type -> memoryd.v1.GetFullHistoryRequest
-	11, // 21: memoryd.v1.MemoryService.ListMessagesInRange:input_type -> memoryd.v1.ListMessagesInRangeRequest
-	13, // 22: memoryd.v1.MemoryService.GetRecentAcrossSessions:input_type -> memoryd.v1.GetRecentAcrossSessionsRequest
-	15, // 23: memoryd.v1.MemoryService.TrimHistory:input_type -> memoryd.v1.TrimHistoryRequest
-	17, // 24: memoryd.v1.MemoryService.ReplaceHistory:input_type -> memoryd.v1.ReplaceHistoryRequest
-	19, // 25: memoryd.v1.MemoryService.UpdateMessageContent:input_type -> memoryd.v1.UpdateMessageContentRequest
-	21, // 26: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:input_type -> memoryd.v1.DeleteMessagesByTimestampsRequest
-	23, // 27: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
-	25, // 28: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
-	27, // 29: memoryd.v1.MemoryService.ClearAll:input_type -> memoryd.v1.ClearAllRequest
-	30, // 30: memoryd.v1.MemoryService.ListSessions:input_type -> memoryd.v1.ListSessionsRequest
-	4,  // 31: memoryd.v1.MemoryService.SaveMessage:output_type -> memoryd.v1.SaveMessageResponse
-	6,  // 32: memoryd.v1.MemoryService.SaveMessages:output_type -> memoryd.v1.SaveMessagesResponse
-	8,  // 33: memoryd.v1.MemoryService.GetHistory:output_type -> memoryd.v1.GetHistoryResponse
-	10, // 34: memoryd.v1.MemoryService.GetFullHistory:output_type -> memoryd.v1.GetFullHistoryResponse
-	12, // 35: memoryd.v1.MemoryService.ListMessagesInRange:output_type -> memoryd.v1.ListMessagesInRangeResponse
-	14, // 36: memoryd.v1.MemoryService.GetRecentAcrossSessions:output_type -> memoryd.v1.GetRecentAcrossSessionsResponse
-	16, // 37: memoryd.v1.MemoryService.TrimHistory:output_type -> memoryd.v1.TrimHistoryResponse
-	18, // 38: memoryd.v1.MemoryService.ReplaceHistory:output_type -> memoryd.v1.ReplaceHistoryResponse
-	20, // 39: memoryd.v1.MemoryService.UpdateMessageContent:output_type -> memoryd.v1.UpdateMessageContentResponse
-	22, // 40: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:output_type -> memoryd.v1.DeleteMessagesByTimestampsResponse
-	24, // 41: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
-	26, // 42: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
-	28, // 43: memoryd.v1.MemoryService.ClearAll:output_type -> memoryd.v1.ClearAllResponse
-	31, // 44: memoryd.v1.MemoryService.ListSessions:output_type -> memoryd.v1.ListSessionsResponse
-	31, // [31:45] is the sub-list for method output_type
-	17, // [17:31] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	39, // 2: memoryd.v1.SaveMessageRequest.message:type_name -> memoryd.v1.Message
+	40, // 3: memoryd.v1.SaveMessageRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
+	39, // 4: memoryd.v1.SaveMessageResponse.message:type_name -> memoryd.v1.Message
+	39, // 5: memoryd.v1.SaveMessagesRequest.messages:type_name -> memoryd.v1.Message
+	40, // 6: memoryd.v1.SaveMessagesRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
+	39, // 7: memoryd.v1.SaveMessagesResponse.messages:type_name -> memoryd.v1.Message
+	39, // 8: memoryd.v1.GetHistoryResponse.messages:type_name -> memoryd.v1.Message
+	39, // 9: memoryd.v1.GetFullHistoryResponse.messages:type_name -> memoryd.v1.Message
+	39, // 10: memoryd.v1.ListMessagesInRangeResponse.messages:type_name -> memoryd.v1.Message
+	41, // 11: memoryd.v1.GetRecentAcrossSessionsResponse.messages:type_name -> memoryd.v1.SessionMessage
+	39, // 12: memoryd.v1.ReplaceHistoryRequest.messages:type_name -> memoryd.v1.Message
+	39, // 13: memoryd.v1.ReplaceHistoryResponse.messages:type_name -> memoryd.v1.Message
+	0,  // 14: memoryd.v1.ClearSessionRequest.targets:type_name -> memoryd.v1.ClearTarget
+	2,  // 15: memoryd.v1.ClearSessionResponse.results:type_name -> memoryd.v1.ClearResult
+	0,  // 16: memoryd.v1.ClearAllRequest.targets:type_name -> memoryd.v1.ClearTarget
+	2,  // 17: memoryd.v1.ClearAllResponse.results:type_name -> memoryd.v1.ClearResult
+	40, // 18: memoryd.v1.SessionInfo.attributes:type_name -> memoryd.v1.SessionAttributes
+	38, // 19: memoryd.v1.ListSessionsRequest.labels:type_name -> memoryd.v1.ListSessionsRequest.LabelsEntry
+	29, // 20: memoryd.v1.ListSessionsResponse.sessions:type_name -> memoryd.v1.SessionInfo
+	39, // 21: memoryd.v1.PopMessagesResponse.messages:type_name -> memoryd.v1.Message
+	29, // 22: memoryd.v1.GetSessionResponse.session:type_name -> memoryd.v1.SessionInfo
+	40, // 23: memoryd.v1.UpdateSessionRequest.attributes:type_name -> memoryd.v1.SessionAttributes
+	29, // 24: memoryd.v1.UpdateSessionResponse.session:type_name -> memoryd.v1.SessionInfo
+	3,  // 25: memoryd.v1.MemoryService.SaveMessage:input_type -> memoryd.v1.SaveMessageRequest
+	5,  // 26: memoryd.v1.MemoryService.SaveMessages:input_type -> memoryd.v1.SaveMessagesRequest
+	7,  // 27: memoryd.v1.MemoryService.GetHistory:input_type -> memoryd.v1.GetHistoryRequest
+	9,  // 28: memoryd.v1.MemoryService.GetFullHistory:input_type -> memoryd.v1.GetFullHistoryRequest
+	11, // 29: memoryd.v1.MemoryService.ListMessagesInRange:input_type -> memoryd.v1.ListMessagesInRangeRequest
+	13, // 30: memoryd.v1.MemoryService.GetRecentAcrossSessions:input_type -> memoryd.v1.GetRecentAcrossSessionsRequest
+	15, // 31: memoryd.v1.MemoryService.TrimHistory:input_type -> memoryd.v1.TrimHistoryRequest
+	17, // 32: memoryd.v1.MemoryService.ReplaceHistory:input_type -> memoryd.v1.ReplaceHistoryRequest
+	19, // 33: memoryd.v1.MemoryService.UpdateMessageContent:input_type -> memoryd.v1.UpdateMessageContentRequest
+	21, // 34: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:input_type -> memoryd.v1.DeleteMessagesByTimestampsRequest
+	23, // 35: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
+	25, // 36: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
+	27, // 37: memoryd.v1.MemoryService.ClearAll:input_type -> memoryd.v1.ClearAllRequest
+	30, // 38: memoryd.v1.MemoryService.ListSessions:input_type -> memoryd.v1.ListSessionsRequest
+	32, // 39: memoryd.v1.MemoryService.PopMessages:input_type -> memoryd.v1.PopMessagesRequest
+	34, // 40: memoryd.v1.MemoryService.GetSession:input_type -> memoryd.v1.GetSessionRequest
+	36, // 41: memoryd.v1.MemoryService.UpdateSession:input_type -> memoryd.v1.UpdateSessionRequest
+	4,  // 42: memoryd.v1.MemoryService.SaveMessage:output_type -> memoryd.v1.SaveMessageResponse
+	6,  // 43: memoryd.v1.MemoryService.SaveMessages:output_type -> memoryd.v1.SaveMessagesResponse
+	8,  // 44: memoryd.v1.MemoryService.GetHistory:output_type -> memoryd.v1.GetHistoryResponse
+	10, // 45: memoryd.v1.MemoryService.GetFullHistory:output_type -> memoryd.v1.GetFullHistoryResponse
+	12, // 46: memoryd.v1.MemoryService.ListMessagesInRange:output_type -> memoryd.v1.ListMessagesInRangeResponse
+	14, // 47: memoryd.v1.MemoryService.GetRecentAcrossSessions:output_type -> memoryd.v1.GetRecentAcrossSessionsResponse
+	16, // 48: memoryd.v1.MemoryService.TrimHistory:output_type -> memoryd.v1.TrimHistoryResponse
+	18, // 49: memoryd.v1.MemoryService.ReplaceHistory:output_type -> memoryd.v1.ReplaceHistoryResponse
+	20, // 50: memoryd.v1.MemoryService.UpdateMessageContent:output_type -> memoryd.v1.UpdateMessageContentResponse
+	22, // 51: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:output_type -> memoryd.v1.DeleteMessagesByTimestampsResponse
+	24, // 52: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	26, // 53: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	28, // 54: memoryd.v1.MemoryService.ClearAll:output_type -> memoryd.v1.ClearAllResponse
+	31, // 55: memoryd.v1.MemoryService.ListSessions:output_type -> memoryd.v1.ListSessionsResponse
+	33, // 56: memoryd.v1.MemoryService.PopMessages:output_type -> memoryd.v1.PopMessagesResponse
+	35, // 57: memoryd.v1.MemoryService.GetSession:output_type -> memoryd.v1.GetSessionResponse
+	37, // 58: memoryd.v1.MemoryService.UpdateSession:output_type -> memoryd.v1.UpdateSessionResponse
+	42, // [42:59] is the sub-list for method output_type
+	25, // [25:42] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_memory_service_proto_init() }
@@ -2196,7 +2633,7 @@ func file_memoryd_v1_memory_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_memory_service_proto_rawDesc), len(file_memoryd_v1_memory_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   30,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -33,6 +33,9 @@ const (
 	MemoryService_ClearSession_FullMethodName               = "/memoryd.v1.MemoryService/ClearSession"
 	MemoryService_ClearAll_FullMethodName                   = "/memoryd.v1.MemoryService/ClearAll"
 	MemoryService_ListSessions_FullMethodName               = "/memoryd.v1.MemoryService/ListSessions"
+	MemoryService_PopMessages_FullMethodName                = "/memoryd.v1.MemoryService/PopMessages"
+	MemoryService_GetSession_FullMethodName                 = "/memoryd.v1.MemoryService/GetSession"
+	MemoryService_UpdateSession_FullMethodName              = "/memoryd.v1.MemoryService/UpdateSession"
 )
 
 // MemoryServiceClient is the client API for MemoryService service.
@@ -75,8 +78,17 @@ type MemoryServiceClient interface {
 	ClearSession(ctx context.Context, in *ClearSessionRequest, opts ...grpc.CallOption) (*ClearSessionResponse, error)
 	// Clears every session of the caller's tenant.
 	ClearAll(ctx context.Context, in *ClearAllRequest, opts ...grpc.CallOption) (*ClearAllResponse, error)
-	// Pages through the sessions that hold messages, ordered by session id.
+	// Pages through the sessions that hold messages or carry attributes, ordered
+	// by session id, optionally only those of one owner or with given labels.
 	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
+	// Atomically removes the newest `n` unarchived messages of a session and
+	// returns them. Emits the events a deletion does, and removes their vectors.
+	PopMessages(ctx context.Context, in *PopMessagesRequest, opts ...grpc.CallOption) (*PopMessagesResponse, error)
+	// Reads one session's counts and attributes.
+	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
+	// Sets a session's owner and merges or removes its labels (see
+	// SessionAttributes); creates the session when it does not exist.
+	UpdateSession(ctx context.Context, in *UpdateSessionRequest, opts ...grpc.CallOption) (*UpdateSessionResponse, error)
 }
 
 type memoryServiceClient struct {
@@ -227,6 +239,36 @@ func (c *memoryServiceClient) ListSessions(ctx context.Context, in *ListSessions
 	return out, nil
 }
 
+func (c *memoryServiceClient) PopMessages(ctx context.Context, in *PopMessagesRequest, opts ...grpc.CallOption) (*PopMessagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PopMessagesResponse)
+	err := c.cc.Invoke(ctx, MemoryService_PopMessages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSessionResponse)
+	err := c.cc.Invoke(ctx, MemoryService_GetSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) UpdateSession(ctx context.Context, in *UpdateSessionRequest, opts ...grpc.CallOption) (*UpdateSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateSessionResponse)
+	err := c.cc.Invoke(ctx, MemoryService_UpdateSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MemoryServiceServer is the server API for MemoryService service.
 // All implementations must embed UnimplementedMemoryServiceServer
 // for forward compatibility.
@@ -267,8 +309,17 @@ type MemoryServiceServer interface {
 	ClearSession(context.Context, *ClearSessionRequest) (*ClearSessionResponse, error)
 	// Clears every session of the caller's tenant.
 	ClearAll(context.Context, *ClearAllRequest) (*ClearAllResponse, error)
-	// Pages through the sessions that hold messages, ordered by session id.
+	// Pages through the sessions that hold messages or carry attributes, ordered
+	// by session id, optionally only those of one owner or with given labels.
 	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
+	// Atomically removes the newest `n` unarchived messages of a session and
+	// returns them. Emits the events a deletion does, and removes their vectors.
+	PopMessages(context.Context, *PopMessagesRequest) (*PopMessagesResponse, error)
+	// Reads one session's counts and attributes.
+	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
+	// Sets a session's owner and merges or removes its labels (see
+	// SessionAttributes); creates the session when it does not exist.
+	UpdateSession(context.Context, *UpdateSessionRequest) (*UpdateSessionResponse, error)
 	mustEmbedUnimplementedMemoryServiceServer()
 }
 
@@ -320,6 +371,15 @@ func (UnimplementedMemoryServiceServer) ClearAll(context.Context, *ClearAllReque
 }
 func (UnimplementedMemoryServiceServer) ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListSessions not implemented")
+}
+func (UnimplementedMemoryServiceServer) PopMessages(context.Context, *PopMessagesRequest) (*PopMessagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PopMessages not implemented")
+}
+func (UnimplementedMemoryServiceServer) GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSession not implemented")
+}
+func (UnimplementedMemoryServiceServer) UpdateSession(context.Context, *UpdateSessionRequest) (*UpdateSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateSession not implemented")
 }
 func (UnimplementedMemoryServiceServer) mustEmbedUnimplementedMemoryServiceServer() {}
 func (UnimplementedMemoryServiceServer) testEmbeddedByValue()                       {}
@@ -594,6 +654,60 @@ func _MemoryService_ListSessions_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryService_PopMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PopMessagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).PopMessages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_PopMessages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).PopMessages(ctx, req.(*PopMessagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_GetSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).GetSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_GetSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).GetSession(ctx, req.(*GetSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_UpdateSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).UpdateSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_UpdateSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).UpdateSession(ctx, req.(*UpdateSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MemoryService_ServiceDesc is the grpc.ServiceDesc for MemoryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -656,6 +770,18 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListSessions",
 			Handler:    _MemoryService_ListSessions_Handler,
+		},
+		{
+			MethodName: "PopMessages",
+			Handler:    _MemoryService_PopMessages_Handler,
+		},
+		{
+			MethodName: "GetSession",
+			Handler:    _MemoryService_GetSession_Handler,
+		},
+		{
+			MethodName: "UpdateSession",
+			Handler:    _MemoryService_UpdateSession_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -428,6 +428,85 @@ func (x *MessageRef) GetRole() string {
 	return ""
 }
 
+// Who a session belongs to and how it is labelled: saved with messages
+// (SaveMessage, SaveMessages) or by UpdateSession, read by GetSession and
+// ListSessions, filtered on by ListSessions.
+//
+// Writes merge into what the session has: an empty user_id or agent_id leaves
+// the stored value as it is, each label given sets that key's value and other
+// labels are kept (UpdateSession's remove_labels deletes keys). The owner,
+// user_id and agent_id, is set once: once a session has one, a write naming a
+// different value fails with FAILED_PRECONDITION (reason
+// SESSION_OWNER_MISMATCH) and stores nothing, so a session never moves to
+// another user or agent.
+type SessionAttributes struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user the session belongs to, for example the end user an agent talks
+	// to. Empty: none (in a write: unchanged). At most the server's id length
+	// (256 characters by default), no control characters.
+	UserId string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// The agent or application the session belongs to (ADK's app_name). Empty:
+	// none (in a write: unchanged). Same limits as user_id.
+	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Free-form labels. Keys: 1 to 256 characters; values: at most 256
+	// characters; no control characters in either. A session carries at most the
+	// server's filter-item limit of labels (100 by default).
+	Labels        map[string]string `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionAttributes) Reset() {
+	*x = SessionAttributes{}
+	mi := &file_memoryd_v1_message_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionAttributes) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionAttributes) ProtoMessage() {}
+
+func (x *SessionAttributes) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_message_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionAttributes.ProtoReflect.Descriptor instead.
+func (*SessionAttributes) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_message_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SessionAttributes) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *SessionAttributes) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *SessionAttributes) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
 var File_memoryd_v1_message_proto protoreflect.FileDescriptor
 
 const file_memoryd_v1_message_proto_rawDesc = "" +
@@ -467,7 +546,14 @@ const file_memoryd_v1_message_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x03R\x03seq\x12\x1c\n" +
 	"\ttimestamp\x18\x03 \x01(\x03R\ttimestamp\x12\x12\n" +
-	"\x04role\x18\x04 \x01(\tR\x04roleB\\\n" +
+	"\x04role\x18\x04 \x01(\tR\x04role\"\xc5\x01\n" +
+	"\x11SessionAttributes\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x19\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12A\n" +
+	"\x06labels\x18\x03 \x03(\v2).memoryd.v1.SessionAttributes.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\\\n" +
 	"\x0edev.memoryd.v1B\fMessageProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -482,26 +568,29 @@ func file_memoryd_v1_message_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_message_proto_rawDescData
 }
 
-var file_memoryd_v1_message_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_memoryd_v1_message_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_memoryd_v1_message_proto_goTypes = []any{
-	(*Message)(nil),         // 0: memoryd.v1.Message
-	(*Segment)(nil),         // 1: memoryd.v1.Segment
-	(*ToolCall)(nil),        // 2: memoryd.v1.ToolCall
-	(*SessionMessage)(nil),  // 3: memoryd.v1.SessionMessage
-	(*MessageRef)(nil),      // 4: memoryd.v1.MessageRef
-	(*structpb.Struct)(nil), // 5: google.protobuf.Struct
+	(*Message)(nil),           // 0: memoryd.v1.Message
+	(*Segment)(nil),           // 1: memoryd.v1.Segment
+	(*ToolCall)(nil),          // 2: memoryd.v1.ToolCall
+	(*SessionMessage)(nil),    // 3: memoryd.v1.SessionMessage
+	(*MessageRef)(nil),        // 4: memoryd.v1.MessageRef
+	(*SessionAttributes)(nil), // 5: memoryd.v1.SessionAttributes
+	nil,                       // 6: memoryd.v1.SessionAttributes.LabelsEntry
+	(*structpb.Struct)(nil),   // 7: google.protobuf.Struct
 }
 var file_memoryd_v1_message_proto_depIdxs = []int32{
 	1, // 0: memoryd.v1.Message.segments:type_name -> memoryd.v1.Segment
-	5, // 1: memoryd.v1.Message.metadata:type_name -> google.protobuf.Struct
+	7, // 1: memoryd.v1.Message.metadata:type_name -> google.protobuf.Struct
 	2, // 2: memoryd.v1.Message.tool_calls:type_name -> memoryd.v1.ToolCall
-	5, // 3: memoryd.v1.Segment.data:type_name -> google.protobuf.Struct
+	7, // 3: memoryd.v1.Segment.data:type_name -> google.protobuf.Struct
 	0, // 4: memoryd.v1.SessionMessage.message:type_name -> memoryd.v1.Message
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	6, // 5: memoryd.v1.SessionAttributes.labels:type_name -> memoryd.v1.SessionAttributes.LabelsEntry
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_message_proto_init() }
@@ -516,7 +605,7 @@ func file_memoryd_v1_message_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_message_proto_rawDesc), len(file_memoryd_v1_message_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

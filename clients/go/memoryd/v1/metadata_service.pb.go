@@ -318,15 +318,19 @@ func (x *GetMetadataResponse) GetEntry() *MetadataEntry {
 // Request of ListMetadata.
 type ListMetadataRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Namespace to list.
+	// Namespace to list. Empty when `namespace_prefix` is set.
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Maximum number of records in this page. 0 means 100. Clamped to the
 	// server's maximum page size.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// Token from a previous response's `next_page_token`; empty for the first page.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Instead of one `namespace`: list the records of every namespace that
+	// starts with this prefix, ordered by (namespace, key). "" lists every
+	// record of the tenant. At most the server's id length.
+	NamespacePrefix *string `protobuf:"bytes,4,opt,name=namespace_prefix,json=namespacePrefix,proto3,oneof" json:"namespace_prefix,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ListMetadataRequest) Reset() {
@@ -380,11 +384,19 @@ func (x *ListMetadataRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListMetadataRequest) GetNamespacePrefix() string {
+	if x != nil && x.NamespacePrefix != nil {
+		return *x.NamespacePrefix
+	}
+	return ""
+}
+
 // Response of ListMetadata.
 type ListMetadataResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Records of this page, ordered by key. The server's response byte bound
-	// (max_response_bytes) may end a page before `page_size` (at least one record).
+	// Records of this page, ordered by key (by namespace first, with
+	// `namespace_prefix`). The server's response byte bound (max_response_bytes)
+	// may end a page before `page_size` (at least one record).
 	Entries []*MetadataEntry `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
 	// Token for the next page; empty when there are no more records.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
@@ -537,6 +549,128 @@ func (x *DeleteMetadataResponse) GetDeleted() bool {
 	return false
 }
 
+// Request of ListNamespaces.
+type ListNamespacesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only namespaces starting with this prefix; empty means every namespace.
+	// At most the server's id length.
+	Prefix string `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// Maximum number of namespaces in this page. 0 means 100. Clamped to the
+	// server's maximum page size.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Token from a previous response's `next_page_token`; empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListNamespacesRequest) Reset() {
+	*x = ListNamespacesRequest{}
+	mi := &file_memoryd_v1_metadata_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListNamespacesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListNamespacesRequest) ProtoMessage() {}
+
+func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_metadata_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
+func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_metadata_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListNamespacesRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ListNamespacesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListNamespacesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// Response of ListNamespaces.
+type ListNamespacesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Distinct namespaces holding at least one record, in ascending order
+	// (by Unicode code point), memoryd's own `memoryd.` namespaces included.
+	Namespaces []string `protobuf:"bytes,1,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	// Token for the next page; empty when there are no more namespaces.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListNamespacesResponse) Reset() {
+	*x = ListNamespacesResponse{}
+	mi := &file_memoryd_v1_metadata_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListNamespacesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListNamespacesResponse) ProtoMessage() {}
+
+func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_metadata_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
+func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_metadata_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ListNamespacesResponse) GetNamespaces() []string {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
+func (x *ListNamespacesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_memoryd_v1_metadata_service_proto protoreflect.FileDescriptor
 
 const file_memoryd_v1_metadata_service_proto_rawDesc = "" +
@@ -560,12 +694,14 @@ const file_memoryd_v1_metadata_service_proto_rawDesc = "" +
 	"\x03key\x18\x02 \x01(\tR\x03key\"\\\n" +
 	"\x13GetMetadataResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12/\n" +
-	"\x05entry\x18\x02 \x01(\v2\x19.memoryd.v1.MetadataEntryR\x05entry\"o\n" +
+	"\x05entry\x18\x02 \x01(\v2\x19.memoryd.v1.MetadataEntryR\x05entry\"\xb4\x01\n" +
 	"\x13ListMetadataRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"s\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12.\n" +
+	"\x10namespace_prefix\x18\x04 \x01(\tH\x00R\x0fnamespacePrefix\x88\x01\x01B\x13\n" +
+	"\x11_namespace_prefix\"s\n" +
 	"\x14ListMetadataResponse\x123\n" +
 	"\aentries\x18\x01 \x03(\v2\x19.memoryd.v1.MetadataEntryR\aentries\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"G\n" +
@@ -573,12 +709,23 @@ const file_memoryd_v1_metadata_service_proto_rawDesc = "" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\"2\n" +
 	"\x16DeleteMetadataResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\bR\adeleted2\xe0\x02\n" +
+	"\adeleted\x18\x01 \x01(\bR\adeleted\"k\n" +
+	"\x15ListNamespacesRequest\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"`\n" +
+	"\x16ListNamespacesResponse\x12\x1e\n" +
+	"\n" +
+	"namespaces\x18\x01 \x03(\tR\n" +
+	"namespaces\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xb9\x03\n" +
 	"\x0fMetadataService\x12Q\n" +
 	"\fSaveMetadata\x12\x1f.memoryd.v1.SaveMetadataRequest\x1a .memoryd.v1.SaveMetadataResponse\x12N\n" +
 	"\vGetMetadata\x12\x1e.memoryd.v1.GetMetadataRequest\x1a\x1f.memoryd.v1.GetMetadataResponse\x12Q\n" +
 	"\fListMetadata\x12\x1f.memoryd.v1.ListMetadataRequest\x1a .memoryd.v1.ListMetadataResponse\x12W\n" +
-	"\x0eDeleteMetadata\x12!.memoryd.v1.DeleteMetadataRequest\x1a\".memoryd.v1.DeleteMetadataResponseBd\n" +
+	"\x0eDeleteMetadata\x12!.memoryd.v1.DeleteMetadataRequest\x1a\".memoryd.v1.DeleteMetadataResponse\x12W\n" +
+	"\x0eListNamespaces\x12!.memoryd.v1.ListNamespacesRequest\x1a\".memoryd.v1.ListNamespacesResponseBd\n" +
 	"\x0edev.memoryd.v1B\x14MetadataServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -593,7 +740,7 @@ func file_memoryd_v1_metadata_service_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_metadata_service_proto_rawDescData
 }
 
-var file_memoryd_v1_metadata_service_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_memoryd_v1_metadata_service_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_memoryd_v1_metadata_service_proto_goTypes = []any{
 	(*MetadataEntry)(nil),          // 0: memoryd.v1.MetadataEntry
 	(*SaveMetadataRequest)(nil),    // 1: memoryd.v1.SaveMetadataRequest
@@ -604,27 +751,31 @@ var file_memoryd_v1_metadata_service_proto_goTypes = []any{
 	(*ListMetadataResponse)(nil),   // 6: memoryd.v1.ListMetadataResponse
 	(*DeleteMetadataRequest)(nil),  // 7: memoryd.v1.DeleteMetadataRequest
 	(*DeleteMetadataResponse)(nil), // 8: memoryd.v1.DeleteMetadataResponse
-	(*structpb.Struct)(nil),        // 9: google.protobuf.Struct
+	(*ListNamespacesRequest)(nil),  // 9: memoryd.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil), // 10: memoryd.v1.ListNamespacesResponse
+	(*structpb.Struct)(nil),        // 11: google.protobuf.Struct
 }
 var file_memoryd_v1_metadata_service_proto_depIdxs = []int32{
-	9, // 0: memoryd.v1.MetadataEntry.data:type_name -> google.protobuf.Struct
-	9, // 1: memoryd.v1.SaveMetadataRequest.data:type_name -> google.protobuf.Struct
-	0, // 2: memoryd.v1.SaveMetadataResponse.entry:type_name -> memoryd.v1.MetadataEntry
-	0, // 3: memoryd.v1.GetMetadataResponse.entry:type_name -> memoryd.v1.MetadataEntry
-	0, // 4: memoryd.v1.ListMetadataResponse.entries:type_name -> memoryd.v1.MetadataEntry
-	1, // 5: memoryd.v1.MetadataService.SaveMetadata:input_type -> memoryd.v1.SaveMetadataRequest
-	3, // 6: memoryd.v1.MetadataService.GetMetadata:input_type -> memoryd.v1.GetMetadataRequest
-	5, // 7: memoryd.v1.MetadataService.ListMetadata:input_type -> memoryd.v1.ListMetadataRequest
-	7, // 8: memoryd.v1.MetadataService.DeleteMetadata:input_type -> memoryd.v1.DeleteMetadataRequest
-	2, // 9: memoryd.v1.MetadataService.SaveMetadata:output_type -> memoryd.v1.SaveMetadataResponse
-	4, // 10: memoryd.v1.MetadataService.GetMetadata:output_type -> memoryd.v1.GetMetadataResponse
-	6, // 11: memoryd.v1.MetadataService.ListMetadata:output_type -> memoryd.v1.ListMetadataResponse
-	8, // 12: memoryd.v1.MetadataService.DeleteMetadata:output_type -> memoryd.v1.DeleteMetadataResponse
-	9, // [9:13] is the sub-list for method output_type
-	5, // [5:9] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	11, // 0: memoryd.v1.MetadataEntry.data:type_name -> google.protobuf.Struct
+	11, // 1: memoryd.v1.SaveMetadataRequest.data:type_name -> google.protobuf.Struct
+	0,  // 2: memoryd.v1.SaveMetadataResponse.entry:type_name -> memoryd.v1.MetadataEntry
+	0,  // 3: memoryd.v1.GetMetadataResponse.entry:type_name -> memoryd.v1.MetadataEntry
+	0,  // 4: memoryd.v1.ListMetadataResponse.entries:type_name -> memoryd.v1.MetadataEntry
+	1,  // 5: memoryd.v1.MetadataService.SaveMetadata:input_type -> memoryd.v1.SaveMetadataRequest
+	3,  // 6: memoryd.v1.MetadataService.GetMetadata:input_type -> memoryd.v1.GetMetadataRequest
+	5,  // 7: memoryd.v1.MetadataService.ListMetadata:input_type -> memoryd.v1.ListMetadataRequest
+	7,  // 8: memoryd.v1.MetadataService.DeleteMetadata:input_type -> memoryd.v1.DeleteMetadataRequest
+	9,  // 9: memoryd.v1.MetadataService.ListNamespaces:input_type -> memoryd.v1.ListNamespacesRequest
+	2,  // 10: memoryd.v1.MetadataService.SaveMetadata:output_type -> memoryd.v1.SaveMetadataResponse
+	4,  // 11: memoryd.v1.MetadataService.GetMetadata:output_type -> memoryd.v1.GetMetadataResponse
+	6,  // 12: memoryd.v1.MetadataService.ListMetadata:output_type -> memoryd.v1.ListMetadataResponse
+	8,  // 13: memoryd.v1.MetadataService.DeleteMetadata:output_type -> memoryd.v1.DeleteMetadataResponse
+	10, // 14: memoryd.v1.MetadataService.ListNamespaces:output_type -> memoryd.v1.ListNamespacesResponse
+	10, // [10:15] is the sub-list for method output_type
+	5,  // [5:10] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_metadata_service_proto_init() }
@@ -632,13 +783,14 @@ func file_memoryd_v1_metadata_service_proto_init() {
 	if File_memoryd_v1_metadata_service_proto != nil {
 		return
 	}
+	file_memoryd_v1_metadata_service_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_metadata_service_proto_rawDesc), len(file_memoryd_v1_metadata_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,7 @@ const (
 	MetadataService_GetMetadata_FullMethodName    = "/memoryd.v1.MetadataService/GetMetadata"
 	MetadataService_ListMetadata_FullMethodName   = "/memoryd.v1.MetadataService/ListMetadata"
 	MetadataService_DeleteMetadata_FullMethodName = "/memoryd.v1.MetadataService/DeleteMetadata"
+	MetadataService_ListNamespaces_FullMethodName = "/memoryd.v1.MetadataService/ListNamespaces"
 )
 
 // MetadataServiceClient is the client API for MetadataService service.
@@ -36,10 +37,14 @@ type MetadataServiceClient interface {
 	SaveMetadata(ctx context.Context, in *SaveMetadataRequest, opts ...grpc.CallOption) (*SaveMetadataResponse, error)
 	// Reads one record. Absence is a normal answer (`found` = false), not an error.
 	GetMetadata(ctx context.Context, in *GetMetadataRequest, opts ...grpc.CallOption) (*GetMetadataResponse, error)
-	// Pages through the records of one namespace, ordered by key.
+	// Pages through the records of one namespace, ordered by key, or of every
+	// namespace starting with a prefix, ordered by (namespace, key).
 	ListMetadata(ctx context.Context, in *ListMetadataRequest, opts ...grpc.CallOption) (*ListMetadataResponse, error)
 	// Deletes one record.
 	DeleteMetadata(ctx context.Context, in *DeleteMetadataRequest, opts ...grpc.CallOption) (*DeleteMetadataResponse, error)
+	// Pages through the distinct namespaces that hold records, optionally only
+	// those starting with a prefix, in order.
+	ListNamespaces(ctx context.Context, in *ListNamespacesRequest, opts ...grpc.CallOption) (*ListNamespacesResponse, error)
 }
 
 type metadataServiceClient struct {
@@ -90,6 +95,16 @@ func (c *metadataServiceClient) DeleteMetadata(ctx context.Context, in *DeleteMe
 	return out, nil
 }
 
+func (c *metadataServiceClient) ListNamespaces(ctx context.Context, in *ListNamespacesRequest, opts ...grpc.CallOption) (*ListNamespacesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListNamespacesResponse)
+	err := c.cc.Invoke(ctx, MetadataService_ListNamespaces_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MetadataServiceServer is the server API for MetadataService service.
 // All implementations must embed UnimplementedMetadataServiceServer
 // for forward compatibility.
@@ -101,10 +116,14 @@ type MetadataServiceServer interface {
 	SaveMetadata(context.Context, *SaveMetadataRequest) (*SaveMetadataResponse, error)
 	// Reads one record. Absence is a normal answer (`found` = false), not an error.
 	GetMetadata(context.Context, *GetMetadataRequest) (*GetMetadataResponse, error)
-	// Pages through the records of one namespace, ordered by key.
+	// Pages through the records of one namespace, ordered by key, or of every
+	// namespace starting with a prefix, ordered by (namespace, key).
 	ListMetadata(context.Context, *ListMetadataRequest) (*ListMetadataResponse, error)
 	// Deletes one record.
 	DeleteMetadata(context.Context, *DeleteMetadataRequest) (*DeleteMetadataResponse, error)
+	// Pages through the distinct namespaces that hold records, optionally only
+	// those starting with a prefix, in order.
+	ListNamespaces(context.Context, *ListNamespacesRequest) (*ListNamespacesResponse, error)
 	mustEmbedUnimplementedMetadataServiceServer()
 }
 
@@ -126,6 +145,9 @@ func (UnimplementedMetadataServiceServer) ListMetadata(context.Context, *ListMet
 }
 func (UnimplementedMetadataServiceServer) DeleteMetadata(context.Context, *DeleteMetadataRequest) (*DeleteMetadataResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteMetadata not implemented")
+}
+func (UnimplementedMetadataServiceServer) ListNamespaces(context.Context, *ListNamespacesRequest) (*ListNamespacesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListNamespaces not implemented")
 }
 func (UnimplementedMetadataServiceServer) mustEmbedUnimplementedMetadataServiceServer() {}
 func (UnimplementedMetadataServiceServer) testEmbeddedByValue()                         {}
@@ -220,6 +242,24 @@ func _MetadataService_DeleteMetadata_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MetadataService_ListNamespaces_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListNamespacesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MetadataServiceServer).ListNamespaces(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MetadataService_ListNamespaces_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MetadataServiceServer).ListNamespaces(ctx, req.(*ListNamespacesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MetadataService_ServiceDesc is the grpc.ServiceDesc for MetadataService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -242,6 +282,10 @@ var MetadataService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteMetadata",
 			Handler:    _MetadataService_DeleteMetadata_Handler,
+		},
+		{
+			MethodName: "ListNamespaces",
+			Handler:    _MetadataService_ListNamespaces_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -24,6 +24,7 @@ class EventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_TYPE_COMPRESS_PROGRESS: _ClassVar[EventType]
     EVENT_TYPE_SUMMARY_SAVED: _ClassVar[EventType]
     EVENT_TYPE_ENTRY_CHANGED: _ClassVar[EventType]
+    EVENT_TYPE_SESSION_UPDATED: _ClassVar[EventType]
 EVENT_TYPE_UNSPECIFIED: EventType
 EVENT_TYPE_MESSAGES_APPENDED: EventType
 EVENT_TYPE_MESSAGES_DELETED: EventType
@@ -38,9 +39,10 @@ EVENT_TYPE_COMPRESS_REQUESTED: EventType
 EVENT_TYPE_COMPRESS_PROGRESS: EventType
 EVENT_TYPE_SUMMARY_SAVED: EventType
 EVENT_TYPE_ENTRY_CHANGED: EventType
+EVENT_TYPE_SESSION_UPDATED: EventType
 
 class Event(_message.Message):
-    __slots__ = ("seq", "time", "tenant", "session_id", "type", "messages_appended", "messages_deleted", "messages_rewritten", "history_trimmed", "history_replaced", "session_cleared", "all_cleared", "metadata_changed", "history_changed", "compress_requested", "compress_progress", "summary_saved", "entry_changed")
+    __slots__ = ("seq", "time", "tenant", "session_id", "type", "messages_appended", "messages_deleted", "messages_rewritten", "history_trimmed", "history_replaced", "session_cleared", "all_cleared", "metadata_changed", "history_changed", "compress_requested", "compress_progress", "summary_saved", "entry_changed", "session_updated")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TENANT_FIELD_NUMBER: _ClassVar[int]
@@ -59,6 +61,7 @@ class Event(_message.Message):
     COMPRESS_PROGRESS_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_SAVED_FIELD_NUMBER: _ClassVar[int]
     ENTRY_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    SESSION_UPDATED_FIELD_NUMBER: _ClassVar[int]
     seq: int
     time: int
     tenant: str
@@ -77,7 +80,8 @@ class Event(_message.Message):
     compress_progress: CompressProgress
     summary_saved: SummarySaved
     entry_changed: EntryChanged
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[int] = ..., tenant: _Optional[str] = ..., session_id: _Optional[str] = ..., type: _Optional[_Union[EventType, str]] = ..., messages_appended: _Optional[_Union[MessagesAppended, _Mapping]] = ..., messages_deleted: _Optional[_Union[MessagesDeleted, _Mapping]] = ..., messages_rewritten: _Optional[_Union[MessagesRewritten, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., history_replaced: _Optional[_Union[HistoryReplaced, _Mapping]] = ..., session_cleared: _Optional[_Union[SessionCleared, _Mapping]] = ..., all_cleared: _Optional[_Union[AllCleared, _Mapping]] = ..., metadata_changed: _Optional[_Union[MetadataChanged, _Mapping]] = ..., history_changed: _Optional[_Union[HistoryChanged, _Mapping]] = ..., compress_requested: _Optional[_Union[CompressRequested, _Mapping]] = ..., compress_progress: _Optional[_Union[CompressProgress, _Mapping]] = ..., summary_saved: _Optional[_Union[SummarySaved, _Mapping]] = ..., entry_changed: _Optional[_Union[EntryChanged, _Mapping]] = ...) -> None: ...
+    session_updated: SessionUpdated
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[int] = ..., tenant: _Optional[str] = ..., session_id: _Optional[str] = ..., type: _Optional[_Union[EventType, str]] = ..., messages_appended: _Optional[_Union[MessagesAppended, _Mapping]] = ..., messages_deleted: _Optional[_Union[MessagesDeleted, _Mapping]] = ..., messages_rewritten: _Optional[_Union[MessagesRewritten, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., history_replaced: _Optional[_Union[HistoryReplaced, _Mapping]] = ..., session_cleared: _Optional[_Union[SessionCleared, _Mapping]] = ..., all_cleared: _Optional[_Union[AllCleared, _Mapping]] = ..., metadata_changed: _Optional[_Union[MetadataChanged, _Mapping]] = ..., history_changed: _Optional[_Union[HistoryChanged, _Mapping]] = ..., compress_requested: _Optional[_Union[CompressRequested, _Mapping]] = ..., compress_progress: _Optional[_Union[CompressProgress, _Mapping]] = ..., summary_saved: _Optional[_Union[SummarySaved, _Mapping]] = ..., entry_changed: _Optional[_Union[EntryChanged, _Mapping]] = ..., session_updated: _Optional[_Union[SessionUpdated, _Mapping]] = ...) -> None: ...
 
 class MessagesAppended(_message.Message):
     __slots__ = ("messages",)
@@ -188,3 +192,9 @@ class EntryChanged(_message.Message):
     entry_id: str
     deleted: bool
     def __init__(self, scope: _Optional[str] = ..., entry_id: _Optional[str] = ..., deleted: _Optional[bool] = ...) -> None: ...
+
+class SessionUpdated(_message.Message):
+    __slots__ = ("attributes",)
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    attributes: _message_pb2.SessionAttributes
+    def __init__(self, attributes: _Optional[_Union[_message_pb2.SessionAttributes, _Mapping]] = ...) -> None: ...

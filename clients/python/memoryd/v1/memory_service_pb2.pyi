@@ -45,14 +45,16 @@ class ClearResult(_message.Message):
     def __init__(self, target: _Optional[_Union[ClearTarget, str]] = ..., outcome: _Optional[_Union[ClearOutcome, str]] = ..., removed_count: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
 
 class SaveMessageRequest(_message.Message):
-    __slots__ = ("session_id", "message", "idempotency_key")
+    __slots__ = ("session_id", "message", "idempotency_key", "session_attributes")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     message: _message_pb2.Message
     idempotency_key: str
-    def __init__(self, session_id: _Optional[str] = ..., message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+    session_attributes: _message_pb2.SessionAttributes
+    def __init__(self, session_id: _Optional[str] = ..., message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., session_attributes: _Optional[_Union[_message_pb2.SessionAttributes, _Mapping]] = ...) -> None: ...
 
 class SaveMessageResponse(_message.Message):
     __slots__ = ("message", "deduplicated")
@@ -63,14 +65,16 @@ class SaveMessageResponse(_message.Message):
     def __init__(self, message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., deduplicated: _Optional[bool] = ...) -> None: ...
 
 class SaveMessagesRequest(_message.Message):
-    __slots__ = ("session_id", "messages", "idempotency_key")
+    __slots__ = ("session_id", "messages", "idempotency_key", "session_attributes")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
     idempotency_key: str
-    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+    session_attributes: _message_pb2.SessionAttributes
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., idempotency_key: _Optional[str] = ..., session_attributes: _Optional[_Union[_message_pb2.SessionAttributes, _Mapping]] = ...) -> None: ...
 
 class SaveMessagesResponse(_message.Message):
     __slots__ = ("messages", "deduplicated")
@@ -269,24 +273,39 @@ class ClearAllResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[ClearResult, _Mapping]]] = ...) -> None: ...
 
 class SessionInfo(_message.Message):
-    __slots__ = ("session_id", "message_count", "unarchived_count", "last_activity")
+    __slots__ = ("session_id", "message_count", "unarchived_count", "last_activity", "attributes")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
     UNARCHIVED_COUNT_FIELD_NUMBER: _ClassVar[int]
     LAST_ACTIVITY_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     message_count: int
     unarchived_count: int
     last_activity: int
-    def __init__(self, session_id: _Optional[str] = ..., message_count: _Optional[int] = ..., unarchived_count: _Optional[int] = ..., last_activity: _Optional[int] = ...) -> None: ...
+    attributes: _message_pb2.SessionAttributes
+    def __init__(self, session_id: _Optional[str] = ..., message_count: _Optional[int] = ..., unarchived_count: _Optional[int] = ..., last_activity: _Optional[int] = ..., attributes: _Optional[_Union[_message_pb2.SessionAttributes, _Mapping]] = ...) -> None: ...
 
 class ListSessionsRequest(_message.Message):
-    __slots__ = ("page_size", "page_token")
+    __slots__ = ("page_size", "page_token", "user_id", "agent_id", "labels")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    user_id: str
+    agent_id: str
+    labels: _containers.ScalarMap[str, str]
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., user_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ListSessionsResponse(_message.Message):
     __slots__ = ("sessions", "next_page_token")
@@ -295,3 +314,47 @@ class ListSessionsResponse(_message.Message):
     sessions: _containers.RepeatedCompositeFieldContainer[SessionInfo]
     next_page_token: str
     def __init__(self, sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class PopMessagesRequest(_message.Message):
+    __slots__ = ("session_id", "n")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    N_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    n: int
+    def __init__(self, session_id: _Optional[str] = ..., n: _Optional[int] = ...) -> None: ...
+
+class PopMessagesResponse(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ...) -> None: ...
+
+class GetSessionRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class GetSessionResponse(_message.Message):
+    __slots__ = ("found", "session")
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    found: bool
+    session: SessionInfo
+    def __init__(self, found: _Optional[bool] = ..., session: _Optional[_Union[SessionInfo, _Mapping]] = ...) -> None: ...
+
+class UpdateSessionRequest(_message.Message):
+    __slots__ = ("session_id", "attributes", "remove_labels")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_LABELS_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    attributes: _message_pb2.SessionAttributes
+    remove_labels: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_id: _Optional[str] = ..., attributes: _Optional[_Union[_message_pb2.SessionAttributes, _Mapping]] = ..., remove_labels: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class UpdateSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: SessionInfo
+    def __init__(self, session: _Optional[_Union[SessionInfo, _Mapping]] = ...) -> None: ...

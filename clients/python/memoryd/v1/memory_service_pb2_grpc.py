@@ -110,6 +110,21 @@ class MemoryServiceStub:
                 request_serializer=memoryd_dot_v1_dot_memory__service__pb2.ListSessionsRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.ListSessionsResponse.FromString,
                 _registered_method=True)
+        self.PopMessages = channel.unary_unary(
+                '/memoryd.v1.MemoryService/PopMessages',
+                request_serializer=memoryd_dot_v1_dot_memory__service__pb2.PopMessagesRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.PopMessagesResponse.FromString,
+                _registered_method=True)
+        self.GetSession = channel.unary_unary(
+                '/memoryd.v1.MemoryService/GetSession',
+                request_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionResponse.FromString,
+                _registered_method=True)
+        self.UpdateSession = channel.unary_unary(
+                '/memoryd.v1.MemoryService/UpdateSession',
+                request_serializer=memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -216,7 +231,31 @@ class MemoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListSessions(self, request, context):
-        """Pages through the sessions that hold messages, ordered by session id.
+        """Pages through the sessions that hold messages or carry attributes, ordered
+        by session id, optionally only those of one owner or with given labels.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PopMessages(self, request, context):
+        """Atomically removes the newest `n` unarchived messages of a session and
+        returns them. Emits the events a deletion does, and removes their vectors.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetSession(self, request, context):
+        """Reads one session's counts and attributes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateSession(self, request, context):
+        """Sets a session's owner and merges or removes its labels (see
+        SessionAttributes); creates the session when it does not exist.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -294,6 +333,21 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.ListSessions,
                     request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.ListSessionsRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_memory__service__pb2.ListSessionsResponse.SerializeToString,
+            ),
+            'PopMessages': grpc.unary_unary_rpc_method_handler(
+                    servicer.PopMessages,
+                    request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.PopMessagesRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_memory__service__pb2.PopMessagesResponse.SerializeToString,
+            ),
+            'GetSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSession,
+                    request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetSessionResponse.SerializeToString,
+            ),
+            'UpdateSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateSession,
+                    request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -680,6 +734,87 @@ class MemoryService:
             '/memoryd.v1.MemoryService/ListSessions',
             memoryd_dot_v1_dot_memory__service__pb2.ListSessionsRequest.SerializeToString,
             memoryd_dot_v1_dot_memory__service__pb2.ListSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PopMessages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.MemoryService/PopMessages',
+            memoryd_dot_v1_dot_memory__service__pb2.PopMessagesRequest.SerializeToString,
+            memoryd_dot_v1_dot_memory__service__pb2.PopMessagesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.MemoryService/GetSession',
+            memoryd_dot_v1_dot_memory__service__pb2.GetSessionRequest.SerializeToString,
+            memoryd_dot_v1_dot_memory__service__pb2.GetSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.MemoryService/UpdateSession',
+            memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionRequest.SerializeToString,
+            memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18memoryd/v1/message.proto\x12\nmemoryd.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xaf\x02\n\x07Message\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12\x0c\n\x04role\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12\x11\n\x04kind\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x11\n\ttimestamp\x18\x06 \x01(\x03\x12%\n\x08segments\x18\x07 \x03(\x0b\x32\x13.memoryd.v1.Segment\x12)\n\x08metadata\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x19\n\x11reasoning_content\x18\t \x01(\t\x12(\n\ntool_calls\x18\n \x03(\x0b\x32\x14.memoryd.v1.ToolCall\x12\x10\n\x08\x61rchived\x18\x0b \x01(\x08\x12\x14\n\x0ctool_call_id\x18\x0c \x01(\tB\x07\n\x05_kind\">\n\x07Segment\x12\x0c\n\x04type\x18\x01 \x01(\t\x12%\n\x04\x64\x61ta\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\"7\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\targuments\x18\x03 \x01(\t\"J\n\x0eSessionMessage\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12$\n\x07message\x18\x02 \x01(\x0b\x32\x13.memoryd.v1.Message\"F\n\nMessageRef\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12\x11\n\ttimestamp\x18\x03 \x01(\x03\x12\x0c\n\x04role\x18\x04 \x01(\tB\\\n\x0e\x64\x65v.memoryd.v1B\x0cMessageProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18memoryd/v1/message.proto\x12\nmemoryd.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xaf\x02\n\x07Message\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12\x0c\n\x04role\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12\x11\n\x04kind\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x11\n\ttimestamp\x18\x06 \x01(\x03\x12%\n\x08segments\x18\x07 \x03(\x0b\x32\x13.memoryd.v1.Segment\x12)\n\x08metadata\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x19\n\x11reasoning_content\x18\t \x01(\t\x12(\n\ntool_calls\x18\n \x03(\x0b\x32\x14.memoryd.v1.ToolCall\x12\x10\n\x08\x61rchived\x18\x0b \x01(\x08\x12\x14\n\x0ctool_call_id\x18\x0c \x01(\tB\x07\n\x05_kind\">\n\x07Segment\x12\x0c\n\x04type\x18\x01 \x01(\t\x12%\n\x04\x64\x61ta\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\"7\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\targuments\x18\x03 \x01(\t\"J\n\x0eSessionMessage\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12$\n\x07message\x18\x02 \x01(\x0b\x32\x13.memoryd.v1.Message\"F\n\nMessageRef\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12\x11\n\ttimestamp\x18\x03 \x01(\x03\x12\x0c\n\x04role\x18\x04 \x01(\t\"\xa0\x01\n\x11SessionAttributes\x12\x0f\n\x07user_id\x18\x01 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\x12\x39\n\x06labels\x18\x03 \x03(\x0b\x32).memoryd.v1.SessionAttributes.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\\\n\x0e\x64\x65v.memoryd.v1B\x0cMessageProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,6 +33,8 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memoryd.v1.message_pb2', _g
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.memoryd.v1B\014MessageProtoP\001Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1'
+  _globals['_SESSIONATTRIBUTES_LABELSENTRY']._loaded_options = None
+  _globals['_SESSIONATTRIBUTES_LABELSENTRY']._serialized_options = b'8\001'
   _globals['_MESSAGE']._serialized_start=71
   _globals['_MESSAGE']._serialized_end=374
   _globals['_SEGMENT']._serialized_start=376
@@ -43,4 +45,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SESSIONMESSAGE']._serialized_end=571
   _globals['_MESSAGEREF']._serialized_start=573
   _globals['_MESSAGEREF']._serialized_end=643
+  _globals['_SESSIONATTRIBUTES']._serialized_start=646
+  _globals['_SESSIONATTRIBUTES']._serialized_end=806
+  _globals['_SESSIONATTRIBUTES_LABELSENTRY']._serialized_start=761
+  _globals['_SESSIONATTRIBUTES_LABELSENTRY']._serialized_end=806
 # @@protoc_insertion_point(module_scope)

@@ -72,3 +72,20 @@ class MessageRef(_message.Message):
     timestamp: int
     role: str
     def __init__(self, id: _Optional[str] = ..., seq: _Optional[int] = ..., timestamp: _Optional[int] = ..., role: _Optional[str] = ...) -> None: ...
+
+class SessionAttributes(_message.Message):
+    __slots__ = ("user_id", "agent_id", "labels")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    user_id: str
+    agent_id: str
+    labels: _containers.ScalarMap[str, str]
+    def __init__(self, user_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...

@@ -52,14 +52,16 @@ class GetMetadataResponse(_message.Message):
     def __init__(self, found: _Optional[bool] = ..., entry: _Optional[_Union[MetadataEntry, _Mapping]] = ...) -> None: ...
 
 class ListMetadataRequest(_message.Message):
-    __slots__ = ("namespace", "page_size", "page_token")
+    __slots__ = ("namespace", "page_size", "page_token", "namespace_prefix")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_PREFIX_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     page_size: int
     page_token: str
-    def __init__(self, namespace: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    namespace_prefix: str
+    def __init__(self, namespace: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., namespace_prefix: _Optional[str] = ...) -> None: ...
 
 class ListMetadataResponse(_message.Message):
     __slots__ = ("entries", "next_page_token")
@@ -82,3 +84,21 @@ class DeleteMetadataResponse(_message.Message):
     DELETED_FIELD_NUMBER: _ClassVar[int]
     deleted: bool
     def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
+
+class ListNamespacesRequest(_message.Message):
+    __slots__ = ("prefix", "page_size", "page_token")
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    prefix: str
+    page_size: int
+    page_token: str
+    def __init__(self, prefix: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListNamespacesResponse(_message.Message):
+    __slots__ = ("namespaces", "next_page_token")
+    NAMESPACES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    namespaces: _containers.RepeatedScalarFieldContainer[str]
+    next_page_token: str
+    def __init__(self, namespaces: _Optional[_Iterable[str]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

@@ -56,6 +56,11 @@ class MetadataServiceStub:
                 request_serializer=memoryd_dot_v1_dot_metadata__service__pb2.DeleteMetadataRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_metadata__service__pb2.DeleteMetadataResponse.FromString,
                 _registered_method=True)
+        self.ListNamespaces = channel.unary_unary(
+                '/memoryd.v1.MetadataService/ListNamespaces',
+                request_serializer=memoryd_dot_v1_dot_metadata__service__pb2.ListNamespacesRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_metadata__service__pb2.ListNamespacesResponse.FromString,
+                _registered_method=True)
 
 
 class MetadataServiceServicer:
@@ -78,7 +83,8 @@ class MetadataServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListMetadata(self, request, context):
-        """Pages through the records of one namespace, ordered by key.
+        """Pages through the records of one namespace, ordered by key, or of every
+        namespace starting with a prefix, ordered by (namespace, key).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -86,6 +92,14 @@ class MetadataServiceServicer:
 
     def DeleteMetadata(self, request, context):
         """Deletes one record.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListNamespaces(self, request, context):
+        """Pages through the distinct namespaces that hold records, optionally only
+        those starting with a prefix, in order.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -113,6 +127,11 @@ def add_MetadataServiceServicer_to_server(servicer, server):
                     servicer.DeleteMetadata,
                     request_deserializer=memoryd_dot_v1_dot_metadata__service__pb2.DeleteMetadataRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_metadata__service__pb2.DeleteMetadataResponse.SerializeToString,
+            ),
+            'ListNamespaces': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListNamespaces,
+                    request_deserializer=memoryd_dot_v1_dot_metadata__service__pb2.ListNamespacesRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_metadata__service__pb2.ListNamespacesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -225,6 +244,33 @@ class MetadataService:
             '/memoryd.v1.MetadataService/DeleteMetadata',
             memoryd_dot_v1_dot_metadata__service__pb2.DeleteMetadataRequest.SerializeToString,
             memoryd_dot_v1_dot_metadata__service__pb2.DeleteMetadataResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListNamespaces(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.MetadataService/ListNamespaces',
+            memoryd_dot_v1_dot_metadata__service__pb2.ListNamespacesRequest.SerializeToString,
+            memoryd_dot_v1_dot_metadata__service__pb2.ListNamespacesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Message as Message$1, SessionMessage } from "./message_pb.js";
+import type { Message as Message$1, SessionAttributes, SessionMessage } from "./message_pb.js";
 import { file_memoryd_v1_message } from "./message_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memoryd/v1/memory_service.proto.
  */
 export const file_memoryd_v1_memory_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9tZW1vcnlkL3YxL21lbW9yeV9zZXJ2aWNlLnByb3RvEgptZW1vcnlkLnYxIocBCgtDbGVhclJlc3VsdBInCgZ0YXJnZXQYASABKA4yFy5tZW1vcnlkLnYxLkNsZWFyVGFyZ2V0EikKB291dGNvbWUYAiABKA4yGC5tZW1vcnlkLnYxLkNsZWFyT3V0Y29tZRIVCg1yZW1vdmVkX2NvdW50GAMgASgDEg0KBWVycm9yGAQgASgJImcKElNhdmVNZXNzYWdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiQKB21lc3NhZ2UYAiABKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFwoPaWRlbXBvdGVuY3lfa2V5GAMgASgJIlEKE1NhdmVNZXNzYWdlUmVzcG9uc2USJAoHbWVzc2FnZRgBIAEoCzITLm1lbW9yeWQudjEuTWVzc2FnZRIUCgxkZWR1cGxpY2F0ZWQYAiABKAgiaQoTU2F2ZU1lc3NhZ2VzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiUKCG1lc3NhZ2VzGAIgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCSJTChRTYXZlTWVzc2FnZXNSZXNwb25zZRIlCghtZXNzYWdlcxgBIAMoCzITLm1lbW9yeWQudjEuTWVzc2FnZRIUCgxkZWR1cGxpY2F0ZWQYAiABKAgiNgoRR2V0SGlzdG9yeVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBSJOChJHZXRIaXN0b3J5UmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USEQoJdHJ1bmNhdGVkGAIgASgIIlIKFUdldEZ1bGxIaXN0b3J5UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlgKFkdldEZ1bGxIaXN0b3J5UmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIp0BChpMaXN0TWVzc2FnZXNJblJhbmdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB2Zyb21fdHMYAiABKAMSDQoFdG9fdHMYAyABKAMSDQoFcm9sZXMYBCADKAkSFQoNZXhjbHVkZV9raW5kcxgFIAMoCRIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCSJdChtMaXN0TWVzc2FnZXNJblJhbmdlUmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIskBCh5HZXRSZWNlbnRBY3Jvc3NTZXNzaW9uc1JlcXVlc3QSDQoFbGltaXQYASABKAUSFQoIc2luY2VfdHMYAiABKANIAIgBARIVCghwbGF0Zm9ybRgDIAEoCUgBiAEBEhsKE2V4Y2x1ZGVfc2Vzc2lvbl9pZHMYBCADKAkSDQoFcm9sZXMYBSADKAkSDQoFa2luZHMYBiADKAkSFQoNZXhjbHVkZV9raW5kcxgHIAMoCUILCglfc2luY2VfdHNCCwoJX3BsYXRmb3JtImIKH0dldFJlY2VudEFjcm9zc1Nlc3Npb25zUmVzcG9uc2USLAoIbWVzc2FnZXMYASADKAsyGi5tZW1vcnlkLnYxLlNlc3Npb25NZXNzYWdlEhEKCXRydW5jYXRlZBgCIAEoCCI9ChJUcmltSGlzdG9yeVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRITCgtrZWVwX3JlY2VudBgCIAEoBSItChNUcmltSGlzdG9yeVJlc3BvbnNlEhYKDmFyY2hpdmVkX2NvdW50GAEgASgDIlIKFVJlcGxhY2VIaXN0b3J5UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiUKCG1lc3NhZ2VzGAIgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlIlYKFlJlcGxhY2VIaXN0b3J5UmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFQoNcmVtb3ZlZF9jb3VudBgCIAEoAyJrChtVcGRhdGVNZXNzYWdlQ29udGVudFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIQCghvbGRfdGV4dBgCIAEoCRIQCghuZXdfdGV4dBgDIAEoCRIUCgxyZWNlbnRfbGltaXQYBCABKAUiNQocVXBkYXRlTWVzc2FnZUNvbnRlbnRSZXNwb25zZRIVCg1jaGFuZ2VkX2NvdW50GAEgASgDIksKIURlbGV0ZU1lc3NhZ2VzQnlUaW1lc3RhbXBzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhIKCnRpbWVzdGFtcHMYAiADKAMiOwoiRGVsZXRlTWVzc2FnZXNCeVRpbWVzdGFtcHNSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDIjgKFURlbGV0ZU1lc3NhZ2VzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgsKA2lkcxgCIAMoCSIvChZEZWxldGVNZXNzYWdlc1Jlc3BvbnNlEhUKDWRlbGV0ZWRfY291bnQYASABKAMiUwoTQ2xlYXJTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEigKB3RhcmdldHMYAiADKA4yFy5tZW1vcnlkLnYxLkNsZWFyVGFyZ2V0IkAKFENsZWFyU2Vzc2lvblJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5tZW1vcnlkLnYxLkNsZWFyUmVzdWx0IjsKD0NsZWFyQWxsUmVxdWVzdBIoCgd0YXJnZXRzGAEgAygOMhcubWVtb3J5ZC52MS5DbGVhclRhcmdldCI8ChBDbGVhckFsbFJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5tZW1vcnlkLnYxLkNsZWFyUmVzdWx0ImkKC1Nlc3Npb25JbmZvEhIKCnNlc3Npb25faWQYASABKAkSFQoNbWVzc2FnZV9jb3VudBgCIAEoAxIYChB1bmFyY2hpdmVkX2NvdW50GAMgASgDEhUKDWxhc3RfYWN0aXZpdHkYBCABKAMiPAoTTGlzdFNlc3Npb25zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJaChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIpCghzZXNzaW9ucxgBIAMoCzIXLm1lbW9yeWQudjEuU2Vzc2lvbkluZm8SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJKnsKC0NsZWFyVGFyZ2V0EhwKGENMRUFSX1RBUkdFVF9VTlNQRUNJRklFRBAAEhkKFUNMRUFSX1RBUkdFVF9NRVNTQUdFUxABEhgKFENMRUFSX1RBUkdFVF9WRUNUT1JTEAISGQoVQ0xFQVJfVEFSR0VUX01FVEFEQVRBEAMqmQEKDENsZWFyT3V0Y29tZRIdChlDTEVBUl9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGQoVQ0xFQVJfT1VUQ09NRV9DTEVBUkVEEAESGQoVQ0xFQVJfT1VUQ09NRV9TS0lQUEVEEAISGgoWQ0xFQVJfT1VUQ09NRV9ERUZFUlJFRBADEhgKFENMRUFSX09VVENPTUVfRkFJTEVEEAQyiwoKDU1lbW9yeVNlcnZpY2USTgoLU2F2ZU1lc3NhZ2USHi5tZW1vcnlkLnYxLlNhdmVNZXNzYWdlUmVxdWVzdBofLm1lbW9yeWQudjEuU2F2ZU1lc3NhZ2VSZXNwb25zZRJRCgxTYXZlTWVzc2FnZXMSHy5tZW1vcnlkLnYxLlNhdmVNZXNzYWdlc1JlcXVlc3QaIC5tZW1vcnlkLnYxLlNhdmVNZXNzYWdlc1Jlc3BvbnNlEksKCkdldEhpc3RvcnkSHS5tZW1vcnlkLnYxLkdldEhpc3RvcnlSZXF1ZXN0Gh4ubWVtb3J5ZC52MS5HZXRIaXN0b3J5UmVzcG9uc2USVwoOR2V0RnVsbEhpc3RvcnkSIS5tZW1vcnlkLnYxLkdldEZ1bGxIaXN0b3J5UmVxdWVzdBoiLm1lbW9yeWQudjEuR2V0RnVsbEhpc3RvcnlSZXNwb25zZRJmChNMaXN0TWVzc2FnZXNJblJhbmdlEiYubWVtb3J5ZC52MS5MaXN0TWVzc2FnZXNJblJhbmdlUmVxdWVzdBonLm1lbW9yeWQudjEuTGlzdE1lc3NhZ2VzSW5SYW5nZVJlc3BvbnNlEnIKF0dldFJlY2VudEFjcm9zc1Nlc3Npb25zEioubWVtb3J5ZC52MS5HZXRSZWNlbnRBY3Jvc3NTZXNzaW9uc1JlcXVlc3QaKy5tZW1vcnlkLnYxLkdldFJlY2VudEFjcm9zc1Nlc3Npb25zUmVzcG9uc2USTgoLVHJpbUhpc3RvcnkSHi5tZW1vcnlkLnYxLlRyaW1IaXN0b3J5UmVxdWVzdBofLm1lbW9yeWQudjEuVHJpbUhpc3RvcnlSZXNwb25zZRJXCg5SZXBsYWNlSGlzdG9yeRIhLm1lbW9yeWQudjEuUmVwbGFjZUhpc3RvcnlSZXF1ZXN0GiIubWVtb3J5ZC52MS5SZXBsYWNlSGlzdG9yeVJlc3BvbnNlEmkKFFVwZGF0ZU1lc3NhZ2VDb250ZW50EicubWVtb3J5ZC52MS5VcGRhdGVNZXNzYWdlQ29udGVudFJlcXVlc3QaKC5tZW1vcnlkLnYxLlVwZGF0ZU1lc3NhZ2VDb250ZW50UmVzcG9uc2USewoaRGVsZXRlTWVzc2FnZXNCeVRpbWVzdGFtcHMSLS5tZW1vcnlkLnYxLkRlbGV0ZU1lc3NhZ2VzQnlUaW1lc3RhbXBzUmVxdWVzdBouLm1lbW9yeWQudjEuRGVsZXRlTWVzc2FnZXNCeVRpbWVzdGFtcHNSZXNwb25zZRJXCg5EZWxldGVNZXNzYWdlcxIhLm1lbW9yeWQudjEuRGVsZXRlTWVzc2FnZXNSZXF1ZXN0GiIubWVtb3J5ZC52MS5EZWxldGVNZXNzYWdlc1Jlc3BvbnNlElEKDENsZWFyU2Vzc2lvbhIfLm1lbW9yeWQudjEuQ2xlYXJTZXNzaW9uUmVxdWVzdBogLm1lbW9yeWQudjEuQ2xlYXJTZXNzaW9uUmVzcG9uc2USRQoIQ2xlYXJBbGwSGy5tZW1vcnlkLnYxLkNsZWFyQWxsUmVxdWVzdBocLm1lbW9yeWQudjEuQ2xlYXJBbGxSZXNwb25zZRJRCgxMaXN0U2Vzc2lvbnMSHy5tZW1vcnlkLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIC5tZW1vcnlkLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlQmIKDmRldi5tZW1vcnlkLnYxQhJNZW1vcnlTZXJ2aWNlUHJvdG9QAVo6Z2l0aHViLmNvbS9tZW1vcnlkL21lbW9yeWQvY2xpZW50cy9nby9tZW1vcnlkL3YxO21lbW9yeWR2MWIGcHJvdG8z", [file_memoryd_v1_message]);
+  fileDesc("Ch9tZW1vcnlkL3YxL21lbW9yeV9zZXJ2aWNlLnByb3RvEgptZW1vcnlkLnYxIocBCgtDbGVhclJlc3VsdBInCgZ0YXJnZXQYASABKA4yFy5tZW1vcnlkLnYxLkNsZWFyVGFyZ2V0EikKB291dGNvbWUYAiABKA4yGC5tZW1vcnlkLnYxLkNsZWFyT3V0Y29tZRIVCg1yZW1vdmVkX2NvdW50GAMgASgDEg0KBWVycm9yGAQgASgJIqIBChJTYXZlTWVzc2FnZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIkCgdtZXNzYWdlGAIgASgLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCRI5ChJzZXNzaW9uX2F0dHJpYnV0ZXMYBCABKAsyHS5tZW1vcnlkLnYxLlNlc3Npb25BdHRyaWJ1dGVzIlEKE1NhdmVNZXNzYWdlUmVzcG9uc2USJAoHbWVzc2FnZRgBIAEoCzITLm1lbW9yeWQudjEuTWVzc2FnZRIUCgxkZWR1cGxpY2F0ZWQYAiABKAgipAEKE1NhdmVNZXNzYWdlc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIlCghtZXNzYWdlcxgCIAMoCzITLm1lbW9yeWQudjEuTWVzc2FnZRIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSOQoSc2Vzc2lvbl9hdHRyaWJ1dGVzGAQgASgLMh0ubWVtb3J5ZC52MS5TZXNzaW9uQXR0cmlidXRlcyJTChRTYXZlTWVzc2FnZXNSZXNwb25zZRIlCghtZXNzYWdlcxgBIAMoCzITLm1lbW9yeWQudjEuTWVzc2FnZRIUCgxkZWR1cGxpY2F0ZWQYAiABKAgiNgoRR2V0SGlzdG9yeVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBSJOChJHZXRIaXN0b3J5UmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USEQoJdHJ1bmNhdGVkGAIgASgIIlIKFUdldEZ1bGxIaXN0b3J5UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlgKFkdldEZ1bGxIaXN0b3J5UmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIp0BChpMaXN0TWVzc2FnZXNJblJhbmdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB2Zyb21fdHMYAiABKAMSDQoFdG9fdHMYAyABKAMSDQoFcm9sZXMYBCADKAkSFQoNZXhjbHVkZV9raW5kcxgFIAMoCRIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCSJdChtMaXN0TWVzc2FnZXNJblJhbmdlUmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIskBCh5HZXRSZWNlbnRBY3Jvc3NTZXNzaW9uc1JlcXVlc3QSDQoFbGltaXQYASABKAUSFQoIc2luY2VfdHMYAiABKANIAIgBARIVCghwbGF0Zm9ybRgDIAEoCUgBiAEBEhsKE2V4Y2x1ZGVfc2Vzc2lvbl9pZHMYBCADKAkSDQoFcm9sZXMYBSADKAkSDQoFa2luZHMYBiADKAkSFQoNZXhjbHVkZV9raW5kcxgHIAMoCUILCglfc2luY2VfdHNCCwoJX3BsYXRmb3JtImIKH0dldFJlY2VudEFjcm9zc1Nlc3Npb25zUmVzcG9uc2USLAoIbWVzc2FnZXMYASADKAsyGi5tZW1vcnlkLnYxLlNlc3Npb25NZXNzYWdlEhEKCXRydW5jYXRlZBgCIAEoCCI9ChJUcmltSGlzdG9yeVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRITCgtrZWVwX3JlY2VudBgCIAEoBSItChNUcmltSGlzdG9yeVJlc3BvbnNlEhYKDmFyY2hpdmVkX2NvdW50GAEgASgDIlIKFVJlcGxhY2VIaXN0b3J5UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiUKCG1lc3NhZ2VzGAIgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlIlYKFlJlcGxhY2VIaXN0b3J5UmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFQoNcmVtb3ZlZF9jb3VudBgCIAEoAyJrChtVcGRhdGVNZXNzYWdlQ29udGVudFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIQCghvbGRfdGV4dBgCIAEoCRIQCghuZXdfdGV4dBgDIAEoCRIUCgxyZWNlbnRfbGltaXQYBCABKAUiNQocVXBkYXRlTWVzc2FnZUNvbnRlbnRSZXNwb25zZRIVCg1jaGFuZ2VkX2NvdW50GAEgASgDIksKIURlbGV0ZU1lc3NhZ2VzQnlUaW1lc3RhbXBzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhIKCnRpbWVzdGFtcHMYAiADKAMiOwoiRGVsZXRlTWVzc2FnZXNCeVRpbWVzdGFtcHNSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDIjgKFURlbGV0ZU1lc3NhZ2VzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgsKA2lkcxgCIAMoCSIvChZEZWxldGVNZXNzYWdlc1Jlc3BvbnNlEhUKDWRlbGV0ZWRfY291bnQYASABKAMiUwoTQ2xlYXJTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEigKB3RhcmdldHMYAiADKA4yFy5tZW1vcnlkLnYxLkNsZWFyVGFyZ2V0IkAKFENsZWFyU2Vzc2lvblJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5tZW1vcnlkLnYxLkNsZWFyUmVzdWx0IjsKD0NsZWFyQWxsUmVxdWVzdBIoCgd0YXJnZXRzGAEgAygOMhcubWVtb3J5ZC52MS5DbGVhclRhcmdldCI8ChBDbGVhckFsbFJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5tZW1vcnlkLnYxLkNsZWFyUmVzdWx0IpwBCgtTZXNzaW9uSW5mbxISCgpzZXNzaW9uX2lkGAEgASgJEhUKDW1lc3NhZ2VfY291bnQYAiABKAMSGAoQdW5hcmNoaXZlZF9jb3VudBgDIAEoAxIVCg1sYXN0X2FjdGl2aXR5GAQgASgDEjEKCmF0dHJpYnV0ZXMYBSABKAsyHS5tZW1vcnlkLnYxLlNlc3Npb25BdHRyaWJ1dGVzIssBChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEg8KB3VzZXJfaWQYAyABKAkSEAoIYWdlbnRfaWQYBCABKAkSOwoGbGFiZWxzGAUgAygLMisubWVtb3J5ZC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0LkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiWgoUTGlzdFNlc3Npb25zUmVzcG9uc2USKQoIc2Vzc2lvbnMYASADKAsyFy5tZW1vcnlkLnYxLlNlc3Npb25JbmZvEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIzChJQb3BNZXNzYWdlc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIJCgFuGAIgASgFIjwKE1BvcE1lc3NhZ2VzUmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2UiJwoRR2V0U2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJNChJHZXRTZXNzaW9uUmVzcG9uc2USDQoFZm91bmQYASABKAgSKAoHc2Vzc2lvbhgCIAEoCzIXLm1lbW9yeWQudjEuU2Vzc2lvbkluZm8idAoUVXBkYXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIxCgphdHRyaWJ1dGVzGAIgASgLMh0ubWVtb3J5ZC52MS5TZXNzaW9uQXR0cmlidXRlcxIVCg1yZW1vdmVfbGFiZWxzGAMgAygJIkEKFVVwZGF0ZVNlc3Npb25SZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcubWVtb3J5ZC52MS5TZXNzaW9uSW5mbyp7CgtDbGVhclRhcmdldBIcChhDTEVBUl9UQVJHRVRfVU5TUEVDSUZJRUQQABIZChVDTEVBUl9UQVJHRVRfTUVTU0FHRVMQARIYChRDTEVBUl9UQVJHRVRfVkVDVE9SUxACEhkKFUNMRUFSX1RBUkdFVF9NRVRBREFUQRADKpkBCgxDbGVhck91dGNvbWUSHQoZQ0xFQVJfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFUNMRUFSX09VVENPTUVfQ0xFQVJFRBABEhkKFUNMRUFSX09VVENPTUVfU0tJUFBFRBACEhoKFkNMRUFSX09VVENPTUVfREVGRVJSRUQQAxIYChRDTEVBUl9PVVRDT01FX0ZBSUxFRBAEMv4LCg1NZW1vcnlTZXJ2aWNlEk4KC1NhdmVNZXNzYWdlEh4ubWVtb3J5ZC52MS5TYXZlTWVzc2FnZVJlcXVlc3QaHy5tZW1vcnlkLnYxLlNhdmVNZXNzYWdlUmVzcG9uc2USUQoMU2F2ZU1lc3NhZ2VzEh8ubWVtb3J5ZC52MS5TYXZlTWVzc2FnZXNSZXF1ZXN0GiAubWVtb3J5ZC52MS5TYXZlTWVzc2FnZXNSZXNwb25zZRJLCgpHZXRIaXN0b3J5Eh0ubWVtb3J5ZC52MS5HZXRIaXN0b3J5UmVxdWVzdBoeLm1lbW9yeWQudjEuR2V0SGlzdG9yeVJlc3BvbnNlElcKDkdldEZ1bGxIaXN0b3J5EiEubWVtb3J5ZC52MS5HZXRGdWxsSGlzdG9yeVJlcXVlc3QaIi5tZW1vcnlkLnYxLkdldEZ1bGxIaXN0b3J5UmVzcG9uc2USZgoTTGlzdE1lc3NhZ2VzSW5SYW5nZRImLm1lbW9yeWQudjEuTGlzdE1lc3NhZ2VzSW5SYW5nZVJlcXVlc3QaJy5tZW1vcnlkLnYxLkxpc3RNZXNzYWdlc0luUmFuZ2VSZXNwb25zZRJyChdHZXRSZWNlbnRBY3Jvc3NTZXNzaW9ucxIqLm1lbW9yeWQudjEuR2V0UmVjZW50QWNyb3NzU2Vzc2lvbnNSZXF1ZXN0GisubWVtb3J5ZC52MS5HZXRSZWNlbnRBY3Jvc3NTZXNzaW9uc1Jlc3BvbnNlEk4KC1RyaW1IaXN0b3J5Eh4ubWVtb3J5ZC52MS5UcmltSGlzdG9yeVJlcXVlc3QaHy5tZW1vcnlkLnYxLlRyaW1IaXN0b3J5UmVzcG9uc2USVwoOUmVwbGFjZUhpc3RvcnkSIS5tZW1vcnlkLnYxLlJlcGxhY2VIaXN0b3J5UmVxdWVzdBoiLm1lbW9yeWQudjEuUmVwbGFjZUhpc3RvcnlSZXNwb25zZRJpChRVcGRhdGVNZXNzYWdlQ29udGVudBInLm1lbW9yeWQudjEuVXBkYXRlTWVzc2FnZUNvbnRlbnRSZXF1ZXN0GigubWVtb3J5ZC52MS5VcGRhdGVNZXNzYWdlQ29udGVudFJlc3BvbnNlEnsKGkRlbGV0ZU1lc3NhZ2VzQnlUaW1lc3RhbXBzEi0ubWVtb3J5ZC52MS5EZWxldGVNZXNzYWdlc0J5VGltZXN0YW1wc1JlcXVlc3QaLi5tZW1vcnlkLnYxLkRlbGV0ZU1lc3NhZ2VzQnlUaW1lc3RhbXBzUmVzcG9uc2USVwoORGVsZXRlTWVzc2FnZXMSIS5tZW1vcnlkLnYxLkRlbGV0ZU1lc3NhZ2VzUmVxdWVzdBoiLm1lbW9yeWQudjEuRGVsZXRlTWVzc2FnZXNSZXNwb25zZRJRCgxDbGVhclNlc3Npb24SHy5tZW1vcnlkLnYxLkNsZWFyU2Vzc2lvblJlcXVlc3QaIC5tZW1vcnlkLnYxLkNsZWFyU2Vzc2lvblJlc3BvbnNlEkUKCENsZWFyQWxsEhsubWVtb3J5ZC52MS5DbGVhckFsbFJlcXVlc3QaHC5tZW1vcnlkLnYxLkNsZWFyQWxsUmVzcG9uc2USUQoMTGlzdFNlc3Npb25zEh8ubWVtb3J5ZC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiAubWVtb3J5ZC52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJOCgtQb3BNZXNzYWdlcxIeLm1lbW9yeWQudjEuUG9wTWVzc2FnZXNSZXF1ZXN0Gh8ubWVtb3J5ZC52MS5Qb3BNZXNzYWdlc1Jlc3BvbnNlEksKCkdldFNlc3Npb24SHS5tZW1vcnlkLnYxLkdldFNlc3Npb25SZXF1ZXN0Gh4ubWVtb3J5ZC52MS5HZXRTZXNzaW9uUmVzcG9uc2USVAoNVXBkYXRlU2Vzc2lvbhIgLm1lbW9yeWQudjEuVXBkYXRlU2Vzc2lvblJlcXVlc3QaIS5tZW1vcnlkLnYxLlVwZGF0ZVNlc3Npb25SZXNwb25zZUJiCg5kZXYubWVtb3J5ZC52MUISTWVtb3J5U2VydmljZVByb3RvUAFaOmdpdGh1Yi5jb20vbWVtb3J5ZC9tZW1vcnlkL2NsaWVudHMvZ28vbWVtb3J5ZC92MTttZW1vcnlkdjFiBnByb3RvMw", [file_memoryd_v1_message]);
 
 /**
  * The result of clearing one target.
@@ -83,6 +83,15 @@ export type SaveMessageRequest = Message<"memoryd.v1.SaveMessageRequest"> & {
    * @generated from field: string idempotency_key = 3;
    */
   idempotencyKey: string;
+
+  /**
+   * Optional: merged into the session's attributes in the same transaction as
+   * the append (see SessionAttributes). A different owner than the session's
+   * fails the call and stores nothing.
+   *
+   * @generated from field: memoryd.v1.SessionAttributes session_attributes = 4;
+   */
+  sessionAttributes?: SessionAttributes | undefined;
 };
 
 /**
@@ -146,6 +155,14 @@ export type SaveMessagesRequest = Message<"memoryd.v1.SaveMessagesRequest"> & {
    * @generated from field: string idempotency_key = 3;
    */
   idempotencyKey: string;
+
+  /**
+   * Optional: merged into the session's attributes in the same transaction as
+   * the append, as in SaveMessageRequest.
+   *
+   * @generated from field: memoryd.v1.SessionAttributes session_attributes = 4;
+   */
+  sessionAttributes?: SessionAttributes | undefined;
 };
 
 /**
@@ -895,6 +912,13 @@ export type SessionInfo = Message<"memoryd.v1.SessionInfo"> & {
    * @generated from field: int64 last_activity = 4;
    */
   lastActivity: bigint;
+
+  /**
+   * The session's owner and labels.
+   *
+   * @generated from field: memoryd.v1.SessionAttributes attributes = 5;
+   */
+  attributes?: SessionAttributes | undefined;
 };
 
 /**
@@ -924,6 +948,28 @@ export type ListSessionsRequest = Message<"memoryd.v1.ListSessionsRequest"> & {
    * @generated from field: string page_token = 2;
    */
   pageToken: string;
+
+  /**
+   * When set, only sessions whose attributes.user_id equals this.
+   *
+   * @generated from field: string user_id = 3;
+   */
+  userId: string;
+
+  /**
+   * When set, only sessions whose attributes.agent_id equals this.
+   *
+   * @generated from field: string agent_id = 4;
+   */
+  agentId: string;
+
+  /**
+   * Only sessions carrying every one of these labels with exactly these
+   * values. At most the server's filter-item limit (100 by default).
+   *
+   * @generated from field: map<string, string> labels = 5;
+   */
+  labels: { [key: string]: string };
 };
 
 /**
@@ -940,7 +986,10 @@ export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__P
  */
 export type ListSessionsResponse = Message<"memoryd.v1.ListSessionsResponse"> & {
   /**
-   * Sessions holding at least one message, ordered by session id.
+   * Sessions holding at least one message or carrying attributes (an owner or
+   * a label) that match the filters, ordered by session id. A session whose
+   * messages were cleared stays listed, with zero counts, while it has
+   * attributes; ClearSession with CLEAR_TARGET_METADATA removes them.
    *
    * @generated from field: repeated memoryd.v1.SessionInfo sessions = 1;
    */
@@ -960,6 +1009,165 @@ export type ListSessionsResponse = Message<"memoryd.v1.ListSessionsResponse"> & 
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
   messageDesc(file_memoryd_v1_memory_service, 29);
+
+/**
+ * Request of PopMessages.
+ *
+ * @generated from message memoryd.v1.PopMessagesRequest
+ */
+export type PopMessagesRequest = Message<"memoryd.v1.PopMessagesRequest"> & {
+  /**
+   * Session to remove from.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Number of newest unarchived messages to remove: the ones GetHistory with
+   * limit `n` returns. 0 means 1. At most the server's maximum page size.
+   *
+   * @generated from field: int32 n = 2;
+   */
+  n: number;
+};
+
+/**
+ * Describes the message memoryd.v1.PopMessagesRequest.
+ * Use `create(PopMessagesRequestSchema)` to create a new message.
+ */
+export const PopMessagesRequestSchema: GenMessage<PopMessagesRequest> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_memory_service, 30);
+
+/**
+ * Response of PopMessages.
+ *
+ * @generated from message memoryd.v1.PopMessagesResponse
+ */
+export type PopMessagesResponse = Message<"memoryd.v1.PopMessagesResponse"> & {
+  /**
+   * The removed messages, whole, ordered by (timestamp, seq) as GetHistory
+   * orders them: the last one is the newest. Fewer than `n` (or none) when the
+   * session holds fewer unarchived messages.
+   *
+   * @generated from field: repeated memoryd.v1.Message messages = 1;
+   */
+  messages: Message$1[];
+};
+
+/**
+ * Describes the message memoryd.v1.PopMessagesResponse.
+ * Use `create(PopMessagesResponseSchema)` to create a new message.
+ */
+export const PopMessagesResponseSchema: GenMessage<PopMessagesResponse> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_memory_service, 31);
+
+/**
+ * Request of GetSession.
+ *
+ * @generated from message memoryd.v1.GetSessionRequest
+ */
+export type GetSessionRequest = Message<"memoryd.v1.GetSessionRequest"> & {
+  /**
+   * Session to read.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message memoryd.v1.GetSessionRequest.
+ * Use `create(GetSessionRequestSchema)` to create a new message.
+ */
+export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_memory_service, 32);
+
+/**
+ * Response of GetSession.
+ *
+ * @generated from message memoryd.v1.GetSessionResponse
+ */
+export type GetSessionResponse = Message<"memoryd.v1.GetSessionResponse"> & {
+  /**
+   * True when the session holds messages or carries attributes (when
+   * ListSessions would list it). Absence is a normal answer, not an error.
+   *
+   * @generated from field: bool found = 1;
+   */
+  found: boolean;
+
+  /**
+   * The session, when found.
+   *
+   * @generated from field: memoryd.v1.SessionInfo session = 2;
+   */
+  session?: SessionInfo | undefined;
+};
+
+/**
+ * Describes the message memoryd.v1.GetSessionResponse.
+ * Use `create(GetSessionResponseSchema)` to create a new message.
+ */
+export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_memory_service, 33);
+
+/**
+ * Request of UpdateSession.
+ *
+ * @generated from message memoryd.v1.UpdateSessionRequest
+ */
+export type UpdateSessionRequest = Message<"memoryd.v1.UpdateSessionRequest"> & {
+  /**
+   * Session to update; created (with no messages) when it does not exist.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Attributes to merge into the session's (see SessionAttributes).
+   *
+   * @generated from field: memoryd.v1.SessionAttributes attributes = 2;
+   */
+  attributes?: SessionAttributes | undefined;
+
+  /**
+   * Label keys to delete, after `attributes.labels` is merged. A key both set
+   * and removed is refused. Unknown keys are ignored.
+   *
+   * @generated from field: repeated string remove_labels = 3;
+   */
+  removeLabels: string[];
+};
+
+/**
+ * Describes the message memoryd.v1.UpdateSessionRequest.
+ * Use `create(UpdateSessionRequestSchema)` to create a new message.
+ */
+export const UpdateSessionRequestSchema: GenMessage<UpdateSessionRequest> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_memory_service, 34);
+
+/**
+ * Response of UpdateSession.
+ *
+ * @generated from message memoryd.v1.UpdateSessionResponse
+ */
+export type UpdateSessionResponse = Message<"memoryd.v1.UpdateSessionResponse"> & {
+  /**
+   * The session after the update.
+   *
+   * @generated from field: memoryd.v1.SessionInfo session = 1;
+   */
+  session?: SessionInfo | undefined;
+};
+
+/**
+ * Describes the message memoryd.v1.UpdateSessionResponse.
+ * Use `create(UpdateSessionResponseSchema)` to create a new message.
+ */
+export const UpdateSessionResponseSchema: GenMessage<UpdateSessionResponse> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_memory_service, 35);
 
 /**
  * What a clear operation removes.
@@ -989,8 +1197,10 @@ export enum ClearTarget {
   VECTORS = 2,
 
   /**
-   * Metadata side records. For ClearSession: records whose key equals the
-   * session id, in every namespace. For ClearAll: every record.
+   * Metadata side records and session attributes. For ClearSession: records
+   * whose key equals the session id, in every namespace, and the session's
+   * attributes (SessionAttributes). For ClearAll: every record and every
+   * session's attributes.
    *
    * @generated from enum value: CLEAR_TARGET_METADATA = 3;
    */
@@ -1197,7 +1407,8 @@ export const MemoryService: GenService<{
     output: typeof ClearAllResponseSchema;
   },
   /**
-   * Pages through the sessions that hold messages, ordered by session id.
+   * Pages through the sessions that hold messages or carry attributes, ordered
+   * by session id, optionally only those of one owner or with given labels.
    *
    * @generated from rpc memoryd.v1.MemoryService.ListSessions
    */
@@ -1205,6 +1416,38 @@ export const MemoryService: GenService<{
     methodKind: "unary";
     input: typeof ListSessionsRequestSchema;
     output: typeof ListSessionsResponseSchema;
+  },
+  /**
+   * Atomically removes the newest `n` unarchived messages of a session and
+   * returns them. Emits the events a deletion does, and removes their vectors.
+   *
+   * @generated from rpc memoryd.v1.MemoryService.PopMessages
+   */
+  popMessages: {
+    methodKind: "unary";
+    input: typeof PopMessagesRequestSchema;
+    output: typeof PopMessagesResponseSchema;
+  },
+  /**
+   * Reads one session's counts and attributes.
+   *
+   * @generated from rpc memoryd.v1.MemoryService.GetSession
+   */
+  getSession: {
+    methodKind: "unary";
+    input: typeof GetSessionRequestSchema;
+    output: typeof GetSessionResponseSchema;
+  },
+  /**
+   * Sets a session's owner and merges or removes its labels (see
+   * SessionAttributes); creates the session when it does not exist.
+   *
+   * @generated from rpc memoryd.v1.MemoryService.UpdateSession
+   */
+  updateSession: {
+    methodKind: "unary";
+    input: typeof UpdateSessionRequestSchema;
+    output: typeof UpdateSessionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_memoryd_v1_memory_service, 0);

@@ -11,7 +11,7 @@ import type { JsonObject, Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file memoryd/v1/message.proto.
  */
 export const file_memoryd_v1_message: GenFile = /*@__PURE__*/
-  fileDesc("ChhtZW1vcnlkL3YxL21lc3NhZ2UucHJvdG8SCm1lbW9yeWQudjEirwIKB01lc3NhZ2USCgoCaWQYASABKAkSCwoDc2VxGAIgASgDEgwKBHJvbGUYAyABKAkSDwoHY29udGVudBgEIAEoCRIRCgRraW5kGAUgASgJSACIAQESEQoJdGltZXN0YW1wGAYgASgDEiUKCHNlZ21lbnRzGAcgAygLMhMubWVtb3J5ZC52MS5TZWdtZW50EikKCG1ldGFkYXRhGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIZChFyZWFzb25pbmdfY29udGVudBgJIAEoCRIoCgp0b29sX2NhbGxzGAogAygLMhQubWVtb3J5ZC52MS5Ub29sQ2FsbBIQCghhcmNoaXZlZBgLIAEoCBIUCgx0b29sX2NhbGxfaWQYDCABKAlCBwoFX2tpbmQiPgoHU2VnbWVudBIMCgR0eXBlGAEgASgJEiUKBGRhdGEYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IjcKCFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIkoKDlNlc3Npb25NZXNzYWdlEhIKCnNlc3Npb25faWQYASABKAkSJAoHbWVzc2FnZRgCIAEoCzITLm1lbW9yeWQudjEuTWVzc2FnZSJGCgpNZXNzYWdlUmVmEgoKAmlkGAEgASgJEgsKA3NlcRgCIAEoAxIRCgl0aW1lc3RhbXAYAyABKAMSDAoEcm9sZRgEIAEoCUJcCg5kZXYubWVtb3J5ZC52MUIMTWVzc2FnZVByb3RvUAFaOmdpdGh1Yi5jb20vbWVtb3J5ZC9tZW1vcnlkL2NsaWVudHMvZ28vbWVtb3J5ZC92MTttZW1vcnlkdjFiBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("ChhtZW1vcnlkL3YxL21lc3NhZ2UucHJvdG8SCm1lbW9yeWQudjEirwIKB01lc3NhZ2USCgoCaWQYASABKAkSCwoDc2VxGAIgASgDEgwKBHJvbGUYAyABKAkSDwoHY29udGVudBgEIAEoCRIRCgRraW5kGAUgASgJSACIAQESEQoJdGltZXN0YW1wGAYgASgDEiUKCHNlZ21lbnRzGAcgAygLMhMubWVtb3J5ZC52MS5TZWdtZW50EikKCG1ldGFkYXRhGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIZChFyZWFzb25pbmdfY29udGVudBgJIAEoCRIoCgp0b29sX2NhbGxzGAogAygLMhQubWVtb3J5ZC52MS5Ub29sQ2FsbBIQCghhcmNoaXZlZBgLIAEoCBIUCgx0b29sX2NhbGxfaWQYDCABKAlCBwoFX2tpbmQiPgoHU2VnbWVudBIMCgR0eXBlGAEgASgJEiUKBGRhdGEYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IjcKCFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIkoKDlNlc3Npb25NZXNzYWdlEhIKCnNlc3Npb25faWQYASABKAkSJAoHbWVzc2FnZRgCIAEoCzITLm1lbW9yeWQudjEuTWVzc2FnZSJGCgpNZXNzYWdlUmVmEgoKAmlkGAEgASgJEgsKA3NlcRgCIAEoAxIRCgl0aW1lc3RhbXAYAyABKAMSDAoEcm9sZRgEIAEoCSKgAQoRU2Vzc2lvbkF0dHJpYnV0ZXMSDwoHdXNlcl9pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRI5CgZsYWJlbHMYAyADKAsyKS5tZW1vcnlkLnYxLlNlc3Npb25BdHRyaWJ1dGVzLkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCXAoOZGV2Lm1lbW9yeWQudjFCDE1lc3NhZ2VQcm90b1ABWjpnaXRodWIuY29tL21lbW9yeWQvbWVtb3J5ZC9jbGllbnRzL2dvL21lbW9yeWQvdjE7bWVtb3J5ZHYxYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * A chat message stored in a session.
@@ -257,4 +257,54 @@ export type MessageRef = Message$1<"memoryd.v1.MessageRef"> & {
  */
 export const MessageRefSchema: GenMessage<MessageRef> = /*@__PURE__*/
   messageDesc(file_memoryd_v1_message, 4);
+
+/**
+ * Who a session belongs to and how it is labelled: saved with messages
+ * (SaveMessage, SaveMessages) or by UpdateSession, read by GetSession and
+ * ListSessions, filtered on by ListSessions.
+ *
+ * Writes merge into what the session has: an empty user_id or agent_id leaves
+ * the stored value as it is, each label given sets that key's value and other
+ * labels are kept (UpdateSession's remove_labels deletes keys). The owner,
+ * user_id and agent_id, is set once: once a session has one, a write naming a
+ * different value fails with FAILED_PRECONDITION (reason
+ * SESSION_OWNER_MISMATCH) and stores nothing, so a session never moves to
+ * another user or agent.
+ *
+ * @generated from message memoryd.v1.SessionAttributes
+ */
+export type SessionAttributes = Message$1<"memoryd.v1.SessionAttributes"> & {
+  /**
+   * The user the session belongs to, for example the end user an agent talks
+   * to. Empty: none (in a write: unchanged). At most the server's id length
+   * (256 characters by default), no control characters.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * The agent or application the session belongs to (ADK's app_name). Empty:
+   * none (in a write: unchanged). Same limits as user_id.
+   *
+   * @generated from field: string agent_id = 2;
+   */
+  agentId: string;
+
+  /**
+   * Free-form labels. Keys: 1 to 256 characters; values: at most 256
+   * characters; no control characters in either. A session carries at most the
+   * server's filter-item limit of labels (100 by default).
+   *
+   * @generated from field: map<string, string> labels = 3;
+   */
+  labels: { [key: string]: string };
+};
+
+/**
+ * Describes the message memoryd.v1.SessionAttributes.
+ * Use `create(SessionAttributesSchema)` to create a new message.
+ */
+export const SessionAttributesSchema: GenMessage<SessionAttributes> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_message, 5);
 

@@ -11,7 +11,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file memoryd/v1/metadata_service.proto.
  */
 export const file_memoryd_v1_metadata_service: GenFile = /*@__PURE__*/
-  fileDesc("CiFtZW1vcnlkL3YxL21ldGFkYXRhX3NlcnZpY2UucHJvdG8SCm1lbW9yeWQudjEiawoNTWV0YWRhdGFFbnRyeRIRCgluYW1lc3BhY2UYASABKAkSCwoDa2V5GAIgASgJEiUKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhMKC3VwZGF0ZV90aW1lGAQgASgDIlwKE1NhdmVNZXRhZGF0YVJlcXVlc3QSEQoJbmFtZXNwYWNlGAEgASgJEgsKA2tleRgCIAEoCRIlCgRkYXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJAChRTYXZlTWV0YWRhdGFSZXNwb25zZRIoCgVlbnRyeRgBIAEoCzIZLm1lbW9yeWQudjEuTWV0YWRhdGFFbnRyeSI0ChJHZXRNZXRhZGF0YVJlcXVlc3QSEQoJbmFtZXNwYWNlGAEgASgJEgsKA2tleRgCIAEoCSJOChNHZXRNZXRhZGF0YVJlc3BvbnNlEg0KBWZvdW5kGAEgASgIEigKBWVudHJ5GAIgASgLMhkubWVtb3J5ZC52MS5NZXRhZGF0YUVudHJ5Ik8KE0xpc3RNZXRhZGF0YVJlcXVlc3QSEQoJbmFtZXNwYWNlGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlsKFExpc3RNZXRhZGF0YVJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5tZW1vcnlkLnYxLk1ldGFkYXRhRW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjcKFURlbGV0ZU1ldGFkYXRhUmVxdWVzdBIRCgluYW1lc3BhY2UYASABKAkSCwoDa2V5GAIgASgJIikKFkRlbGV0ZU1ldGFkYXRhUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCDLgAgoPTWV0YWRhdGFTZXJ2aWNlElEKDFNhdmVNZXRhZGF0YRIfLm1lbW9yeWQudjEuU2F2ZU1ldGFkYXRhUmVxdWVzdBogLm1lbW9yeWQudjEuU2F2ZU1ldGFkYXRhUmVzcG9uc2USTgoLR2V0TWV0YWRhdGESHi5tZW1vcnlkLnYxLkdldE1ldGFkYXRhUmVxdWVzdBofLm1lbW9yeWQudjEuR2V0TWV0YWRhdGFSZXNwb25zZRJRCgxMaXN0TWV0YWRhdGESHy5tZW1vcnlkLnYxLkxpc3RNZXRhZGF0YVJlcXVlc3QaIC5tZW1vcnlkLnYxLkxpc3RNZXRhZGF0YVJlc3BvbnNlElcKDkRlbGV0ZU1ldGFkYXRhEiEubWVtb3J5ZC52MS5EZWxldGVNZXRhZGF0YVJlcXVlc3QaIi5tZW1vcnlkLnYxLkRlbGV0ZU1ldGFkYXRhUmVzcG9uc2VCZAoOZGV2Lm1lbW9yeWQudjFCFE1ldGFkYXRhU2VydmljZVByb3RvUAFaOmdpdGh1Yi5jb20vbWVtb3J5ZC9tZW1vcnlkL2NsaWVudHMvZ28vbWVtb3J5ZC92MTttZW1vcnlkdjFiBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("CiFtZW1vcnlkL3YxL21ldGFkYXRhX3NlcnZpY2UucHJvdG8SCm1lbW9yeWQudjEiawoNTWV0YWRhdGFFbnRyeRIRCgluYW1lc3BhY2UYASABKAkSCwoDa2V5GAIgASgJEiUKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhMKC3VwZGF0ZV90aW1lGAQgASgDIlwKE1NhdmVNZXRhZGF0YVJlcXVlc3QSEQoJbmFtZXNwYWNlGAEgASgJEgsKA2tleRgCIAEoCRIlCgRkYXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJAChRTYXZlTWV0YWRhdGFSZXNwb25zZRIoCgVlbnRyeRgBIAEoCzIZLm1lbW9yeWQudjEuTWV0YWRhdGFFbnRyeSI0ChJHZXRNZXRhZGF0YVJlcXVlc3QSEQoJbmFtZXNwYWNlGAEgASgJEgsKA2tleRgCIAEoCSJOChNHZXRNZXRhZGF0YVJlc3BvbnNlEg0KBWZvdW5kGAEgASgIEigKBWVudHJ5GAIgASgLMhkubWVtb3J5ZC52MS5NZXRhZGF0YUVudHJ5IoMBChNMaXN0TWV0YWRhdGFSZXF1ZXN0EhEKCW5hbWVzcGFjZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIdChBuYW1lc3BhY2VfcHJlZml4GAQgASgJSACIAQFCEwoRX25hbWVzcGFjZV9wcmVmaXgiWwoUTGlzdE1ldGFkYXRhUmVzcG9uc2USKgoHZW50cmllcxgBIAMoCzIZLm1lbW9yeWQudjEuTWV0YWRhdGFFbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiNwoVRGVsZXRlTWV0YWRhdGFSZXF1ZXN0EhEKCW5hbWVzcGFjZRgBIAEoCRILCgNrZXkYAiABKAkiKQoWRGVsZXRlTWV0YWRhdGFSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIk4KFUxpc3ROYW1lc3BhY2VzUmVxdWVzdBIOCgZwcmVmaXgYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiRQoWTGlzdE5hbWVzcGFjZXNSZXNwb25zZRISCgpuYW1lc3BhY2VzGAEgAygJEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTK5AwoPTWV0YWRhdGFTZXJ2aWNlElEKDFNhdmVNZXRhZGF0YRIfLm1lbW9yeWQudjEuU2F2ZU1ldGFkYXRhUmVxdWVzdBogLm1lbW9yeWQudjEuU2F2ZU1ldGFkYXRhUmVzcG9uc2USTgoLR2V0TWV0YWRhdGESHi5tZW1vcnlkLnYxLkdldE1ldGFkYXRhUmVxdWVzdBofLm1lbW9yeWQudjEuR2V0TWV0YWRhdGFSZXNwb25zZRJRCgxMaXN0TWV0YWRhdGESHy5tZW1vcnlkLnYxLkxpc3RNZXRhZGF0YVJlcXVlc3QaIC5tZW1vcnlkLnYxLkxpc3RNZXRhZGF0YVJlc3BvbnNlElcKDkRlbGV0ZU1ldGFkYXRhEiEubWVtb3J5ZC52MS5EZWxldGVNZXRhZGF0YVJlcXVlc3QaIi5tZW1vcnlkLnYxLkRlbGV0ZU1ldGFkYXRhUmVzcG9uc2USVwoOTGlzdE5hbWVzcGFjZXMSIS5tZW1vcnlkLnYxLkxpc3ROYW1lc3BhY2VzUmVxdWVzdBoiLm1lbW9yeWQudjEuTGlzdE5hbWVzcGFjZXNSZXNwb25zZUJkCg5kZXYubWVtb3J5ZC52MUIUTWV0YWRhdGFTZXJ2aWNlUHJvdG9QAVo6Z2l0aHViLmNvbS9tZW1vcnlkL21lbW9yeWQvY2xpZW50cy9nby9tZW1vcnlkL3YxO21lbW9yeWR2MWIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * One stored side record.
@@ -174,7 +174,7 @@ export const GetMetadataResponseSchema: GenMessage<GetMetadataResponse> = /*@__P
  */
 export type ListMetadataRequest = Message<"memoryd.v1.ListMetadataRequest"> & {
   /**
-   * Namespace to list.
+   * Namespace to list. Empty when `namespace_prefix` is set.
    *
    * @generated from field: string namespace = 1;
    */
@@ -194,6 +194,15 @@ export type ListMetadataRequest = Message<"memoryd.v1.ListMetadataRequest"> & {
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
+
+  /**
+   * Instead of one `namespace`: list the records of every namespace that
+   * starts with this prefix, ordered by (namespace, key). "" lists every
+   * record of the tenant. At most the server's id length.
+   *
+   * @generated from field: optional string namespace_prefix = 4;
+   */
+  namespacePrefix?: string | undefined;
 };
 
 /**
@@ -210,8 +219,9 @@ export const ListMetadataRequestSchema: GenMessage<ListMetadataRequest> = /*@__P
  */
 export type ListMetadataResponse = Message<"memoryd.v1.ListMetadataResponse"> & {
   /**
-   * Records of this page, ordered by key. The server's response byte bound
-   * (max_response_bytes) may end a page before `page_size` (at least one record).
+   * Records of this page, ordered by key (by namespace first, with
+   * `namespace_prefix`). The server's response byte bound (max_response_bytes)
+   * may end a page before `page_size` (at least one record).
    *
    * @generated from field: repeated memoryd.v1.MetadataEntry entries = 1;
    */
@@ -282,6 +292,72 @@ export const DeleteMetadataResponseSchema: GenMessage<DeleteMetadataResponse> = 
   messageDesc(file_memoryd_v1_metadata_service, 8);
 
 /**
+ * Request of ListNamespaces.
+ *
+ * @generated from message memoryd.v1.ListNamespacesRequest
+ */
+export type ListNamespacesRequest = Message<"memoryd.v1.ListNamespacesRequest"> & {
+  /**
+   * Only namespaces starting with this prefix; empty means every namespace.
+   * At most the server's id length.
+   *
+   * @generated from field: string prefix = 1;
+   */
+  prefix: string;
+
+  /**
+   * Maximum number of namespaces in this page. 0 means 100. Clamped to the
+   * server's maximum page size.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * Token from a previous response's `next_page_token`; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message memoryd.v1.ListNamespacesRequest.
+ * Use `create(ListNamespacesRequestSchema)` to create a new message.
+ */
+export const ListNamespacesRequestSchema: GenMessage<ListNamespacesRequest> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_metadata_service, 9);
+
+/**
+ * Response of ListNamespaces.
+ *
+ * @generated from message memoryd.v1.ListNamespacesResponse
+ */
+export type ListNamespacesResponse = Message<"memoryd.v1.ListNamespacesResponse"> & {
+  /**
+   * Distinct namespaces holding at least one record, in ascending order
+   * (by Unicode code point), memoryd's own `memoryd.` namespaces included.
+   *
+   * @generated from field: repeated string namespaces = 1;
+   */
+  namespaces: string[];
+
+  /**
+   * Token for the next page; empty when there are no more namespaces.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message memoryd.v1.ListNamespacesResponse.
+ * Use `create(ListNamespacesResponseSchema)` to create a new message.
+ */
+export const ListNamespacesResponseSchema: GenMessage<ListNamespacesResponse> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_metadata_service, 10);
+
+/**
  * Small structured side records (summaries, profiles, cursors), unique per
  * (namespace, key). Namespaces isolate from each other.
  *
@@ -309,7 +385,8 @@ export const MetadataService: GenService<{
     output: typeof GetMetadataResponseSchema;
   },
   /**
-   * Pages through the records of one namespace, ordered by key.
+   * Pages through the records of one namespace, ordered by key, or of every
+   * namespace starting with a prefix, ordered by (namespace, key).
    *
    * @generated from rpc memoryd.v1.MetadataService.ListMetadata
    */
@@ -327,6 +404,17 @@ export const MetadataService: GenService<{
     methodKind: "unary";
     input: typeof DeleteMetadataRequestSchema;
     output: typeof DeleteMetadataResponseSchema;
+  },
+  /**
+   * Pages through the distinct namespaces that hold records, optionally only
+   * those starting with a prefix, in order.
+   *
+   * @generated from rpc memoryd.v1.MetadataService.ListNamespaces
+   */
+  listNamespaces: {
+    methodKind: "unary";
+    input: typeof ListNamespacesRequestSchema;
+    output: typeof ListNamespacesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_memoryd_v1_metadata_service, 0);
