@@ -15,6 +15,7 @@ import pytest
 
 from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.models import EventDraft, EventType, Message, Position, RangeQuery, RecentQuery
+from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import MetadataGuard, MetadataWrite
 from memoryd.storage.mongo.store import (
     IN_CHUNK,
@@ -23,8 +24,11 @@ from memoryd.storage.mongo.store import (
     RECENT_NEWEST_FIRST,
     MongoStore,
     history_filter,
+    metadata_prefix_filter,
     range_filter,
     recent_filter,
+    sessions_filter,
+    sessions_index,
 )
 from memoryd.storage.sqlite.store import SqliteStore
 from tests.conftest import free_port, mongo_targets, mongo_uri_for
@@ -250,6 +254,43 @@ async def test_queries_are_served_by_their_index(store, where, order, index, ind
     assert [s.get("indexName") for s in stages if s.get("stage") == "IXSCAN"] == [index], stages
     if not secantus:
         assert "SORT" not in {s.get("stage") for s in stages}, stages
+
+
+@pytest.mark.parametrize(
+    ("where", "index"),
+    [
+        (SessionFilter(), "sessions_id"),
+        (SessionFilter(user_id="u"), "sessions_user"),
+        (SessionFilter(agent_id="a"), "sessions_agent"),
+        (SessionFilter(user_id="u", agent_id="a"), "sessions_agent_user"),
+        (SessionFilter(labels={"k": "v", "z": "y"}), "sessions_labels"),
+    ],
+    ids=["all", "user", "agent", "agent-user", "labels"],
+)
+async def test_list_sessions_walks_its_index_in_session_order(store, where, index):
+    await store.update_session("t", "s", SessionUpdate(SessionAttributes("u", "a", {"k": "v", "z": "y"})), 1)
+    explained = await (
+        store.db["sessions"].find(sessions_filter("t", "r", where)).sort("session_id", 1).hint(sessions_index(where))
+        .limit(50).explain()
+    )  # fmt: skip
+    stages = _stages(explained["queryPlanner"]["winningPlan"])
+    assert [s.get("indexName") for s in stages if s.get("stage") == "IXSCAN"] == [index], stages
+    build = await store.db.client.admin.command("buildInfo")
+    if "secantusVersion" not in build:  # SecantusDB sorts in memory whenever the query has a filter
+        assert "SORT" not in {s.get("stage") for s in stages}, stages
+
+
+async def test_a_prefix_listing_is_a_range_of_the_metadata_index(store):
+    await store.save_metadata("t", "ns/1", "k", {}, 1)
+    explained = await (
+        store.db["metadata"].find(metadata_prefix_filter("t", "ns/", ("ns/1", "k")))
+        .sort([("namespace", 1), ("key", 1)]).hint("metadata_id").limit(50).explain()
+    )  # fmt: skip
+    stages = _stages(explained["queryPlanner"]["winningPlan"])
+    assert [s.get("indexName") for s in stages if s.get("stage") == "IXSCAN"] == ["metadata_id"], stages
+    bounds = next(s for s in stages if s.get("stage") == "IXSCAN").get("indexBounds")
+    if bounds is not None:  # mongod: the namespace range is an index bound, not a filter
+        assert bounds["namespace"] == ['["ns/1", "ns0")'], bounds
 
 
 # -- congruence with the SQLite reference ----------------------------------------------

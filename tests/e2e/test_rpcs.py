@@ -214,3 +214,84 @@ async def test_invalid_input_is_rejected_and_nothing_is_stored(client, method, r
     after = await client.memory.GetFullHistory(pb.GetFullHistoryRequest(session_id="S", page_size=1000))
     assert after.messages == before.messages
     await client.memory.ClearSession(pb.ClearSessionRequest(session_id="S"))
+
+
+def error_reason(error: grpc.aio.AioRpcError) -> str:
+    status = rpc_status.from_call(error)
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return info.reason
+    return ""
+
+
+async def test_pop_messages_returns_and_watchers_hear_the_deletion(client, session_id):
+    saved = await save(client, session_id, message("a", 1), message("b", 2), message("c", 3))
+    stream = client.events.Watch(ev_pb.WatchRequest(session_ids=[session_id], types=[event_pb2.EVENT_TYPE_MESSAGES_DELETED]))
+    await stream.read()  # the first response says the watch is registered
+    popped = await client.memory.PopMessages(pb.PopMessagesRequest(session_id=session_id, n=2))
+    assert [m.content for m in popped.messages] == ["b", "c"] and list(popped.messages) == saved[1:]
+    event = (await stream.read()).event
+    assert list(event.messages_deleted.ids) == [m.id for m in saved[1:]]
+    stream.cancel()
+    assert await history(client, session_id) == ["a"]
+    one = await client.memory.PopMessages(pb.PopMessagesRequest(session_id=session_id))  # n 0 means 1
+    assert [m.content for m in one.messages] == ["a"]
+
+
+async def test_session_attributes_over_grpc(client, session_id):
+    attributes = message_pb2.SessionAttributes(user_id="ann", agent_id="app", labels={"plan": "pro"})
+    await client.memory.SaveMessage(
+        pb.SaveMessageRequest(session_id=session_id, message=message("hi", 1), session_attributes=attributes)
+    )
+    found = await client.memory.GetSession(pb.GetSessionRequest(session_id=session_id))
+    assert found.found and found.session.attributes == attributes and found.session.message_count == 1
+    assert not (await client.memory.GetSession(pb.GetSessionRequest(session_id=session_id + "-none"))).found
+
+    updated = await client.memory.UpdateSession(
+        pb.UpdateSessionRequest(
+            session_id=session_id, attributes=message_pb2.SessionAttributes(labels={"lang": "en"}), remove_labels=["plan"]
+        )
+    )
+    assert dict(updated.session.attributes.labels) == {"lang": "en"} and updated.session.attributes.user_id == "ann"
+    listed = await client.memory.ListSessions(pb.ListSessionsRequest(user_id="ann", agent_id="app", labels={"lang": "en"}))
+    assert session_id in [s.session_id for s in listed.sessions]
+
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await client.memory.SaveMessage(
+            pb.SaveMessageRequest(
+                session_id=session_id, message=message("x", 2), session_attributes=message_pb2.SessionAttributes(user_id="bob")
+            )
+        )
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert error_reason(err.value) == "SESSION_OWNER_MISMATCH"
+    assert await history(client, session_id) == ["hi"]
+
+
+async def test_session_updated_events_carry_the_attributes(client, session_id):
+    first = (await client.memory.UpdateSession(pb.UpdateSessionRequest(session_id=session_id))).session
+    assert first.message_count == 0  # created, not yet listed: no attributes
+    assert not (await client.memory.GetSession(pb.GetSessionRequest(session_id=session_id))).found
+    stream = client.events.Watch(ev_pb.WatchRequest(session_ids=[session_id], types=[event_pb2.EVENT_TYPE_SESSION_UPDATED]))
+    await stream.read()
+    await client.memory.UpdateSession(
+        pb.UpdateSessionRequest(session_id=session_id, attributes=message_pb2.SessionAttributes(user_id="u", labels={"a": "1"}))
+    )
+    event = (await stream.read()).event
+    stream.cancel()
+    assert event.type == event_pb2.EVENT_TYPE_SESSION_UPDATED and event.session_id == session_id
+    assert event.session_updated.attributes == message_pb2.SessionAttributes(user_id="u", labels={"a": "1"})
+
+
+async def test_metadata_by_prefix_and_namespaces_over_grpc(client, session_id):
+    for namespace in (f"{session_id}/a", f"{session_id}/b", f"{session_id}/b/c"):
+        await client.metadata.SaveMetadata(md_pb.SaveMetadataRequest(namespace=namespace, key="k", data={"n": namespace}))
+    listed = await client.metadata.ListMetadata(md_pb.ListMetadataRequest(namespace_prefix=f"{session_id}/b", page_size=1))
+    assert [e.namespace for e in listed.entries] == [f"{session_id}/b"] and listed.next_page_token
+    rest = await client.metadata.ListMetadata(
+        md_pb.ListMetadataRequest(namespace_prefix=f"{session_id}/b", page_token=listed.next_page_token)
+    )
+    assert [e.namespace for e in rest.entries] == [f"{session_id}/b/c"] and not rest.next_page_token
+    namespaces = await client.metadata.ListNamespaces(md_pb.ListNamespacesRequest(prefix=f"{session_id}/"))
+    assert list(namespaces.namespaces) == [f"{session_id}/a", f"{session_id}/b", f"{session_id}/b/c"]

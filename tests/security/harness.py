@@ -112,7 +112,10 @@ async def snapshot(app: App, caller: Caller, namespaces: tuple[str, ...] = (), s
     token = ""
     while True:
         page = await caller.call("memory", "ListSessions", mem_pb.ListSessionsRequest(page_size=1000, page_token=token))
-        sessions += [(s.session_id, s.message_count, s.unarchived_count, s.last_activity) for s in page.sessions]
+        sessions += [
+            (s.session_id, s.message_count, s.unarchived_count, s.last_activity, s.attributes.SerializeToString(deterministic=True))
+            for s in page.sessions
+        ]
         token = page.next_page_token
         if not token:
             break

@@ -88,11 +88,15 @@ def _msg(**kw) -> message_pb2.Message:
     return message
 
 
+def _attributes() -> message_pb2.SessionAttributes:
+    return message_pb2.SessionAttributes(user_id="u1", agent_id="a1", labels={"k": "v"})
+
+
 def baselines() -> dict[str, object]:
     """One valid request per RPC, every repeated field holding one element."""
     return {
-        "SaveMessage": mem.SaveMessageRequest(session_id="gen", message=_msg()),
-        "SaveMessages": mem.SaveMessagesRequest(session_id="gen", messages=[_msg()]),
+        "SaveMessage": mem.SaveMessageRequest(session_id="gen", message=_msg(), session_attributes=_attributes()),
+        "SaveMessages": mem.SaveMessagesRequest(session_id="gen", messages=[_msg()], session_attributes=_attributes()),
         "GetHistory": mem.GetHistoryRequest(session_id=SEEDED, limit=10),
         "GetFullHistory": mem.GetFullHistoryRequest(session_id=SEEDED, page_size=1),
         "ListMessagesInRange": mem.ListMessagesInRangeRequest(
@@ -112,10 +116,14 @@ def baselines() -> dict[str, object]:
         "ClearSession": mem.ClearSessionRequest(session_id="gen-none", targets=[mem.CLEAR_TARGET_MESSAGES]),
         "ClearAll": mem.ClearAllRequest(targets=[mem.CLEAR_TARGET_VECTORS]),
         "ListSessions": mem.ListSessionsRequest(page_size=1),
+        "PopMessages": mem.PopMessagesRequest(session_id="gen-pop", n=1),
+        "GetSession": mem.GetSessionRequest(session_id=SEEDED),
+        "UpdateSession": mem.UpdateSessionRequest(session_id="gen-attr", attributes=_attributes(), remove_labels=["old"]),
         "SaveMetadata": meta.SaveMetadataRequest(namespace="gen", key="k", data={"a": 1}),
         "GetMetadata": meta.GetMetadataRequest(namespace=NS, key="a"),
         "ListMetadata": meta.ListMetadataRequest(namespace=NS, page_size=1),
         "DeleteMetadata": meta.DeleteMetadataRequest(namespace="gen", key="nope"),
+        "ListNamespaces": meta.ListNamespacesRequest(prefix=NS[:4], page_size=1),
         "Watch": ev.WatchRequest(
             session_ids=["gen"], types=[event_pb2.EVENT_TYPE_MESSAGES_APPENDED], after_seq=0
         ),
@@ -367,6 +375,39 @@ def _scalar_mutations(method: str, field: FieldDescriptor, path, real) -> Iterat
         yield "false", False, _setter(path, False)
 
 
+def _map_entry(path, key: str, value: str) -> Callable:
+    """The map<string, string> at `path` holding just key -> value (invalid UTF-8 for "\\xff")."""
+
+    def apply(request) -> bytes:
+        target = getattr(_parent(request, path), path[-1][0])
+        target.clear()
+        marker = "zq" + uuid.uuid4().hex
+        target[key.replace("\xff", marker)] = value.replace("\xff", marker)
+        return request.SerializeToString().replace(marker.encode(), b"\xc3\x28" + b"\xff" * (len(marker) - 2))
+
+    return apply
+
+
+def _map_mutations(path) -> Iterator[tuple[str, str, bool, Callable]]:
+    """(key, value or None for the map itself, kind, strict, apply) of a map<string, string>
+    (session labels): its keys and values follow the name rule (an empty value is allowed),
+    and its size the item limit."""
+    def many(request) -> bytes:
+        target = getattr(_parent(request, path), path[-1][0])
+        target.update({f"k{i}": "v" for i in range(MANY)})
+        return request.SerializeToString()
+
+    yield None, "too-many", False, many
+    for kind, bad in (("invalid-utf8", "\xff"), ("nul", "a\x00b"), ("zero-width", "a\u200bb"), ("bidi", "\u202eab"),
+                      ("whitespace", "  \u3000 "), ("too-long", "x" * (L.max_id_length + 1))):
+        yield "key", kind, True, _map_entry(path, bad, "v")
+        yield "value", kind, True, _map_entry(path, "k", bad)
+    yield "key", "empty", True, _map_entry(path, "", "v")
+    yield "value", "empty", False, _map_entry(path, "k", "")
+    yield "key", "at-limit", False, _map_entry(path, "x" * L.max_id_length, "v")
+    yield "value", "at-limit", False, _map_entry(path, "k", "x" * L.max_id_length)
+
+
 def _struct_mutations(path) -> Iterator[tuple[str, bool, Callable]]:
     yield "struct-too-deep", True, _struct(path, _nested_struct(MAX_JSON_DEPTH + 1))
     yield "list-too-deep", True, _struct(path, _nested_struct(MAX_JSON_DEPTH + 1, lists=True))
@@ -388,6 +429,11 @@ def generate(base: dict[str, object], real_tokens: dict[str, str]) -> list[Mutat
             if field.message_type is not None and field.message_type.full_name == "google.protobuf.Struct":
                 for kind, strict, apply in _struct_mutations(path + (step,)):
                     mutations.append(Mutation(method, path + (step,), kind, strict, apply))
+                continue
+            if field.message_type is not None and field.message_type.GetOptions().map_entry:
+                for part, kind, strict, apply in _map_mutations(path + (step,)):
+                    at = path + (step,) + (((part, None),) if part else ())
+                    mutations.append(Mutation(method, at, kind, strict, apply))
                 continue
             if field.is_repeated:
                 values = getattr(holder, field.name)
@@ -443,7 +489,7 @@ def _plain(path: str) -> str:
 def test_every_field_of_every_request_is_mutated():
     methods = [m for s in SERVICES for m in s.methods]
     real = {m: "body.tag" for m in ("GetFullHistory", "ListMessagesInRange", "ListSessions", "ListMetadata",
-                                    "ListSummaries", "ListEntries")}
+                                    "ListSummaries", "ListEntries", "ListNamespaces")}
     mutated = {(m.method, _plain(m.field)) for m in generate(baselines(), real)}
     assert every_field(methods) <= mutated, sorted(every_field(methods) - mutated)
     assert len(methods) >= 32
@@ -461,6 +507,8 @@ def _aliases(mutation: Mutation, request) -> tuple[str, ...]:
     """Names that also count as naming the mutated field: its oneof group, a cross-field rule."""
     aliases = []
     parent = _parent(request, mutation.path)
+    if not hasattr(parent, "DESCRIPTOR"):  # a map's key or value: the map is the field
+        return ()
     field = parent.DESCRIPTOR.fields_by_name[mutation.path[-1][0]]
     prefix = mutation.field.rpartition(".")[0]
     if field.containing_oneof is not None and not field.containing_oneof.name.startswith("_"):
@@ -511,6 +559,7 @@ async def _seed(caller: Caller) -> dict[str, str]:
     for key in ("a", "b"):
         await caller.call("metadata", "SaveMetadata", meta.SaveMetadataRequest(namespace=NS, key=key, data={"v": 1}))
         await caller.call("entries", "SaveEntry", ent.SaveEntryRequest(scope=SCOPE, text=f"likes {key}"))
+    await caller.call("metadata", "SaveMetadata", meta.SaveMetadataRequest(namespace=NS + "-2", key="a", data={"v": 1}))
     for seq in (1, 2):
         await caller.call("summaries", "SaveSummary", summ.SaveSummaryRequest(session_id=SEEDED, from_seq=seq, to_seq=seq, text="s"))
     await caller.call("vectors", "UpsertVectors", vec.UpsertVectorsRequest(points=[vec.VectorPoint(
@@ -520,6 +569,7 @@ async def _seed(caller: Caller) -> dict[str, str]:
         "ListMessagesInRange": ("memory", mem.ListMessagesInRangeRequest(session_id=SEEDED, to_ts=10**6, page_size=1)),
         "ListSessions": ("memory", mem.ListSessionsRequest(page_size=1)),
         "ListMetadata": ("metadata", meta.ListMetadataRequest(namespace=NS, page_size=1)),
+        "ListNamespaces": ("metadata", meta.ListNamespacesRequest(prefix=NS[:4], page_size=1)),
         "ListSummaries": ("summaries", summ.ListSummariesRequest(session_id=SEEDED, page_size=1)),
         "ListEntries": ("entries", ent.ListEntriesRequest(scope=SCOPE, page_size=1)),
     }

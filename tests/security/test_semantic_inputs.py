@@ -322,7 +322,66 @@ CASES = [
     ),
     Case("sessions-negative-page", "memory", "ListSessions", mem.ListSessionsRequest(page_size=-1), "page_size"),
     Case("sessions-garbage-token", "memory", "ListSessions", mem.ListSessionsRequest(page_token="!!"), "page_token"),
+    Case(
+        "sessions-too-many-labels",
+        "memory",
+        "ListSessions",
+        mem.ListSessionsRequest(labels={f"k{i}": "v" for i in range(L.max_filter_items + 1)}),
+        "labels",
+    ),
+    Case("sessions-long-label-value", "memory", "ListSessions", mem.ListSessionsRequest(labels={"k": LONG_ID}), "labels"),
+    Case("get-session-empty", "memory", "GetSession", mem.GetSessionRequest(), "session_id"),
+    # -- session attributes --------------------------------------------------------------
+    Case(
+        "save-control-owner",
+        "memory",
+        "SaveMessage",
+        save(msg(), session_attributes=message_pb2.SessionAttributes(user_id="a\nb")),
+        "session_attributes.user_id",
+    ),
+    Case(
+        "saves-empty-label-key",
+        "memory",
+        "SaveMessages",
+        mem.SaveMessagesRequest(
+            session_id=SEEDED, messages=[msg()], session_attributes=message_pb2.SessionAttributes(labels={"": "v"})
+        ),
+        "session_attributes.labels",
+    ),
+    Case(
+        "save-too-many-labels",
+        "memory",
+        "SaveMessage",
+        save(msg(), session_attributes=message_pb2.SessionAttributes(labels={f"k{i}": "" for i in range(L.max_filter_items + 1)})),
+        "session_attributes.labels",
+    ),
+    Case(
+        "update-session-empty",
+        "memory",
+        "UpdateSession",
+        mem.UpdateSessionRequest(attributes=message_pb2.SessionAttributes(user_id="u")),
+        "session_id",
+    ),
+    Case(
+        "update-session-set-and-remove",
+        "memory",
+        "UpdateSession",
+        mem.UpdateSessionRequest(
+            session_id=SEEDED, attributes=message_pb2.SessionAttributes(labels={"k": "v"}), remove_labels=["k"]
+        ),
+        "remove_labels[0]",
+    ),
+    Case(
+        "update-session-too-many-removals",
+        "memory",
+        "UpdateSession",
+        mem.UpdateSessionRequest(session_id=SEEDED, remove_labels=["k"] * (L.max_filter_items + 1)),
+        "remove_labels",
+    ),
     # -- mutations -----------------------------------------------------------------------
+    Case("pop-negative", "memory", "PopMessages", mem.PopMessagesRequest(session_id=SEEDED, n=-1), "n"),
+    Case("pop-over-page", "memory", "PopMessages", mem.PopMessagesRequest(session_id=SEEDED, n=L.max_page_size + 1), "n"),
+    Case("pop-empty-session", "memory", "PopMessages", mem.PopMessagesRequest(n=1), "session_id"),
     Case("trim-negative", "memory", "TrimHistory", mem.TrimHistoryRequest(session_id=SEEDED, keep_recent=-1), "keep_recent"),
     Case("trim-empty-session", "memory", "TrimHistory", mem.TrimHistoryRequest(keep_recent=0), "session_id"),
     Case(
@@ -487,6 +546,23 @@ CASES = [
         meta.ListMetadataRequest(namespace=NS, page_size=-1),
         "page_size",
     ),
+    Case(
+        "meta-list-prefix-and-namespace",
+        "metadata",
+        "ListMetadata",
+        meta.ListMetadataRequest(namespace=NS, namespace_prefix="corpus"),
+        "namespace",
+    ),
+    Case(
+        "meta-list-long-prefix",
+        "metadata",
+        "ListMetadata",
+        meta.ListMetadataRequest(namespace_prefix=LONG_ID),
+        "namespace_prefix",
+    ),
+    Case("namespaces-control-prefix", "metadata", "ListNamespaces", meta.ListNamespacesRequest(prefix="a\x00"), "prefix"),
+    Case("namespaces-negative-page", "metadata", "ListNamespaces", meta.ListNamespacesRequest(page_size=-1), "page_size"),
+    Case("namespaces-garbage-token", "metadata", "ListNamespaces", meta.ListNamespacesRequest(page_token="!!"), "page_token"),
     Case("meta-delete-empty-key", "metadata", "DeleteMetadata", meta.DeleteMetadataRequest(namespace=NS), "key"),
     Case(
         "meta-delete-long-ns",

@@ -229,3 +229,14 @@ async def test_replacing_history_removes_the_replaced_messages_vectors(client):
     )
     assert replaced.removed_count == 2
     assert await client.count() == 2
+
+
+async def test_popping_messages_removes_their_vectors(client):
+    stored = await client.save("s1", *(user(f"m{i}", 1000 * (i + 1)) for i in range(3)))
+    await client.index("s1", stored, [1, 2, 3])
+    assert await client.count() == 3
+    popped = await client.memory.PopMessages(mem_pb.PopMessagesRequest(session_id="s1", n=2))
+    assert [m.content for m in popped.messages] == ["m1", "m2"]
+    assert await client.count() == 1
+    response = await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, top_k=10))
+    assert [h.text for h in response.hits] == ["m0"]

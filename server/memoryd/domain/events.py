@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from memoryd.domain.models import EventDraft, EventType, Message
+from memoryd.domain.sessions import SessionAttributes
 
 # Large deletions are reported in several messages-deleted events of this many ids,
 # so no single event approaches gRPC's message size limit.
@@ -114,3 +115,9 @@ def summary_saved(session_id: str, summary_id: str, from_seq: int, to_seq: int) 
 def entry_changed(scope: str, entry_id: str, *, deleted: bool) -> list[EventDraft]:
     # Tenant-wide like metadata-changed: entries belong to scopes, not sessions.
     return [EventDraft(EventType.ENTRY_CHANGED, "", {"scope": scope, "entry_id": entry_id, "deleted": deleted})]
+
+
+def session_updated(session_id: str, before: SessionAttributes, after: SessionAttributes) -> list[EventDraft]:
+    if before == after:
+        return []
+    return [EventDraft(EventType.SESSION_UPDATED, session_id, {"attributes": after.to_dict()})]

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from memoryd.domain import images, paging, summaries
+from memoryd.domain import images, paging, sessions, summaries
+from memoryd.domain.errors import FieldViolation, InvalidArgument
 from memoryd.domain.hooks import MemoryHooks
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import (
@@ -26,6 +27,7 @@ from memoryd.domain.models import (
     SessionMessage,
     now_ms,
 )
+from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import Store
 
 DEFAULT_HISTORY_LIMIT = 50
@@ -37,6 +39,15 @@ DEFAULT_RECENT_LIMIT_FOR_UPDATE = 100
 
 def _page_size(requested: int, default: int, maximum: int) -> int:
     return min(requested or default, maximum)
+
+
+def _record_position(after: Any) -> tuple[str, str] | None:
+    """A (namespace, key) page position from a token."""
+    if after is None:
+        return None
+    if not (isinstance(after, list) and len(after) == 2 and all(isinstance(part, str) for part in after)):
+        raise InvalidArgument(FieldViolation("page_token", "invalid page token: not a record position"))
+    return after[0], after[1]
 
 
 class Memory:
@@ -58,11 +69,17 @@ class Memory:
 
     # -- writes --------------------------------------------------------------
     async def save_messages(
-        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str = ""
+        self,
+        tenant: str,
+        session_id: str,
+        messages: Sequence[Message],
+        idempotency_key: str = "",
+        attributes: SessionAttributes | None = None,
     ) -> AppendResult:
         if self.downgrade_images:
             messages = images.downgrade_messages(messages)
-        result = await self.store.append(tenant, session_id, messages, idempotency_key or None, now_ms())
+        update = self._session_update(attributes) if attributes else None
+        result = await self.store.append(tenant, session_id, messages, idempotency_key or None, now_ms(), update)
         if not result.deduplicated:
             await self.hooks.messages_saved(tenant, session_id, result.messages)
         return result
@@ -95,6 +112,17 @@ class Memory:
     async def delete_by_ids(self, tenant: str, session_id: str, ids: Sequence[str]) -> int:
         unique = list(dict.fromkeys(ids))
         return await self._delete_in_batches(tenant, session_id, unique, self.store.delete_by_ids)
+
+    async def pop_messages(self, tenant: str, session_id: str, n: int) -> tuple[list[Message], bool]:
+        """Remove and return the newest `n` (0: 1) unarchived messages, oldest first: what
+        GetHistory(n) returned at that instant. One transaction, so a concurrent append is
+        either popped whole or left alone. Only the newest that fit max_response_bytes go
+        (at least one); the flag says the bound stopped the pop before `n`."""
+        removed, truncated = await self.store.pop_newest(
+            tenant, session_id, n or 1, now_ms(), self.limits.max_response_bytes
+        )
+        await self.hooks.messages_deleted(tenant, session_id, removed)
+        return removed, truncated
 
     async def _delete_in_batches(self, tenant: str, session_id: str, values: Sequence[Any], delete) -> int:
         # Each batch is its own transaction (with its own events) so one huge request
@@ -208,7 +236,8 @@ class Memory:
     async def _keyed_page(
         self, tenant: str, scope: tuple[Any, ...], page_size: int, page_token: str, fetch, key_of, *, bounded: bool
     ):
-        """A page of a listing ordered by a unique string key; the token holds the last key.
+        """A page of a listing ordered by a unique key (a string, or a list of strings that
+        compares in order); the token holds the last key.
 
         `fetch(after, limit, max_bytes)` reads with the byte bound of paging.fit when `bounded`.
         """
@@ -221,16 +250,33 @@ class Memory:
             return page, ""
         return page, await self.page_tokens.encode(tenant, scope, {"after": key_of(page[-1])})
 
-    async def list_sessions(self, tenant: str, page_size: int, page_token: str) -> tuple[list[SessionInfo], str]:
-        # Session rows are small and bounded (an id and three numbers): no byte bound needed.
+    async def list_sessions(
+        self, tenant: str, page_size: int, page_token: str, where: SessionFilter = SessionFilter()
+    ) -> tuple[list[SessionInfo], str]:
+        # Bounded: a session's labels may hold up to max_filter_items keys and values.
         return await self._keyed_page(
             tenant,
-            ("sessions",),
+            ("sessions", *where.scope()),
             page_size,
             page_token,
-            lambda after, limit, _: self.store.list_sessions(tenant, after, limit),
+            lambda after, limit, max_bytes: self.store.list_sessions(tenant, after, limit, where, max_bytes),
             lambda info: info.session_id,
-            bounded=False,
+            bounded=True,
+        )
+
+    # -- session attributes --------------------------------------------------
+    def _session_update(self, attributes: SessionAttributes, remove_labels: Sequence[str] = ()) -> SessionUpdate:
+        return SessionUpdate(attributes, tuple(remove_labels), max_labels=self.limits.max_filter_items)
+
+    async def get_session(self, tenant: str, session_id: str) -> SessionInfo | None:
+        info = await self.store.get_session(tenant, session_id)
+        return info if info is not None and sessions.listed(info.message_count, info.attributes) else None
+
+    async def update_session(
+        self, tenant: str, session_id: str, attributes: SessionAttributes, remove_labels: Sequence[str]
+    ) -> SessionInfo:
+        return await self.store.update_session(
+            tenant, session_id, self._session_update(attributes, remove_labels), now_ms()
         )
 
     # -- metadata ------------------------------------------------------------
@@ -255,3 +301,32 @@ class Memory:
 
     async def delete_metadata(self, tenant: str, namespace: str, key: str) -> bool:
         return await self.store.delete_metadata(tenant, namespace, key, now_ms())
+
+    async def list_metadata_by_prefix(
+        self, tenant: str, prefix: str, page_size: int, page_token: str
+    ) -> tuple[list[MetadataEntry], str]:
+        return await self._keyed_page(
+            tenant,
+            ("metadata-prefix", prefix),
+            page_size,
+            page_token,
+            lambda after, limit, max_bytes: self.store.list_metadata_by_prefix(
+                tenant, prefix, _record_position(after), limit, max_bytes
+            ),
+            lambda entry: [entry.namespace, entry.key],
+            bounded=True,
+        )
+
+    async def list_namespaces(
+        self, tenant: str, prefix: str, page_size: int, page_token: str
+    ) -> tuple[list[str], str]:
+        # Namespaces are names (at most max_id_length characters): no byte bound needed.
+        return await self._keyed_page(
+            tenant,
+            ("namespaces", prefix),
+            page_size,
+            page_token,
+            lambda after, limit, _: self.store.list_namespaces(tenant, prefix, after, limit),
+            lambda namespace: namespace,
+            bounded=False,
+        )

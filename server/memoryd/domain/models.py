@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memoryd.domain.sessions import SessionAttributes
+
 DEFAULT_TENANT = "default"
 
 # The tenant of memoryd's own deployment-wide records (the page-token key, the vector
@@ -242,6 +244,8 @@ class SessionInfo:
     message_count: int
     unarchived_count: int
     last_activity: int
+    attributes: SessionAttributes = SessionAttributes()
+    stored_bytes: int = field(default=0, compare=False)  # as Message.stored_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +295,7 @@ class EventType(enum.IntEnum):
     COMPRESS_PROGRESS = 11
     SUMMARY_SAVED = 12
     ENTRY_CHANGED = 13
+    SESSION_UPDATED = 14
 
     @property
     def payload_field(self) -> str:

@@ -26,6 +26,7 @@ from memoryd.domain.models import (
     SessionMessage,
 )
 from memoryd.domain.notifier import EventNotifier
+from memoryd.domain.sessions import SessionFilter, SessionUpdate
 
 
 def check_event_filter(types: Sequence[EventType], through_seq: int | None) -> None:
@@ -89,7 +90,13 @@ class Store(abc.ABC):
     # -- messages --------------------------------------------------------
     @abc.abstractmethod
     async def append(
-        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int
+        self,
+        tenant: str,
+        session_id: str,
+        messages: Sequence[Message],
+        idempotency_key: str | None,
+        now: int,
+        attributes: SessionUpdate | None = None,
     ) -> AppendResult:
         """Store messages atomically, assigning id and seq (and timestamp when 0).
 
@@ -97,6 +104,9 @@ class Store(abc.ABC):
         and raised in the same transaction as the seqs (`server_timestamp`): for callers that
         let the server stamp, (timestamp, seq) order is insertion order, whatever the clocks
         of the replicas that wrote.
+
+        `attributes` are merged into the session's (memoryd.domain.sessions.apply) in the
+        same transaction, after the idempotency check: a refused merge stores nothing.
         """
 
     # Reads with a byte bound (`max_bytes`, RangeQuery.max_bytes, RecentQuery.max_bytes) read
@@ -164,7 +174,34 @@ class Store(abc.ABC):
     ) -> tuple[int, int]: ...
 
     @abc.abstractmethod
-    async def list_sessions(self, tenant: str, after_session_id: str | None, limit: int) -> list[SessionInfo]: ...
+    async def list_sessions(
+        self,
+        tenant: str,
+        after_session_id: str | None,
+        limit: int,
+        where: SessionFilter = SessionFilter(),
+        max_bytes: int | None = None,
+    ) -> list[SessionInfo]:
+        """Listed sessions (memoryd.domain.sessions.listed) matching `where`, by session id,
+        byte-bounded (each SessionInfo's stored_bytes: its attributes)."""
+
+    # -- session attributes and pops (added with the framework integrations) --
+    @abc.abstractmethod
+    async def pop_newest(
+        self, tenant: str, session_id: str, n: int, now: int, max_bytes: int | None = None
+    ) -> tuple[list[Message], bool]:
+        """Delete the newest of the messages `history(n)` would return that paging.fit keeps
+        within `max_bytes`, with a deletion's events, in one transaction; returns them whole,
+        oldest first, and whether the bound kept fewer than `n` of those there were."""
+
+    @abc.abstractmethod
+    async def get_session(self, tenant: str, session_id: str) -> SessionInfo | None:
+        """The session's row (listed or not), None when it was never written."""
+
+    @abc.abstractmethod
+    async def update_session(self, tenant: str, session_id: str, update: SessionUpdate, now: int) -> SessionInfo:
+        """Merge `update` (memoryd.domain.sessions.apply), creating the session if needed,
+        with a session-updated event when the attributes changed."""
 
     # -- metadata --------------------------------------------------------
     @abc.abstractmethod
@@ -182,6 +219,18 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def delete_metadata(self, tenant: str, namespace: str, key: str, now: int) -> bool: ...
+
+    @abc.abstractmethod
+    async def list_metadata_by_prefix(
+        self, tenant: str, prefix: str, after: tuple[str, str] | None, limit: int, max_bytes: int | None = None
+    ) -> list[MetadataEntry]:
+        """Records of namespaces starting with `prefix`, after (namespace, key), in that order.
+        Bounded by memoryd.domain.prefixes.upper_bound so the scan stays in the index range."""
+
+    @abc.abstractmethod
+    async def list_namespaces(self, tenant: str, prefix: str, after: str | None, limit: int) -> list[str]:
+        """Distinct namespaces starting with `prefix` after `after`, ascending; one index seek
+        per namespace (memoryd.domain.prefixes), never a scan of their records."""
 
     # -- events ----------------------------------------------------------
     @abc.abstractmethod

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from google.protobuf import json_format
 
-from memoryd.v1 import event_pb2, message_pb2, metadata_service_pb2
-from memoryd.domain.models import Event, Message, MetadataEntry
+from memoryd.v1 import event_pb2, memory_service_pb2, message_pb2, metadata_service_pb2
+from memoryd.domain.models import Event, Message, MetadataEntry, SessionInfo
+from memoryd.domain.sessions import SessionAttributes
 from memoryd.wire import body_from_proto, dict_to_struct, fill_body, struct_to_dict
 
 __all__ = [
-    "dict_to_struct", "event_to_proto", "message_from_proto", "message_to_proto", "messages_to_proto",
-    "metadata_to_proto", "struct_to_dict",
+    "attributes_from_proto", "dict_to_struct", "event_to_proto", "message_from_proto", "message_to_proto",
+    "messages_to_proto", "metadata_to_proto", "session_to_proto", "struct_to_dict",
 ]
 
 
@@ -51,6 +52,22 @@ def metadata_to_proto(entry: MetadataEntry, pb: metadata_service_pb2.MetadataEnt
     pb.key = entry.key
     dict_to_struct(entry.data, pb.data)
     pb.update_time = entry.update_time
+
+
+def attributes_from_proto(pb: message_pb2.SessionAttributes) -> SessionAttributes:
+    return SessionAttributes(pb.user_id, pb.agent_id, dict(sorted(pb.labels.items())))
+
+
+def session_to_proto(info: SessionInfo, pb: memory_service_pb2.SessionInfo | None = None) -> memory_service_pb2.SessionInfo:
+    pb = pb if pb is not None else memory_service_pb2.SessionInfo()
+    pb.session_id = info.session_id
+    pb.message_count = info.message_count
+    pb.unarchived_count = info.unarchived_count
+    pb.last_activity = info.last_activity
+    pb.attributes.user_id = info.attributes.user_id
+    pb.attributes.agent_id = info.attributes.agent_id
+    pb.attributes.labels.update(info.attributes.labels)
+    return pb
 
 
 def event_to_proto(event: Event, pb: event_pb2.Event | None = None) -> event_pb2.Event:

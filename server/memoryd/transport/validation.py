@@ -62,16 +62,20 @@ class Check:
     # -- scalars -------------------------------------------------------------
     def name(self, field: str, value: str, *, required: bool = True) -> None:
         """Ids, namespaces, keys, roles, kinds, scopes, tags: the one rule for names (module docstring)."""
+        problem = self._name_problem(value, required)
+        if problem:
+            self.fail(field, problem)
+
+    def _name_problem(self, value: str, required: bool) -> str | None:
         if not value:
-            if required:
-                self.fail(field, "must not be empty")
-            return
+            return "must not be empty" if required else None
         if len(value) > self.limits.max_id_length:
-            self.fail(field, f"must be at most {self.limits.max_id_length} characters")
-        elif _INVISIBLE.search(value):
-            self.fail(field, "must not contain control, zero-width or bidi-control characters")
-        elif value.isspace():
-            self.fail(field, "must not be only whitespace")
+            return f"must be at most {self.limits.max_id_length} characters"
+        if _INVISIBLE.search(value):
+            return "must not contain control, zero-width or bidi-control characters"
+        if value.isspace():
+            return "must not be only whitespace"
+        return None
 
     def non_negative(self, field: str, value: int) -> None:
         if value < 0:
@@ -120,6 +124,23 @@ class Check:
 
     def page_size(self, field: str, value: int) -> None:
         self.non_negative(field, value)
+
+    # -- session attributes ----------------------------------------------------
+    def labels(self, field: str, labels) -> None:
+        """A labels map (proto map<string, string>): bounded count, keys and values like names
+        (a value may be empty). A violation names the map: its keys may be anything."""
+        if self.count(field, labels, self.limits.max_filter_items):
+            for key, value in sorted(labels.items()):
+                problem = self._name_problem(key, True)
+                if problem:
+                    self.fail(field, f"label keys {problem}")
+                elif problem := self._name_problem(value, False):
+                    self.fail(field, f"the value of label {key!r} {problem}")
+
+    def session_attributes(self, field: str, attributes) -> None:
+        self.name(f"{field}.user_id", attributes.user_id, required=False)
+        self.name(f"{field}.agent_id", attributes.agent_id, required=False)
+        self.labels(f"{field}.labels", attributes.labels)
 
     # -- messages ------------------------------------------------------------
     def message(self, field: str, msg: message_pb2.Message) -> None:

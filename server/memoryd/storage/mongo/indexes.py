@@ -38,7 +38,14 @@ INDEXES: dict[str, list[IndexModel]] = {
         _index("messages_recent_platform", "tenant", "archived", "platform", "timestamp", "session_id", "seq"),
         _index("messages_recent_kind", "tenant", "archived", "kind", "timestamp", "session_id", "seq"),
     ],
-    SESSIONS: [_index("sessions_id", "tenant", "session_id", unique=True)],
+    SESSIONS: [
+        _index("sessions_id", "tenant", "session_id", unique=True),
+        # ListSessions by owner and by label, in session id order (label_pairs is multikey).
+        _index("sessions_user", "tenant", "user_id", "session_id"),
+        _index("sessions_agent", "tenant", "agent_id", "session_id"),
+        _index("sessions_agent_user", "tenant", "agent_id", "user_id", "session_id"),
+        _index("sessions_labels", "tenant", "label_pairs", "session_id"),
+    ],
     IDEMPOTENCY: [_index("idempotency_key", "tenant", "session_id", "key", unique=True)],
     METADATA: [
         _index("metadata_id", "tenant", "namespace", "key", unique=True),

@@ -45,7 +45,7 @@ from pymongo.errors import (
 from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
-from memoryd.domain import deadline
+from memoryd.domain import deadline, paging, prefixes, sessions
 from memoryd.domain import events as ev
 from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.paging import ReadBudget
@@ -64,6 +64,7 @@ from memoryd.domain.models import (
     SessionMessage,
     new_message_id,
 )
+from memoryd.domain.sessions import LABEL_PAIR_SEPARATOR, SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store, check_event_filter, server_timestamp
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
 
@@ -256,6 +257,75 @@ def recent_filter(tenant: str, query: RecentQuery) -> dict[str, Any]:
         where["session_id"] = {"$nin": list(query.exclude_session_ids)}
     where.update(_kind_filter(query.kinds, query.exclude_kinds))
     return where
+
+
+def sessions_index(where: SessionFilter) -> str:
+    """The index ListSessions walks in session_id order (hinted: the listed-condition's $or
+    otherwise leaves some servers' planners scanning the collection)."""
+    if where.user_id and where.agent_id:
+        return "sessions_agent_user"
+    if where.user_id or where.agent_id:
+        return "sessions_user" if where.user_id else "sessions_agent"
+    return "sessions_labels" if where.labels else "sessions_id"
+
+
+def sessions_filter(tenant: str, after_session_id: str | None, where: SessionFilter) -> dict[str, Any]:
+    """ListSessions, sorted by session_id, on the index `sessions_index` names."""
+    query: dict[str, Any] = {
+        "tenant": tenant,
+        "session_id": {"$gt": after_session_id or ""},
+        # memoryd.domain.sessions.listed
+        "$or": [{"message_count": {"$gt": 0}}, {"attributed": True}],
+    }
+    if where.user_id:
+        query["user_id"] = where.user_id
+    if where.agent_id:
+        query["agent_id"] = where.agent_id
+    pairs = sessions.label_pairs(where.labels)
+    if pairs:
+        query["label_pairs"] = pairs[0]
+        if pairs[1:]:
+            query["$and"] = [{"label_pairs": pair} for pair in pairs[1:]]
+    return query
+
+
+def metadata_prefix_filter(tenant: str, prefix: str, after: tuple[str, str] | None) -> dict[str, Any]:
+    """ListMetadata by prefix, sorted by (namespace, key): a range of metadata_id (hinted,
+    as the $nor of a resumed page otherwise leaves some planners scanning)."""
+    namespace: dict[str, str] = {"$gte": max(prefix, after[0]) if after else prefix}
+    upper = prefixes.upper_bound(prefix)
+    if upper is not None:
+        namespace["$lt"] = upper
+    query: dict[str, Any] = {"tenant": tenant, "namespace": namespace}
+    if after is not None:
+        # (namespace, key) > after, written so the namespace bound stays an index bound.
+        query["$nor"] = [{"namespace": after[0], "key": {"$lte": after[1]}}]
+    return query
+
+
+def _session_doc_attributes(doc: dict[str, Any]) -> SessionAttributes:
+    pairs = (pair.split(LABEL_PAIR_SEPARATOR, 1) for pair in doc.get("label_pairs") or [])
+    return SessionAttributes(doc.get("user_id", ""), doc.get("agent_id", ""), dict(sorted(pairs)))
+
+
+def _doc_to_session(doc: dict[str, Any], size: int = 0) -> SessionInfo:
+    return SessionInfo(
+        doc["session_id"],
+        doc.get("message_count", 0),
+        doc.get("unarchived_count", 0),
+        doc.get("last_activity", 0),
+        _session_doc_attributes(doc),
+        size,
+    )
+
+
+def _attributes_fields(attributes: SessionAttributes) -> dict[str, Any]:
+    return {
+        "user_id": attributes.user_id,
+        "agent_id": attributes.agent_id,
+        "label_pairs": attributes.label_pairs(),
+        "attributed": bool(attributes),
+    }
 
 
 def _write_concern(value: str) -> WriteConcern:
@@ -542,9 +612,52 @@ class MongoStore(Store):
             )
         return removed
 
+    @staticmethod
+    async def _write_attributes(
+        db: AsyncDatabase,
+        s: AsyncClientSession,
+        tenant: str,
+        session_id: str,
+        before: SessionAttributes,
+        after: SessionAttributes,
+        now: int,
+    ) -> list[EventDraft]:
+        """Store `after` over `before` (the document exists); the session-updated event, if it changed."""
+        if before == after:
+            return []
+        await db[SESSIONS].update_one(
+            {"tenant": tenant, "session_id": session_id},
+            {"$set": {**_attributes_fields(after), "last_activity": now}},
+            session=s,
+        )
+        return ev.session_updated(session_id, before, after)
+
+    async def _update_attributes(
+        self, db: AsyncDatabase, s: AsyncClientSession, tenant: str, session_id: str, update: SessionUpdate, now: int
+    ) -> tuple[SessionInfo, list[EventDraft]]:
+        doc = await db[SESSIONS].find_one_and_update(
+            {"tenant": tenant, "session_id": session_id},
+            {"$setOnInsert": {"last_seq": 0, "message_count": 0, "unarchived_count": 0, "last_activity": now}},
+            upsert=True,
+            return_document=ReturnDocument.AFTER,
+            projection={"_id": 0},
+            session=s,
+        )
+        current = _doc_to_session(doc)
+        after = sessions.apply(session_id, current.attributes, update)
+        drafts = await self._write_attributes(db, s, tenant, session_id, current.attributes, after, now)
+        last_activity = now if drafts else current.last_activity
+        return SessionInfo(session_id, current.message_count, current.unarchived_count, last_activity, after), drafts
+
     # -- messages ------------------------------------------------------------
     async def append(
-        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int
+        self,
+        tenant: str,
+        session_id: str,
+        messages: Sequence[Message],
+        idempotency_key: str | None,
+        now: int,
+        attributes: SessionUpdate | None = None,
     ) -> AppendResult:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> AppendResult:
             if idempotency_key:
@@ -553,6 +666,9 @@ class MongoStore(Store):
                 )
                 if first:
                     return AppendResult([Message.from_dict(d) for d in first["result"]], deduplicated=True)
+            drafts: list[EventDraft] = []
+            if attributes:
+                drafts += (await self._update_attributes(db, s, tenant, session_id, attributes, now))[1]
             stored = await self._insert_messages(db, s, tenant, session_id, messages, now)
             if idempotency_key:
                 await db[IDEMPOTENCY].insert_one(
@@ -560,7 +676,7 @@ class MongoStore(Store):
                      "result": [m.to_dict() for m in stored], "created": now},
                     session=s,
                 )
-            await self._append_events(db, s, tenant, ev.appended(session_id, stored), now)
+            await self._append_events(db, s, tenant, drafts + ev.appended(session_id, stored), now)
             return AppendResult(stored)
 
         return await self._write(tenant, tx)
@@ -570,10 +686,17 @@ class MongoStore(Store):
             return []
 
         async def read(db: AsyncDatabase) -> list[Message]:
-            cursor = _raw(db, MESSAGES).find(history_filter(tenant, session_id), MESSAGE_FIELDS).sort(NEWEST_FIRST)
-            return (await _read_sized(cursor, limit, max_bytes, _sized_message))[::-1]
+            return (await self._newest_unarchived(db, None, tenant, session_id, limit, max_bytes))[::-1]
 
         return await self._read(read)
+
+    @staticmethod
+    async def _newest_unarchived(
+        db: AsyncDatabase, s: AsyncClientSession | None, tenant: str, session_id: str, limit: int, max_bytes: int | None
+    ) -> list[Message]:
+        """GetHistory's selection, newest first, byte-bounded; PopMessages removes these."""
+        cursor = _raw(db, MESSAGES).find(history_filter(tenant, session_id), MESSAGE_FIELDS, session=s).sort(NEWEST_FIRST)
+        return await _read_sized(cursor, limit, max_bytes, _sized_message)
 
     async def range(self, tenant: str, query: RangeQuery) -> list[Message]:
         if query.limit <= 0:
@@ -734,6 +857,11 @@ class MongoStore(Store):
                     await db[METADATA].delete_many(records_filter, session=s)
                 for namespace, key in records:
                     drafts += ev.metadata_changed(namespace, key, deleted=True)
+                doc = await db[SESSIONS].find_one({"tenant": tenant, "session_id": session_id}, session=s)
+                if doc is not None:
+                    drafts += await self._write_attributes(
+                        db, s, tenant, session_id, _session_doc_attributes(doc), SessionAttributes(), now
+                    )
             await self._append_events(db, s, tenant, drafts, now)
             return len(removed), len(records)
 
@@ -758,28 +886,67 @@ class MongoStore(Store):
                 )
             if metadata:
                 removed_metadata = (await db[METADATA].delete_many({"tenant": tenant}, session=s)).deleted_count
+                # Every session's attributes go too; all-cleared (with its targets) reports it.
+                await db[SESSIONS].update_many(
+                    {"tenant": tenant, "attributed": True},
+                    {"$set": _attributes_fields(SessionAttributes())},
+                    session=s,
+                )
             await self._append_events(db, s, tenant, ev.all_cleared(removed, targets), now)
             return sum(map(len, removed.values())), removed_metadata
 
         return await self._write(tenant, tx, bulk=True)
 
-    async def list_sessions(self, tenant: str, after_session_id: str | None, limit: int) -> list[SessionInfo]:
+    async def list_sessions(
+        self,
+        tenant: str,
+        after_session_id: str | None,
+        limit: int,
+        where: SessionFilter = SessionFilter(),
+        max_bytes: int | None = None,
+    ) -> list[SessionInfo]:
         if limit <= 0:
             return []
 
         async def read(db: AsyncDatabase) -> list[SessionInfo]:
             cursor = (
-                db[SESSIONS]
-                .find({"tenant": tenant, "message_count": {"$gt": 0}, "session_id": {"$gt": after_session_id or ""}})
+                _raw(db, SESSIONS)
+                .find(sessions_filter(tenant, after_session_id, where), {"_id": 0})
                 .sort("session_id", pymongo.ASCENDING)
-                .limit(limit)
+                .hint(sessions_index(where))
             )
-            return [
-                SessionInfo(d["session_id"], d["message_count"], d["unarchived_count"], d["last_activity"])
-                async for d in cursor
-            ]
+            return await _read_sized(cursor, limit, max_bytes, _doc_to_session)
 
         return await self._read(read)
+
+    async def pop_newest(
+        self, tenant: str, session_id: str, n: int, now: int, max_bytes: int | None = None
+    ) -> tuple[list[Message], bool]:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[list[Message], bool]:
+            newest = await self._newest_unarchived(db, s, tenant, session_id, n, max_bytes)
+            popped, more = paging.fit(newest, n, max_bytes)
+            if popped:
+                seqs = [m.seq for m in popped]
+                removed = await self._delete_where(db, s, tenant, session_id, {"seq": {"$in": seqs}}, now)
+                await self._append_events(db, s, tenant, ev.deleted(session_id, removed), now)
+            return popped[::-1], more and len(popped) < n
+
+        return await self._write(tenant, tx)
+
+    async def get_session(self, tenant: str, session_id: str) -> SessionInfo | None:
+        async def read(db: AsyncDatabase) -> SessionInfo | None:
+            doc = await db[SESSIONS].find_one({"tenant": tenant, "session_id": session_id}, {"_id": 0})
+            return _doc_to_session(doc) if doc else None
+
+        return await self._read(read)
+
+    async def update_session(self, tenant: str, session_id: str, update: SessionUpdate, now: int) -> SessionInfo:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> SessionInfo:
+            info, drafts = await self._update_attributes(db, s, tenant, session_id, update, now)
+            await self._append_events(db, s, tenant, drafts, now)
+            return info
+
+        return await self._write(tenant, tx)
 
     # -- metadata ------------------------------------------------------------
     async def save_metadata(
@@ -829,6 +996,46 @@ class MongoStore(Store):
             return bool(result.deleted_count)
 
         return await self._write(tenant, tx)
+
+    async def list_metadata_by_prefix(
+        self, tenant: str, prefix: str, after: tuple[str, str] | None, limit: int, max_bytes: int | None = None
+    ) -> list[MetadataEntry]:
+        if limit <= 0:
+            return []
+
+        def build(doc: dict[str, Any], size: int) -> MetadataEntry:
+            return MetadataEntry(doc["namespace"], doc["key"], doc["data"], doc["update_time"], size)
+
+        async def read(db: AsyncDatabase) -> list[MetadataEntry]:
+            cursor = (
+                _raw(db, METADATA)
+                .find(metadata_prefix_filter(tenant, prefix, after))
+                .sort([("namespace", pymongo.ASCENDING), ("key", pymongo.ASCENDING)])
+                .hint("metadata_id")
+            )
+            return await _read_sized(cursor, limit, max_bytes, build)
+
+        return await self._read(read)
+
+    async def list_namespaces(self, tenant: str, prefix: str, after: str | None, limit: int) -> list[str]:
+        upper = prefixes.upper_bound(prefix)
+
+        async def read(db: AsyncDatabase) -> list[str]:
+            found: list[str] = []
+            bound, inclusive = prefixes.walk_start(prefix, after)
+            while len(found) < limit:
+                doc = await db[METADATA].find_one(
+                    {"tenant": tenant, "namespace": {"$gte" if inclusive else "$gt": bound}},
+                    {"_id": 0, "namespace": 1},
+                    sort=[("namespace", pymongo.ASCENDING)],
+                )
+                if doc is None or not prefixes.in_range(doc["namespace"], upper):
+                    break
+                found.append(doc["namespace"])
+                bound, inclusive = doc["namespace"], False
+            return found
+
+        return await self._read(read)
 
     # -- events --------------------------------------------------------------
     async def publish(self, tenant: str, draft: EventDraft, now: int) -> Event:

@@ -49,8 +49,21 @@ CREATE TABLE IF NOT EXISTS sessions (
     last_activity     INTEGER NOT NULL DEFAULT 0,
     -- the highest timestamp the session has held (server stamps never go below it)
     last_timestamp    INTEGER NOT NULL DEFAULT 0,
+    -- SessionAttributes (memoryd.domain.sessions); '' / '{}' when unset.
+    user_id           TEXT    NOT NULL DEFAULT '',
+    agent_id          TEXT    NOT NULL DEFAULT '',
+    labels            TEXT    NOT NULL DEFAULT '{}',
     PRIMARY KEY (tenant, session_id)
 );
+
+-- ListSessions filtered by label: one row per (session, label), walked in session id order.
+CREATE TABLE IF NOT EXISTS session_labels (
+    tenant      TEXT    NOT NULL,
+    key         TEXT    NOT NULL,
+    value       TEXT    NOT NULL,
+    session_id  TEXT    NOT NULL,
+    PRIMARY KEY (tenant, key, value, session_id)
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS idempotency (
     tenant      TEXT    NOT NULL,
@@ -90,7 +103,8 @@ CREATE TABLE IF NOT EXISTS event_log (
 """
 
 # Databases created before a column existed get it here (CREATE TABLE IF NOT EXISTS keeps
-# the old table): (table, column, ALTER statement, backfill statement).
+# the old table): (table, column, ALTER statement, backfill statement or None). ALTER TABLE
+# ADD COLUMN with a constant default is instant. INDEXES run after, as they may name them.
 MIGRATIONS = (
     (
         "sessions",
@@ -99,4 +113,14 @@ MIGRATIONS = (
         "UPDATE sessions SET last_timestamp = coalesce((SELECT max(timestamp) FROM messages m"
         " WHERE m.tenant = sessions.tenant AND m.session_id = sessions.session_id), 0)",
     ),
+    ("sessions", "user_id", "ALTER TABLE sessions ADD COLUMN user_id TEXT NOT NULL DEFAULT ''", None),
+    ("sessions", "agent_id", "ALTER TABLE sessions ADD COLUMN agent_id TEXT NOT NULL DEFAULT ''", None),
+    ("sessions", "labels", "ALTER TABLE sessions ADD COLUMN labels TEXT NOT NULL DEFAULT '{}'", None),
 )
+
+INDEXES = """
+-- ListSessions by owner, in session id order: by user, by agent, by both.
+CREATE INDEX IF NOT EXISTS sessions_user ON sessions (tenant, user_id, session_id);
+CREATE INDEX IF NOT EXISTS sessions_agent ON sessions (tenant, agent_id, session_id);
+CREATE INDEX IF NOT EXISTS sessions_agent_user ON sessions (tenant, agent_id, user_id, session_id);
+"""

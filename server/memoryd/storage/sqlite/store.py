@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memoryd.domain import events as ev
+from memoryd.domain import paging, prefixes, sessions
 from memoryd.domain.errors import StorageUnavailable
 from memoryd.domain.paging import read_within
 from memoryd.domain.models import (
@@ -40,14 +41,23 @@ from memoryd.domain.models import (
     new_message_id,
     utf8_len,
 )
+from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store, check_event_filter, server_timestamp
-from memoryd.storage.sqlite.schema import MIGRATIONS, PRAGMAS, SCHEMA
+from memoryd.storage.sqlite.schema import INDEXES, MIGRATIONS, PRAGMAS, SCHEMA
 from memoryd.wire import decode_body, encode_body
 
 T = TypeVar("T")
 
 MESSAGE_COLUMNS = "id, seq, role, content, kind, timestamp, archived, body"
 REF_COLUMNS = "id, seq, role, timestamp, archived"
+SESSION_COLUMNS = "session_id, message_count, unarchived_count, last_activity, user_id, agent_id, labels"
+# A session ListSessions lists and GetSession finds (memoryd.domain.sessions.listed).
+LISTED = "(message_count > 0 OR user_id != '' OR agent_id != '' OR labels != '{}')"
+# GetHistory's selection, newest first; PopMessages removes exactly these rows.
+NEWEST_UNARCHIVED = (
+    f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE tenant = ? AND session_id = ? AND archived = 0"
+    " ORDER BY timestamp DESC, seq DESC LIMIT ?"
+)
 
 # Writes committed together at most (bounds the latency one group adds to its first write).
 GROUP_COMMIT_MAX = 64
@@ -74,6 +84,14 @@ def _read_messages(rows: Iterable[tuple], max_bytes: int | None) -> list[Message
     """Messages of `rows` in their order, stepping the cursor one row at a time and stopping
     after the row that takes the bytes read past `max_bytes` (Store's byte-bounded reads)."""
     return read_within(map(_row_to_message, rows), max_bytes, lambda message: message.stored_bytes)
+
+
+def _row_to_session(row: tuple) -> SessionInfo:
+    session_id, message_count, unarchived_count, last_activity, user_id, agent_id, labels = row
+    attributes = SessionAttributes(user_id, agent_id, json.loads(labels))
+    # What a listing's byte bound counts: the row's text (labels dominate).
+    size = utf8_len(session_id) + utf8_len(user_id) + utf8_len(agent_id) + utf8_len(labels)
+    return SessionInfo(session_id, message_count, unarchived_count, last_activity, attributes, size)
 
 
 def _row_to_ref(row: tuple) -> Message:
@@ -112,6 +130,64 @@ def _kind_filters(kinds: Sequence[str], exclude_kinds: Sequence[str]) -> tuple[l
         clauses.append(f"(kind IS NULL OR kind NOT IN ({_placeholders(len(exclude_kinds))}))")
         params.extend(exclude_kinds)
     return clauses, params
+
+
+# -- query shapes (module level so tests can EXPLAIN exactly what the store runs) --
+def list_sessions_query(
+    tenant: str, after_session_id: str | None, limit: int, where: SessionFilter
+) -> tuple[str, list[Any]]:
+    """ListSessions in session id order, from the index that matches the filter: an owner
+    index when an owner is named, else the first label's rows of session_labels (CROSS
+    JOIN keeps it the outer loop), else the primary key. Further labels are probed."""
+    clauses = ["s.tenant = ?", "s.session_id > ?", LISTED]
+    params: list[Any] = [tenant, after_session_id or ""]
+    source = "sessions s"
+    labels = sorted(where.labels.items())
+    if where.user_id:
+        clauses.append("s.user_id = ?")
+        params.append(where.user_id)
+    if where.agent_id:
+        clauses.append("s.agent_id = ?")
+        params.append(where.agent_id)
+    if labels and not (where.user_id or where.agent_id):
+        (key, value), labels = labels[0], labels[1:]
+        source = "session_labels l CROSS JOIN sessions s ON s.tenant = l.tenant AND s.session_id = l.session_id"
+        clauses[:2] = ["l.tenant = ?", "l.key = ?", "l.value = ?", "l.session_id > ?"]
+        params[:2] = [tenant, key, value, after_session_id or ""]
+    for key, value in labels:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM session_labels x WHERE x.tenant = s.tenant AND x.key = ? AND x.value = ?"
+            " AND x.session_id = s.session_id)"
+        )
+        params += [key, value]
+    columns = ", ".join(f"s.{c.strip()}" for c in SESSION_COLUMNS.split(","))
+    order = "l.session_id" if source != "sessions s" else "s.session_id"
+    return f"SELECT {columns} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY {order} LIMIT ?", [*params, limit]
+
+
+def metadata_prefix_query(
+    tenant: str, prefix: str, after: tuple[str, str] | None, limit: int
+) -> tuple[str, list[Any]]:
+    """ListMetadata by prefix: a range of the primary key (tenant, namespace, key)."""
+    clauses = ["tenant = ?", "namespace >= ?"]
+    params: list[Any] = [tenant, prefix]
+    upper = prefixes.upper_bound(prefix)
+    if upper is not None:
+        clauses.append("namespace < ?")
+        params.append(upper)
+    if after is not None:
+        clauses.append("(namespace, key) > (?, ?)")
+        params += after
+    sql = (
+        f"SELECT namespace, key, data, update_time FROM metadata WHERE {' AND '.join(clauses)}"
+        " ORDER BY namespace, key LIMIT ?"
+    )
+    return sql, [*params, limit]
+
+
+def next_namespace_query(inclusive: bool) -> str:
+    """One step of ListNamespaces' loose index scan: a single seek in the primary key."""
+    return f"SELECT min(namespace) FROM metadata WHERE tenant = ? AND namespace {'>=' if inclusive else '>'} ?"
 
 
 class SqliteStore(Store):
@@ -260,11 +336,13 @@ class SqliteStore(Store):
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     conn.execute(alter)
-                    conn.execute(backfill)
+                    if backfill is not None:
+                        conn.execute(backfill)
                     conn.execute("COMMIT")
                 except sqlite3.Error:
                     conn.execute("ROLLBACK")
                     raise
+        conn.executescript(INDEXES)
 
     async def close(self) -> None:
         for executor in (self._writer, self._reader):
@@ -367,9 +445,61 @@ class SqliteStore(Store):
             )
         return removed
 
+    @staticmethod
+    def _session_row(conn: sqlite3.Connection, tenant: str, session_id: str) -> SessionInfo | None:
+        row = conn.execute(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant = ? AND session_id = ?", (tenant, session_id)
+        ).fetchone()
+        return _row_to_session(row) if row else None
+
+    @staticmethod
+    def _write_attributes(
+        conn: sqlite3.Connection,
+        tenant: str,
+        session_id: str,
+        before: SessionAttributes,
+        after: SessionAttributes,
+        now: int,
+    ) -> list[EventDraft]:
+        """Store `after` over `before` (the row exists); the session-updated event, if it changed."""
+        if before == after:
+            return []
+        conn.execute(
+            "UPDATE sessions SET user_id = ?, agent_id = ?, labels = ?, last_activity = ?"
+            " WHERE tenant = ? AND session_id = ?",
+            (after.user_id, after.agent_id, json.dumps(dict(after.labels)), now, tenant, session_id),
+        )
+        if before.labels != after.labels:
+            conn.execute("DELETE FROM session_labels WHERE tenant = ? AND session_id = ?", (tenant, session_id))
+            conn.executemany(
+                "INSERT INTO session_labels (tenant, key, value, session_id) VALUES (?, ?, ?, ?)",
+                [(tenant, key, value, session_id) for key, value in after.labels.items()],
+            )
+        return ev.session_updated(session_id, before, after)
+
+    def _update_attributes(
+        self, conn: sqlite3.Connection, tenant: str, session_id: str, update: SessionUpdate, now: int
+    ) -> tuple[SessionInfo, list[EventDraft]]:
+        conn.execute(
+            "INSERT INTO sessions (tenant, session_id, last_activity) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            (tenant, session_id, now),
+        )
+        current = self._session_row(conn, tenant, session_id)
+        assert current is not None  # inserted above
+        after = sessions.apply(session_id, current.attributes, update)
+        drafts = self._write_attributes(conn, tenant, session_id, current.attributes, after, now)
+        last_activity = now if drafts else current.last_activity
+        return SessionInfo(session_id, current.message_count, current.unarchived_count, last_activity, after), drafts
+
     # -- messages ------------------------------------------------------------
     async def append(
-        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int
+        self,
+        tenant: str,
+        session_id: str,
+        messages: Sequence[Message],
+        idempotency_key: str | None,
+        now: int,
+        attributes: SessionUpdate | None = None,
     ) -> AppendResult:
         def tx(conn: sqlite3.Connection) -> AppendResult:
             if idempotency_key:
@@ -379,25 +509,23 @@ class SqliteStore(Store):
                 ).fetchone()
                 if row:
                     return AppendResult([Message.from_dict(d) for d in json.loads(row[0])], deduplicated=True)
+            drafts: list[EventDraft] = []
+            if attributes:
+                drafts += self._update_attributes(conn, tenant, session_id, attributes, now)[1]
             stored = self._insert_messages(conn, tenant, session_id, messages, now)
             if idempotency_key:
                 conn.execute(
                     "INSERT INTO idempotency (tenant, session_id, key, result, created) VALUES (?, ?, ?, ?, ?)",
                     (tenant, session_id, idempotency_key, json.dumps([m.to_dict() for m in stored]), now),
                 )
-            self._append_events(conn, tenant, ev.appended(session_id, stored), now)
+            self._append_events(conn, tenant, drafts + ev.appended(session_id, stored), now)
             return AppendResult(stored)
 
         return await self._write(tx)
 
     async def history(self, tenant: str, session_id: str, limit: int, max_bytes: int | None = None) -> list[Message]:
-        sql = (
-            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE tenant = ? AND session_id = ? AND archived = 0"
-            " ORDER BY timestamp DESC, seq DESC LIMIT ?"
-        )
-
         def read(conn: sqlite3.Connection) -> list[Message]:
-            return _read_messages(conn.execute(sql, (tenant, session_id, limit)), max_bytes)[::-1]
+            return _read_messages(conn.execute(NEWEST_UNARCHIVED, (tenant, session_id, limit)), max_bytes)[::-1]
 
         return await self._query_inline(read)
 
@@ -577,6 +705,9 @@ class SqliteStore(Store):
                 conn.execute(f"DELETE FROM metadata WHERE {where}", (tenant, *params))
                 for namespace, key in records:
                     drafts += ev.metadata_changed(namespace, key, deleted=True)
+                session = self._session_row(conn, tenant, session_id)
+                if session is not None:
+                    drafts += self._write_attributes(conn, tenant, session_id, session.attributes, SessionAttributes(), now)
             self._append_events(conn, tenant, drafts, now)
             return len(removed), len(records)
 
@@ -600,21 +731,57 @@ class SqliteStore(Store):
                 )
             if metadata:
                 removed_metadata = conn.execute("DELETE FROM metadata WHERE tenant = ?", (tenant,)).rowcount
+                # Every session's attributes go too; all-cleared (with its targets) reports it.
+                conn.execute(
+                    "UPDATE sessions SET user_id = '', agent_id = '', labels = '{}'"
+                    " WHERE tenant = ? AND (user_id != '' OR agent_id != '' OR labels != '{}')",
+                    (tenant,),
+                )
+                conn.execute("DELETE FROM session_labels WHERE tenant = ?", (tenant,))
             self._append_events(conn, tenant, ev.all_cleared(removed, targets), now)
             return sum(map(len, removed.values())), removed_metadata
 
         return await self._write(tx)
 
-    async def list_sessions(self, tenant: str, after_session_id: str | None, limit: int) -> list[SessionInfo]:
+    async def list_sessions(
+        self,
+        tenant: str,
+        after_session_id: str | None,
+        limit: int,
+        where: SessionFilter = SessionFilter(),
+        max_bytes: int | None = None,
+    ) -> list[SessionInfo]:
+        sql, params = list_sessions_query(tenant, after_session_id, limit, where)
+
         def read(conn: sqlite3.Connection) -> list[SessionInfo]:
-            rows = conn.execute(
-                "SELECT session_id, message_count, unarchived_count, last_activity FROM sessions"
-                " WHERE tenant = ? AND message_count > 0 AND session_id > ? ORDER BY session_id LIMIT ?",
-                (tenant, after_session_id or "", limit),
-            )
-            return [SessionInfo(*r) for r in rows]
+            return read_within(map(_row_to_session, conn.execute(sql, params)), max_bytes, lambda s: s.stored_bytes)
 
         return await self._query(read)
+
+    async def pop_newest(
+        self, tenant: str, session_id: str, n: int, now: int, max_bytes: int | None = None
+    ) -> tuple[list[Message], bool]:
+        def tx(conn: sqlite3.Connection) -> tuple[list[Message], bool]:
+            newest = _read_messages(conn.execute(NEWEST_UNARCHIVED, (tenant, session_id, n)), max_bytes)
+            popped, more = paging.fit(newest, n, max_bytes)
+            if popped:
+                seqs = [m.seq for m in popped]
+                removed = self._delete_where(conn, tenant, session_id, f"seq IN ({_placeholders(len(seqs))})", seqs, now)
+                self._append_events(conn, tenant, ev.deleted(session_id, removed), now)
+            return popped[::-1], more and len(popped) < n
+
+        return await self._write(tx)
+
+    async def get_session(self, tenant: str, session_id: str) -> SessionInfo | None:
+        return await self._query_inline(self._session_row, tenant, session_id)
+
+    async def update_session(self, tenant: str, session_id: str, update: SessionUpdate, now: int) -> SessionInfo:
+        def tx(conn: sqlite3.Connection) -> SessionInfo:
+            info, drafts = self._update_attributes(conn, tenant, session_id, update, now)
+            self._append_events(conn, tenant, drafts, now)
+            return info
+
+        return await self._write(tx)
 
     # -- metadata ------------------------------------------------------------
     async def save_metadata(
@@ -666,6 +833,33 @@ class SqliteStore(Store):
             return bool(deleted)
 
         return await self._write(tx)
+
+    async def list_metadata_by_prefix(
+        self, tenant: str, prefix: str, after: tuple[str, str] | None, limit: int, max_bytes: int | None = None
+    ) -> list[MetadataEntry]:
+        sql, params = metadata_prefix_query(tenant, prefix, after, limit)
+
+        def read(conn: sqlite3.Connection) -> list[MetadataEntry]:
+            entries = (MetadataEntry(n, k, json.loads(d), t, utf8_len(d)) for n, k, d, t in conn.execute(sql, params))
+            return read_within(entries, max_bytes, lambda entry: entry.stored_bytes)
+
+        return await self._query(read)
+
+    async def list_namespaces(self, tenant: str, prefix: str, after: str | None, limit: int) -> list[str]:
+        upper = prefixes.upper_bound(prefix)
+
+        def read(conn: sqlite3.Connection) -> list[str]:
+            found: list[str] = []
+            bound, inclusive = prefixes.walk_start(prefix, after)
+            while len(found) < limit:
+                row = conn.execute(next_namespace_query(inclusive), (tenant, bound)).fetchone()
+                if row[0] is None or not prefixes.in_range(row[0], upper):
+                    break
+                found.append(row[0])
+                bound, inclusive = row[0], False
+            return found
+
+        return await self._query(read)
 
     # -- events --------------------------------------------------------------
     async def publish(self, tenant: str, draft: EventDraft, now: int) -> Event:

@@ -6,8 +6,15 @@ from memoryd.v1 import memory_service_pb2 as pb
 from memoryd.v1 import memory_service_pb2_grpc as pb_grpc
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import DEFAULT_RECENT_ROLES, ClearTarget, RecentQuery
+from memoryd.domain.sessions import SessionFilter
 from memoryd.transport.auth import Authenticator
-from memoryd.transport.convert import message_from_proto, message_to_proto, messages_to_proto
+from memoryd.transport.convert import (
+    attributes_from_proto,
+    message_from_proto,
+    message_to_proto,
+    messages_to_proto,
+    session_to_proto,
+)
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
 
@@ -26,6 +33,14 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             check.name("session_id", session_id)
         return check
 
+    @staticmethod
+    def _attributes(check: Check, request):
+        """A save's session_attributes, validated; None when the request carries none."""
+        if not request.HasField("session_attributes"):
+            return None
+        check.session_attributes("session_attributes", request.session_attributes)
+        return attributes_from_proto(request.session_attributes)
+
     @unary
     async def SaveMessage(self, request: pb.SaveMessageRequest, context, tenant: str) -> pb.SaveMessageResponse:
         check = self._check(request.session_id)
@@ -34,9 +49,10 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         else:
             check.message("message", request.message)
         check.name("idempotency_key", request.idempotency_key, required=False)
+        attributes = self._attributes(check, request)
         check.done()
         result = await self.memory.save_messages(
-            tenant, request.session_id, [message_from_proto(request.message)], request.idempotency_key
+            tenant, request.session_id, [message_from_proto(request.message)], request.idempotency_key, attributes
         )
         response = pb.SaveMessageResponse(deduplicated=result.deduplicated)
         message_to_proto(result.messages[0], response.message)
@@ -47,9 +63,14 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         check = self._check(request.session_id)
         check.messages("messages", request.messages, minimum=1)
         check.name("idempotency_key", request.idempotency_key, required=False)
+        attributes = self._attributes(check, request)
         check.done()
         result = await self.memory.save_messages(
-            tenant, request.session_id, [message_from_proto(m) for m in request.messages], request.idempotency_key
+            tenant,
+            request.session_id,
+            [message_from_proto(m) for m in request.messages],
+            request.idempotency_key,
+            attributes,
         )
         response = pb.SaveMessagesResponse(deduplicated=result.deduplicated)
         messages_to_proto(result.messages, response.messages)
@@ -224,20 +245,48 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     async def ListSessions(self, request: pb.ListSessionsRequest, context, tenant: str) -> pb.ListSessionsResponse:
         check = self._check()
         check.page_size("page_size", request.page_size)
+        check.name("user_id", request.user_id, required=False)
+        check.name("agent_id", request.agent_id, required=False)
+        check.labels("labels", request.labels)
         check.done()
-        sessions, token = await self.memory.list_sessions(tenant, request.page_size, request.page_token)
-        return pb.ListSessionsResponse(
-            sessions=[
-                pb.SessionInfo(
-                    session_id=s.session_id,
-                    message_count=s.message_count,
-                    unarchived_count=s.unarchived_count,
-                    last_activity=s.last_activity,
-                )
-                for s in sessions
-            ],
-            next_page_token=token,
+        where = SessionFilter(request.user_id, request.agent_id, dict(request.labels))
+        sessions, token = await self.memory.list_sessions(tenant, request.page_size, request.page_token, where)
+        return pb.ListSessionsResponse(sessions=[session_to_proto(s) for s in sessions], next_page_token=token)
+
+    @unary
+    async def PopMessages(self, request: pb.PopMessagesRequest, context, tenant: str) -> pb.PopMessagesResponse:
+        check = self._check(request.session_id)
+        check.non_negative("n", request.n)
+        if request.n > self.limits.max_page_size:
+            check.fail("n", f"must be at most {self.limits.max_page_size}")
+        check.done()
+        popped, _ = await self.memory.pop_messages(tenant, request.session_id, request.n)
+        response = pb.PopMessagesResponse()
+        messages_to_proto(popped, response.messages)
+        return response
+
+    @unary
+    async def GetSession(self, request: pb.GetSessionRequest, context, tenant: str) -> pb.GetSessionResponse:
+        self._check(request.session_id).done()
+        info = await self.memory.get_session(tenant, request.session_id)
+        response = pb.GetSessionResponse(found=info is not None)
+        if info is not None:
+            session_to_proto(info, response.session)
+        return response
+
+    @unary
+    async def UpdateSession(self, request: pb.UpdateSessionRequest, context, tenant: str) -> pb.UpdateSessionResponse:
+        check = self._check(request.session_id)
+        check.session_attributes("attributes", request.attributes)
+        check.names("remove_labels", request.remove_labels)
+        for i, key in enumerate(request.remove_labels):
+            if key in request.attributes.labels:
+                check.fail(f"remove_labels[{i}]", "is also set in attributes.labels")
+        check.done()
+        info = await self.memory.update_session(
+            tenant, request.session_id, attributes_from_proto(request.attributes), list(request.remove_labels)
         )
+        return pb.UpdateSessionResponse(session=session_to_proto(info))
 
 
 def _clear_result(result) -> pb.ClearResult:

@@ -50,12 +50,24 @@ class MetadataServicer(pb_grpc.MetadataServiceServicer):
 
     @unary
     async def ListMetadata(self, request: pb.ListMetadataRequest, context, tenant: str) -> pb.ListMetadataResponse:
-        check = self._check(request, key=False)
+        by_prefix = request.HasField("namespace_prefix")
+        if by_prefix:
+            check = Check(self.limits)
+            check.name("namespace_prefix", request.namespace_prefix, required=False)
+            if request.namespace:
+                check.fail("namespace", "must be empty when namespace_prefix is set")
+        else:
+            check = self._check(request, key=False)
         check.page_size("page_size", request.page_size)
         check.done()
-        entries, token = await self.memory.list_metadata(
-            tenant, request.namespace, request.page_size, request.page_token
-        )
+        if by_prefix:
+            entries, token = await self.memory.list_metadata_by_prefix(
+                tenant, request.namespace_prefix, request.page_size, request.page_token
+            )
+        else:
+            entries, token = await self.memory.list_metadata(
+                tenant, request.namespace, request.page_size, request.page_token
+            )
         response = pb.ListMetadataResponse(next_page_token=token)
         for entry in entries:
             metadata_to_proto(entry, response.entries.add())
@@ -68,3 +80,14 @@ class MetadataServicer(pb_grpc.MetadataServiceServicer):
         self._check(request, write=True).done()
         deleted = await self.memory.delete_metadata(tenant, request.namespace, request.key)
         return pb.DeleteMetadataResponse(deleted=deleted)
+
+    @unary
+    async def ListNamespaces(
+        self, request: pb.ListNamespacesRequest, context, tenant: str
+    ) -> pb.ListNamespacesResponse:
+        check = Check(self.limits)
+        check.name("prefix", request.prefix, required=False)
+        check.page_size("page_size", request.page_size)
+        check.done()
+        namespaces, token = await self.memory.list_namespaces(tenant, request.prefix, request.page_size, request.page_token)
+        return pb.ListNamespacesResponse(namespaces=namespaces, next_page_token=token)
