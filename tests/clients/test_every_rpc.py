@@ -42,6 +42,7 @@ from memoryd_client import (
     contract_service_config,
     retried_methods,
     message,
+    session_attributes,
     to_dict,
 )
 from tests.clients.live import Fault, FaultProxy, MemorydProcess
@@ -121,6 +122,15 @@ async def exercise_every_method(client: MemoryClient | SyncMemoryClient, tag: st
     page = await resolve(client.list_sessions(page_size=1))
     assert len(page.sessions) == 1 and page.next_page_token
     assert session in {info.session_id for info in await collect(client.iter_sessions(page_size=1))}
+    owned, user = f"every-{tag}-owned", f"user-{tag}"
+    await resolve(client.save_message(owned, message("user", "mine"), attributes=session_attributes(user, "agent", {"run": tag})))
+    await resolve(client.save_messages(owned, [message("assistant", "yours")], attributes=session_attributes(labels={"turn": "2"})))
+    info = await resolve(client.update_session(owned, session_attributes(labels={"lang": "en"}), remove_labels=["turn"]))
+    assert (info.attributes.user_id, dict(info.attributes.labels)) == (user, {"run": tag, "lang": "en"})
+    assert (await resolve(client.get_session(owned))).message_count == 2
+    assert await resolve(client.get_session(f"{owned}-none")) is None
+    assert [i.session_id for i in await collect(client.iter_sessions(user_id=user, labels={"lang": "en"}, page_size=1))] == [owned]
+    assert [m.content for m in await resolve(client.pop_messages(owned))] == ["yours"]
 
     # MetadataService
     namespace = f"ns-{tag}"
@@ -130,6 +140,11 @@ async def exercise_every_method(client: MemoryClient | SyncMemoryClient, tag: st
     await resolve(client.save_metadata(namespace, "k2", {}))
     assert (await resolve(client.list_metadata(namespace, page_size=1))).next_page_token
     assert [e.key for e in await collect(client.iter_metadata(namespace, page_size=1))] == ["k1", "k2"]
+    await resolve(client.save_metadata(f"{namespace}/sub", "k3", {}))
+    by_prefix = await collect(client.iter_metadata(namespace_prefix=namespace, page_size=2))
+    assert [(e.namespace, e.key) for e in by_prefix] == [(namespace, "k1"), (namespace, "k2"), (f"{namespace}/sub", "k3")]
+    assert list((await resolve(client.list_namespaces(namespace))).namespaces) == [namespace, f"{namespace}/sub"]
+    assert await collect(client.iter_namespaces(namespace, page_size=1)) == [namespace, f"{namespace}/sub"]
     assert await resolve(client.delete_metadata(namespace, "k1")) is True
     assert await resolve(client.get_metadata(namespace, "k1")) is None
 

@@ -14,8 +14,8 @@
 """
 
 from memoryd.v1.event_pb2 import CompressProgress, CompressRequested, Event, EventType
-from memoryd.v1.memory_service_pb2 import ClearOutcome, ClearTarget
-from memoryd.v1.message_pb2 import Message, Segment, SessionMessage, ToolCall
+from memoryd.v1.memory_service_pb2 import ClearOutcome, ClearTarget, SessionInfo
+from memoryd.v1.message_pb2 import Message, Segment, SessionAttributes, SessionMessage, ToolCall
 from memoryd.v1.vector_service_pb2 import RecallRoles, RecallScope, VectorPoint
 
 from .client import MemoryClient
@@ -41,7 +41,7 @@ from .errors import (
     UnknownError,
     from_rpc_error,
 )
-from .messages import message, segment, to_dict, to_struct, tool_call
+from .messages import message, segment, session_attributes, to_dict, to_struct, tool_call
 from .service_config import DEFAULT_RETRY, contract_service_config, retried_methods, retry_service_config
 from .sync import SyncMemoryClient
 from .watch import EventWatch, SyncEventWatch
@@ -75,6 +75,8 @@ __all__ = [
     "ResourceExhaustedError",
     "RpcError",
     "Segment",
+    "SessionAttributes",
+    "SessionInfo",
     "SessionMessage",
     "SyncEventWatch",
     "SyncMemoryClient",
@@ -90,6 +92,7 @@ __all__ = [
     "retried_methods",
     "retry_service_config",
     "segment",
+    "session_attributes",
     "to_dict",
     "to_struct",
     "tool_call",

@@ -63,3 +63,14 @@ def message(
         tool_calls=list(tool_calls),
         tool_call_id=tool_call_id,
     )
+
+
+def session_attributes(
+    user_id: str = "", agent_id: str = "", labels: Mapping[str, str] | None = None
+) -> message_pb2.SessionAttributes:
+    """A session's owner and labels, to save with messages or by update_session.
+
+    Writes merge: empty fields leave the stored ones, labels set their keys. The owner
+    (user_id, agent_id) is set once; a different one fails with FailedPreconditionError.
+    """
+    return message_pb2.SessionAttributes(user_id=user_id, agent_id=agent_id, labels=dict(labels or {}))

@@ -132,6 +132,7 @@ class Methods:
         message: message_pb2.Message,
         *,
         idempotency_key: str = "",
+        attributes: message_pb2.SessionAttributes | None = None,
         timeout: float | None = None,
     ) -> Call[memory_service_pb2.SaveMessageResponse]:
         """Appends one message; returns it with id, seq and timestamp.
@@ -139,9 +140,11 @@ class Methods:
         Without an idempotency key the client generates one, so a retry after
         a lost acknowledgement stores nothing twice. Pass your own (derived
         from your message's identity) to stay idempotent across processes.
+        `attributes` (see session_attributes()) are merged into the session's
+        in the same transaction.
         """
         request = memory_service_pb2.SaveMessageRequest(
-            session_id=session_id, message=message, idempotency_key=idempotency_key
+            session_id=session_id, message=message, idempotency_key=idempotency_key, session_attributes=attributes
         )
         return Call("memory", "SaveMessage", request, _response, timeout)
 
@@ -152,11 +155,12 @@ class Methods:
         messages: Iterable[message_pb2.Message],
         *,
         idempotency_key: str = "",
+        attributes: message_pb2.SessionAttributes | None = None,
         timeout: float | None = None,
     ) -> Call[memory_service_pb2.SaveMessagesResponse]:
-        """Appends a batch atomically (all or nothing). Idempotency as in save_message."""
+        """Appends a batch atomically (all or nothing). Idempotency and attributes as in save_message."""
         request = memory_service_pb2.SaveMessagesRequest(
-            session_id=session_id, messages=list(messages), idempotency_key=idempotency_key
+            session_id=session_id, messages=list(messages), idempotency_key=idempotency_key, session_attributes=attributes
         )
         return Call("memory", "SaveMessages", request, _response, timeout)
 
@@ -297,13 +301,55 @@ class Methods:
 
     @unary
     def list_sessions(
-        self, *, page_size: int = 100, page_token: str = "", timeout: float | None = None
+        self,
+        *,
+        user_id: str = "",
+        agent_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        page_size: int = 100,
+        page_token: str = "",
+        timeout: float | None = None,
     ) -> Call[memory_service_pb2.ListSessionsResponse]:
-        """One page of sessions holding messages, ordered by session id."""
-        request = memory_service_pb2.ListSessionsRequest(page_size=page_size, page_token=page_token)
+        """One page of sessions holding messages or attributes, ordered by session id; only
+        those of `user_id` / `agent_id` and carrying every one of `labels`, when given."""
+        request = memory_service_pb2.ListSessionsRequest(
+            user_id=user_id, agent_id=agent_id, labels=dict(labels or {}), page_size=page_size, page_token=page_token
+        )
         return Call("memory", "ListSessions", request, _response, timeout)
 
     iter_sessions: pages[memory_service_pb2.SessionInfo] = pages(list_sessions, "sessions")
+
+    @unary
+    def pop_messages(
+        self, session_id: str, n: int = 1, *, timeout: float | None = None
+    ) -> Call[list[message_pb2.Message]]:
+        """Atomically removes the newest `n` unarchived messages and returns them, oldest first
+        (the last is the newest). Not retried: a second run would remove more."""
+        request = memory_service_pb2.PopMessagesRequest(session_id=session_id, n=n)
+        return Call("memory", "PopMessages", request, lambda r: list(r.messages), timeout)
+
+    @unary
+    def get_session(
+        self, session_id: str, *, timeout: float | None = None
+    ) -> Call[memory_service_pb2.SessionInfo | None]:
+        """The session's counts and attributes, or None when it holds no messages and no attributes."""
+        request = memory_service_pb2.GetSessionRequest(session_id=session_id)
+        return Call("memory", "GetSession", request, lambda r: r.session if r.found else None, timeout)
+
+    @unary
+    def update_session(
+        self,
+        session_id: str,
+        attributes: message_pb2.SessionAttributes | None = None,
+        *,
+        remove_labels: Sequence[str] = (),
+        timeout: float | None = None,
+    ) -> Call[memory_service_pb2.SessionInfo]:
+        """Merges `attributes` into the session's (creating it) and deletes `remove_labels`."""
+        request = memory_service_pb2.UpdateSessionRequest(
+            session_id=session_id, attributes=attributes, remove_labels=remove_labels
+        )
+        return Call("memory", "UpdateSession", request, lambda r: r.session, timeout)
 
     # -- MetadataService -----------------------------------------------------
 
@@ -325,15 +371,32 @@ class Methods:
 
     @unary
     def list_metadata(
-        self, namespace: str, *, page_size: int = 100, page_token: str = "", timeout: float | None = None
+        self,
+        namespace: str = "",
+        *,
+        namespace_prefix: str | None = None,
+        page_size: int = 100,
+        page_token: str = "",
+        timeout: float | None = None,
     ) -> Call[metadata_service_pb2.ListMetadataResponse]:
-        """One page of a namespace's records, ordered by key."""
+        """One page of a namespace's records, ordered by key; or, with `namespace_prefix` (and
+        no namespace), of every namespace starting with it, ordered by (namespace, key)."""
         request = metadata_service_pb2.ListMetadataRequest(
-            namespace=namespace, page_size=page_size, page_token=page_token
+            namespace=namespace, namespace_prefix=namespace_prefix, page_size=page_size, page_token=page_token
         )
         return Call("metadata", "ListMetadata", request, _response, timeout)
 
     iter_metadata: pages[metadata_service_pb2.MetadataEntry] = pages(list_metadata, "entries")
+
+    @unary
+    def list_namespaces(
+        self, prefix: str = "", *, page_size: int = 100, page_token: str = "", timeout: float | None = None
+    ) -> Call[metadata_service_pb2.ListNamespacesResponse]:
+        """One page of the distinct namespaces holding records (starting with `prefix`), in order."""
+        request = metadata_service_pb2.ListNamespacesRequest(prefix=prefix, page_size=page_size, page_token=page_token)
+        return Call("metadata", "ListNamespaces", request, _response, timeout)
+
+    iter_namespaces: pages[str] = pages(list_namespaces, "namespaces")
 
     @unary
     def delete_metadata(self, namespace: str, key: str, *, timeout: float | None = None) -> Call[bool]:
