@@ -31,6 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
         "health", help="exit 0 when the memoryd these settings describe is SERVING (a container HEALTHCHECK)"
     )
     config_module.add_arguments(health)
+    # The MCP server is a client of memoryd and lives in memoryd-client; its own parser reads the rest.
+    mcp = commands.add_parser(
+        "mcp", add_help=False, help="serve the Model Context Protocol over stdio or HTTP (memoryd mcp --help)"
+    )
+    mcp.add_argument("mcp_args", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -41,6 +46,18 @@ def health(config: config_module.Config) -> int:
     log = structlog.get_logger("memoryd.health")
     (log.info if status == "SERVING" else log.error)("health", status=status, target=health_probe.target(config))
     return 0 if status == "SERVING" else 1
+
+
+def mcp(argv: list[str]) -> int:
+    """`memoryd mcp ...`: memoryd_client.mcp_server, installed with memoryd-client[mcp]."""
+    try:
+        from memoryd_client import mcp_server
+    except ImportError as error:  # a JSON log line, as every other refusal of this command
+        logs.configure("info")
+        needs = f"memoryd mcp needs the MCP SDK: pip install 'memoryd-client[mcp]' ({error})"
+        structlog.get_logger("memoryd").error("startup_refused", error=needs)
+        return 2
+    return mcp_server.main(argv, prog="memoryd mcp")
 
 
 async def serve(config: config_module.Config, *, worker_index: int = 0, started=None) -> None:
@@ -58,6 +75,9 @@ async def serve(config: config_module.Config, *, worker_index: int = 0, started=
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mcp"]:  # before argparse, which would take the MCP server's own options
+        return mcp(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         config = config_module.load(args)

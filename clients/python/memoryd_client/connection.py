@@ -3,6 +3,7 @@ options (retry service config), the bearer token, the stubs and the deadline."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -34,6 +35,10 @@ def channel_options(retry: Mapping[str, Any] | None, options: Sequence[tuple[str
         result.append(("grpc.service_config", json.dumps(retry)))
     result.extend(options)
     return result
+
+
+def _bearer(token: str | None) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),) if token else ()
 
 
 class Connection(Methods):
@@ -68,9 +73,7 @@ class Connection(Methods):
         channel = self._open_channel(target, credentials, channel_options(retry, options))
         self.channel = channel
         self.timeout = timeout
-        self._call_metadata: tuple[tuple[str, str], ...] = (
-            (("authorization", f"Bearer {token}"),) if token else ()
-        )
+        self._call_metadata = _bearer(token)
         self.memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
         self.metadata = metadata_service_pb2_grpc.MetadataServiceStub(channel)
         self.events = event_service_pb2_grpc.EventServiceStub(channel)
@@ -82,6 +85,16 @@ class Connection(Methods):
         self, target: str, credentials: grpc.ChannelCredentials | None, options: list[tuple[str, Any]]
     ) -> Any:
         raise NotImplementedError  # a grpc or grpc.aio channel: the client classes
+
+    def with_token(self, token: str | None) -> Any:
+        """This client on the same channel, sending `token` (None: no token) instead of its own.
+
+        For a process that calls memoryd for many callers, each with their own token (the
+        MCP server over HTTP). Close only the original: the copy shares its channel.
+        """
+        other = copy.copy(self)
+        other._call_metadata = _bearer(token)
+        return other
 
     def _run(self, call: Call[Any]) -> Any:
         method = getattr(getattr(self, call.service), call.method)
