@@ -1,6 +1,10 @@
-"""Every snippet of docs/CLIENTS.md and of the README's Clients section is exercised.
+"""Every snippet of docs/CLIENTS.md, docs/INTEGRATIONS.md and of the README's Clients and
+"Use it from your agent framework" sections is exercised.
 
-- Python blocks run against a live server (127.0.0.1:50051 becomes its address).
+- Python blocks run against a live server (127.0.0.1:50051 becomes its address), with the
+  test environment's scripts (memoryd-mcp) on PATH.
+- JSON blocks are MCP host configurations: each server's command, run as configured, serves
+  the SDK's client session its tools.
 - Go, TypeScript and Java blocks are verbatim excerpts (line by line, indentation aside) of
   the examples and sources that scripts/test-clients builds and runs.
 - Shell lines are commands scripts/test-clients runs, once 127.0.0.1:50051 reads "$addr"
@@ -10,7 +14,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,10 +36,17 @@ SOURCES = {
 SHELL_SUBSTITUTIONS = {"127.0.0.1:50051": '"$addr"', "/path/to/memoryd": '"$root"'}
 
 
+def readme_section(title: str) -> str:
+    return (ROOT / "README.md").read_text().split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
 def sections() -> dict[str, str]:
-    readme = (ROOT / "README.md").read_text()
-    clients = readme.split("\n## Clients\n", 1)[1].split("\n## ", 1)[0]
-    return {"README.md#clients": clients, "docs/CLIENTS.md": (ROOT / "docs/CLIENTS.md").read_text()}
+    return {
+        "README.md#clients": readme_section("Clients"),
+        "README.md#frameworks": readme_section("Use it from your agent framework"),
+        "docs/CLIENTS.md": (ROOT / "docs/CLIENTS.md").read_text(),
+        "docs/INTEGRATIONS.md": (ROOT / "docs/INTEGRATIONS.md").read_text(),
+    }
 
 
 def blocks(language: str) -> list[tuple[str, str]]:
@@ -51,8 +65,29 @@ def stripped(text: str) -> list[str]:
 @pytest.mark.parametrize(("where", "body"), blocks("python"), ids=[w for w, _ in blocks("python")])
 def test_python_snippets_run(memoryd: MemorydProcess, tmp_path, where: str, body: str):
     code = body.replace("127.0.0.1:50051", memoryd.target)
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=snippet_environment()
+    )
     assert result.returncode == 0, f"{where} failed:\n{result.stderr}"
+
+
+def snippet_environment() -> dict[str, str]:
+    # The Agents SDK would export traces to OpenAI's service; there is none here.
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "OPENAI_AGENTS_DISABLE_TRACING": "1"}
+
+
+@pytest.mark.parametrize(("where", "body"), blocks("json"), ids=[w for w, _ in blocks("json")])
+async def test_mcp_host_configurations_start_the_server(memoryd: MemorydProcess, where: str, body: str):
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    for name, server in json.loads(body.replace("127.0.0.1:50051", memoryd.target))["mcpServers"].items():
+        command = shutil.which(server["command"], path=snippet_environment()["PATH"])
+        params = StdioServerParameters(command=command, args=server["args"], env={**os.environ, **server["env"]})
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            assert "memory_save" in {tool.name for tool in (await session.list_tools()).tools}, (where, name)
 
 
 @pytest.mark.parametrize("language", sorted(SOURCES))
