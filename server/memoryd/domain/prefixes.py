@@ -11,6 +11,8 @@ records each namespace holds.
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
 MAX_CODE_POINT = 0x10FFFF
 SURROGATES = range(0xD800, 0xE000)  # never in a valid (UTF-8 encodable) string
 
@@ -26,12 +28,20 @@ def upper_bound(prefix: str) -> str | None:
     return None
 
 
-def walk_start(prefix: str, after: str | None) -> tuple[str, bool]:
-    """Where a listing resumes: (bound, inclusive). After a page, strictly past its last item."""
-    if after is not None and after >= prefix:
-        return after, False
-    return prefix, True
+Seek = tuple[str, bool]  # (bound, inclusive): the first namespace >= bound (> when not inclusive)
 
 
-def in_range(value: str, upper: str | None) -> bool:
-    return upper is None or value < upper
+def namespace_walk(prefix: str, after: str | None, limit: int) -> Generator[Seek, str | None, list[str]]:
+    """The loose index scan of ListNamespaces, without I/O: it yields each seek to make and
+    is sent the namespace found (None: none); it returns the page. Stores drive it with
+    their own (sync or async) seek."""
+    upper = upper_bound(prefix)
+    found: list[str] = []
+    bound, inclusive = (after, False) if after is not None and after >= prefix else (prefix, True)
+    while len(found) < limit:
+        namespace = yield bound, inclusive
+        if namespace is None or (upper is not None and namespace >= upper):
+            break
+        found.append(namespace)
+        bound, inclusive = namespace, False
+    return found

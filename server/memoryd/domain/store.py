@@ -229,8 +229,9 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def list_namespaces(self, tenant: str, prefix: str, after: str | None, limit: int) -> list[str]:
-        """Distinct namespaces starting with `prefix` after `after`, ascending; one index seek
-        per namespace (memoryd.domain.prefixes), never a scan of their records."""
+        """Distinct namespaces starting with `prefix` after `after`, ascending: the store drives
+        memoryd.domain.prefixes.namespace_walk with one index seek per namespace, never a scan
+        of their records."""
 
     # -- events ----------------------------------------------------------
     @abc.abstractmethod

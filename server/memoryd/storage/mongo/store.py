@@ -1018,22 +1018,19 @@ class MongoStore(Store):
         return await self._read(read)
 
     async def list_namespaces(self, tenant: str, prefix: str, after: str | None, limit: int) -> list[str]:
-        upper = prefixes.upper_bound(prefix)
-
         async def read(db: AsyncDatabase) -> list[str]:
-            found: list[str] = []
-            bound, inclusive = prefixes.walk_start(prefix, after)
-            while len(found) < limit:
-                doc = await db[METADATA].find_one(
-                    {"tenant": tenant, "namespace": {"$gte" if inclusive else "$gt": bound}},
-                    {"_id": 0, "namespace": 1},
-                    sort=[("namespace", pymongo.ASCENDING)],
-                )
-                if doc is None or not prefixes.in_range(doc["namespace"], upper):
-                    break
-                found.append(doc["namespace"])
-                bound, inclusive = doc["namespace"], False
-            return found
+            walk = prefixes.namespace_walk(prefix, after, limit)
+            try:
+                bound, inclusive = next(walk)
+                while True:
+                    doc = await db[METADATA].find_one(
+                        {"tenant": tenant, "namespace": {"$gte" if inclusive else "$gt": bound}},
+                        {"_id": 0, "namespace": 1},
+                        sort=[("namespace", pymongo.ASCENDING)],
+                    )
+                    bound, inclusive = walk.send(doc["namespace"] if doc else None)
+            except StopIteration as page:
+                return page.value
 
         return await self._read(read)
 

@@ -846,18 +846,15 @@ class SqliteStore(Store):
         return await self._query(read)
 
     async def list_namespaces(self, tenant: str, prefix: str, after: str | None, limit: int) -> list[str]:
-        upper = prefixes.upper_bound(prefix)
-
         def read(conn: sqlite3.Connection) -> list[str]:
-            found: list[str] = []
-            bound, inclusive = prefixes.walk_start(prefix, after)
-            while len(found) < limit:
-                row = conn.execute(next_namespace_query(inclusive), (tenant, bound)).fetchone()
-                if row[0] is None or not prefixes.in_range(row[0], upper):
-                    break
-                found.append(row[0])
-                bound, inclusive = row[0], False
-            return found
+            walk = prefixes.namespace_walk(prefix, after, limit)
+            try:
+                bound, inclusive = next(walk)
+                while True:
+                    (found,) = conn.execute(next_namespace_query(inclusive), (tenant, bound)).fetchone()
+                    bound, inclusive = walk.send(found)
+            except StopIteration as page:
+                return page.value
 
         return await self._query(read)
 
