@@ -1991,7 +1991,8 @@ type PopMessagesRequest struct {
 	// Session to remove from.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Number of newest unarchived messages to remove: the ones GetHistory with
-	// limit `n` returns. 0 means 1. At most the server's maximum page size.
+	// limit `n` returns. 0 means 1. At most the server's maximum page size; the
+	// response byte bound may remove fewer (see `truncated`).
 	N             int32 `protobuf:"varint,2,opt,name=n,proto3" json:"n,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2046,8 +2047,12 @@ type PopMessagesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The removed messages, whole, ordered by (timestamp, seq) as GetHistory
 	// orders them: the last one is the newest. Fewer than `n` (or none) when the
-	// session holds fewer unarchived messages.
-	Messages      []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// session holds fewer unarchived messages, or when `truncated`.
+	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// True when the server's response byte bound (max_response_bytes) stopped the
+	// pop before `n` messages: only the newest that fit were removed (always at
+	// least one); pop again for the rest.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2087,6 +2092,13 @@ func (x *PopMessagesResponse) GetMessages() []*Message {
 		return x.Messages
 	}
 	return nil
+}
+
+func (x *PopMessagesResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 // Request of GetSession.
@@ -2444,9 +2456,10 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x12PopMessagesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\f\n" +
-	"\x01n\x18\x02 \x01(\x05R\x01n\"F\n" +
+	"\x01n\x18\x02 \x01(\x05R\x01n\"d\n" +
 	"\x13PopMessagesResponse\x12/\n" +
-	"\bmessages\x18\x01 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\"2\n" +
+	"\bmessages\x18\x01 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"]\n" +

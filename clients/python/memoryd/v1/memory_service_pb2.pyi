@@ -324,10 +324,12 @@ class PopMessagesRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., n: _Optional[int] = ...) -> None: ...
 
 class PopMessagesResponse(_message.Message):
-    __slots__ = ("messages",)
+    __slots__ = ("messages", "truncated")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
-    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ...) -> None: ...
+    truncated: bool
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., truncated: _Optional[bool] = ...) -> None: ...
 
 class GetSessionRequest(_message.Message):
     __slots__ = ("session_id",)
