@@ -130,7 +130,8 @@ async def exercise_every_method(client: MemoryClient | SyncMemoryClient, tag: st
     assert (await resolve(client.get_session(owned))).message_count == 2
     assert await resolve(client.get_session(f"{owned}-none")) is None
     assert [i.session_id for i in await collect(client.iter_sessions(user_id=user, labels={"lang": "en"}, page_size=1))] == [owned]
-    assert [m.content for m in await resolve(client.pop_messages(owned))] == ["yours"]
+    popped = await resolve(client.pop_messages(owned))
+    assert [m.content for m in popped.messages] == ["yours"] and not popped.truncated
 
     # MetadataService
     namespace = f"ns-{tag}"

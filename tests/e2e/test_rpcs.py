@@ -232,6 +232,7 @@ async def test_pop_messages_returns_and_watchers_hear_the_deletion(client, sessi
     await stream.read()  # the first response says the watch is registered
     popped = await client.memory.PopMessages(pb.PopMessagesRequest(session_id=session_id, n=2))
     assert [m.content for m in popped.messages] == ["b", "c"] and list(popped.messages) == saved[1:]
+    assert not popped.truncated
     event = (await stream.read()).event
     assert list(event.messages_deleted.ids) == [m.id for m in saved[1:]]
     stream.cancel()

@@ -146,7 +146,7 @@ class MemorydChatStore(BaseChatStore):
         return from_memoryd(messages[idx])
 
     def delete_last_message(self, key: str) -> ChatMessage | None:
-        popped = self.client.pop_messages(key, 1)
+        popped = self.client.pop_messages(key, 1).messages
         return from_memoryd(popped[-1]) if popped else None
 
     def get_keys(self) -> list[str]:
@@ -189,7 +189,7 @@ class MemorydChatStore(BaseChatStore):
     async def adelete_last_message(self, key: str) -> ChatMessage | None:
         if self._async_client is None:
             return await super().adelete_last_message(key)
-        popped = await self._async_client.pop_messages(key, 1)
+        popped = (await self._async_client.pop_messages(key, 1)).messages
         return from_memoryd(popped[-1]) if popped else None
 
     async def aget_keys(self) -> list[str]:

@@ -322,11 +322,12 @@ class Methods:
     @unary
     def pop_messages(
         self, session_id: str, n: int = 1, *, timeout: float | None = None
-    ) -> Call[list[message_pb2.Message]]:
-        """Atomically removes the newest `n` unarchived messages and returns them, oldest first
-        (the last is the newest). Not retried: a second run would remove more."""
+    ) -> Call[memory_service_pb2.PopMessagesResponse]:
+        """Atomically removes the newest `n` unarchived messages; `.messages` holds them, oldest
+        first (the last is the newest), `.truncated` says the server's response byte bound
+        removed fewer than `n` (at least one). Not retried: a second run would remove more."""
         request = memory_service_pb2.PopMessagesRequest(session_id=session_id, n=n)
-        return Call("memory", "PopMessages", request, lambda r: list(r.messages), timeout)
+        return Call("memory", "PopMessages", request, _response, timeout)
 
     @unary
     def get_session(

@@ -122,7 +122,7 @@ class MemorydSession:
             await self.client.save_messages(self.session_id, [to_memoryd(i) for i in items], attributes=self.attributes)
 
     async def pop_item(self) -> TResponseInputItem | None:
-        popped = await self.client.pop_messages(self.session_id, 1)
+        popped = (await self.client.pop_messages(self.session_id, 1)).messages
         return from_memoryd(popped[-1]) if popped else None
 
     async def clear_session(self) -> None:

@@ -260,8 +260,8 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         if request.n > self.limits.max_page_size:
             check.fail("n", f"must be at most {self.limits.max_page_size}")
         check.done()
-        popped, _ = await self.memory.pop_messages(tenant, request.session_id, request.n)
-        response = pb.PopMessagesResponse()
+        popped, truncated = await self.memory.pop_messages(tenant, request.session_id, request.n)
+        response = pb.PopMessagesResponse(truncated=truncated)
         messages_to_proto(popped, response.messages)
         return response
 
