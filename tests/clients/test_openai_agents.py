@@ -178,3 +178,19 @@ async def test_messages_other_clients_wrote_read_as_items(client: MemoryClient, 
 async def test_an_item_that_is_not_json_is_refused(client: MemoryClient, session_id: str):
     with pytest.raises(ValueError, match="not JSON-serializable"):
         await MemorydSession(session_id, client).add_items([{"role": "user", "content": "x", "blob": b"\x00"}])
+
+
+async def test_histories_longer_than_the_servers_page_limit_are_read_whole(tmp_path):
+    from tests.clients.live import MemorydProcess
+
+    server = MemorydProcess(tmp_path, env={"MEMORYD_MAX_PAGE_SIZE": "3"})
+    server.start()
+    try:
+        async with MemoryClient(server.target) as client:
+            session = MemorydSession("long", client)
+            await session.add_items([{"role": "user", "content": str(i)} for i in range(8)])
+            assert [i["content"] for i in await session.get_items()] == [str(i) for i in range(8)]
+            assert [i["content"] for i in await session.get_items(limit=5)] == ["3", "4", "5", "6", "7"]
+            assert [i["content"] for i in await session.get_items(limit=2)] == ["6", "7"]
+    finally:
+        server.stop()

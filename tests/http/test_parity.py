@@ -36,6 +36,7 @@ SEED = (
 VECTORS = ("memoryd.v1.VectorService.UpsertVectors", lambda setup: {"points": [_point(setup, 0, [1, 0, 0, 0]), _point(setup, 1, [0, 1, 0, 0])]})
 METADATA = ("memoryd.v1.MetadataService.SaveMetadata", {"namespace": "app", "key": "k", "data": {"theme": "dark", "size": 3}})
 SUMMARY = ("memoryd.v1.SummaryService.SaveSummary", {"session_id": S, "from_seq": "1", "to_seq": "2", "text": "they greeted"})
+OWNER = ("memoryd.v1.MemoryService.UpdateSession", {"session_id": S, "attributes": {"user_id": "ann", "labels": {"plan": "pro"}}})
 ENTRY = ("memoryd.v1.EntryService.SaveEntry", {"scope": "u:1", "text": "likes green tea", "tags": ["drink"]})
 
 
@@ -74,10 +75,17 @@ CASES: dict[str, Case] = {
     "memoryd.v1.MemoryService.ClearSession": Case({"session_id": S, "targets": ["CLEAR_TARGET_MESSAGES", "CLEAR_TARGET_METADATA"]}),
     "memoryd.v1.MemoryService.ClearAll": Case({"targets": ["CLEAR_TARGET_MESSAGES"]}),
     "memoryd.v1.MemoryService.ListSessions": Case({"page_size": 10}),
+    "memoryd.v1.MemoryService.PopMessages": Case({"session_id": S, "n": 2}),
+    "memoryd.v1.MemoryService.GetSession": Case({"session_id": S}, setup=[SEED, OWNER]),
+    "memoryd.v1.MemoryService.UpdateSession": Case(
+        {"session_id": S, "attributes": {"agent_id": "bot", "labels": {"lang": "en"}}, "remove_labels": ["plan"]},
+        setup=[SEED, OWNER],
+    ),
     "memoryd.v1.MetadataService.SaveMetadata": Case(METADATA[1], setup=[]),
     "memoryd.v1.MetadataService.GetMetadata": Case({"namespace": "app", "key": "k"}, setup=[METADATA]),
     "memoryd.v1.MetadataService.ListMetadata": Case({"namespace": "app"}, setup=[METADATA]),
     "memoryd.v1.MetadataService.DeleteMetadata": Case({"namespace": "app", "key": "k"}, setup=[METADATA]),
+    "memoryd.v1.MetadataService.ListNamespaces": Case({"prefix": "a"}, setup=[METADATA]),
     "memoryd.v1.EventService.PublishEvent": Case({"session_id": S, "compress_requested": {"requested_by": "tester", "reason": "long"}}),
     "memoryd.v1.VectorService.UpsertVectors": Case(VECTORS[1]),
     "memoryd.v1.VectorService.SearchMemory": Case(
