@@ -87,12 +87,19 @@ func (x *WatchRequest) GetAfterSeq() int64 {
 	return 0
 }
 
-// Progress notification sent on idle streams.
+// Progress notification: the first message of every stream, and sent while
+// a stream skips filtered-out events and on idle streams.
 type WatchProgress struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Newest seq in the tenant's log at the time of sending. A subscriber that
-	// has seen every matching event up to here may resume from it.
-	LatestSeq     int64 `protobuf:"varint,1,opt,name=latest_seq,json=latestSeq,proto3" json:"latest_seq,omitempty"`
+	// Resume point: every event matching the watch with seq <= latest_seq has
+	// been delivered, so reopening with after_seq = latest_seq misses nothing.
+	// On a live stream this is the newest seq in the tenant's log; while the
+	// stream catches up from the log it is how far it has read (below head_seq).
+	LatestSeq int64 `protobuf:"varint,1,opt,name=latest_seq,json=latestSeq,proto3" json:"latest_seq,omitempty"`
+	// Newest seq in the tenant's log the server knew of when it sent this
+	// message (in the first message: the newest seq when the stream started).
+	// head_seq - latest_seq events remain to be read before the stream is live.
+	HeadSeq       int64 `protobuf:"varint,2,opt,name=head_seq,json=headSeq,proto3" json:"head_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -130,6 +137,13 @@ func (*WatchProgress) Descriptor() ([]byte, []int) {
 func (x *WatchProgress) GetLatestSeq() int64 {
 	if x != nil {
 		return x.LatestSeq
+	}
+	return 0
+}
+
+func (x *WatchProgress) GetHeadSeq() int64 {
+	if x != nil {
+		return x.HeadSeq
 	}
 	return 0
 }
@@ -375,10 +389,11 @@ const file_memoryd_v1_event_service_proto_rawDesc = "" +
 	"\x05types\x18\x02 \x03(\x0e2\x15.memoryd.v1.EventTypeR\x05types\x12 \n" +
 	"\tafter_seq\x18\x03 \x01(\x03H\x00R\bafterSeq\x88\x01\x01B\f\n" +
 	"\n" +
-	"_after_seq\".\n" +
+	"_after_seq\"I\n" +
 	"\rWatchProgress\x12\x1d\n" +
 	"\n" +
-	"latest_seq\x18\x01 \x01(\x03R\tlatestSeq\"{\n" +
+	"latest_seq\x18\x01 \x01(\x03R\tlatestSeq\x12\x19\n" +
+	"\bhead_seq\x18\x02 \x01(\x03R\aheadSeq\"{\n" +
 	"\rWatchResponse\x12)\n" +
 	"\x05event\x18\x01 \x01(\v2\x11.memoryd.v1.EventH\x00R\x05event\x127\n" +
 	"\bprogress\x18\x02 \x01(\v2\x19.memoryd.v1.WatchProgressH\x00R\bprogressB\x06\n" +

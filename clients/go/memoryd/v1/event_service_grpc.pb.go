@@ -30,11 +30,14 @@ const (
 // The change log of memory: every mutation writes its events in the same
 // storage transaction as the change. Modelled on etcd's Watch.
 type EventServiceClient interface {
-	// Streams events in seq order. Resuming with after_seq delivers every later
-	// event exactly once. An after_seq older than retention fails with
-	// OUT_OF_RANGE (ErrorInfo reason EVENTS_COMPACTED, metadata oldest_seq); a
-	// subscriber that falls too far behind is ended with RESOURCE_EXHAUSTED and
-	// resumes from its last seq.
+	// Streams events in seq order, starting with a WatchProgress. Resuming with
+	// after_seq delivers every later event exactly once, however far back
+	// after_seq is: the stream catches up from the durable log at the pace the
+	// client reads, then follows new events live. An after_seq older than
+	// retention fails with OUT_OF_RANGE (ErrorInfo reason EVENTS_COMPACTED,
+	// metadata oldest_seq). A server at its limit of concurrent Watch streams
+	// refuses new ones with RESOURCE_EXHAUSTED (reason TOO_MANY_WATCH_STREAMS);
+	// retry with backoff.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
 	// Publishes an event that callers originate (compress request and progress).
 	PublishEvent(ctx context.Context, in *PublishEventRequest, opts ...grpc.CallOption) (*PublishEventResponse, error)
@@ -84,11 +87,14 @@ func (c *eventServiceClient) PublishEvent(ctx context.Context, in *PublishEventR
 // The change log of memory: every mutation writes its events in the same
 // storage transaction as the change. Modelled on etcd's Watch.
 type EventServiceServer interface {
-	// Streams events in seq order. Resuming with after_seq delivers every later
-	// event exactly once. An after_seq older than retention fails with
-	// OUT_OF_RANGE (ErrorInfo reason EVENTS_COMPACTED, metadata oldest_seq); a
-	// subscriber that falls too far behind is ended with RESOURCE_EXHAUSTED and
-	// resumes from its last seq.
+	// Streams events in seq order, starting with a WatchProgress. Resuming with
+	// after_seq delivers every later event exactly once, however far back
+	// after_seq is: the stream catches up from the durable log at the pace the
+	// client reads, then follows new events live. An after_seq older than
+	// retention fails with OUT_OF_RANGE (ErrorInfo reason EVENTS_COMPACTED,
+	// metadata oldest_seq). A server at its limit of concurrent Watch streams
+	// refuses new ones with RESOURCE_EXHAUSTED (reason TOO_MANY_WATCH_STREAMS);
+	// retry with backoff.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
 	// Publishes an event that callers originate (compress request and progress).
 	PublishEvent(context.Context, *PublishEventRequest) (*PublishEventResponse, error)

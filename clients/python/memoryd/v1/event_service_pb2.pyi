@@ -18,10 +18,12 @@ class WatchRequest(_message.Message):
     def __init__(self, session_ids: _Optional[_Iterable[str]] = ..., types: _Optional[_Iterable[_Union[_event_pb2.EventType, str]]] = ..., after_seq: _Optional[int] = ...) -> None: ...
 
 class WatchProgress(_message.Message):
-    __slots__ = ("latest_seq",)
+    __slots__ = ("latest_seq", "head_seq")
     LATEST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    HEAD_SEQ_FIELD_NUMBER: _ClassVar[int]
     latest_seq: int
-    def __init__(self, latest_seq: _Optional[int] = ...) -> None: ...
+    head_seq: int
+    def __init__(self, latest_seq: _Optional[int] = ..., head_seq: _Optional[int] = ...) -> None: ...
 
 class WatchResponse(_message.Message):
     __slots__ = ("event", "progress")

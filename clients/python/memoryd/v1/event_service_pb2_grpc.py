@@ -54,11 +54,14 @@ class EventServiceServicer:
     """
 
     def Watch(self, request, context):
-        """Streams events in seq order. Resuming with after_seq delivers every later
-        event exactly once. An after_seq older than retention fails with
-        OUT_OF_RANGE (ErrorInfo reason EVENTS_COMPACTED, metadata oldest_seq); a
-        subscriber that falls too far behind is ended with RESOURCE_EXHAUSTED and
-        resumes from its last seq.
+        """Streams events in seq order, starting with a WatchProgress. Resuming with
+        after_seq delivers every later event exactly once, however far back
+        after_seq is: the stream catches up from the durable log at the pace the
+        client reads, then follows new events live. An after_seq older than
+        retention fails with OUT_OF_RANGE (ErrorInfo reason EVENTS_COMPACTED,
+        metadata oldest_seq). A server at its limit of concurrent Watch streams
+        refuses new ones with RESOURCE_EXHAUSTED (reason TOO_MANY_WATCH_STREAMS);
+        retry with backoff.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memoryd/v1/event_service.proto.
  */
 export const file_memoryd_v1_event_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tZW1vcnlkL3YxL2V2ZW50X3NlcnZpY2UucHJvdG8SCm1lbW9yeWQudjEibwoMV2F0Y2hSZXF1ZXN0EhMKC3Nlc3Npb25faWRzGAEgAygJEiQKBXR5cGVzGAIgAygOMhUubWVtb3J5ZC52MS5FdmVudFR5cGUSFgoJYWZ0ZXJfc2VxGAMgASgDSACIAQFCDAoKX2FmdGVyX3NlcSIjCg1XYXRjaFByb2dyZXNzEhIKCmxhdGVzdF9zZXEYASABKAMiagoNV2F0Y2hSZXNwb25zZRIiCgVldmVudBgBIAEoCzIRLm1lbW9yeWQudjEuRXZlbnRIABItCghwcm9ncmVzcxgCIAEoCzIZLm1lbW9yeWQudjEuV2F0Y2hQcm9ncmVzc0gAQgYKBGtpbmQirAEKE1B1Ymxpc2hFdmVudFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRI7ChJjb21wcmVzc19yZXF1ZXN0ZWQYAiABKAsyHS5tZW1vcnlkLnYxLkNvbXByZXNzUmVxdWVzdGVkSAASOQoRY29tcHJlc3NfcHJvZ3Jlc3MYAyABKAsyHC5tZW1vcnlkLnYxLkNvbXByZXNzUHJvZ3Jlc3NIAEIJCgdwYXlsb2FkIjgKFFB1Ymxpc2hFdmVudFJlc3BvbnNlEiAKBWV2ZW50GAEgASgLMhEubWVtb3J5ZC52MS5FdmVudDKhAQoMRXZlbnRTZXJ2aWNlEj4KBVdhdGNoEhgubWVtb3J5ZC52MS5XYXRjaFJlcXVlc3QaGS5tZW1vcnlkLnYxLldhdGNoUmVzcG9uc2UwARJRCgxQdWJsaXNoRXZlbnQSHy5tZW1vcnlkLnYxLlB1Ymxpc2hFdmVudFJlcXVlc3QaIC5tZW1vcnlkLnYxLlB1Ymxpc2hFdmVudFJlc3BvbnNlQmEKDmRldi5tZW1vcnlkLnYxQhFFdmVudFNlcnZpY2VQcm90b1ABWjpnaXRodWIuY29tL21lbW9yeWQvbWVtb3J5ZC9jbGllbnRzL2dvL21lbW9yeWQvdjE7bWVtb3J5ZHYxYgZwcm90bzM", [file_memoryd_v1_event]);
+  fileDesc("Ch5tZW1vcnlkL3YxL2V2ZW50X3NlcnZpY2UucHJvdG8SCm1lbW9yeWQudjEibwoMV2F0Y2hSZXF1ZXN0EhMKC3Nlc3Npb25faWRzGAEgAygJEiQKBXR5cGVzGAIgAygOMhUubWVtb3J5ZC52MS5FdmVudFR5cGUSFgoJYWZ0ZXJfc2VxGAMgASgDSACIAQFCDAoKX2FmdGVyX3NlcSI1Cg1XYXRjaFByb2dyZXNzEhIKCmxhdGVzdF9zZXEYASABKAMSEAoIaGVhZF9zZXEYAiABKAMiagoNV2F0Y2hSZXNwb25zZRIiCgVldmVudBgBIAEoCzIRLm1lbW9yeWQudjEuRXZlbnRIABItCghwcm9ncmVzcxgCIAEoCzIZLm1lbW9yeWQudjEuV2F0Y2hQcm9ncmVzc0gAQgYKBGtpbmQirAEKE1B1Ymxpc2hFdmVudFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRI7ChJjb21wcmVzc19yZXF1ZXN0ZWQYAiABKAsyHS5tZW1vcnlkLnYxLkNvbXByZXNzUmVxdWVzdGVkSAASOQoRY29tcHJlc3NfcHJvZ3Jlc3MYAyABKAsyHC5tZW1vcnlkLnYxLkNvbXByZXNzUHJvZ3Jlc3NIAEIJCgdwYXlsb2FkIjgKFFB1Ymxpc2hFdmVudFJlc3BvbnNlEiAKBWV2ZW50GAEgASgLMhEubWVtb3J5ZC52MS5FdmVudDKhAQoMRXZlbnRTZXJ2aWNlEj4KBVdhdGNoEhgubWVtb3J5ZC52MS5XYXRjaFJlcXVlc3QaGS5tZW1vcnlkLnYxLldhdGNoUmVzcG9uc2UwARJRCgxQdWJsaXNoRXZlbnQSHy5tZW1vcnlkLnYxLlB1Ymxpc2hFdmVudFJlcXVlc3QaIC5tZW1vcnlkLnYxLlB1Ymxpc2hFdmVudFJlc3BvbnNlQmEKDmRldi5tZW1vcnlkLnYxQhFFdmVudFNlcnZpY2VQcm90b1ABWjpnaXRodWIuY29tL21lbW9yeWQvbWVtb3J5ZC9jbGllbnRzL2dvL21lbW9yeWQvdjE7bWVtb3J5ZHYxYgZwcm90bzM", [file_memoryd_v1_event]);
 
 /**
  * Request of Watch.
@@ -52,18 +52,30 @@ export const WatchRequestSchema: GenMessage<WatchRequest> = /*@__PURE__*/
   messageDesc(file_memoryd_v1_event_service, 0);
 
 /**
- * Progress notification sent on idle streams.
+ * Progress notification: the first message of every stream, and sent while
+ * a stream skips filtered-out events and on idle streams.
  *
  * @generated from message memoryd.v1.WatchProgress
  */
 export type WatchProgress = Message<"memoryd.v1.WatchProgress"> & {
   /**
-   * Newest seq in the tenant's log at the time of sending. A subscriber that
-   * has seen every matching event up to here may resume from it.
+   * Resume point: every event matching the watch with seq <= latest_seq has
+   * been delivered, so reopening with after_seq = latest_seq misses nothing.
+   * On a live stream this is the newest seq in the tenant's log; while the
+   * stream catches up from the log it is how far it has read (below head_seq).
    *
    * @generated from field: int64 latest_seq = 1;
    */
   latestSeq: bigint;
+
+  /**
+   * Newest seq in the tenant's log the server knew of when it sent this
+   * message (in the first message: the newest seq when the stream started).
+   * head_seq - latest_seq events remain to be read before the stream is live.
+   *
+   * @generated from field: int64 head_seq = 2;
+   */
+  headSeq: bigint;
 };
 
 /**
@@ -183,11 +195,14 @@ export const PublishEventResponseSchema: GenMessage<PublishEventResponse> = /*@_
  */
 export const EventService: GenService<{
   /**
-   * Streams events in seq order. Resuming with after_seq delivers every later
-   * event exactly once. An after_seq older than retention fails with
-   * OUT_OF_RANGE (ErrorInfo reason EVENTS_COMPACTED, metadata oldest_seq); a
-   * subscriber that falls too far behind is ended with RESOURCE_EXHAUSTED and
-   * resumes from its last seq.
+   * Streams events in seq order, starting with a WatchProgress. Resuming with
+   * after_seq delivers every later event exactly once, however far back
+   * after_seq is: the stream catches up from the durable log at the pace the
+   * client reads, then follows new events live. An after_seq older than
+   * retention fails with OUT_OF_RANGE (ErrorInfo reason EVENTS_COMPACTED,
+   * metadata oldest_seq). A server at its limit of concurrent Watch streams
+   * refuses new ones with RESOURCE_EXHAUSTED (reason TOO_MANY_WATCH_STREAMS);
+   * retry with backoff.
    *
    * @generated from rpc memoryd.v1.EventService.Watch
    */
