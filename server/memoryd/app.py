@@ -159,12 +159,21 @@ async def _compact_events(app: App) -> None:
             log.warning("event_compaction_failed", reason=error.reason)
 
 
+PENDING_CALLS_HEADROOM = 10_000
+
+
 def server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[str, int]]:
     return [
         ("grpc.max_receive_message_length", config.limits.max_request_bytes),
         # grpcio turns SO_REUSEPORT on by default: a second server on the same port
         # would bind silently. Only multi-worker serving wants it.
         ("grpc.so_reuseport", 1 if reuse_port else 0),
+        # grpc.aio takes new calls from gRPC one per event-loop turn; the rest wait in
+        # gRPC's queue of unrequested calls, whose default bound (1,000, then random drops
+        # up to 3,000) cancels a burst of new streams (subscribers reconnecting after a
+        # deploy) before any handler runs. Room for every Watch stream we accept, and more.
+        ("grpc.server.max_pending_requests", config.watch_max_streams + PENDING_CALLS_HEADROOM),
+        ("grpc.server.max_pending_requests_hard_limit", config.watch_max_streams + PENDING_CALLS_HEADROOM),
     ]
 
 
@@ -286,7 +295,10 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     page_tokens = PageTokens.for_store(store, config.page_token_secret)
     memory = Memory(store, config.limits, vectors, downgrade_images=config.downgrade_images, page_tokens=page_tokens)
     hub = WatchHub(
-        store, buffer_size=config.watch_buffer_size, progress_interval=config.watch_progress_interval_seconds
+        store,
+        buffer_size=config.watch_buffer_size,
+        progress_interval=config.watch_progress_interval_seconds,
+        max_streams=config.watch_max_streams,
     )
 
     server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port), interceptors=interceptors)

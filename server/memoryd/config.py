@@ -32,6 +32,7 @@ class Config:
     watch_buffer_size: int = 1024
     watch_progress_interval_seconds: float = 10.0
     watch_poll_interval_seconds: float = 1.0
+    watch_max_streams: int = 10_000
     mongodb_change_streams: str = "auto"
     health_check_interval_seconds: float = 2.0
     workers: int = 1
@@ -99,8 +100,9 @@ SETTINGS: list[tuple[str, str, type, str]] = [
     ("event_retention_seconds", "MEMORYD_EVENT_RETENTION_SECONDS", int, "drop events older than this"),
     ("event_retention_count", "MEMORYD_EVENT_RETENTION_COUNT", int, "keep at most this many events per tenant"),
     ("event_compaction_interval_seconds", "MEMORYD_EVENT_COMPACTION_INTERVAL_SECONDS", float, "how often retention runs"),
-    ("watch_buffer_size", "MEMORYD_WATCH_BUFFER_SIZE", int, "events buffered per Watch stream before it ends with RESOURCE_EXHAUSTED"),
+    ("watch_buffer_size", "MEMORYD_WATCH_BUFFER_SIZE", int, "live events buffered per Watch stream; a stream that falls further behind catches up from the log"),
     ("watch_progress_interval_seconds", "MEMORYD_WATCH_PROGRESS_INTERVAL_SECONDS", float, "idle Watch streams get a progress message this often"),
+    ("watch_max_streams", "MEMORYD_WATCH_MAX_STREAMS", int, "concurrent Watch streams per process; more are refused with RESOURCE_EXHAUSTED"),
     ("watch_poll_interval_seconds", "MEMORYD_WATCH_POLL_INTERVAL_SECONDS", float, "MongoDB without change streams: how often watchers re-read the log"),
     ("mongodb_change_streams", "MEMORYD_MONGODB_CHANGE_STREAMS", str, "auto (wake watchers from a change stream, else poll) or poll"),
     ("health_check_interval_seconds", "MEMORYD_HEALTH_CHECK_INTERVAL_SECONDS", float, "how often storage is probed for health"),

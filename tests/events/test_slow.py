@@ -1,49 +1,92 @@
-"""A subscriber that stops reading is cut off with RESOURCE_EXHAUSTED; writers and fast subscribers carry on."""
+"""A subscriber too slow for the live feed falls back to catching up from the log: it misses
+nothing, sees no error, and writers and fast subscribers never wait for it."""
 
 from __future__ import annotations
 
-import grpc
+import asyncio
 
-from memoryd.v1 import event_service_pb2 as ev_pb
 from memoryd.domain.models import DEFAULT_TENANT
 
-from tests.events.conftest import Client, Stream, error_info
+from tests.events.conftest import WAIT, Client
 
+BUFFER = 16
 WRITES = 150
 BATCH = 40  # refs per messages-appended event: enough bytes to fill HTTP/2 windows quickly
+# gRPC clients grow their receive window (BDP probing) and buffer unread messages in the
+# client; a fixed small window makes a paused reader as slow as a stalled consumer.
 SMALL_WINDOW = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 16384)]
 
 
-async def test_slow_subscriber_is_cut_off_while_a_fast_one_gets_everything(servers, session_id):
-    app, client = await servers.start(watch_buffer_size=16)
-    # gRPC clients grow their receive window (BDP probing) and buffer unread messages in
-    # the client; a fixed small window makes this one as slow as a stalled consumer.
+async def write_load(client: Client, session_id: str, writes: int, tag: str) -> None:
+    for i in range(writes):
+        await client.save(session_id, *[f"message {tag}.{i}.{j} " + "x" * 40 for j in range(BATCH)])
+
+
+async def wait_for_fallbacks(app, count: int) -> None:
+    await wait_until(lambda: app.hub.fallbacks >= count)
+
+
+async def test_slow_subscriber_falls_back_to_the_log_while_a_fast_one_gets_everything(servers, session_id):
+    app, client = await servers.start(watch_buffer_size=BUFFER)
     slow_client = Client.connect(app.port, SMALL_WINDOW)
     servers.clients.append(slow_client)
-    # The slow subscriber reads nothing until the load is over.
-    slow_call = slow_client.events.Watch(ev_pb.WatchRequest(after_seq=0))
-    await slow_call.initial_metadata()
+    slow = await slow_client.watch(after_seq=0).started()
     fast = await client.watch(after_seq=0).started()
+    await slow.wait_for(lambda s: bool(s.progress), "the first progress")
+    slow.pause()
 
-    for i in range(WRITES):
-        await client.save(session_id, *[f"message {i}.{j} " + "x" * 40 for j in range(BATCH)])
+    await write_load(client, session_id, WRITES, "a")  # never waits for the slow subscriber
     await fast.wait_for_seq(WRITES)
     assert fast.seqs == list(range(1, WRITES + 1)) and fast.error is None
-    assert app.hub.watcher_count == 1  # only the fast one is still attached
+    await wait_for_fallbacks(app, 1)  # its buffer filled: it left the live feed
+    assert app.hub.watcher_count == 2 and app.hub.live_count == 1
+    assert len(slow.seqs) < WRITES
 
-    slow = Stream(slow_call)  # now read what the server had already sent, then the error
-    await slow.wait_ended()
-    assert slow.error is not None and slow.error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    info = error_info(slow.error)
-    assert info.reason == "WATCHER_TOO_SLOW"
-    assert slow.seqs == list(range(1, len(slow.seqs) + 1)) and len(slow.seqs) < WRITES
-    assert int(info.metadata["last_seq"]) >= slow.position
-
-    # It resumes from its last seq and gets the rest, exactly once.
-    resumed = slow_client.watch(after_seq=slow.position)
-    await resumed.wait_for_seq(WRITES)
-    assert slow.seqs + resumed.seqs == list(range(1, WRITES + 1))
+    slow.resume()  # it catches up from the log, then rejoins the feed
+    await slow.wait_for_seq(WRITES)
+    await write_load(client, session_id, 3, "b")
+    await slow.wait_for_seq(WRITES + 3)
+    assert slow.seqs == fast.seqs[: len(slow.seqs)] == list(range(1, WRITES + 4))
+    assert slow.error is None and not slow.ended
+    assert app.hub.live_count == 2
     stored = await app.store.read_events(DEFAULT_TENANT, 0, 10_000)
-    assert [e.seq for e in stored] == fast.seqs
-    await resumed.close()
+    assert [e.seq for e in stored] == slow.seqs
+    await slow.close()
     await fast.close()
+
+
+async def test_three_fall_behind_disconnect_and_resume_cycles_lose_nothing(servers, session_id):
+    """Each cycle: the resumed subscriber catches up and goes live, stops reading until it
+    falls off the live feed, is disconnected, and reconnects with after_seq = the last seq
+    it received."""
+    app, client = await servers.start(watch_buffer_size=BUFFER)
+    slow_client = Client.connect(app.port, SMALL_WINDOW)
+    servers.clients.append(slow_client)
+    received: list[int] = []
+    after_seq = 0
+    for cycle in range(3):
+        stream = await slow_client.watch(after_seq=after_seq).started()
+        _, head = await app.store.event_bounds(DEFAULT_TENANT)
+        await stream.wait_for(lambda s: s.position >= head, "caught up")
+        await wait_until(lambda: app.hub.live_count == 1)
+        assert stream.progress[0] == after_seq
+        stream.pause()
+        fallbacks = app.hub.fallbacks
+        await write_load(client, session_id, WRITES // 3, f"cycle{cycle}")
+        await wait_for_fallbacks(app, fallbacks + 1)
+        await stream.close()  # disconnected, with events it never read
+        assert stream.error is None
+        received += stream.seqs
+        after_seq = stream.position
+    final = client.watch(after_seq=after_seq)
+    _, latest = await app.store.event_bounds(DEFAULT_TENANT)
+    await final.wait_for_seq(latest)
+    received += final.seqs
+    assert received == list(range(1, latest + 1)) and latest == 3 * (WRITES // 3)
+    await final.close()
+
+
+async def wait_until(condition) -> None:
+    async with asyncio.timeout(WAIT):
+        while not condition():
+            await asyncio.sleep(0.02)

@@ -1,19 +1,25 @@
 """Fan-out of the durable event log to Watch streams, one reader per tenant (etcd's watchable store).
 
 The store is the only source of truth; this module holds nothing that correctness needs.
+docs/EVENTS.md ("How it is built") describes the design; in short:
 
-- A `Watcher` first catches up by reading the log itself (`read_events` after its cursor),
-  one bounded batch at a time, at the pace its client reads.
-- Once it has read as far as its tenant's `_Feed`, it joins the feed. The feed is the one
-  task per tenant that re-reads the log after each wake-up (one store read per wake, however
-  many watchers) and appends the new events to every joined watcher's bounded buffer.
-  Watchers drop events at or below their own cursor, so joining is gap- and duplicate-free
-  even when the watcher read further than the feed.
-- A watcher whose buffer is full is removed from the feed and ends with RESOURCE_EXHAUSTED
-  (reason WATCHER_TOO_SLOW, metadata last_seq): the feed never waits for a watcher, so
-  writers and other watchers are never slowed, and memory stays bounded.
-- Idle watchers get `Progress(latest_seq)`; the first progress marks the join (the watch is
-  live from there on, which is what a "from now" client needs to know).
+- A `Watcher` starts **catching up** ("unsynced" in etcd): it reads the log itself
+  (`read_events` after its cursor), one batch of READ_BATCH at a time, and reads the next
+  batch only when its client has taken the previous one (the gRPC handler's `yield` waits
+  for flow control). Memory per stream is one batch, whatever the backlog.
+- A read that comes back short has reached the log's end: the watcher joins its tenant's
+  `_Feed` at once ("synced"), or reads on if the feed has already read further. The feed is
+  the one task per tenant that re-reads the log after each wake-up (one store read per wake,
+  however many watchers) and appends new events to every joined watcher's bounded buffer.
+  Watchers drop events at or below their own cursor, so joining is gap- and duplicate-free.
+- A live watcher whose buffer is full is **moved back to catch-up**: it drops the buffer,
+  leaves the feed and re-reads the log from the last event its client received. The feed
+  never waits for a watcher, so writers and other watchers are never slowed, memory stays
+  bounded, and the client never sees an error for being slow.
+- Every stream starts with `Progress(resume point, head)`. While catching up, a batch that
+  ends with filtered-out events is followed by a progress, so a filtered watch over a long
+  backlog reports its cursor at least once per READ_BATCH events read; a stream that caught
+  up reports when it goes live; idle live streams report every `progress_interval`.
 - Wake-ups come from the store's notifier (commits in this process) and, on MongoDB, from
   `storage/mongo/tail.py` (commits of other processes). They carry no data; a missed one only
   delays delivery until the next one or `safety_interval`.
@@ -39,9 +45,11 @@ READ_BATCH = 500
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """Every event matching the watch with seq <= latest_seq has been delivered."""
+    """Every event matching the watch with seq <= latest_seq has been delivered (the resume
+    point); head_seq is the newest seq of the log the stream knew of when it was sent."""
 
     latest_seq: int
+    head_seq: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,11 @@ def compacted(floor: int) -> OutOfRange:
     )
 
 
+def shutting_down() -> StorageUnavailable:
+    # UNAVAILABLE, the status clients retry: they resume with after_seq elsewhere.
+    return StorageUnavailable("the server is shutting down; resume with after_seq", reason="SHUTTING_DOWN")
+
+
 class WatchHub:
     """Per-process registry of tenant feeds. `watch()` opens a stream; `close()` ends them all."""
 
@@ -76,18 +89,30 @@ class WatchHub:
         buffer_size: int = 1024,
         progress_interval: float = 10.0,
         safety_interval: float = 30.0,
+        max_streams: int = 10_000,
     ) -> None:
+        if buffer_size < 1 or max_streams < 1:
+            raise ValueError("watch buffer size and stream limit must be at least 1")
         self.store = store
         self.buffer_size = buffer_size
         self.progress_interval = progress_interval
         self.safety_interval = safety_interval
+        self.max_streams = max_streams
+        self.fallbacks = 0  # live watchers moved back to catch-up because their buffer filled
         self._feeds: dict[str, _Feed] = {}
+        self._streams = 0
         self._closed = False
 
     def watch(self, tenant: str, after_seq: int | None, watch_filter: WatchFilter) -> Watcher:
         """A stream of Event and Progress items; iterate it, and `close()` it in a finally."""
         if self._closed:
-            raise StorageUnavailable("the server is shutting down; resume on another replica", reason="SHUTTING_DOWN")
+            raise shutting_down()
+        if self._streams >= self.max_streams:
+            raise ResourceExhausted(
+                f"this server already serves {self.max_streams} Watch streams; retry later or elsewhere",
+                reason="TOO_MANY_WATCH_STREAMS",
+                metadata={"max_watch_streams": str(self.max_streams)},
+            )
         return Watcher(self, tenant, after_seq, watch_filter)
 
     def close(self) -> None:
@@ -98,6 +123,12 @@ class WatchHub:
 
     @property
     def watcher_count(self) -> int:
+        """Open streams, catching up or live."""
+        return self._streams
+
+    @property
+    def live_count(self) -> int:
+        """Streams joined to a feed."""
         return sum(len(feed.watchers) for feed in self._feeds.values())
 
     @property
@@ -115,7 +146,8 @@ class WatchHub:
         return events
 
     def _join(self, watcher: Watcher) -> bool:
-        """Attach a watcher that has read the log up to its cursor; False if it must read on."""
+        """Attach a watcher that has just read to the log's end; False if the feed has read
+        further (the watcher reads on). A new feed starts at the watcher's cursor."""
         feed = self._feeds.get(watcher.tenant)
         if feed is None:
             feed = self._feeds[watcher.tenant] = _Feed(self, watcher.tenant, watcher.seen)
@@ -154,10 +186,7 @@ class _Feed:
         self.task.cancel()
         if ended:
             for watcher in self.watchers:
-                # UNAVAILABLE, the status clients retry: they resume with after_seq elsewhere.
-                watcher._end(
-                    StorageUnavailable("the server is shutting down; resume with after_seq", reason="SHUTTING_DOWN")
-                )
+                watcher._end(shutting_down())
         self.watchers.clear()
 
     async def _run(self) -> None:
@@ -202,19 +231,27 @@ class Watcher:
         self.tenant = tenant
         self.filter = watch_filter
         self._after_seq = after_seq
-        self.seen = -1  # every event <= seen has been read (delivered, buffered or filtered out)
+        self.seen = -1  # every event <= seen has been read (delivered, queued or filtered out)
         self.position = -1  # the client has every matching event <= position
+        self._head = 0  # newest seq known to exist
         self._started = False
-        self._live = False
-        self._pending: collections.deque[Event] = collections.deque()  # catch-up batch
-        self._buffer: collections.deque[Event] = collections.deque()  # live events
+        self._live = False  # joined to the feed
+        self._at_head = False  # the last read reached the log's end: join next
+        self._pending: collections.deque[Event] = collections.deque()  # the catch-up batch, unfiltered
+        self._buffer: collections.deque[Event] = collections.deque()  # live events that match
         self._ready = asyncio.Event()
-        self._announce: int | None = None
+        # A progress to send once nothing is left to deliver: True always, False only if it
+        # moves the resume point (after a catch-up batch), None: none.
+        self._report: bool | None = None
         self._progress_due = False
-        self._overflowed = False
-        self._ended = False
         self._error: MemorydError | None = None
         self._closed = False
+        self._released = False
+        hub._streams += 1
+
+    @property
+    def live(self) -> bool:
+        return self._live
 
     def __aiter__(self) -> Watcher:
         return self
@@ -230,27 +267,20 @@ class Watcher:
                 if self.filter.matches(event):
                     return self._deliver(event)
                 continue
+            if self._buffer:
+                return self._deliver(self._buffer.popleft())
+            if self._report is not None:
+                always, self._report = self._report, None
+                if always or self.seen > self.position:
+                    return self._progress()
+            if self._error is not None:
+                self._closed = True
+                raise self._error
             if not self._live:
                 await self._catch_up()
                 continue
-            if self._announce is not None:
-                return self._progress(self._announce)
-            if self._buffer:
-                return self._deliver(self._buffer.popleft())
-            if self._overflowed:
-                raise ResourceExhausted(
-                    f"watcher fell more than {self.hub.buffer_size} events behind; resume with after_seq",
-                    reason="WATCHER_TOO_SLOW",
-                    metadata={"last_seq": str(self.position)},
-                )
-            if self._error is not None:
-                raise self._error
-            if self._ended:
-                self._closed = True
-                return self._progress(self.seen)
             if self._progress_due:
-                self._progress_due = False
-                return self._progress(self.seen)
+                return self._progress()
             self._ready.clear()
             try:
                 async with asyncio.timeout(self.hub.progress_interval):
@@ -259,7 +289,8 @@ class Watcher:
                 self._progress_due = True
 
     async def start(self) -> None:
-        """Fix the starting cursor (validating after_seq); every later write will be delivered."""
+        """Fix the starting cursor (validating after_seq); every later write will be delivered.
+        The first item is then a progress with the cursor and the log's newest seq."""
         self._started = True
         floor, latest = await self.hub.store.event_bounds(self.tenant)
         cursor = latest if self._after_seq is None else self._after_seq
@@ -271,31 +302,51 @@ class Watcher:
                 reason="AFTER_SEQ_NOT_WRITTEN",
                 metadata={"latest_seq": str(latest)},
             )
-        self.seen = self.position = cursor
+        self.seen = cursor
+        self._head = latest
+        self._at_head = cursor == latest
+        self._report = True
 
     async def _catch_up(self) -> None:
+        """One step of catching up, taken when the previous batch has been delivered: join
+        the feed if the log's end was reached, else read the next batch."""
         if self.hub._closed:
-            self._ended = self._live = True
+            self._error = shutting_down()
             return
-        if self.hub._join(self):
-            self._live = True
-            self._announce = self.seen
+        if self._at_head and self._join():
             return
-        events = await self.hub.read_after(self.tenant, self.seen, expect_more=True)  # the feed is ahead
+        events = await self.hub.read_after(self.tenant, self.seen, expect_more=self._head > self.seen)
         if events:
             self.seen = events[-1].seq
+            self._head = max(self._head, self.seen)
             self._pending.extend(events)
+        self._report = False
+        # A short batch reached the log's end: join now, before delivering it, so that a new
+        # feed starts exactly where this read ended.
+        self._at_head = len(events) < READ_BATCH
+        if self._at_head:
+            self._join()
 
+    def _join(self) -> bool:
+        if not self.hub._join(self):
+            self._at_head = False
+            self._head = max(self._head, self.seen + 1)  # the feed has read further
+            return False
+        self._live = True
+        if self.position < self._head:  # it had a backlog: report once it is live
+            self._report = True
+        return True
 
     def _deliver(self, event: Event) -> Event:
         self.position = event.seq
         self._progress_due = False
         return event
 
-    def _progress(self, seq: int) -> Progress:
-        self._announce = None
-        self.position = max(self.position, seq)
-        return Progress(self.position)
+    def _progress(self) -> Progress:
+        self._progress_due = False
+        self.position = max(self.position, self.seen)
+        self._head = max(self._head, self.seen)
+        return Progress(self.position, self._head)
 
     # -- called by the feed (synchronously, between the watcher's awaits) ------------
     def _offer(self, events: Collection[Event]) -> None:
@@ -303,28 +354,38 @@ class Watcher:
         for event in events:
             if event.seq <= self.seen:
                 continue
+            if self.filter.matches(event):
+                if len(self._buffer) >= self.hub.buffer_size:
+                    self._fall_back()
+                    return
+                self._buffer.append(event)
+                added = True
             self.seen = event.seq
-            if not self.filter.matches(event):
-                continue
-            if len(self._buffer) >= self.hub.buffer_size:
-                self._overflowed = True
-                self._buffer.clear()
-                self.hub._leave(self)
-                break
-            self._buffer.append(event)
-            added = True
-        if added or self._overflowed:
+        if added:
             self._ready.set()
 
-    def _end(self, error: MemorydError | None) -> None:
-        self._ended = True
+    def _fall_back(self) -> None:
+        """Too slow for the live feed (etcd moves such a watcher to "unsynced"): drop the
+        buffer and catch up from the log, from just before the oldest event not yet delivered."""
+        self.seen = self._buffer[0].seq - 1  # what came before it was delivered or filtered out
+        self._buffer.clear()
+        self._live = self._at_head = False
+        self.hub.fallbacks += 1
+        self.hub._leave(self)
+        self._ready.set()
+
+    def _end(self, error: MemorydError) -> None:
         self._error = error
         self._ready.set()
 
     def close(self) -> None:
         """Leave the feed and drop buffers; idempotent, safe from a finally."""
         self._closed = True
+        if not self._released:
+            self._released = True
+            self.hub._streams -= 1
         self._pending.clear()
         self._buffer.clear()
         if self._live:
+            self._live = False
             self.hub._leave(self)

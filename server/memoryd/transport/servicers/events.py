@@ -61,11 +61,16 @@ class EventServicer(pb_grpc.EventServiceServicer):
             # starting point is fixed (etcd's "created"), so a watch "from now" can be
             # followed by writes without racing them.
             await context.send_initial_metadata(())
+            # Each yield waits for gRPC flow control: a stream catching up reads its next
+            # batch only when the client has taken the last one.
             async for item in watcher:
-                if isinstance(item, Event):
+                if not isinstance(item, Event):
+                    progress = pb.WatchProgress(latest_seq=item.latest_seq, head_seq=item.head_seq)
+                    yield pb.WatchResponse(progress=progress)
+                elif watcher.live:
                     yield self._responses.of(item)
-                else:
-                    yield pb.WatchResponse(progress=pb.WatchProgress(latest_seq=item.latest_seq))
+                else:  # a replay is read by one stream: keep it out of the live events' cache
+                    yield pb.WatchResponse(event=event_to_proto(item))
         finally:
             # Runs on cancellation too (CancelledError propagates: grpc issue 43360).
             watcher.close()

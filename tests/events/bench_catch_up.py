@@ -1,0 +1,198 @@
+"""Benchmark of Watch catch-up (not a test): a full replay of a large log, and what one costs live subscribers.
+
+1. Seeds an N-event log (default 1,000,000 messages-appended events) through the store API,
+   then starts `memoryd serve` on it in its own process (SQLite).
+2. Replay: one subscriber, in its own process, reads `after_seq=0` to the end and checks it
+   got every seq once, in order. Reports events/s and the server's RSS before, at its peak
+   (sampled every 0.1 s) and after.
+3. Live: `tests/load/watch_fanout.py` runs M subscribers (default 100) while SaveMessage is
+   called at a fixed rate: delivery p50/p99 without a replay, then while another full
+   replay runs (checked to be still running when the live phase ends).
+
+    .venv/bin/python tests/events/bench_catch_up.py                   # 1,000,000 events, 100 subscribers
+    .venv/bin/python tests/events/bench_catch_up.py --events 200000   # quicker
+
+Everything shares the machine: on small machines the replaying client's own parsing and the
+live subscribers' compete with the server for the cores, which the ratio includes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import grpc
+
+from memoryd.v1 import event_service_pb2, event_service_pb2_grpc
+from memoryd.app import open_store
+from memoryd.config import Config
+from memoryd.domain.models import DEFAULT_TENANT, EventDraft, EventType, now_ms
+
+ROOT = Path(__file__).resolve().parents[2]
+FANOUT = ROOT / "tests" / "load" / "watch_fanout.py"
+SEED_CHUNK = 20_000
+NICE = 19
+
+
+async def seed(data_dir: Path, count: int) -> float:
+    """Appends `count` events (one message ref each, as SaveMessage writes) in a few big
+    transactions; returns the seconds it took."""
+    store = open_store(Config(data_dir=data_dir))
+    await store.open()
+    started = time.perf_counter()
+    try:
+        for start in range(0, count, SEED_CHUNK):
+            drafts = [
+                EventDraft(
+                    EventType.MESSAGES_APPENDED,
+                    f"replay-{i % 1000}",
+                    {"messages": [{"id": uuid.UUID(int=i).hex, "seq": i // 1000 + 1, "timestamp": 1_700_000_000_000 + i, "role": "user"}]},
+                )
+                for i in range(start, min(count, start + SEED_CHUNK))
+            ]
+            await store.write_metadata_guarded(DEFAULT_TENANT, [], None, drafts, now_ms())
+    finally:
+        await store.close()
+    return time.perf_counter() - started
+
+
+def start_server(data_dir: Path) -> tuple[subprocess.Popen, int]:
+    port_file = data_dir / "port"
+    command = [
+        sys.executable, "-m", "memoryd", "serve", "--listen", "127.0.0.1:0", "--port-file", str(port_file),
+        "--data-dir", str(data_dir), "--log-level", "warning", "--vectors-enabled", "false",
+        "--event-retention-count", "100000000",  # keep the whole seeded log
+    ]  # fmt: skip
+    server = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (port_file.exists() and port_file.read_text().strip()):
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("memoryd did not start")
+        time.sleep(0.05)
+    return server, int(port_file.read_text())
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class RssSampler(threading.Thread):
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak = rss_mib(pid)
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.1):
+            self.peak = max(self.peak, rss_mib(self.pid))
+
+
+def spawn_replay(target: str, until: int) -> subprocess.Popen:
+    command = [sys.executable, __file__, "--replay-target", target, "--events", str(until)]
+    return subprocess.Popen(["nice", "-n", str(NICE), *command], stdout=subprocess.PIPE, text=True)
+
+
+async def replay(target: str, until: int) -> dict:
+    """The replaying subscriber: Watch(after_seq=0) until seq `until`; prints "started" once
+    it has events flowing, then its result."""
+    async with grpc.aio.insecure_channel(target) as channel:
+        call = event_service_pb2_grpc.EventServiceStub(channel).Watch(event_service_pb2.WatchRequest(after_seq=0))
+        expected, started, announced = 1, 0.0, False
+        async for response in call:
+            if not response.HasField("event"):
+                continue
+            if response.event.seq != expected:
+                return {"error": f"got seq {response.event.seq}, expected {expected}"}
+            if expected == 1:
+                started = time.perf_counter()
+            if expected == 10_000 and not announced:
+                print("started", flush=True)
+                announced = True
+            if expected == until:
+                break
+            expected += 1
+        call.cancel()
+    seconds = time.perf_counter() - started
+    return {"events": expected, "seconds": round(seconds, 2), "events_per_s": round(expected / seconds)}
+
+
+def live_phase(target: str, args: argparse.Namespace) -> dict:
+    command = [
+        sys.executable, str(FANOUT), "--target", target, "--subscribers", str(args.subscribers),
+        "--rate", str(args.rate), "--duration", str(args.duration),
+    ]  # fmt: skip
+    return json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000, help="events in the log")
+    parser.add_argument("--subscribers", type=int, default=100, help="live subscribers")
+    parser.add_argument("--rate", type=float, default=50.0, help="writes per second in the live phases")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds of writing per live phase")
+    parser.add_argument("--replay-target", help=argparse.SUPPRESS)  # the replaying subprocess
+    args = parser.parse_args()
+    if args.replay_target:
+        print(json.dumps(asyncio.run(replay(args.replay_target, args.events))), flush=True)
+        return
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = Path(tmp)
+        seed_seconds = asyncio.run(seed(data_dir, args.events))
+        print(f"seeded {args.events:,} events through the store API in {seed_seconds:.1f} s")
+        server, port = start_server(data_dir)
+        target = f"127.0.0.1:{port}"
+        try:
+            time.sleep(1)
+            before = rss_mib(server.pid)
+            sampler = RssSampler(server.pid)
+            sampler.start()
+            alone = spawn_replay(target, args.events)
+            alone_out, _ = alone.communicate()
+            sampler.stopped.set()
+            sampler.join()
+            after = rss_mib(server.pid)
+            result = json.loads(alone_out.splitlines()[-1])
+            print(
+                f"full replay after_seq=0: {result}\n"
+                f"  server RSS {before:.1f} MiB before, {sampler.peak:.1f} MiB peak ({sampler.peak - before:+.1f}), "
+                f"{after:.1f} MiB after"
+            )
+
+            quiet = live_phase(target, args)
+            replaying = spawn_replay(target, args.events)
+            assert replaying.stdout is not None
+            replaying.stdout.readline()  # "started": the replay is under way
+            busy = live_phase(target, args)
+            still_running = replaying.poll() is None
+            busy_out, _ = replaying.communicate()
+            under_load = json.loads(busy_out.splitlines()[-1])
+            for name, phase in (("without a replay", quiet), ("during a replay", busy)):
+                print(
+                    f"{args.subscribers} live subscribers at {args.rate:g} writes/s {name}: "
+                    f"p50 {phase['delivery_p50_ms']} ms, p99 {phase['delivery_p99_ms']} ms "
+                    f"({phase['deliveries']} deliveries, {phase['lost']} lost, {phase['duplicates']} duplicates, "
+                    f"{phase['errors']} errors)"
+                )
+            ratio = busy["delivery_p99_ms"] / quiet["delivery_p99_ms"] if quiet["delivery_p99_ms"] else float("nan")
+            print(f"  p99 during / without a replay: {ratio:.2f}; replay still running at the end: {still_running}")
+            print(f"  the concurrent replay: {under_load}")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
