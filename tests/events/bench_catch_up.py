@@ -6,8 +6,10 @@
    got every seq once, in order. Reports events/s and the server's RSS before, at its peak
    (sampled every 0.1 s) and after.
 3. Live: `tests/load/watch_fanout.py` runs M subscribers (default 100) while SaveMessage is
-   called at a fixed rate: delivery p50/p99 without a replay, then while another full
-   replay runs (checked to be still running when the live phase ends).
+   called at a fixed rate, in rounds of two phases while another full replay is under way:
+   with the replaying client paused (SIGSTOP: its stream waits on flow control, so the
+   server does no replay work) and with it running. Alternating in one run keeps the
+   machine's other load out of the comparison; the median p99 of each kind is compared.
 
     .venv/bin/python tests/events/bench_catch_up.py                   # 1,000,000 events, 100 subscribers
     .venv/bin/python tests/events/bench_catch_up.py --events 200000   # quicker
@@ -21,6 +23,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -142,6 +146,7 @@ def main() -> None:
     parser.add_argument("--subscribers", type=int, default=100, help="live subscribers")
     parser.add_argument("--rate", type=float, default=50.0, help="writes per second in the live phases")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of writing per live phase")
+    parser.add_argument("--rounds", type=int, default=3, help="pairs of live phases, without and during a replay")
     parser.add_argument("--replay-target", help=argparse.SUPPRESS)  # the replaying subprocess
     args = parser.parse_args()
     if args.replay_target:
@@ -171,24 +176,39 @@ def main() -> None:
                 f"{after:.1f} MiB after"
             )
 
-            quiet = live_phase(target, args)
+            # Live phases alternate while one more full replay runs: paused (SIGSTOP: its
+            # stream waits on flow control, the server does no replay work), then running.
             replaying = spawn_replay(target, args.events)
             assert replaying.stdout is not None
             replaying.stdout.readline()  # "started": the replay is under way
-            busy = live_phase(target, args)
-            still_running = replaying.poll() is None
-            busy_out, _ = replaying.communicate()
-            under_load = json.loads(busy_out.splitlines()[-1])
-            for name, phase in (("without a replay", quiet), ("during a replay", busy)):
+            rounds: list[tuple[dict, dict, bool]] = []
+            for _ in range(args.rounds):
+                replaying.send_signal(signal.SIGSTOP)
+                quiet = live_phase(target, args)
+                replaying.send_signal(signal.SIGCONT)
+                busy = live_phase(target, args)
+                rounds.append((quiet, busy, replaying.poll() is None))
+            replaying.send_signal(signal.SIGCONT)
+            replaying.terminate()
+            replaying.wait(timeout=30)
+            print(f"{args.subscribers} live subscribers at {args.rate:g} writes/s, {args.duration:g} s per phase:")
+            for i, (quiet, busy, running) in enumerate(rounds, 1):
                 print(
-                    f"{args.subscribers} live subscribers at {args.rate:g} writes/s {name}: "
-                    f"p50 {phase['delivery_p50_ms']} ms, p99 {phase['delivery_p99_ms']} ms "
-                    f"({phase['deliveries']} deliveries, {phase['lost']} lost, {phase['duplicates']} duplicates, "
-                    f"{phase['errors']} errors)"
+                    f"  round {i}: without a replay p50 {quiet['delivery_p50_ms']} ms p99 {quiet['delivery_p99_ms']} ms;"
+                    f" during it p50 {busy['delivery_p50_ms']} ms p99 {busy['delivery_p99_ms']} ms"
+                    f" (replay still running: {running})"
                 )
-            ratio = busy["delivery_p99_ms"] / quiet["delivery_p99_ms"] if quiet["delivery_p99_ms"] else float("nan")
-            print(f"  p99 during / without a replay: {ratio:.2f}; replay still running at the end: {still_running}")
-            print(f"  the concurrent replay: {under_load}")
+                for phase in (quiet, busy):
+                    if phase["lost"] or phase["duplicates"] or phase["errors"]:
+                        print(f"    lost {phase['lost']}, duplicates {phase['duplicates']}, errors {phase['error_samples']}")
+            quiet_p99 = statistics.median(q["delivery_p99_ms"] for q, _, _ in rounds)
+            busy_p99 = statistics.median(b["delivery_p99_ms"] for _, b, _ in rounds)
+            quiet_p50 = statistics.median(q["delivery_p50_ms"] for q, _, _ in rounds)
+            busy_p50 = statistics.median(b["delivery_p50_ms"] for _, b, _ in rounds)
+            print(
+                f"  median over rounds: p50 {quiet_p50} -> {busy_p50} ms, p99 {quiet_p99} -> {busy_p99} ms "
+                f"(p99 during / without a replay: {busy_p99 / quiet_p99:.2f})"
+            )
         finally:
             server.terminate()
             server.wait(timeout=30)

@@ -7,7 +7,11 @@ import asyncio
 
 import grpc
 
-from tests.events.conftest import Client, error_info
+from memoryd_client import MemoryClient
+
+from memoryd.domain.watch import CATCH_UP_BATCH
+
+from tests.events.conftest import Client, error_info, seed_events
 
 STREAMS = 2000
 CHANNELS = 4
@@ -58,3 +62,30 @@ async def test_streams_past_the_limit_are_refused_and_established_ones_carry_on(
     await accepted.wait_for_seq(1)
     assert accepted.error is None
     await asyncio.gather(*(s.close() for s in [*streams, accepted]))
+
+
+async def test_the_python_client_waits_out_the_limit_and_then_catches_up(servers, session_id):
+    """memoryd_client's watch() retries RESOURCE_EXHAUSTED with backoff and resumes from its
+    last seq: refused at the limit, it gets in once a stream closes and replays the backlog."""
+    app, client = await servers.start(watch_max_streams=1)
+    holder = await client.watch().started()
+    last = await seed_events(app.store, 3 * CATCH_UP_BATCH)
+    received: list[int] = []
+    async with MemoryClient(client.target) as memory:
+        async with memory.watch(after_seq=0, initial_backoff=0.05, max_backoff=0.2) as events:
+
+            async def consume() -> None:
+                async for event in events:
+                    received.append(event.seq)
+                    if event.seq == last + 1:
+                        return
+
+            consumer = asyncio.create_task(consume())
+            async with asyncio.timeout(30):
+                while events.reconnects < 2:  # refused, and refused again after a backoff
+                    await asyncio.sleep(0.02)
+            assert received == []
+            await holder.close()
+            await client.save(session_id, "after the backlog")
+            await asyncio.wait_for(consumer, 30)
+    assert received == list(range(1, last + 2))

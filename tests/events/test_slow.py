@@ -11,6 +11,9 @@ from tests.events.conftest import WAIT, Client
 
 BUFFER = 16
 WRITES = 150
+# Enough to fill the paused client's window (~26 of these events), what the server has in
+# flight, and the buffer, with room to spare.
+CYCLE_WRITES = 75
 BATCH = 40  # refs per messages-appended event: enough bytes to fill HTTP/2 windows quickly
 # gRPC clients grow their receive window (BDP probing) and buffer unread messages in the
 # client; a fixed small window makes a paused reader as slow as a stalled consumer.
@@ -23,7 +26,7 @@ async def write_load(client: Client, session_id: str, writes: int, tag: str) -> 
 
 
 async def wait_for_fallbacks(app, count: int) -> None:
-    await wait_until(lambda: app.hub.fallbacks >= count)
+    await wait_until(lambda: app.hub.fallbacks >= count, f"{count} fall-backs")
 
 
 async def test_slow_subscriber_falls_back_to_the_log_while_a_fast_one_gets_everything(servers, session_id):
@@ -46,7 +49,8 @@ async def test_slow_subscriber_falls_back_to_the_log_while_a_fast_one_gets_every
     await slow.wait_for_seq(WRITES)
     await write_load(client, session_id, 3, "b")
     await slow.wait_for_seq(WRITES + 3)
-    assert slow.seqs == fast.seqs[: len(slow.seqs)] == list(range(1, WRITES + 4))
+    await fast.wait_for_seq(WRITES + 3)
+    assert slow.seqs == fast.seqs == list(range(1, WRITES + 4))
     assert slow.error is None and not slow.ended
     assert app.hub.live_count == 2
     stored = await app.store.read_events(DEFAULT_TENANT, 0, 10_000)
@@ -68,11 +72,11 @@ async def test_three_fall_behind_disconnect_and_resume_cycles_lose_nothing(serve
         stream = await slow_client.watch(after_seq=after_seq).started()
         _, head = await app.store.event_bounds(DEFAULT_TENANT)
         await stream.wait_for(lambda s: s.position >= head, "caught up")
-        await wait_until(lambda: app.hub.live_count == 1)
+        await wait_until(lambda: app.hub.live_count == 1, "the resumed stream live")
         assert stream.progress[0] == after_seq
         stream.pause()
         fallbacks = app.hub.fallbacks
-        await write_load(client, session_id, WRITES // 3, f"cycle{cycle}")
+        await write_load(client, session_id, CYCLE_WRITES, f"cycle{cycle}")
         await wait_for_fallbacks(app, fallbacks + 1)
         await stream.close()  # disconnected, with events it never read
         assert stream.error is None
@@ -82,11 +86,14 @@ async def test_three_fall_behind_disconnect_and_resume_cycles_lose_nothing(serve
     _, latest = await app.store.event_bounds(DEFAULT_TENANT)
     await final.wait_for_seq(latest)
     received += final.seqs
-    assert received == list(range(1, latest + 1)) and latest == 3 * (WRITES // 3)
+    assert received == list(range(1, latest + 1)) and latest == 3 * CYCLE_WRITES
     await final.close()
 
 
-async def wait_until(condition) -> None:
-    async with asyncio.timeout(WAIT):
-        while not condition():
-            await asyncio.sleep(0.02)
+async def wait_until(condition, what: str) -> None:
+    try:
+        async with asyncio.timeout(WAIT):
+            while not condition():
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None

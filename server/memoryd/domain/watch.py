@@ -4,7 +4,7 @@ The store is the only source of truth; this module holds nothing that correctnes
 docs/EVENTS.md ("How it is built") describes the design; in short:
 
 - A `Watcher` starts **catching up** ("unsynced" in etcd): it reads the log itself
-  (`read_events` after its cursor), one batch of READ_BATCH at a time, and reads the next
+  (`read_events` after its cursor), one batch of CATCH_UP_BATCH at a time, and reads the next
   batch only when its client has taken the previous one (the gRPC handler's `yield` waits
   for flow control). Memory per stream is one batch, whatever the backlog.
 - A read that comes back short has reached the log's end: the watcher joins its tenant's
@@ -18,7 +18,7 @@ docs/EVENTS.md ("How it is built") describes the design; in short:
   bounded, and the client never sees an error for being slow.
 - Every stream starts with `Progress(resume point, head)`. While catching up, a batch that
   ends with filtered-out events is followed by a progress, so a filtered watch over a long
-  backlog reports its cursor at least once per READ_BATCH events read; a stream that caught
+  backlog reports its cursor at least once per CATCH_UP_BATCH events read; a stream that caught
   up reports when it goes live; idle live streams report every `progress_interval`.
 - Wake-ups come from the store's notifier (commits in this process) and, on MongoDB, from
   `storage/mongo/tail.py` (commits of other processes). They carry no data; a missed one only
@@ -40,7 +40,11 @@ from memoryd.domain.store import Store
 
 log = logging.getLogger(__name__)
 
-READ_BATCH = 500
+FEED_BATCH = 500  # events per read of a tenant's feed (new events, shared by all its live streams)
+# Events per read of a stream catching up: its memory bound, and the longest the event loop
+# stops for one read (~0.4 ms on SQLite, where these reads run on the loop's connection),
+# which live streams wait behind.
+CATCH_UP_BATCH = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +139,10 @@ class WatchHub:
     def feed_count(self) -> int:
         return len(self._feeds)
 
-    async def read_after(self, tenant: str, cursor: int, *, expect_more: bool = False) -> list[Event]:
+    async def read_after(self, tenant: str, cursor: int, limit: int, *, expect_more: bool = False) -> list[Event]:
         """One batch after `cursor`. Seqs have no holes, so a batch that does not start at
         cursor + 1 (or, when events are known to exist, an empty one) means retention passed it."""
-        events = await self.store.read_events(tenant, cursor, READ_BATCH)
+        events = await self.store.read_events(tenant, cursor, limit)
         if (events and events[0].seq != cursor + 1) or (not events and expect_more):
             floor, _ = await self.store.event_bounds(tenant)
             if cursor < floor:
@@ -194,12 +198,12 @@ class _Feed:
         try:
             while not self.stopped:
                 changed = notifier.current()  # taken before the read: a commit during it re-wakes us
-                events = await self.hub.read_after(self.tenant, self.cursor)
+                events = await self.hub.read_after(self.tenant, self.cursor, FEED_BATCH)
                 if events and not self.stopped:
                     self.cursor = events[-1].seq
                     for watcher in list(self.watchers):
                         watcher._offer(events)
-                    if len(events) == READ_BATCH:
+                    if len(events) == FEED_BATCH:
                         continue
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.hub.safety_interval):
@@ -315,7 +319,7 @@ class Watcher:
             return
         if self._at_head and self._join():
             return
-        events = await self.hub.read_after(self.tenant, self.seen, expect_more=self._head > self.seen)
+        events = await self.hub.read_after(self.tenant, self.seen, CATCH_UP_BATCH, expect_more=self._head > self.seen)
         if events:
             self.seen = events[-1].seq
             self._head = max(self._head, self.seen)
@@ -323,7 +327,7 @@ class Watcher:
         self._report = False
         # A short batch reached the log's end: join now, before delivering it, so that a new
         # feed starts exactly where this read ended.
-        self._at_head = len(events) < READ_BATCH
+        self._at_head = len(events) < CATCH_UP_BATCH
         if self._at_head:
             self._join()
 
