@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -88,46 +90,79 @@ async def wait_delivered(subscribers: list[Subscriber], tags: list[int], timeout
     return False
 
 
-async def bench(args: argparse.Namespace, port: int) -> dict:
-    target = f"127.0.0.1:{port}"
-    channels = [grpc.aio.insecure_channel(target) for _ in range(args.channels)]
+class Writer:
+    """SaveMessage calls tagged by their message timestamp, with when each was issued and acknowledged."""
+
+    def __init__(self, memory: memory_service_pb2_grpc.MemoryServiceStub) -> None:
+        self.memory = memory
+        self.tags = itertools.count(1_000_000_000_000)  # message timestamps double as write tags
+        self.issued: dict[int, float] = {}
+        self.acked: dict[int, float] = {}
+
+    async def write(self, tag: int | None = None) -> None:
+        tag = next(self.tags) if tag is None else tag
+        self.issued[tag] = time.perf_counter()
+        message = message_pb2.Message(role="user", content=f"message {tag}", timestamp=tag)
+        await self.memory.SaveMessage(memory_service_pb2.SaveMessageRequest(session_id=SESSION, message=message))
+        self.acked[tag] = time.perf_counter()
+
+
+async def paced_latencies(
+    writer: Writer, subscribers: list[Subscriber], rate: float, duration: float
+) -> tuple[list[float], int, list[float]]:
+    """Writes at `rate` for `duration` seconds; returns the delivery latencies in ms over every
+    (subscriber, write), the deliveries missing, and the writes' own latencies in ms."""
+    tags: list[int] = []
+    paced: list[asyncio.Task] = []
+    interval = 1 / rate
+    started = time.perf_counter()
+    for i in range(int(rate * duration)):
+        await asyncio.sleep(max(0.0, started + i * interval - time.perf_counter()))
+        tags.append(next(writer.tags))
+        paced.append(asyncio.create_task(writer.write(tags[-1])))
+    await asyncio.gather(*paced)
+    await wait_delivered(subscribers, tags, 60)
+    latencies = [
+        (s.arrivals[tag] - writer.issued[tag]) * 1000 for s in subscribers for tag in tags if tag in s.arrivals
+    ]
+    missing = len(subscribers) * len(tags) - len(latencies)
+    return latencies, missing, [(writer.acked[tag] - writer.issued[tag]) * 1000 for tag in tags]
+
+
+@contextlib.asynccontextmanager
+async def running_subscribers(target: str, count: int, channels: int) -> AsyncIterator[tuple[Writer, list[Subscriber]]]:
+    """`count` subscribers reading on `channels` shared connections, and a Writer on its own."""
+    subscriber_channels = [grpc.aio.insecure_channel(target) for _ in range(channels)]
     writer_channel = grpc.aio.insecure_channel(target)
-    memory = memory_service_pb2_grpc.MemoryServiceStub(writer_channel)
+    writer = Writer(memory_service_pb2_grpc.MemoryServiceStub(writer_channel))
     subscribers = [
-        Subscriber(event_service_pb2_grpc.EventServiceStub(channels[i % len(channels)])) for i in range(args.subscribers)
+        Subscriber(event_service_pb2_grpc.EventServiceStub(subscriber_channels[i % channels])) for i in range(count)
     ]
     await asyncio.gather(*(s.call.initial_metadata() for s in subscribers))
     tasks = [asyncio.create_task(s.run()) for s in subscribers]
-    tags = itertools.count(1_000_000_000_000)  # message timestamps double as write tags
-    issued: dict[int, float] = {}
-    acked: dict[int, float] = {}
+    try:
+        yield writer, subscribers
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for channel in [*subscriber_channels, writer_channel]:
+            await channel.close()
 
-    async def write(tag: int | None = None) -> None:
-        tag = next(tags) if tag is None else tag
-        issued[tag] = time.perf_counter()
-        message = message_pb2.Message(role="user", content=f"message {tag}", timestamp=tag)
-        await memory.SaveMessage(memory_service_pb2.SaveMessageRequest(session_id=SESSION, message=message))
-        acked[tag] = time.perf_counter()
+
+async def bench(args: argparse.Namespace, port: int) -> dict:
+    async with running_subscribers(f"127.0.0.1:{port}", args.subscribers, args.channels) as (writer, subscribers):
+        return await measure(args, writer, subscribers)
+
+
+async def measure(args: argparse.Namespace, writer: Writer, subscribers: list[Subscriber]) -> dict:
+    write, issued = writer.write, writer.issued
 
     # Phase 1: paced writes, latency per delivery.
     for _ in range(20):
         await write()  # warm-up
     await wait_delivered(subscribers, list(issued), 30)
-    latency_tags: list[int] = []
-    paced: list[asyncio.Task] = []
-    interval = 1 / args.rate
-    started = time.perf_counter()
-    for i in range(int(args.rate * args.duration)):
-        await asyncio.sleep(max(0.0, started + i * interval - time.perf_counter()))
-        latency_tags.append(next(tags))
-        paced.append(asyncio.create_task(write(latency_tags[-1])))
-    await asyncio.gather(*paced)
-    await wait_delivered(subscribers, latency_tags, 60)
-    latencies = [
-        (s.arrivals[tag] - issued[tag]) * 1000 for s in subscribers for tag in latency_tags if tag in s.arrivals
-    ]
-    missing = len(subscribers) * len(latency_tags) - len(latencies)
-    write_latencies = [(acked[tag] - issued[tag]) * 1000 for tag in latency_tags]
+    latencies, missing, write_latencies = await paced_latencies(writer, subscribers, args.rate, args.duration)
 
     # Phase 2: closed-loop writers as fast as they go; deliveries per second.
     before = sum(len(s.seqs) for s in subscribers)
@@ -135,14 +170,14 @@ async def bench(args: argparse.Namespace, port: int) -> dict:
     stop_at = time.perf_counter() + args.duration
     written = 0
 
-    async def writer() -> None:
+    async def closed_loop() -> None:
         nonlocal written
         while time.perf_counter() < stop_at:
             await write()
             written += 1
 
     t0 = time.perf_counter()
-    await asyncio.gather(*(writer() for _ in range(args.writers)))
+    await asyncio.gather(*(closed_loop() for _ in range(args.writers)))
     write_seconds = time.perf_counter() - t0
     last_tag = max(issued)
     await wait_delivered(subscribers, [last_tag], 120)
@@ -151,11 +186,6 @@ async def bench(args: argparse.Namespace, port: int) -> dict:
     complete = all(
         [q for q in s.seqs if q > first_seq] == list(range(first_seq + 1, first_seq + written + 1)) for s in subscribers
     )
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    for channel in [*channels, writer_channel]:
-        await channel.close()
     return {
         "subscribers": args.subscribers,
         "latency_rate": args.rate,

@@ -50,9 +50,10 @@ async def test_resume_over_any_backlog_is_exactly_once_then_live(servers, sessio
     await stream.close()
 
 
-async def test_full_replay_from_zero_starts_with_the_log_head(servers):
+@pytest.mark.parametrize("count", [2 * BUFFER + 7, 20 * CATCH_UP_BATCH])  # the second ends on a batch boundary
+async def test_full_replay_from_zero_starts_with_the_log_head(servers, count):
     app, client = await servers.start()
-    last = await seed_events(app.store, 2 * BUFFER + 7)
+    last = await seed_events(app.store, count)
     stream = client.watch(after_seq=0)
     await stream.wait_for_seq(last)
     assert stream.seqs == list(range(1, last + 1))

@@ -152,6 +152,8 @@ class WatchHub:
     def _join(self, watcher: Watcher) -> bool:
         """Attach a watcher that has just read to the log's end; False if the feed has read
         further (the watcher reads on). A new feed starts at the watcher's cursor."""
+        if self._closed:
+            return False  # the watcher ends at its next step
         feed = self._feeds.get(watcher.tenant)
         if feed is None:
             feed = self._feeds[watcher.tenant] = _Feed(self, watcher.tenant, watcher.seen)
@@ -241,6 +243,7 @@ class Watcher:
         self._started = False
         self._live = False  # joined to the feed
         self._at_head = False  # the last read reached the log's end: join next
+        self._read_log = False  # read the log since it was last live
         self._pending: collections.deque[Event] = collections.deque()  # the catch-up batch, unfiltered
         self._buffer: collections.deque[Event] = collections.deque()  # live events that match
         self._ready = asyncio.Event()
@@ -325,6 +328,7 @@ class Watcher:
             self._head = max(self._head, self.seen)
             self._pending.extend(events)
         self._report = False
+        self._read_log = True
         # A short batch reached the log's end: join now, before delivering it, so that a new
         # feed starts exactly where this read ended.
         self._at_head = len(events) < CATCH_UP_BATCH
@@ -337,8 +341,9 @@ class Watcher:
             self._head = max(self._head, self.seen + 1)  # the feed has read further
             return False
         self._live = True
-        if self.position < self._head:  # it had a backlog: report once it is live
+        if self._read_log:  # it caught up from the log: report once it is live
             self._report = True
+            self._read_log = False
         return True
 
     def _deliver(self, event: Event) -> Event:
