@@ -149,13 +149,15 @@ async def live_phases(target: str, args: argparse.Namespace, replaying: subproce
         for _ in range(20):
             await writer.write()  # warm-up
         await wait_delivered(subscribers, list(writer.issued), 30)
-        phases: dict = {"without": [], "during": [], "missing": 0, "replay_running": []}
+        phases: dict = {"without": [], "during": [], "writes without": [], "writes during": [], "missing": 0}
+        phases["replay_running"] = []
         for _ in range(args.rounds):
             for kind, sig in (("without", signal.SIGSTOP), ("during", signal.SIGCONT)):
                 replaying.send_signal(sig)
                 await asyncio.sleep(0.5)  # let what is in flight settle
-                latencies, missing, _ = await paced_latencies(writer, subscribers, args.rate, args.duration)
+                latencies, missing, writes = await paced_latencies(writer, subscribers, args.rate, args.duration)
                 phases[kind] += latencies
+                phases[f"writes {kind}"] += writes
                 phases["missing"] += missing
             phases["replay_running"].append(replaying.poll() is None)
         phases["errors"] = sorted({s.error for s in subscribers if s.error})
@@ -169,13 +171,16 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50.0, help="writes per second in the live phases")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds of writing per live phase")
     parser.add_argument("--rounds", type=int, default=8, help="pairs of live phases, without and during a replay")
+    parser.add_argument(
+        "--tmp", default=None, help="where the log goes (default: the system's temp dir; /dev/shm keeps disk load out)"
+    )
     parser.add_argument("--replay-target", help=argparse.SUPPRESS)  # the replaying subprocess
     args = parser.parse_args()
     if args.replay_target:
         print(json.dumps(asyncio.run(replay(args.replay_target, args.events))), flush=True)
         return
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         data_dir = Path(tmp)
         seed_seconds = asyncio.run(seed(data_dir, args.events))
         print(f"seeded {args.events:,} events through the store API in {seed_seconds:.1f} s")
@@ -213,7 +218,11 @@ def main() -> None:
                 f"errors {phases['errors'] or 'none'}; replay running through each round: {phases['replay_running']})"
             )
             for kind, values in (("without a replay", quiet), ("during a replay", busy)):
-                print(f"  {kind}: p50 {percentile(values, 50):.1f} ms, p99 {percentile(values, 99):.1f} ms")
+                writes = phases["writes " + kind.split()[0]]
+                print(
+                    f"  {kind}: p50 {percentile(values, 50):.1f} ms, p99 {percentile(values, 99):.1f} ms "
+                    f"(the writes themselves: p50 {percentile(writes, 50):.1f} ms, p99 {percentile(writes, 99):.1f} ms)"
+                )
             print(f"  p99 during / without: {percentile(busy, 99) / percentile(quiet, 99):.2f}")
         finally:
             server.terminate()
