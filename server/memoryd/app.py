@@ -334,7 +334,7 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     # The event loop's thread holds the GIL while it is busy (a Watch replay, a wide fan-out),
     # and Python hands it to a waiting thread only every switch interval; the SQLite writer
     # thread needs it back after each statement of a commit. At the default 5 ms a replay
-    # took SaveMessage's p99 from 19 to 93 ms (docs/EVENTS.md); 0.5 ms cost the replay nothing.
+    # took SaveMessage's p99 from 19 to 93 ms (docs/EVENTS.md, "Sharing the process").
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_SECONDS)
     await server.start()
     await _set_serving(health_servicer, storage_ready)

@@ -15,10 +15,11 @@
     .venv/bin/python tests/events/bench_catch_up.py                   # 1,000,000 events, 100 subscribers
     .venv/bin/python tests/events/bench_catch_up.py --events 200000   # quicker
 
-Everything shares the machine: on small machines the replaying client's own parsing and the
-live subscribers' compete with the server for the cores, which the ratio includes. The
-server and this process run at raised priority when allowed (root), so that unrelated load
-on a shared machine does not decide the comparison; the replaying client does not.
+Everything shares the machine. The server and this process (the live subscribers) run at
+raised priority when allowed (root), so that unrelated load on a shared machine does not
+decide the comparison; the replaying client of step 3 runs at the lowest priority, so that
+its own parsing does not take the server's CPU as it would not from another machine (its
+rate during the phases is reported).
 """
 
 from __future__ import annotations
@@ -114,17 +115,17 @@ class RssSampler(threading.Thread):
             self.peak = max(self.peak, rss_mib(self.pid))
 
 
-def spawn_replay(target: str, until: int) -> subprocess.Popen:
+def spawn_replay(target: str, until: int, *, nice: int = 0) -> subprocess.Popen:
     command = [sys.executable, __file__, "--replay-target", target, "--events", str(until)]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(command, stdout=subprocess.PIPE, text=True, preexec_fn=lambda: os.nice(nice))
 
 
 async def replay(target: str, until: int) -> dict:
-    """The replaying subscriber: Watch(after_seq=0) until seq `until`; prints "started" once
-    it has events flowing, then its result."""
+    """The replaying subscriber: Watch(after_seq=0) until seq `until`, checking every seq
+    arrives once, in order; prints "at <seq> <monotonic time>" every 10,000 events, then its result."""
     async with grpc.aio.insecure_channel(target) as channel:
         call = event_service_pb2_grpc.EventServiceStub(channel).Watch(event_service_pb2.WatchRequest(after_seq=0))
-        expected, started, announced = 1, 0.0, False
+        expected, started = 1, 0.0
         async for response in call:
             if not response.HasField("event"):
                 continue
@@ -132,15 +133,42 @@ async def replay(target: str, until: int) -> dict:
                 return {"error": f"got seq {response.event.seq}, expected {expected}"}
             if expected == 1:
                 started = time.perf_counter()
-            if expected == 10_000 and not announced:
-                print("started", flush=True)
-                announced = True
+            if expected == 1 or expected % 10_000 == 0:
+                print(f"at {expected} {time.monotonic()}", flush=True)
             if expected == until:
                 break
             expected += 1
         call.cancel()
     seconds = time.perf_counter() - started
     return {"events": expected, "seconds": round(seconds, 2), "events_per_s": round(expected / seconds)}
+
+
+class ReplayProgress(threading.Thread):
+    """Reads a replaying subprocess's "at <seq> <time>" lines: how fast it went when."""
+
+    def __init__(self, process: subprocess.Popen) -> None:
+        super().__init__(daemon=True)
+        self.process = process
+        self.samples: list[tuple[float, int]] = []
+        self.first = threading.Event()
+
+    def run(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            if line.startswith("at "):
+                _, seq, at = line.split()
+                self.samples.append((float(at), int(seq)))
+                self.first.set()
+
+    def rate(self, windows: list[tuple[float, float]]) -> float:
+        """Events per second over the given (start, end) time windows."""
+        events = seconds = 0.0
+        for start, end in windows:
+            inside = [(t, seq) for t, seq in self.samples if start <= t <= end]
+            if len(inside) >= 2:
+                events += inside[-1][1] - inside[0][1]
+                seconds += inside[-1][0] - inside[0][0]
+        return events / seconds if seconds else 0.0
 
 
 async def live_phases(target: str, args: argparse.Namespace, replaying: subprocess.Popen) -> dict:
@@ -150,12 +178,15 @@ async def live_phases(target: str, args: argparse.Namespace, replaying: subproce
             await writer.write()  # warm-up
         await wait_delivered(subscribers, list(writer.issued), 30)
         phases: dict = {"without": [], "during": [], "writes without": [], "writes during": [], "missing": 0}
-        phases["replay_running"] = []
+        phases["replay_running"], phases["windows"] = [], []
         for _ in range(args.rounds):
             for kind, sig in (("without", signal.SIGSTOP), ("during", signal.SIGCONT)):
                 replaying.send_signal(sig)
                 await asyncio.sleep(0.5)  # let what is in flight settle
+                started = time.monotonic()
                 latencies, missing, writes = await paced_latencies(writer, subscribers, args.rate, args.duration)
+                if kind == "during":
+                    phases["windows"].append((started, time.monotonic()))
                 phases[kind] += latencies
                 phases[f"writes {kind}"] += writes
                 phases["missing"] += missing
@@ -203,14 +234,19 @@ def main() -> None:
                 f"{after:.1f} MiB after"
             )
 
-            replaying = spawn_replay(target, args.events)
-            assert replaying.stdout is not None
-            replaying.stdout.readline()  # "started": the replay is under way
+            # Lowest priority: the replaying client's parsing must not take the server's CPU,
+            # as it would not from another machine; it still reads as fast as it can when a
+            # core is free (its rate during the phases is reported).
+            replaying = spawn_replay(target, args.events, nice=19)
+            progress = ReplayProgress(replaying)
+            progress.start()
+            progress.first.wait()  # the replay is under way
             raise_priority()
             phases = asyncio.run(live_phases(target, args, replaying))
             replaying.send_signal(signal.SIGCONT)
             replaying.terminate()
             replaying.wait(timeout=30)
+            progress.join(timeout=10)
             quiet, busy = phases["without"], phases["during"]
             print(
                 f"{args.subscribers} live subscribers at {args.rate:g} writes/s, {args.rounds} rounds of "
@@ -224,6 +260,7 @@ def main() -> None:
                     f"(the writes themselves: p50 {percentile(writes, 50):.1f} ms, p99 {percentile(writes, 99):.1f} ms)"
                 )
             print(f"  p99 during / without: {percentile(busy, 99) / percentile(quiet, 99):.2f}")
+            print(f"  the replay meanwhile: {progress.rate(phases['windows']):.0f} events/s while running")
         finally:
             server.terminate()
             server.wait(timeout=30)

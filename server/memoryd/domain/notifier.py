@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 
 class EventNotifier:
@@ -14,10 +15,16 @@ class EventNotifier:
 
     def __init__(self) -> None:
         self._changed = asyncio.Event()
+        self._last = float("-inf")
 
     def notify(self) -> None:
+        self._last = time.monotonic()
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
+
+    def notified_within(self, seconds: float) -> bool:
+        """Whether a commit woke the waiters in the last `seconds`: writes are going on."""
+        return time.monotonic() - self._last < seconds
 
     def current(self) -> asyncio.Event:
         """Take this before reading the log, then wait on it: a commit that lands

@@ -31,6 +31,7 @@ import asyncio
 import collections
 import contextlib
 import logging
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -45,6 +46,7 @@ FEED_BATCH = 500  # events per read of a tenant's feed (new events, shared by al
 # stops for one read (~0.4 ms on SQLite, where these reads run on the loop's connection),
 # which live streams wait behind.
 CATCH_UP_BATCH = 100
+WRITES_RECENT_SECONDS = 0.25  # a commit this recent means writes are going on (see _let_writers_run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,20 @@ class WatchFilter:
         if self.types and event.type not in self.types:
             return False
         return not self.session_ids or not event.session_id or event.session_id in self.session_ids
+
+
+def _let_writers_run() -> None:
+    """Hand the GIL to a thread waiting for it, once per event a catch-up delivers while
+    writes are going on.
+
+    A replay keeps the event loop's thread busy, and Python forces a hand-off to a waiting
+    thread only every sys.getswitchinterval(). The SQLite writer thread needs the GIL back
+    after each statement of a commit, so during a replay a commit waited for a hand-off per
+    statement and live writes, and the deliveries that follow them, slowed down. Sleeping
+    0 s releases the GIL for a moment. It costs the replay some of its rate (the hand-off
+    goes to gRPC's threads too), hence only while commits are happening.
+    """
+    time.sleep(0)
 
 
 def compacted(floor: int) -> OutOfRange:
@@ -272,6 +288,8 @@ class Watcher:
             if self._pending:
                 event = self._pending.popleft()
                 if self.filter.matches(event):
+                    if not self._live and self.hub.store.notifier.notified_within(WRITES_RECENT_SECONDS):
+                        _let_writers_run()
                     return self._deliver(event)
                 continue
             if self._buffer:
