@@ -40,7 +40,7 @@ from pathlib import Path
 
 import grpc
 
-from bench_watch import paced_latencies, percentile, running_subscribers, wait_delivered  # beside this script
+from bench_watch import paced_latencies, percentile, running_subscribers, serve, wait_delivered  # beside this script
 
 from memoryd.v1 import event_service_pb2, event_service_pb2_grpc
 from memoryd.app import open_store
@@ -71,22 +71,6 @@ async def seed(data_dir: Path, count: int) -> float:
     finally:
         await store.close()
     return time.perf_counter() - started
-
-
-def start_server(data_dir: Path) -> tuple[subprocess.Popen, int]:
-    port_file = data_dir / "port"
-    command = [
-        sys.executable, "-m", "memoryd", "serve", "--listen", "127.0.0.1:0", "--port-file", str(port_file),
-        "--data-dir", str(data_dir), "--log-level", "warning", "--vectors-enabled", "false",
-        "--event-retention-count", "100000000",  # keep the whole seeded log
-    ]  # fmt: skip
-    server = subprocess.Popen(command, stdin=subprocess.DEVNULL, preexec_fn=raise_priority)
-    deadline = time.monotonic() + 60
-    while not (port_file.exists() and port_file.read_text().strip()):
-        if server.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit("memoryd did not start")
-        time.sleep(0.05)
-    return server, int(port_file.read_text())
 
 
 def raise_priority() -> None:
@@ -215,7 +199,11 @@ def main() -> None:
         data_dir = Path(tmp)
         seed_seconds = asyncio.run(seed(data_dir, args.events))
         print(f"seeded {args.events:,} events through the store API in {seed_seconds:.1f} s")
-        server, port = start_server(data_dir)
+        server, port = serve(
+            data_dir,
+            *("--vectors-enabled", "false", "--event-retention-count", "100000000"),  # keep the whole seeded log
+            preexec_fn=raise_priority,
+        )
         target = f"127.0.0.1:{port}"
         try:
             time.sleep(1)

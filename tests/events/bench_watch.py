@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import grpc
@@ -42,21 +42,27 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))] if ordered else 0.0
 
 
-def start_server(args: argparse.Namespace, data_dir: Path) -> tuple[subprocess.Popen, int]:
+def serve(
+    data_dir: Path, *flags: str, python_flags: str = "", preexec_fn: Callable[[], None] | None = None
+) -> tuple[subprocess.Popen, int]:
+    """`memoryd serve` on `data_dir` in its own process; returns the process and its port."""
     port_file = data_dir / "port"
     command = [
-        sys.executable, *args.python_flags.split(), "-m", "memoryd", "serve", "--listen", "127.0.0.1:0", "--port-file", str(port_file),
-        "--data-dir", str(data_dir), "--log-level", "warning",
+        sys.executable, *python_flags.split(), "-m", "memoryd", "serve", "--listen", "127.0.0.1:0",
+        "--port-file", str(port_file), "--data-dir", str(data_dir), "--log-level", "warning", *flags,
     ]  # fmt: skip
-    if args.mongodb_uri:
-        command += ["--mongodb-uri", args.mongodb_uri, "--mongodb-database", f"bench_{uuid.uuid4().hex[:8]}"]
-    server = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+    server = subprocess.Popen(command, stdin=subprocess.DEVNULL, preexec_fn=preexec_fn)
     deadline = time.monotonic() + 60
     while not (port_file.exists() and port_file.read_text().strip()):
         if server.poll() is not None or time.monotonic() > deadline:
             raise SystemExit("memoryd did not start")
         time.sleep(0.05)
     return server, int(port_file.read_text())
+
+
+def start_server(args: argparse.Namespace, data_dir: Path) -> tuple[subprocess.Popen, int]:
+    mongo = ["--mongodb-uri", args.mongodb_uri, "--mongodb-database", f"bench_{uuid.uuid4().hex[:8]}"]
+    return serve(data_dir, *(mongo if args.mongodb_uri else []), python_flags=args.python_flags)
 
 
 class Subscriber:
