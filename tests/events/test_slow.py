@@ -71,7 +71,7 @@ async def test_three_fall_behind_disconnect_and_resume_cycles_lose_nothing(serve
     for cycle in range(3):
         stream = await slow_client.watch(after_seq=after_seq).started()
         _, head = await app.store.event_bounds(DEFAULT_TENANT)
-        await stream.wait_for(lambda s: s.position >= head, "caught up")
+        await stream.wait_for(lambda s: bool(s.progress) and s.position >= head, "caught up")
         await wait_until(lambda: app.hub.live_count == 1, "the resumed stream live")
         assert stream.progress[0] == after_seq
         stream.pause()
