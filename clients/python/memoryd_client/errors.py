@@ -119,7 +119,7 @@ class PermissionDeniedError(RpcError):
 
 
 class ResourceExhaustedError(RpcError):
-    """RESOURCE_EXHAUSTED: a limit was reached (or a watcher fell too far behind)."""
+    """RESOURCE_EXHAUSTED: a limit was reached (e.g. the server's Watch stream limit)."""
 
 
 class FailedPreconditionError(RpcError):

@@ -19,7 +19,8 @@ logger = logging.getLogger(__name__)
 
 # Ends of a stream after which resuming from the last seq loses nothing: the
 # server went away or restarted (UNAVAILABLE, or a clean end during shutdown),
-# or it dropped a subscriber that fell behind (RESOURCE_EXHAUSTED).
+# or it refused the stream at its Watch stream limit (RESOURCE_EXHAUSTED, reason
+# TOO_MANY_WATCH_STREAMS; older servers also ended a slow subscriber this way).
 RESUMABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED})
 
 
