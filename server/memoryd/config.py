@@ -56,6 +56,9 @@ class Config:
     qdrant_grpc_port: int = 6334
     qdrant_collection_prefix: str = "memoryd"
     qdrant_timeout_seconds: float = 5.0
+    vector_threads: int = 2
+    vector_build_threads: int = 1
+    vector_rebuild_threshold_kb: int = 16_384
     embedder_url: str = ""
     embedder_model: str = ""
     embedder_model_id: str = ""
@@ -120,10 +123,13 @@ SETTINGS: list[tuple[str, str, type, str]] = [
     ("downgrade_images", "MEMORYD_DOWNGRADE_IMAGES", bool, "store image segments as [image <hash>] markers (seed 001)"),
     ("entry_scope_capacity", "MEMORYD_ENTRY_SCOPE_CAPACITY", int, "maximum long-term memory entries per scope"),
     ("vectors_enabled", "MEMORYD_VECTORS_ENABLED", bool, "serve VectorService and keep vectors in step with messages (default on)"),
-    ("qdrant_url", "MEMORYD_QDRANT_URL", str, "Qdrant server URL (REST port); empty: Qdrant local mode under <data-dir>/qdrant"),
+    ("qdrant_url", "MEMORYD_QDRANT_URL", str, "Qdrant server URL (REST port); empty: Qdrant Edge in-process under <data-dir>/vectors"),
     ("qdrant_grpc_port", "MEMORYD_QDRANT_GRPC_PORT", int, "Qdrant gRPC port, preferred over REST; 0 uses REST only"),
     ("qdrant_collection_prefix", "MEMORYD_QDRANT_COLLECTION_PREFIX", str, "collections are <prefix>_d<dimension>"),
     ("qdrant_timeout_seconds", "MEMORYD_QDRANT_TIMEOUT_SECONDS", float, "bound of one Qdrant call without a caller deadline"),
+    ("vector_threads", "MEMORYD_VECTOR_THREADS", int, "Qdrant Edge: threads running its calls (bounds how many run at once)"),
+    ("vector_build_threads", "MEMORYD_VECTOR_BUILD_THREADS", int, "Qdrant Edge: threads of the background index builder process"),
+    ("vector_rebuild_threshold_kb", "MEMORYD_VECTOR_REBUILD_THRESHOLD_KB", int, "Qdrant Edge: rebuild the index once this many KB of vectors are outside it"),
     ("embedder_url", "MEMORYD_EMBEDDER_URL", str, "OpenAI-compatible embeddings base URL (e.g. http://localhost:11434/v1); empty: no embedder"),
     ("embedder_model", "MEMORYD_EMBEDDER_MODEL", str, "embedding model name sent to the embedder"),
     ("embedder_model_id", "MEMORYD_EMBEDDER_MODEL_ID", str, "model id of the vectors it computes (default openai:<model>)"),

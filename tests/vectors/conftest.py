@@ -1,8 +1,8 @@
-"""Fixtures of the vector memory tests: a real Qdrant (local mode always; the server at
-$MEMORYD_TEST_QDRANT_URL too when set) over a real SQLite message store. No mocks.
+"""Fixtures of the vector memory tests: a real Qdrant (Qdrant Edge in-process always; the
+server at $MEMORYD_TEST_QDRANT_URL too when set) over a real SQLite message store. No mocks.
 
-Qdrant's local mode locks its folder for one process, so every test gets its own folder.
-Against a server, every test gets its own collection prefix.
+Edge is one process per folder, so every test gets its own folder. Against a server,
+every test gets its own collection prefix.
 """
 
 from __future__ import annotations
@@ -17,26 +17,20 @@ import pytest
 from memoryd.domain.limits import Limits
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import Message
-from memoryd.storage.qdrant.index import QdrantIndex
+from memoryd.domain.vectors import VectorIndex
+from memoryd.storage.qdrant.edge import EdgeIndex
+from memoryd.storage.qdrant.server import QdrantServerIndex
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.vectors.memory import VectorMemory
 
 SERVER_ENV = "MEMORYD_TEST_QDRANT_URL"
-TARGETS = ["local"] + (["server"] if os.environ.get(SERVER_ENV) else [])
-# The vector memory cases also run local mode with every scoped search going through
-# Qdrant's own filter (as on a server) instead of the in-process scoring (local_scope.py),
-# and with the over-fetching plain search that local mode uses for large scopes.
-INDEX_TARGETS = ["local", "local-filter", "local-share"] + TARGETS[1:]
+TARGETS = ["edge"] + (["server"] if os.environ.get(SERVER_ENV) else [])
 
 
-def make_index(target: str, folder: Path, prefix: str | None = None) -> QdrantIndex:
+def make_index(target: str, folder: Path, prefix: str | None = None, **edge) -> VectorIndex:
     if target == "server":
-        return QdrantIndex(url=os.environ[SERVER_ENV], prefix=prefix or f"t{uuid.uuid4().hex[:10]}")
-    return QdrantIndex(
-        path=folder / "qdrant",
-        local_scoring=target != "local-filter",
-        local_scoring_limit=0 if target == "local-share" else 5_000,
-    )
+        return QdrantServerIndex(os.environ[SERVER_ENV], prefix=prefix or f"t{uuid.uuid4().hex[:10]}")
+    return EdgeIndex(folder / "vectors", prefix=prefix or "memoryd", **edge)
 
 
 def unit(angle_degrees: float, dims: int = 4) -> list[float]:
@@ -68,7 +62,7 @@ async def store(request, tmp_path):
     await store.close()
 
 
-@pytest.fixture(params=INDEX_TARGETS)
+@pytest.fixture(params=TARGETS)
 async def vectors(request, tmp_path, store):
     vm = VectorMemory(make_index(request.param, tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
     await vm.open()

@@ -25,7 +25,7 @@ from memoryd.domain.models import ClearOutcome, ClearTarget
 from memoryd.domain.recall import RecallQuery
 from memoryd.domain.vectors import VectorPoint, VectorRecord
 from memoryd.domain.errors import StorageUnavailable
-from memoryd.storage.qdrant.index import QdrantIndex
+from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.vectors.memory import VectorMemory
 from memoryd.vectors.outbox import Outbox
@@ -170,18 +170,21 @@ async def test_outbox_survives_a_restart_and_drains_when_qdrant_returns(target, 
         await back.stop(0)
 
 
-async def test_a_local_folder_held_by_another_process_is_an_unavailable_vector_store(tmp_path):
-    # Qdrant's local mode locks its folder; a second server on the same data dir (a
+async def test_an_edge_folder_held_by_another_process_is_an_unavailable_vector_store(tmp_path):
+    # Qdrant Edge is one process per folder; a second server on the same data dir (a
     # replica on MongoDB, say) serves messages and treats vectors as unreachable.
-    owner = QdrantIndex(path=tmp_path / "qdrant")
+    owner = EdgeIndex(tmp_path / "vectors")
     await owner.open()
-    other = QdrantIndex(path=tmp_path / "qdrant", local_lock_retry_seconds=0)
+    await owner.upsert([VectorPoint("t", unit(0), VectorRecord("s1", 1000, MODEL, "m1", "user"))], 1)
+    other = EdgeIndex(tmp_path / "vectors", lock_retry_seconds=0)
     await other.open()
     try:
         with pytest.raises(StorageUnavailable):
             await other.ping()
         await owner.close()
         await other.ping()  # takes the folder once it is free
+        models, _ = await other.stats("t")
+        assert [(m.model_id, m.count) for m in models] == [(MODEL, 1)]
     finally:
         await other.close()
         await owner.close()

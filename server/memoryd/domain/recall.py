@@ -5,11 +5,14 @@ Pure: no Qdrant or gRPC here. Context windows read messages through a `RangeRead
 (the store's range query bound to a tenant), so the same code runs on every backend.
 
 Ranking of one search, in order:
-1. The index returns `top_k * 4` candidates in scope (`* 8` when assistant replies are
-   excluded, to make up for that filter).
-2. Candidates of another model are dropped (a vector without a model id counts as the
-   tenant's legacy model); then those whose semantic score is below `min_score`
-   (0 keeps all); then, with others-only, role "assistant" (a missing role is "user").
+1. The index returns the `top_k * 4` nearest points (`* 8` with others-only) among those
+   that match every condition, pushed into the engine's query: the scope, the query's
+   model (a vector without a model id counts as the tenant's legacy model), with
+   others-only no role "assistant" (a missing role is "user"), and a semantic score of at
+   least `min_score` (0 keeps all). So a search fills `top_k` whenever that many points
+   match, however the models are mixed.
+2. Other models' points that a filter applied after retrieval would have met among the
+   same number of nearest points in scope are counted (`excluded_models`).
 3. score = (1 - w) * semantic + w * recency, recency = 0.5 ** (age / half_life):
    1 for a message written now, 0.5 one half-life ago, 0.25 two half-lives ago.
 4. In user scope, hits sent by or mentioning a current speaker are multiplied by the boost.
@@ -26,7 +29,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from memoryd.domain.models import Message, Position, RangeQuery
-from memoryd.domain.vectors import Candidate, Scope, VectorRecord
+from memoryd.domain.vectors import Candidate, PointFilter, Scope, VectorRecord
 
 DEFAULT_TOP_K = 5
 MAX_TOP_K = 100
@@ -92,6 +95,17 @@ class RecallQuery:
             return Scope(platform=self.platform)
         return Scope()
 
+    def point_filter(self, tenant: str, legacy_model: str) -> PointFilter:
+        """The candidates' conditions: scope, the query's model (legacy vectors count as
+        `legacy_model`), and with others-only no assistant replies."""
+        return PointFilter(
+            tenant,
+            self.index_scope,
+            model_id=self.model_id,
+            legacy=legacy_model == self.model_id,
+            exclude_roles=("assistant",) if self.others_only else (),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Ranked:
@@ -131,23 +145,14 @@ class Window:
 
 
 # -- filtering and scoring ---------------------------------------------------------
-def filter_candidates(
-    candidates: Iterable[Candidate], query: RecallQuery, legacy_model: str
-) -> tuple[list[Candidate], Counter[str]]:
-    """Keep the query's model, then min_score, then roles. Returns (kept, excluded per model)."""
-    kept: list[Candidate] = []
+def excluded_models(pool_models: Counter[str | None], model_id: str, legacy_model: str) -> Counter[str]:
+    """Points of other models among the nearest in scope, per model (legacy ones as `legacy_model`)."""
     excluded: Counter[str] = Counter()
-    for candidate in candidates:
-        model = candidate.record.model_id or legacy_model
-        if model != query.model_id:
-            excluded[model] += 1
-            continue
-        if query.min_score and candidate.semantic < query.min_score:  # 0 keeps all (seed 003)
-            continue
-        if query.others_only and candidate.record.effective_role == "assistant":
-            continue
-        kept.append(candidate)
-    return kept, excluded
+    for model, count in pool_models.items():
+        effective = model or legacy_model
+        if effective != model_id:
+            excluded[effective] += count
+    return excluded
 
 
 def recency(timestamp: int, now: int, half_life_ms: int) -> float:

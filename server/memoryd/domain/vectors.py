@@ -1,10 +1,13 @@
-"""Vector memory data types shared by the recall logic, the vector sync and the Qdrant adapter."""
+"""Vector memory: the data types and the vector-index interface that the recall logic, the
+vector sync and the Qdrant adapters (server, Edge) share."""
 
 from __future__ import annotations
 
 import uuid
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 # Metadata record (per tenant) naming the model that vectors without a model id belong to.
 LEGACY_NAMESPACE = "memory-vector"
@@ -138,3 +141,76 @@ class CollectionCount:
 class VectorStats:
     models: list[ModelCount] = field(default_factory=list)
     collections: list[CollectionCount] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class PointFilter:
+    """Which of a tenant's points a query may return: the scope and, when `model_id` is set,
+    that model (`legacy`: vectors without a model id count as it too), minus `exclude_roles`
+    (a point without a role is a "user", see VectorRecord.effective_role)."""
+
+    tenant: str
+    scope: Scope = Scope()
+    model_id: str | None = None
+    legacy: bool = False
+    exclude_roles: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexQuery:
+    """One nearest-neighbour query: the `limit` points of `vector`'s dimension nearest to it
+    among those `filter` admits, cosine similarity at least `min_score` (None: any).
+
+    `pool_limit` > 0 also asks which models the `pool_limit` nearest points of the scope
+    hold, whatever their model and role (what a search filtering after retrieval would
+    have seen; SearchMemory reports and warns about them).
+
+    New kinds of query (a sparse / BM25 text query next to or instead of `vector`) are
+    new optional fields here and a new score on Candidate, not a new method.
+    """
+
+    filter: PointFilter
+    limit: int
+    vector: Sequence[float]
+    min_score: float | None = None
+    pool_limit: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class IndexResult:
+    candidates: list[Candidate]
+    pool_models: Counter[str | None] = field(default_factory=Counter)  # None: vectors without a model id
+
+
+class VectorIndex(Protocol):
+    """What the vector memory needs from a vector engine. Adapters: storage/qdrant/server.py
+    (a Qdrant server) and storage/qdrant/edge.py (Qdrant Edge in-process, the embedded default).
+
+    One collection (server) or shard (Edge) per vector dimension. Every failure of the engine
+    raises StorageUnavailable; every call is bounded by the caller's deadline (domain/deadline.py).
+    """
+
+    @property
+    def target(self) -> str: ...
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def ping(self) -> None: ...
+
+    async def upsert(self, points: Sequence[VectorPoint], indexed_at: int) -> None:
+        """Insert or replace (same id) points; durable once it returns."""
+
+    async def delete(self, selector: VectorSelector) -> int:
+        """Delete the selected points in every dimension; returns how many there were."""
+
+    async def query(self, query: IndexQuery) -> IndexResult: ...
+
+    async def has_point(self, dimension: int, point_id: str) -> bool: ...
+
+    async def model_dimensions(self, tenant: str, model_id: str) -> list[int]:
+        """Dimensions that hold the tenant's points of `model_id`, ascending."""
+
+    async def stats(self, tenant: str) -> tuple[list[ModelCount], list[CollectionCount]]:
+        """The tenant's points per (model, dimension), most first, and per collection."""

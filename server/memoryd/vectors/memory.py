@@ -1,5 +1,5 @@
-"""Vector memory: the VectorService operations and the hooks that keep Qdrant in step with
-the message store.
+"""Vector memory: the VectorService operations and the hooks that keep the vector index
+(domain.vectors.VectorIndex: a Qdrant server or Qdrant Edge) in step with the message store.
 
 As `MemoryHooks` (domain/hooks.py) it hears about every message change:
 - saved / rewritten messages are queued for background embedding when an embedder is
@@ -34,12 +34,13 @@ from memoryd.domain.vectors import (
     LEGACY_KEY,
     LEGACY_NAMESPACE,
     CollectionCount,
+    IndexQuery,
     ModelCount,
+    VectorIndex,
     VectorPoint,
     VectorRecord,
     VectorSelector,
 )
-from memoryd.storage.qdrant.index import QdrantIndex
 from memoryd.vectors.embedder import OpenAIEmbedder
 from memoryd.vectors.indexer import Indexer, IndexJob
 from memoryd.vectors.outbox import SYSTEM_TENANT, Outbox, OutboxDrainer
@@ -111,7 +112,7 @@ def record_of_message(session_id: str, message: Message, model_id: str | None) -
 class VectorMemory(MemoryHooks):
     def __init__(
         self,
-        index: QdrantIndex,
+        index: VectorIndex,
         store: Store,
         *,
         half_life_ms: int = recall.DEFAULT_HALF_LIFE_MS,
@@ -246,10 +247,18 @@ class VectorMemory(MemoryHooks):
     async def search(self, tenant: str, query: recall.RecallQuery) -> SearchResult:
         await self.check_dimensions(tenant, [("query_vector", query.model_id, len(query.vector))])
         legacy = await self.legacy_model(tenant, query.model_id)
-        candidates = await self.index.query(tenant, query.vector, query.index_scope, query.candidate_limit)
-        kept, excluded = recall.filter_candidates(candidates, query, legacy)
+        found = await self.index.query(
+            IndexQuery(
+                query.point_filter(tenant, legacy),
+                query.candidate_limit,
+                query.vector,
+                min_score=query.min_score or None,  # 0 keeps all
+                pool_limit=query.candidate_limit,
+            )
+        )
+        excluded = recall.excluded_models(found.pool_models, query.model_id, legacy)
         self._warn_excluded(query.model_id, excluded)
-        ranked = recall.rank(kept, query, now_ms(), self.half_life_ms)
+        ranked = recall.rank(found.candidates, query, now_ms(), self.half_life_ms)
 
         async def read(range_query: RangeQuery) -> list[Message]:
             return await self.store.range(tenant, range_query)

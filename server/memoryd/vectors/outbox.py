@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from memoryd.domain.errors import MemorydError
 from memoryd.domain.models import now_ms
 from memoryd.domain.store import Store
-from memoryd.domain.vectors import VectorSelector
-from memoryd.storage.qdrant.index import QdrantIndex
+from memoryd.domain.vectors import VectorIndex, VectorSelector
 from memoryd.vectors.reconcile import DeletionReconciler
 
 log = logging.getLogger(__name__)
@@ -80,7 +79,7 @@ class OutboxDrainer:
     def __init__(
         self,
         outbox: Outbox,
-        index: QdrantIndex,
+        index: VectorIndex,
         *,
         poll_seconds: float = 5.0,
         min_backoff_seconds: float = 1.0,

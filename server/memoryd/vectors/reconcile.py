@@ -15,8 +15,7 @@ import logging
 
 from memoryd.domain.models import EventType, now_ms
 from memoryd.domain.store import Store
-from memoryd.domain.vectors import VectorSelector
-from memoryd.storage.qdrant.index import QdrantIndex
+from memoryd.domain.vectors import VectorIndex, VectorSelector
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +27,7 @@ DELETION_CAUSES = frozenset({int(EventType.MESSAGES_DELETED), int(EventType.HIST
 
 
 class DeletionReconciler:
-    def __init__(self, store: Store, index: QdrantIndex, system_tenant: str) -> None:
+    def __init__(self, store: Store, index: VectorIndex, system_tenant: str) -> None:
         self.store = store
         self.index = index
         self.system_tenant = system_tenant

@@ -5,28 +5,45 @@ from __future__ import annotations
 from pathlib import Path
 
 from memoryd.domain.store import Store
-from memoryd.storage.qdrant.index import QdrantIndex
+from memoryd.domain.vectors import VectorIndex
 from memoryd.vectors.embedder import OpenAIEmbedder
 from memoryd.vectors.memory import VectorMemory
 
+# Where the embedded vector store lives under the data dir, and where earlier releases
+# kept theirs (qdrant-client local mode; migrated into Edge on first start).
+EDGE_FOLDER = "vectors"
+LOCAL_MODE_FOLDER = "qdrant"
 
-def build_vectors(config, store: Store) -> VectorMemory:
-    """Qdrant server when MEMORYD_QDRANT_URL is set, else local mode under <data_dir>/qdrant."""
+
+def build_index(config) -> VectorIndex:
+    """A Qdrant server when MEMORYD_QDRANT_URL is set, else Qdrant Edge under <data_dir>/vectors."""
     if config.qdrant_url:
-        index = QdrantIndex(
-            url=config.qdrant_url,
+        from memoryd.storage.qdrant.server import QdrantServerIndex
+
+        return QdrantServerIndex(
+            config.qdrant_url,
             api_key=config.qdrant_api_key,
             prefer_grpc=config.qdrant_grpc_port > 0,
             grpc_port=config.qdrant_grpc_port or 6334,
             prefix=config.qdrant_collection_prefix,
             timeout=config.qdrant_timeout_seconds,
         )
-    else:
-        index = QdrantIndex(
-            path=Path(config.data_dir) / "qdrant",
-            prefix=config.qdrant_collection_prefix,
-            timeout=config.qdrant_timeout_seconds,
-        )
+    from memoryd.storage.qdrant.edge import EdgeIndex
+
+    data_dir = Path(config.data_dir)
+    return EdgeIndex(
+        data_dir / EDGE_FOLDER,
+        prefix=config.qdrant_collection_prefix,
+        timeout=config.qdrant_timeout_seconds,
+        threads=config.vector_threads,
+        build_threads=config.vector_build_threads,
+        rebuild_threshold_kb=config.vector_rebuild_threshold_kb,
+        migrate_from=data_dir / LOCAL_MODE_FOLDER,
+    )
+
+
+def build_vectors(config, store: Store) -> VectorMemory:
+    index = build_index(config)
     embedder = None
     if config.embedder_url:
         embedder = OpenAIEmbedder(

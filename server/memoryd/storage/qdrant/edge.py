@@ -1,0 +1,467 @@
+"""VectorIndex on Qdrant Edge (qdrant-edge-py): the Qdrant engine in-process, the embedded
+default, under `<data-dir>/vectors`. Layout and the reasons for it: docs/VECTORS.md.
+
+- One shard *pair* per dimension (`<prefix>_d<dim>/a`, `/b`): the serving shard answers
+  every call; the standby is the same data, brought up to date and indexed (HNSW) by the
+  builder process (edge_build.py) and then swapped in. Qdrant Edge's optimize() blocks and
+  holds the GIL for its whole run, so it never runs in the server process.
+- Writes go, in one order, to the operation log (edge_engine.OpLog) and then to the
+  serving shard, whose WAL makes them durable once the call returns.
+- Every Edge call runs in a small thread pool, bounded by the caller's deadline; any
+  failure is StorageUnavailable, as on the server adapter. Calls that are still queued
+  when their deadline passes never run.
+- One process owns the folder (a lock file; Edge itself also locks each shard's WAL). A
+  second process on the same data dir sees an unavailable vector store and takes the
+  folder over once it is free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import portalocker
+import qdrant_edge as qe
+
+from memoryd.domain import deadline
+from memoryd.domain.errors import StorageUnavailable
+from memoryd.storage.qdrant import edge_engine as engine
+from memoryd.storage.qdrant import points as p
+from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Search
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+LOCK_FILE = ".lock"
+# Start a rebuild once the serving shard holds this many KB of vectors outside HNSW
+# segments (searched exactly: ~2 ms per 16 MB; 384 dims: ~10,000 points).
+REBUILD_THRESHOLD_KB = 16_384
+MAINTENANCE_SECONDS = 2.0
+FLUSH_SECONDS = 10.0
+BUILD_RETRY_SECONDS = 30.0
+LOCK_RETRY_SECONDS = 5.0
+
+
+def _unavailable(text: str) -> StorageUnavailable:
+    return StorageUnavailable(text, reason="VECTOR_STORE_UNAVAILABLE")
+
+
+class _Handle:
+    """An open shard and the calls using it; closed once retired and idle."""
+
+    def __init__(self, shard: qe.EdgeShard) -> None:
+        self.shard = shard
+        self._users = 0
+        self._retired = False
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        with self._lock:
+            if self._retired:
+                raise _unavailable("vector shard was swapped out")
+            self._users += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            close = self._retired and self._users == 0
+        if close:
+            self.shard.close()
+
+    def retire(self) -> None:
+        with self._lock:
+            self._retired = True
+            close = self._users == 0
+        if close:
+            self.shard.close()
+
+
+class _Pair:
+    """The serving and standby shards of one dimension, their state and operation log."""
+
+    def __init__(self, folder: Path, dimension: int, state: engine.PairState, serving: qe.EdgeShard, seq: int) -> None:
+        self.folder = folder
+        self.dimension = dimension
+        self.state = state
+        self.serving = _Handle(serving)
+        self.seq = seq
+        self.oplog = engine.OpLog(folder / engine.OPLOG_FILE)
+        self.thread_lock = threading.Lock()  # one write (log + shard) at a time, in log order
+        self.write_lock = asyncio.Lock()  # writers wait here, not in the thread pool
+        self.dirty = False
+        self.last_flush = time.monotonic()
+        self.build: asyncio.Task | None = None
+        self.builder: asyncio.subprocess.Process | None = None
+        self.next_build = 0.0
+
+    @classmethod
+    def open(cls, folder: Path, dimension: int, build_threads: int, indexing_threshold_kb: int) -> _Pair:
+        """Load (or create) the pair; replay logged writes the serving shard may lack after a crash."""
+        folder.mkdir(parents=True, exist_ok=True)
+        state = engine.PairState.load(folder)
+        if state is None:
+            for name in engine.SHARD_NAMES:
+                shutil.rmtree(folder / name, ignore_errors=True)
+                engine.create_shard(folder / name, dimension, build_threads, indexing_threshold_kb).close()
+            state = engine.PairState()
+            state.save(folder)
+        serving = engine.load_shard(folder / state.serving)
+        seq, replayed = max(state.serving_seq, state.standby_seq), 0
+        for entry_seq, op in engine.read_ops(folder / engine.OPLOG_FILE, state.serving_seq):
+            engine.apply(serving, op)  # idempotent: the log's order is the shard's order
+            seq, replayed = max(seq, entry_seq), replayed + 1
+        if replayed:
+            log.info("vector shard %s: replayed %d logged writes", folder.name, replayed)
+        return cls(folder, dimension, state, serving, seq)
+
+    def write(self, op: engine.Op) -> None:
+        with self.thread_lock:
+            self.seq += 1
+            self.oplog.append(self.seq, op)
+            engine.apply(self.serving.shard, op)
+            self.dirty = True
+
+    def flush(self) -> None:
+        self.dirty = False
+        self.last_flush = time.monotonic()
+        self.serving.shard.flush()
+
+    def catch_up(self, shard: qe.EdgeShard, after: int) -> int:
+        for after, op in engine.read_ops(self.folder / engine.OPLOG_FILE, after):
+            engine.apply(shard, op)
+        return after
+
+    def swap(self, built: qe.EdgeShard, after: int) -> None:
+        """Make the built standby serve: apply the writes it still lacks, switch, and start a
+        new log (both shards now hold every logged write)."""
+        with self.thread_lock:
+            self.catch_up(built, after)
+            old = self.serving
+            self.serving = _Handle(built)
+            self.state = engine.PairState(self.state.standby, self.seq, self.seq)
+            self.state.save(self.folder)
+            self.oplog.reset()
+        old.retire()
+
+    def close(self) -> None:
+        with self.thread_lock:
+            self.serving.shard.flush()
+            self.state.serving_seq = self.seq
+            self.state.save(self.folder)
+            self.oplog.close()
+        self.serving.retire()
+
+
+class EdgeIndex(QdrantIndexBase):
+    def __init__(
+        self,
+        root: Path,
+        *,
+        prefix: str = "memoryd",
+        timeout: float = 5.0,
+        threads: int = 2,
+        build_threads: int = 1,
+        rebuild_threshold_kb: int = REBUILD_THRESHOLD_KB,
+        indexing_threshold_kb: int = engine.INDEXING_THRESHOLD_KB,
+        maintenance_seconds: float = MAINTENANCE_SECONDS,
+        lock_retry_seconds: float = LOCK_RETRY_SECONDS,
+        migrate_from: Path | None = None,
+    ) -> None:
+        super().__init__(prefix)
+        self.root = Path(root)
+        self.timeout = timeout
+        self.threads = threads
+        self.build_threads = build_threads
+        self.rebuild_threshold_kb = rebuild_threshold_kb
+        self.indexing_threshold_kb = indexing_threshold_kb
+        self.maintenance_seconds = maintenance_seconds
+        self.lock_retry_seconds = lock_retry_seconds
+        self.migrate_from = migrate_from
+        self._pairs: dict[int, _Pair] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock_handle: Any = None
+        self._closed = True
+        self._next_attempt = 0.0
+        self._lock_warned = False
+        self._opening = asyncio.Lock()
+        self._create_lock = asyncio.Lock()
+        self._maintenance: asyncio.Task | None = None
+
+    @property
+    def target(self) -> str:
+        return f"edge:{self.root}"
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def open(self) -> None:
+        self._closed = False
+        self._next_attempt = 0.0
+        self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="qdrant-edge")
+        try:
+            await self._ready()
+        except StorageUnavailable:
+            pass  # held by another process: retried on use (see _ready)
+
+    async def _ready(self) -> None:
+        """Own the folder (lock, open every shard pair, migrate once), or raise StorageUnavailable."""
+        if self._lock_handle is not None:
+            return
+        if self._closed:
+            raise _unavailable("vector store is closed")
+        async with self._opening:
+            if self._lock_handle is not None:
+                return
+            now = time.monotonic()
+            if now < self._next_attempt:
+                raise _unavailable("vector store is in use by another process")
+            self._next_attempt = now + self.lock_retry_seconds
+            handle = await self._run(self._take_lock, budget=None)
+            if handle is None:
+                if not self._lock_warned:
+                    self._lock_warned = True
+                    log.warning(
+                        "vector store %s is in use by another process: vectors are unavailable here until it "
+                        "is free (Qdrant Edge is one process; several need a Qdrant server)",
+                        self.root,
+                    )
+                raise _unavailable("vector store is in use by another process")
+            self._lock_warned = False
+            try:
+                for folder in sorted(self.root.iterdir()):
+                    dimension = p.dimension_of(self.prefix, folder.name)
+                    if dimension is not None and folder.is_dir():
+                        self._pairs[dimension] = await self._run(
+                            _Pair.open, folder, dimension, self.build_threads, self.indexing_threshold_kb, budget=None
+                        )
+            except BaseException:
+                await self._release_lock(handle)
+                raise
+            self._lock_handle = handle
+        if self.migrate_from is not None and self.migrate_from.exists():
+            from memoryd.storage.qdrant.migrate import migrate_local_mode
+
+            await migrate_local_mode(self.migrate_from, self)
+        self._maintenance = asyncio.create_task(self._maintain(), name="qdrant-edge-maintenance")
+
+    def _take_lock(self) -> Any:
+        self.root.mkdir(parents=True, exist_ok=True)
+        handle = open(self.root / LOCK_FILE, "a+")
+        try:
+            portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+        except portalocker.exceptions.LockException:
+            handle.close()
+            return None
+        return handle
+
+    async def _release_lock(self, handle: Any) -> None:
+        portalocker.unlock(handle)
+        handle.close()
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+            await asyncio.gather(self._maintenance, return_exceptions=True)
+            self._maintenance = None
+        pairs, self._pairs = list(self._pairs.values()), {}
+        for pair in pairs:
+            if pair.builder is not None and pair.builder.returncode is None:
+                pair.builder.kill()  # the next run replays the log again
+            if pair.build is not None:
+                pair.build.cancel()
+                await asyncio.gather(pair.build, return_exceptions=True)
+            try:
+                await self._run(pair.close, budget=None)
+            except StorageUnavailable as error:
+                log.warning("closing vector shard %s failed (%s)", pair.folder.name, error)
+        handle, self._lock_handle = self._lock_handle, None
+        if handle is not None:
+            await self._release_lock(handle)
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    async def ping(self) -> None:
+        await self._ready()
+
+    # -- calls -----------------------------------------------------------------------
+    async def _run(self, fn: Callable[..., T], *args: Any, budget: float | None | bool = True, handle: _Handle | None = None) -> T:
+        """fn(*args) in the thread pool, bounded by the caller's deadline (budget=True) or not
+        at all (None). Failures become StorageUnavailable."""
+        pool = self._pool
+        if pool is None:
+            raise _unavailable("vector store is closed")
+        seconds = deadline.remaining(self.timeout) if budget is True else budget
+        if handle is not None:
+            handle.acquire()
+
+        def work() -> T:
+            try:
+                return fn(*args)
+            finally:
+                if handle is not None:
+                    handle.release()
+
+        try:
+            future = pool.submit(work)
+        except RuntimeError as error:  # shut down
+            if handle is not None:
+                handle.release()
+            raise _unavailable("vector store is closed") from error
+        if handle is not None:
+            future.add_done_callback(lambda f: handle.release() if f.cancelled() else None)
+        try:
+            async with asyncio.timeout(seconds):
+                return await asyncio.wrap_future(future)
+        except (StorageUnavailable, asyncio.CancelledError):
+            raise
+        except Exception as error:  # noqa: BLE001 - Edge raises plain Exception for engine errors
+            raise _unavailable(f"vector store unavailable ({type(error).__name__}: {str(error)[:200]})") from error
+
+    async def _pair(self, dimension: int) -> _Pair:
+        await self._ready()
+        pair = self._pairs.get(dimension)
+        if pair is None:
+            raise _unavailable(f"no vector shard of dimension {dimension}")
+        return pair
+
+    async def _read(self, dimension: int, fn: Callable[[qe.EdgeShard], T]) -> T:
+        pair = await self._pair(dimension)
+        handle = pair.serving
+        return await self._run(lambda: fn(handle.shard), handle=handle)
+
+    async def _write(self, dimension: int, op: engine.Op) -> None:
+        pair = await self._pair(dimension)
+        async with pair.write_lock:
+            await self._run(pair.write, op)
+
+    # -- primitives ------------------------------------------------------------------
+    async def dimensions(self) -> list[int]:
+        await self._ready()
+        return sorted(self._pairs)
+
+    async def _exists(self, dimension: int) -> bool:
+        await self._ready()
+        return dimension in self._pairs
+
+    async def _ensure(self, dimension: int) -> None:
+        await self._ready()
+        if dimension in self._pairs:
+            return
+        async with self._create_lock:
+            if dimension not in self._pairs:
+                folder = self.root / self.collection(dimension)
+                self._pairs[dimension] = await self._run(
+                    _Pair.open, folder, dimension, self.build_threads, self.indexing_threshold_kb, budget=None
+                )
+                log.info("vector shard ready: %s", folder.name)
+
+    async def _upsert(self, dimension: int, points: list[tuple[str, list[float], dict[str, Any]]]) -> None:
+        await self._write(dimension, engine.Upsert.of(points))
+
+    async def _delete(self, dimension: int, flt: p.All) -> None:
+        await self._write(dimension, engine.Delete(flt))
+
+    async def _count(self, dimension: int, flt: p.All) -> int:
+        request = qe.CountRequest(exact=True, filter=engine.to_filter(flt))
+        return await self._read(dimension, lambda shard: shard.count(request))
+
+    async def _facet(self, dimension: int, key: str, flt: p.All) -> list[tuple[Any, int]]:
+        request = qe.FacetRequest(key, limit=p.FACET_LIMIT, exact=True, filter=engine.to_filter(flt))
+        response = await self._read(dimension, lambda shard: shard.facet(request))
+        return [(hit.value, hit.count) for hit in response.hits]
+
+    async def _search(self, dimension: int, searches: list[Search]) -> list[list[Found]]:
+        def run(shard: qe.EdgeShard) -> list[list[Found]]:
+            requests = [
+                qe.QueryRequest(
+                    limit=s.limit,
+                    query=qe.Query.Nearest(list(s.vector)),
+                    filter=engine.to_filter(s.filter),
+                    score_threshold=s.min_score,
+                    with_payload=s.payload,
+                )
+                for s in searches
+            ]
+            results = shard.query_batch(qe.QueryBatchRequest(requests)) if len(requests) > 1 else [shard.query(requests[0])]
+            return [[Found(str(pt.id), pt.score, pt.payload or {}) for pt in r] for r in results]
+
+        return await self._read(dimension, run)
+
+    async def indexing(self, dimension: int) -> tuple[int, int]:
+        """(points, points in HNSW-indexed segments) of the dimension's serving shard."""
+        info = await self._read(dimension, lambda shard: shard.info())
+        return info.points_count, info.indexed_vectors_count
+
+    async def retrieve(self, dimension: int, ids: list[str]) -> list[Any]:
+        """Records (id, vector, payload) of those of the points that exist."""
+        return await self._read(dimension, lambda shard: shard.retrieve(ids, True, True))
+
+    async def _contains(self, dimension: int, point_id: str) -> bool:
+        return bool(await self._read(dimension, lambda shard: shard.retrieve([point_id], False, False)))
+
+    # -- background: flush and index builds ------------------------------------------
+    async def _maintain(self) -> None:
+        while True:
+            await asyncio.sleep(self.maintenance_seconds)
+            for pair in list(self._pairs.values()):
+                try:
+                    await self._maintain_pair(pair)
+                except StorageUnavailable as error:
+                    log.warning("vector shard %s maintenance failed (%s)", pair.folder.name, error)
+
+    async def _maintain_pair(self, pair: _Pair) -> None:
+        if pair.dirty and time.monotonic() - pair.last_flush >= FLUSH_SECONDS:
+            await self._run(pair.flush, budget=None)
+        if pair.build is not None or time.monotonic() < pair.next_build:
+            return
+        handle = pair.serving
+        waiting = await self._run(engine.unindexed, handle.shard, budget=None, handle=handle)
+        if waiting * pair.dimension * 4 >= self.rebuild_threshold_kb * 1024:
+            pair.build = asyncio.create_task(self._build_in_background(pair), name=f"qdrant-edge-build-{pair.dimension}")
+
+    async def _build_in_background(self, pair: _Pair) -> None:
+        try:
+            if not await self.rebuild(pair.dimension):
+                pair.next_build = time.monotonic() + BUILD_RETRY_SECONDS
+        finally:
+            pair.build = None
+
+    async def rebuild(self, dimension: int) -> bool:
+        """Bring the standby up to date and index it in the builder process, then swap it in.
+        Searches and writes go on meanwhile; the swap itself holds writes for the few writes
+        that arrived last. False (logged) when the builder failed."""
+        pair = await self._pair(dimension)
+        standby = pair.state.standby
+        started = time.monotonic()
+        pair.builder = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "memoryd.storage.qdrant.edge_build",
+            str(pair.folder), standby, str(pair.state.standby_seq),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await pair.builder.communicate()
+        code, pair.builder = pair.builder.returncode, None
+        if code != 0:
+            log.warning("vector index build of %s failed (exit %s): %s", pair.folder.name, code, err.decode()[-500:])
+            return False
+        report = json.loads(out)
+        built = await self._run(engine.load_shard, pair.folder / standby, budget=None)
+        after = await self._run(pair.catch_up, built, report["seq"], budget=None)
+        async with pair.write_lock:
+            await self._run(pair.swap, built, after, budget=None)
+        log.info(
+            "vector shard %s rebuilt: %d points, %d indexed, %d segments; %d logged writes applied in %.1fs, "
+            "indexed in %.1fs; %.1fs in all",
+            pair.folder.name, report["points"], report["indexed"], report["segments"], report["applied"],
+            report["apply_seconds"], report["optimize_seconds"], time.monotonic() - started,
+        )
+        return True

@@ -1,0 +1,217 @@
+"""Qdrant Edge shards as memoryd keeps them, shared by the server process (edge.py) and the
+index builder process (edge_build.py): shard configuration, payload indexes, filters,
+and the operation log that carries writes from the serving shard to its standby.
+
+Every call here blocks (and, in qdrant-edge-py 0.9.0, holds the GIL): callers run them
+in threads (edge.py) or in the builder process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import struct
+import zlib
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+
+from memoryd.storage.qdrant import points as p
+
+# Segments holding more than this many KB of vectors get an HNSW index when the builder
+# optimizes a shard; smaller ones are scanned exactly (about 1 ms per 8 MB on this class
+# of machine, 384 dims: ~5,000 points).
+INDEXING_THRESHOLD_KB = 8_000
+# The optimizer merges segments when a shard has more than this many (each keeps its own
+# graph; few large merges instead of re-indexing big segments often).
+SEGMENT_NUMBER = 8
+
+
+# -- shards ---------------------------------------------------------------------------
+def shard_config(dimension: int, build_threads: int, indexing_threshold_kb: int = INDEXING_THRESHOLD_KB) -> qe.EdgeConfig:
+    return qe.EdgeConfig(
+        vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine),
+        hnsw_config=qe.HnswIndexConfig(
+            m=p.HNSW_M,
+            ef_construct=p.HNSW_EF_CONSTRUCT,
+            full_scan_threshold=p.FULL_SCAN_THRESHOLD_KB,
+            max_indexing_threads=build_threads,
+            payload_m=p.HNSW_PAYLOAD_M,
+        ),
+        optimizers=qe.EdgeOptimizersConfig(
+            indexing_threshold=indexing_threshold_kb, default_segment_number=SEGMENT_NUMBER
+        ),
+        wal_enabled=True,
+    )
+
+
+def create_shard(path: Path, dimension: int, build_threads: int, indexing_threshold_kb: int) -> qe.EdgeShard:
+    shard = qe.EdgeShard.create(str(path), shard_config(dimension, build_threads, indexing_threshold_kb))
+    ensure_indexes(shard)
+    return shard
+
+
+def load_shard(path: Path) -> qe.EdgeShard:
+    shard = qe.EdgeShard.load(str(path))
+    ensure_indexes(shard)
+    return shard
+
+
+def ensure_indexes(shard: qe.EdgeShard) -> None:
+    """The payload indexes, created when missing (idempotent)."""
+    present = set(shard.info().payload_schema)
+    wanted: list[tuple[str, Any]] = [(p.TENANT_FIELD, qe.KeywordIndexParams(is_tenant=True))]
+    wanted += [(key, qe.KeywordIndexParams(enable_hnsw=False)) for key in p.KEYWORD_FIELDS]
+    wanted += [(key, qe.IntegerIndexParams(lookup=True, range=True, enable_hnsw=False)) for key in p.INTEGER_FIELDS]
+    for key, params in wanted:
+        if key not in present:
+            shard.update(qe.UpdateOperation.create_field_index(key, params))
+
+
+def unindexed(shard: qe.EdgeShard) -> int:
+    """Points outside HNSW-indexed segments (what a search scans exactly)."""
+    info = shard.info()
+    return max(0, info.points_count - info.indexed_vectors_count)
+
+
+# -- filters --------------------------------------------------------------------------
+def to_filter(cond: p.All) -> qe.Filter:
+    return qe.Filter(
+        must=[_condition(c) for c in cond.must] or None,
+        should=[_condition(c) for c in cond.should] or None,
+        must_not=[_condition(c) for c in cond.must_not] or None,
+    )
+
+
+def _condition(cond: p.Cond) -> Any:
+    match cond:
+        case p.Match(key, value):
+            return qe.FieldCondition(key, match=qe.MatchValue(value))
+        case p.AnyOf(key, values):
+            return qe.FieldCondition(key, match=qe.MatchAny(list(values)))
+        case p.Below(key, lt):
+            return qe.FieldCondition(key, range=qe.RangeFloat(lt=lt))
+        case p.Missing(key):
+            return qe.IsEmptyCondition(key)
+        case p.All():
+            return to_filter(cond)
+    raise TypeError(f"unknown condition {cond!r}")
+
+
+# -- writes ---------------------------------------------------------------------------
+Row = tuple[str, list[float], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Upsert:
+    rows: tuple[tuple[str, bytes, dict[str, Any]], ...]  # vectors as float32 bytes
+
+    @classmethod
+    def of(cls, rows: Sequence[Row]) -> Upsert:
+        return cls(tuple((i, array("f", v).tobytes(), payload) for i, v, payload in rows))
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    filter: p.All
+
+
+Op = Upsert | Delete
+
+
+def apply(shard: qe.EdgeShard, op: Op) -> None:
+    if isinstance(op, Upsert):
+        points = []
+        for point_id, raw, payload in op.rows:
+            vector = array("f")
+            vector.frombytes(raw)
+            points.append(qe.Point(point_id, vector.tolist(), payload))
+        shard.update(qe.UpdateOperation.upsert_points(points))
+    else:
+        shard.update(qe.UpdateOperation.delete_points_by_filter(to_filter(op.filter)))
+
+
+# -- operation log --------------------------------------------------------------------
+_FRAME = struct.Struct("<QII")  # seq, length, crc32
+
+
+class OpLog:
+    """Append-only file of (seq, op) frames: every write of the serving shard, written
+    before the shard applies it, so the standby can replay them. A torn last frame (a
+    crash mid-append) ends the log. Not fsynced: like the shard's own WAL it survives a
+    crash of memoryd, not of the machine."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+    def append(self, seq: int, op: Op) -> None:
+        body = pickle.dumps(op, protocol=pickle.HIGHEST_PROTOCOL)
+        os.write(self._fd, _FRAME.pack(seq, len(body), zlib.crc32(body)) + body)
+
+    def reset(self) -> None:
+        """Drop every entry (the caller made both shards hold them all)."""
+        os.ftruncate(self._fd, 0)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def read_ops(path: Path, after: int, *, limit_bytes: int | None = None) -> Iterator[tuple[int, Op]]:
+    """Entries with seq > after, in order, up to the first torn frame."""
+    if not path.exists():
+        return
+    with open(path, "rb") as handle:
+        read = 0
+        while limit_bytes is None or read < limit_bytes:
+            header = handle.read(_FRAME.size)
+            if len(header) < _FRAME.size:
+                return
+            seq, length, crc = _FRAME.unpack(header)
+            body = handle.read(length)
+            if len(body) < length or zlib.crc32(body) != crc:
+                return
+            read += _FRAME.size + length
+            if seq > after:
+                yield seq, pickle.loads(body)  # our own file, written by OpLog.append
+
+
+# -- pair state -----------------------------------------------------------------------
+STATE_FILE = "state.json"
+OPLOG_FILE = "oplog"
+SHARD_NAMES = ("a", "b")
+
+
+@dataclass(slots=True)
+class PairState:
+    """Which shard serves; `serving_seq` / `standby_seq`: every op up to it is in that shard."""
+
+    serving: str = "a"
+    serving_seq: int = 0
+    standby_seq: int = 0
+
+    @property
+    def standby(self) -> str:
+        return SHARD_NAMES[1 - SHARD_NAMES.index(self.serving)]
+
+    @classmethod
+    def load(cls, folder: Path) -> PairState | None:
+        try:
+            data = json.loads((folder / STATE_FILE).read_text())
+        except FileNotFoundError:
+            return None
+        return cls(data["serving"], int(data["serving_seq"]), int(data["standby_seq"]))
+
+    def save(self, folder: Path) -> None:
+        """Atomically (write, fsync, rename): a crash leaves the old or the new state."""
+        tmp = folder / (STATE_FILE + ".tmp")
+        with open(tmp, "w") as handle:
+            json.dump({"serving": self.serving, "serving_seq": self.serving_seq, "standby_seq": self.standby_seq}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, folder / STATE_FILE)

@@ -1,0 +1,175 @@
+"""What both Qdrant adapters store and filter on, written once: the point payload, the
+payload indexes, and every filter as an engine-neutral tree (`Cond`) that each adapter
+translates into its client's classes (qdrant_client.models / qdrant_edge).
+
+A point's payload: `tenant`, `session_id`, `timestamp`, `role`, `platform`, `sender_id`,
+`mentioned_ids`, `speaker_label`, `text`, `indexed_at`, and `model_id` / `message_id`
+when set (a legacy vector has no `model_id`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memoryd.domain.vectors import PointFilter, Scope, VectorPoint, VectorRecord, VectorSelector
+
+# Payload indexes, created idempotently with every collection / shard. `tenant` is the
+# tenant key (per-tenant HNSW graphs); the others only filter (no graph links of their own).
+TENANT_FIELD = "tenant"
+KEYWORD_FIELDS = ("model_id", "session_id", "platform", "message_id", "sender_id", "mentioned_ids", "role")
+INTEGER_FIELDS = ("timestamp", "indexed_at")
+# Multitenancy (Qdrant's guide): no global graph (m=0), a graph per tenant (payload_m).
+HNSW_M = 0
+HNSW_PAYLOAD_M = 16
+HNSW_EF_CONSTRUCT = 100
+# Below this many KB of filtered vectors a search scans the payload index's matches
+# exactly instead of walking a graph (Qdrant's default).
+FULL_SCAN_THRESHOLD_KB = 10_000
+FACET_LIMIT = 10_000
+
+
+# -- engine-neutral filters ---------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Match:
+    key: str
+    value: str | int
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf:
+    key: str
+    values: tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Below:
+    key: str
+    lt: int
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """The field is absent, null or empty."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class All:
+    """must: every one; should: at least one (when given); must_not: none."""
+
+    must: tuple[Cond, ...] = ()
+    should: tuple[Cond, ...] = ()
+    must_not: tuple[Cond, ...] = ()
+
+
+Cond = Match | AnyOf | Below | Missing | All
+
+
+def tenant_filter(tenant: str, *conditions: Cond) -> All:
+    return All(must=(Match(TENANT_FIELD, tenant), *conditions))
+
+
+def scope_condition(scope: Scope) -> Cond | None:
+    """The scope's alternatives (any one admits a point); None when it does not restrict."""
+    if scope.unrestricted:
+        return None
+    alternatives: list[Cond] = []
+    if scope.session_id:
+        alternatives.append(Match("session_id", scope.session_id))
+    if scope.platform:
+        alternatives.append(Match("platform", scope.platform))
+    if scope.speaker_ids:
+        alternatives.append(AnyOf("sender_id", tuple(scope.speaker_ids)))
+        alternatives.append(AnyOf("mentioned_ids", tuple(scope.speaker_ids)))
+    return All(should=tuple(alternatives))
+
+
+def scope_filter(tenant: str, scope: Scope) -> All:
+    condition = scope_condition(scope)
+    return tenant_filter(tenant, *([condition] if condition else []))
+
+
+def point_filter(flt: PointFilter) -> All:
+    must: list[Cond] = [Match(TENANT_FIELD, flt.tenant)]
+    condition = scope_condition(flt.scope)
+    if condition is not None:
+        must.append(condition)
+    if flt.model_id is not None:
+        model: Cond = Match("model_id", flt.model_id)
+        must.append(All(should=(model, Missing("model_id"))) if flt.legacy else model)
+    must_not: list[Cond] = []
+    if flt.exclude_roles:
+        must_not.append(AnyOf("role", tuple(flt.exclude_roles)))
+        if "user" in flt.exclude_roles:  # a point without a role is a user
+            must_not.append(Missing("role"))
+    return All(must=tuple(must), must_not=tuple(must_not))
+
+
+def selector_filter(selector: VectorSelector) -> All:
+    must: list[Cond] = [Match(TENANT_FIELD, selector.tenant)]
+    if selector.session_id is not None:
+        must.append(Match("session_id", selector.session_id))
+    if selector.model_id is not None:
+        must.append(Match("model_id", selector.model_id))
+    if selector.indexed_before is not None:
+        must.append(Below("indexed_at", selector.indexed_before))
+    should: list[Cond] = []
+    if selector.message_ids:
+        should.append(AnyOf("message_id", tuple(selector.message_ids)))
+    if selector.timestamps:
+        should.append(AnyOf("timestamp", tuple(selector.timestamps)))
+    return All(must=tuple(must), should=tuple(should))
+
+
+# -- payload ------------------------------------------------------------------------
+def payload_of(point: VectorPoint, indexed_at: int) -> dict[str, Any]:
+    r = point.record
+    payload: dict[str, Any] = {
+        TENANT_FIELD: point.tenant,
+        "session_id": r.session_id,
+        "timestamp": r.timestamp,
+        "role": r.role,
+        "platform": r.platform,
+        "sender_id": r.sender_id,
+        "mentioned_ids": list(r.mentioned_ids),
+        "speaker_label": r.speaker_label,
+        "text": r.text,
+        "indexed_at": indexed_at,
+    }
+    if r.model_id:
+        payload["model_id"] = r.model_id
+    if r.message_id:
+        payload["message_id"] = r.message_id
+    return payload
+
+
+def record_of(payload: dict[str, Any]) -> VectorRecord:
+    return VectorRecord(
+        session_id=str(payload.get("session_id", "")),
+        timestamp=int(payload.get("timestamp") or 0),
+        model_id=payload.get("model_id") or None,
+        message_id=str(payload.get("message_id") or ""),
+        role=str(payload.get("role") or ""),
+        platform=str(payload.get("platform") or ""),
+        sender_id=str(payload.get("sender_id") or ""),
+        mentioned_ids=tuple(payload.get("mentioned_ids") or ()),
+        speaker_label=str(payload.get("speaker_label") or ""),
+        text=str(payload.get("text") or ""),
+    )
+
+
+def collection_name(prefix: str, dimension: int) -> str:
+    return f"{prefix}_d{dimension}"
+
+
+def dimension_of(prefix: str, name: str) -> int | None:
+    marker = f"{prefix}_d"
+    rest = name[len(marker) :]
+    return int(rest) if name.startswith(marker) and rest.isdigit() else None
+
+
+def dimensions_of(prefix: str, names: Sequence[str]) -> list[int]:
+    return sorted(d for d in (dimension_of(prefix, n) for n in names) if d is not None)

@@ -1,0 +1,213 @@
+"""VectorIndex over a Qdrant server through qdrant-client's AsyncQdrantClient (gRPC preferred,
+API key). One collection per dimension (`<prefix>_d<dim>`); several memoryd replicas may
+share it. Every failure of the server surfaces as StorageUnavailable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from qdrant_client import AsyncQdrantClient
+from qdrant_client import models as qm
+
+from memoryd.domain import deadline
+from memoryd.domain.errors import StorageUnavailable
+from memoryd.storage.qdrant import points as p
+from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Search
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def to_filter(cond: p.All) -> qm.Filter:
+    return qm.Filter(
+        must=[_condition(c) for c in cond.must] or None,
+        should=[_condition(c) for c in cond.should] or None,
+        must_not=[_condition(c) for c in cond.must_not] or None,
+    )
+
+
+def _condition(cond: p.Cond) -> qm.Condition:
+    match cond:
+        case p.Match(key, value):
+            return qm.FieldCondition(key=key, match=qm.MatchValue(value=value))
+        case p.AnyOf(key, values):
+            return qm.FieldCondition(key=key, match=qm.MatchAny(any=list(values)))
+        case p.Below(key, lt):
+            return qm.FieldCondition(key=key, range=qm.Range(lt=lt))
+        case p.Missing(key):
+            return qm.IsEmptyCondition(is_empty=qm.PayloadField(key=key))
+        case p.All():
+            return to_filter(cond)
+    raise TypeError(f"unknown condition {cond!r}")
+
+
+class QdrantServerIndex(QdrantIndexBase):
+    def __init__(
+        self,
+        url: str,
+        *,
+        api_key: str = "",
+        prefer_grpc: bool = True,
+        grpc_port: int = 6334,
+        prefix: str = "memoryd",
+        timeout: float = 5.0,
+    ) -> None:
+        super().__init__(prefix)
+        self.url = url
+        self.api_key = api_key
+        self.prefer_grpc = prefer_grpc
+        self.grpc_port = grpc_port
+        self.timeout = timeout
+        self._client: AsyncQdrantClient | None = None
+        self._ready: set[int] = set()  # dimensions whose collection exists with its indexes
+        self._create_lock = asyncio.Lock()
+
+    @property
+    def target(self) -> str:
+        return self.url
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def open(self) -> None:
+        self._client = AsyncQdrantClient(
+            url=self.url,
+            api_key=self.api_key or None,
+            prefer_grpc=self.prefer_grpc,
+            grpc_port=self.grpc_port,
+            timeout=max(1, int(self.timeout)),
+            # The check is a blocking request in the constructor; startup must not wait
+            # for (or fail on) an unreachable Qdrant: the outbox covers that.
+            check_compatibility=False,
+        )
+        self._ready.clear()
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def ping(self) -> None:
+        await self._call(self._require().get_collections())
+
+    def _require(self) -> AsyncQdrantClient:
+        if self._client is None:
+            raise StorageUnavailable("vector store is closed", reason="VECTOR_STORE_UNAVAILABLE")
+        return self._client
+
+    async def _call(self, awaitable: Awaitable[T]) -> T:
+        """Bound by the caller's deadline; any vector store failure becomes StorageUnavailable."""
+        try:
+            async with asyncio.timeout(deadline.remaining(self.timeout)):
+                return await awaitable
+        except (StorageUnavailable, asyncio.CancelledError):
+            raise
+        except Exception as error:  # noqa: BLE001 - transport, server and closed-client errors alike
+            raise StorageUnavailable(
+                f"vector store unavailable ({type(error).__name__})", reason="VECTOR_STORE_UNAVAILABLE"
+            ) from error
+
+    # -- primitives ------------------------------------------------------------------
+    async def dimensions(self) -> list[int]:
+        response = await self._call(self._require().get_collections())
+        return p.dimensions_of(self.prefix, [c.name for c in response.collections])
+
+    async def _exists(self, dimension: int) -> bool:
+        if dimension in self._ready:
+            return True
+        return await self._call(self._require().collection_exists(self.collection(dimension)))
+
+    async def _ensure(self, dimension: int) -> None:
+        if dimension in self._ready:
+            return
+        async with self._create_lock:
+            if dimension in self._ready:
+                return
+            client, name = self._require(), self.collection(dimension)
+            if not await self._call(client.collection_exists(name)):
+                try:
+                    await self._call(
+                        client.create_collection(
+                            name,
+                            vectors_config=qm.VectorParams(size=dimension, distance=qm.Distance.COSINE),
+                            hnsw_config=qm.HnswConfigDiff(
+                                m=p.HNSW_M, payload_m=p.HNSW_PAYLOAD_M, ef_construct=p.HNSW_EF_CONSTRUCT,
+                                full_scan_threshold=p.FULL_SCAN_THRESHOLD_KB,
+                            ),
+                        )
+                    )
+                except StorageUnavailable:
+                    # Another replica may have created it first.
+                    if not await self._call(client.collection_exists(name)):
+                        raise
+            await self._call(
+                client.create_payload_index(
+                    name, p.TENANT_FIELD,
+                    field_schema=qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True),
+                )
+            )
+            for key in p.KEYWORD_FIELDS:
+                await self._index(
+                    name, key, qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, enable_hnsw=False),
+                    qm.PayloadSchemaType.KEYWORD,
+                )
+            for key in p.INTEGER_FIELDS:
+                await self._index(
+                    name, key,
+                    qm.IntegerIndexParams(type=qm.IntegerIndexType.INTEGER, lookup=True, range=True, enable_hnsw=False),
+                    qm.PayloadSchemaType.INTEGER,
+                )
+            self._ready.add(dimension)
+            log.info("vector collection ready: %s", name)
+
+    async def _index(self, collection: str, key: str, params: Any, plain: qm.PayloadSchemaType) -> None:
+        client = self._require()
+        try:
+            await self._call(client.create_payload_index(collection, key, field_schema=params))
+        except StorageUnavailable:
+            # Servers older than `enable_hnsw` refuse the parameters: a plain index then.
+            await self._call(client.create_payload_index(collection, key, field_schema=plain))
+
+    async def _upsert(self, dimension: int, points: list[tuple[str, list[float], dict[str, Any]]]) -> None:
+        structs = [qm.PointStruct(id=i, vector=v, payload=payload) for i, v, payload in points]
+        await self._call(self._require().upsert(self.collection(dimension), points=structs, wait=True))
+
+    async def _count(self, dimension: int, flt: p.All) -> int:
+        found = await self._call(self._require().count(self.collection(dimension), count_filter=to_filter(flt), exact=True))
+        return found.count
+
+    async def _delete(self, dimension: int, flt: p.All) -> None:
+        await self._call(
+            self._require().delete(
+                self.collection(dimension), points_selector=qm.FilterSelector(filter=to_filter(flt)), wait=True
+            )
+        )
+
+    async def _facet(self, dimension: int, key: str, flt: p.All) -> list[tuple[Any, int]]:
+        response = await self._call(
+            self._require().facet(
+                self.collection(dimension), key=key, facet_filter=to_filter(flt), limit=p.FACET_LIMIT, exact=True
+            )
+        )
+        return [(hit.value, hit.count) for hit in response.hits]
+
+    async def _search(self, dimension: int, searches: list[Search]) -> list[list[Found]]:
+        requests = [
+            qm.QueryRequest(
+                query=list(s.vector),
+                filter=to_filter(s.filter),
+                limit=s.limit,
+                score_threshold=s.min_score,
+                with_payload=s.payload,
+            )
+            for s in searches
+        ]
+        responses = await self._call(self._require().query_batch_points(self.collection(dimension), requests=requests))
+        return [[Found(str(pt.id), float(pt.score), pt.payload or {}) for pt in r.points] for r in responses]
+
+    async def _contains(self, dimension: int, point_id: str) -> bool:
+        found = await self._call(self._require().retrieve(self.collection(dimension), ids=[point_id], with_payload=False))
+        return bool(found)

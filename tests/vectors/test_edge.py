@@ -1,0 +1,170 @@
+"""Qdrant Edge specifics (storage/qdrant/edge.py): index builds in the builder process and the
+swap to the rebuilt standby, with searches and writes going on throughout; the operation
+log across restarts. The vector-index cases common to both adapters are in
+test_index_conformance.py."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+
+import pytest
+
+from memoryd.domain.vectors import IndexQuery, PointFilter, Scope, VectorPoint, VectorRecord, VectorSelector
+from memoryd.storage.qdrant.edge import EdgeIndex
+
+DIMS = 32
+MODEL = "test:edge"
+
+
+def random_vector(rng: random.Random) -> list[float]:
+    return [rng.gauss(0, 1) for _ in range(DIMS)]
+
+
+def points(rng: random.Random, count: int, session: str, start: int = 0) -> list[VectorPoint]:
+    return [
+        VectorPoint("t", random_vector(rng), VectorRecord(session, 1000 + start + i, MODEL, f"{session}-{start + i}", "user"))
+        for i in range(count)
+    ]
+
+
+def small_index(tmp_path, **overrides) -> EdgeIndex:
+    # Tiny thresholds: every build indexes (HNSW) what it gets; no background builds.
+    settings = dict(indexing_threshold_kb=1, rebuild_threshold_kb=1 << 30, maintenance_seconds=3600)
+    settings.update(overrides)
+    return EdgeIndex(tmp_path / "vectors", **settings)
+
+
+async def nearest(index: EdgeIndex, vector: list[float], limit: int = 10, session: str = "") -> list[str]:
+    result = await index.query(IndexQuery(PointFilter("t", Scope(session_id=session), model_id=MODEL), limit, vector))
+    return [c.record.message_id for c in result.candidates]
+
+
+async def count(index: EdgeIndex) -> int:
+    models, _ = await index.stats("t")
+    return sum(m.count for m in models)
+
+
+async def test_a_rebuild_swaps_in_an_indexed_standby_while_searches_and_writes_go_on(tmp_path):
+    rng = random.Random(1)
+    index = small_index(tmp_path)
+    await index.open()
+    try:
+        for batch in range(4):
+            await index.upsert(points(rng, 500, "base", batch * 500), 1)
+        assert await index.indexing(DIMS) == (2000, 0)  # all in the appendable, unindexed segment
+        probe = random_vector(rng)
+        before = await nearest(index, probe)
+
+        build = asyncio.create_task(index.rebuild(DIMS))
+        written = 0
+        searches = 0
+        while not build.done():  # the server keeps serving while the builder works
+            await index.upsert(points(rng, 20, "during", written), 2)
+            written += 20
+            assert (await nearest(index, probe, session="base")) == before
+            searches += 1
+            await asyncio.sleep(0.01)
+        assert await build
+        assert searches > 0
+        await index.delete(VectorSelector("t", session_id="during", message_ids=("during-0",)))
+
+        total, indexed = await index.indexing(DIMS)
+        assert total == 2000 + written - 1 and indexed >= 2000  # the rebuilt shard serves, indexed
+        assert await nearest(index, probe, session="base") == before
+        assert await count(index) == 2000 + written - 1
+
+        # The other shard of the pair (the old serving one) catches up on its build:
+        # nothing written during the first build or after it is lost.
+        assert await index.rebuild(DIMS)
+        assert await index.indexing(DIMS) == (2000 + written - 1, 2000 + written - 1)
+        assert await count(index) == 2000 + written - 1
+        assert await nearest(index, probe, session="base") == before
+        assert "during-0" not in await nearest(index, probe, limit=5000, session="during")
+    finally:
+        await index.close()
+
+
+async def test_a_killed_build_changes_nothing_and_the_next_one_succeeds(tmp_path):
+    rng = random.Random(2)
+    index = small_index(tmp_path)
+    await index.open()
+    try:
+        await index.upsert(points(rng, 1500, "s"), 1)
+        probe = random_vector(rng)
+        before = await nearest(index, probe)
+        build = asyncio.create_task(index.rebuild(DIMS))
+        pair = index._pairs[DIMS]
+        while pair.builder is None:
+            await asyncio.sleep(0.005)
+        pair.builder.kill()
+        assert await build is False
+        assert await nearest(index, probe) == before and await count(index) == 1500
+        assert await index.rebuild(DIMS)
+        assert await nearest(index, probe) == before and await count(index) == 1500
+    finally:
+        await index.close()
+
+
+async def test_writes_survive_a_restart_before_and_after_a_swap(tmp_path):
+    rng = random.Random(3)
+    index = small_index(tmp_path)
+    await index.open()
+    await index.upsert(points(rng, 300, "s"), 1)
+    assert await index.rebuild(DIMS)
+    await index.upsert(points(rng, 200, "s", 300), 2)
+    await index.delete(VectorSelector("t", message_ids=("s-0", "s-450")))
+    await index.close()
+
+    again = small_index(tmp_path)
+    await again.open()
+    try:
+        assert await count(again) == 498
+        assert await again.rebuild(DIMS)  # the standby replays the log kept across the restart
+        assert await count(again) == 498
+        assert not await again.has_point(DIMS, points(random.Random(3), 1, "s")[0].id)
+    finally:
+        await again.close()
+
+
+async def test_background_builds_start_past_the_threshold(tmp_path):
+    rng = random.Random(4)
+    # 200 points of 32 float32 = 25 KB: past a 16 KB threshold.
+    index = small_index(tmp_path, rebuild_threshold_kb=16, maintenance_seconds=0.05)
+    await index.open()
+    try:
+        await index.upsert(points(rng, 200, "s"), 1)
+        for _ in range(600):
+            if (await index.indexing(DIMS))[1] == 200:
+                break
+            await asyncio.sleep(0.1)
+        assert await index.indexing(DIMS) == (200, 200)
+    finally:
+        await index.close()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+async def test_calls_queued_past_their_deadline_never_run(tmp_path, threads):
+    from memoryd.domain import deadline
+    from memoryd.domain.errors import StorageUnavailable
+
+    index = small_index(tmp_path, threads=threads)
+    await index.open()
+    try:
+        await index.upsert(points(random.Random(5), 10, "s"), 1)
+        ran = []
+        blockers = [index._run(time.sleep, 0.5, budget=None) for _ in range(threads)]  # every thread busy
+        started = asyncio.gather(*blockers)
+        await asyncio.sleep(0.05)
+        token = deadline.set_remaining(0.1)
+        try:
+            with pytest.raises(StorageUnavailable):
+                await index._run(lambda: ran.append(1))
+        finally:
+            deadline.reset(token)
+        await started
+        await asyncio.sleep(0.05)
+        assert ran == []
+    finally:
+        await index.close()
