@@ -39,13 +39,13 @@ class WorkersUnsupported(ValueError):
 
 
 def check_workers_supported(workers: int, *, vectors_enabled: bool, qdrant_url: str | None) -> None:
-    """Qdrant local mode locks its folder for one process: several workers need a Qdrant server."""
+    """Qdrant Edge (the embedded vector store) is one process per folder: several workers need a Qdrant server."""
     if workers < 1:
         raise WorkersUnsupported(f"--workers must be at least 1, got {workers}")
     if workers > 1 and vectors_enabled and not qdrant_url:
         raise WorkersUnsupported(
-            f"--workers {workers} needs a Qdrant server: Qdrant's local mode (the embedded vector store) "
-            "can be opened by one process only. Set the Qdrant URL (MEMORYD_QDRANT_URL / --qdrant-url), "
+            f"--workers {workers} needs a Qdrant server: Qdrant Edge (the embedded vector store) "
+            "runs in one process only. Set the Qdrant URL (MEMORYD_QDRANT_URL / --qdrant-url), "
             "turn vectors off (--vectors-enabled false), or run with --workers 1."
         )
 

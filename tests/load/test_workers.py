@@ -53,7 +53,7 @@ def test_several_workers_need_a_qdrant_server(tmp_path):
     process = _serve(tmp_path, "--listen", "127.0.0.1:0", "--workers", "2")
     _, stderr = process.communicate(timeout=60)
     assert process.returncode != 0
-    assert "Qdrant" in stderr and "--workers 2" in stderr
+    assert "Qdrant Edge" in stderr and "needs a Qdrant server" in stderr and "--workers 2" in stderr
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")

@@ -25,11 +25,16 @@ from memoryd.vectors.memory import VectorMemory
 
 SERVER_ENV = "MEMORYD_TEST_QDRANT_URL"
 TARGETS = ["edge"] + (["server"] if os.environ.get(SERVER_ENV) else [])
+# The vector-index conformance cases also run the server adapter against qdrant-client's
+# in-process implementation of the server API, so its code runs here without a server.
+INDEX_TARGETS = ["edge", "server-memory"] + TARGETS[1:]
 
 
 def make_index(target: str, folder: Path, prefix: str | None = None, **edge) -> VectorIndex:
     if target == "server":
         return QdrantServerIndex(os.environ[SERVER_ENV], prefix=prefix or f"t{uuid.uuid4().hex[:10]}")
+    if target == "server-memory":
+        return QdrantServerIndex(":memory:", prefix=prefix or "memoryd")
     return EdgeIndex(folder / "vectors", prefix=prefix or "memoryd", **edge)
 
 

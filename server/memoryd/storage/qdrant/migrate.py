@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BATCH = 1000
-VECTOR_TOLERANCE = 1e-5  # both store float32, normalized for cosine
+VECTOR_TOLERANCE = 1e-5  # float32; compared after normalizing (cosine only sees directions)
 
 
 class _LocalMode:
@@ -44,11 +44,16 @@ class _LocalMode:
         self.client.close()
 
 
+def unit(vector: Any) -> np.ndarray:
+    """Local mode keeps vectors as given, Edge normalizes them (cosine)."""
+    array = np.asarray(vector, dtype=np.float32)
+    return array / max(float(np.linalg.norm(array)), 1e-12)
+
+
 def _same(expected: tuple[str, list[float], dict[str, Any]], found: Any) -> bool:
     if found is None or (found.payload or {}) != expected[2]:
         return False
-    return bool(np.allclose(np.asarray(found.vector, dtype=np.float32), np.asarray(expected[1], dtype=np.float32),
-                            atol=VECTOR_TOLERANCE))
+    return bool(np.allclose(unit(found.vector), unit(expected[1]), atol=VECTOR_TOLERANCE))
 
 
 async def migrate_local_mode(old: Path, index: EdgeIndex) -> bool:

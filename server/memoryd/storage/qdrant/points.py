@@ -102,9 +102,11 @@ def point_filter(flt: PointFilter) -> All:
         must.append(All(should=(model, Missing("model_id"))) if flt.legacy else model)
     must_not: list[Cond] = []
     if flt.exclude_roles:
-        must_not.append(AnyOf("role", tuple(flt.exclude_roles)))
-        if "user" in flt.exclude_roles:  # a point without a role is a user
+        roles = tuple(flt.exclude_roles)
+        if "user" in roles:  # a point without a role is a user
+            roles += ("",)
             must_not.append(Missing("role"))
+        must_not.append(AnyOf("role", roles))
     return All(must=tuple(must), must_not=tuple(must_not))
 
 

@@ -1,12 +1,17 @@
 """VectorIndex over a Qdrant server through qdrant-client's AsyncQdrantClient (gRPC preferred,
 API key). One collection per dimension (`<prefix>_d<dim>`); several memoryd replicas may
 share it. Every failure of the server surfaces as StorageUnavailable.
+
+The url ":memory:" runs qdrant-client's own in-process implementation of the server API
+instead (not a store: nothing is kept). The tests use it to run this adapter's code
+against the same cases as Qdrant Edge where no server is at hand.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -21,6 +26,8 @@ from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Search
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+MEMORY = ":memory:"
 
 
 def to_filter(cond: p.All) -> qm.Filter:
@@ -73,6 +80,10 @@ class QdrantServerIndex(QdrantIndexBase):
 
     # -- lifecycle -------------------------------------------------------------------
     async def open(self) -> None:
+        if self.url == MEMORY:
+            self._client = AsyncQdrantClient(location=MEMORY)
+            self._ready.clear()
+            return
         self._client = AsyncQdrantClient(
             url=self.url,
             api_key=self.api_key or None,
@@ -143,25 +154,31 @@ class QdrantServerIndex(QdrantIndexBase):
                     # Another replica may have created it first.
                     if not await self._call(client.collection_exists(name)):
                         raise
-            await self._call(
-                client.create_payload_index(
-                    name, p.TENANT_FIELD,
-                    field_schema=qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True),
-                )
-            )
-            for key in p.KEYWORD_FIELDS:
-                await self._index(
-                    name, key, qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, enable_hnsw=False),
-                    qm.PayloadSchemaType.KEYWORD,
-                )
-            for key in p.INTEGER_FIELDS:
-                await self._index(
-                    name, key,
-                    qm.IntegerIndexParams(type=qm.IntegerIndexType.INTEGER, lookup=True, range=True, enable_hnsw=False),
-                    qm.PayloadSchemaType.INTEGER,
-                )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # ":memory:" warns that payload indexes have no effect
+                await self._create_indexes(name)
             self._ready.add(dimension)
             log.info("vector collection ready: %s", name)
+
+    async def _create_indexes(self, name: str) -> None:
+        client = self._require()
+        await self._call(
+            client.create_payload_index(
+                name, p.TENANT_FIELD,
+                field_schema=qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True),
+            )
+        )
+        for key in p.KEYWORD_FIELDS:
+            await self._index(
+                name, key, qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, enable_hnsw=False),
+                qm.PayloadSchemaType.KEYWORD,
+            )
+        for key in p.INTEGER_FIELDS:
+            await self._index(
+                name, key,
+                qm.IntegerIndexParams(type=qm.IntegerIndexType.INTEGER, lookup=True, range=True, enable_hnsw=False),
+                qm.PayloadSchemaType.INTEGER,
+            )
 
     async def _index(self, collection: str, key: str, params: Any, plain: qm.PayloadSchemaType) -> None:
         client = self._require()
