@@ -29,7 +29,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 import memoryd.v1
-from memoryd.v1 import memory_service_pb2, message_pb2
+from memoryd.v1 import memory_service_pb2, message_pb2, vector_service_pb2
 from memoryd.transport.reflection import enable_reflection
 
 
@@ -69,6 +69,23 @@ def _recent(limit: int) -> memory_service_pb2.GetRecentAcrossSessionsResponse:
     )
 
 
+@functools.cache
+def _search(top_k: int, window: int) -> vector_service_pb2.SearchMemoryResponse:
+    """top_k hits, each with `window` context messages before and after it."""
+    hits = []
+    for n in range(top_k):
+        stored = _stored_message(n)
+        context = [vector_service_pb2.ContextMessage(message=_stored_message(n * 10 + k)) for k in range(2 * window)]
+        hits.append(
+            vector_service_pb2.MemoryHit(
+                score=0.8, semantic_score=0.7, point_id=f"{n:032x}", model_id="load:main-384", session_id="load-vec-a-1",
+                message_id=stored.id, timestamp=stored.timestamp, role=stored.role, platform="common",
+                sender_id=f"user-{n}", text=stored.content, before=context[:window], after=context[window:],
+            )
+        )
+    return vector_service_pb2.SearchMemoryResponse(hits=hits, model_id="load:main-384")
+
+
 _SAVED = memory_service_pb2.SaveMessageResponse(message=_stored_message(1))
 
 # Prebuilt responses with memoryd's shape, by method name; everything else answers empty.
@@ -76,6 +93,9 @@ SHAPED = {
     "SaveMessage": lambda request: _SAVED,
     "GetHistory": lambda request: _history(min(request.limit or 50, 1000)),
     "GetRecentAcrossSessions": lambda request: _recent(min(request.limit or 50, 1000)),
+    "SearchMemory": lambda request: _search(
+        min(request.top_k or 5, 100), request.context_window if request.HasField("context_window") else 2
+    ),
 }
 
 

@@ -10,6 +10,8 @@ Phases (each one bounded; durations from the environment, see tests/load/README.
   4. workers   - SaveMessage and GetHistory with --workers 2
   5. rss       - a long SaveMessage + GetHistory run, RSS at 10 s vs the end
   6. mongo     - smaller sizes on the MongoDB adapter against SecantusDB
+  7. vectors   - SearchMemory on Qdrant Edge at 100k (and LOAD_VECTOR_POINTS_BIG) points of
+                 384 dimensions, batched UpsertVectors, startup time (vector_load.py)
 Prints one table and the target checks; writes everything as JSON to $LOAD_OUT.
 """
 
@@ -62,9 +64,11 @@ MONGO_BIG = env_int("LOAD_MONGO_BIG_MESSAGES", 10_000)
 MONGO_RECENT = env_int("LOAD_MONGO_RECENT_MESSAGES", 5_000)
 MONGO_DURATION = env_float("LOAD_MONGO_DURATION", DURATION)
 GHZ_CPUS = env_int("LOAD_GHZ_CPUS", 1)
-VECTORS = env_int("LOAD_VECTORS", 5_000)  # Qdrant local mode slows past ~20k points
+VECTORS = env_int("LOAD_VECTORS", 5_000)  # the 32-dimension search_memory scenario
+VECTOR_POINTS = env_int("LOAD_VECTOR_POINTS", 100_000)
+VECTOR_POINTS_BIG = env_int("LOAD_VECTOR_POINTS_BIG", 0)  # e.g. 1000000: adds the large run
 MONGO_CONCURRENCY = env_int("LOAD_MONGO_CONCURRENCY", 4)
-PHASES = set(os.environ.get("LOAD_PHASES", "ceiling,sqlite,workers,rss,mongo,fanout").split(","))
+PHASES = set(os.environ.get("LOAD_PHASES", "ceiling,sqlite,workers,rss,mongo,fanout,vectors").split(","))
 
 # Which do-nothing scenario is the ceiling of each memoryd scenario.
 CEILING_OF = {
@@ -123,6 +127,18 @@ class Suite:
         else:
             result.ceiling_rps = self.ceiling.get(CEILING_OF.get(name, name))
             result.bare_ceiling_rps = self.bare_ceiling.get(CEILING_OF.get(name, name))
+        self.results.append(result)
+        return result
+
+    def ghz_path(self, server: Server, path: Path, name: str, target: str) -> GhzResult:
+        """A generated scenario; its ceiling is the same file against the do-nothing servicer."""
+        log(f"{name} on {target} for {DURATION:g}s")
+        result = measure(server, path, target=target, duration=DURATION, cpus=GHZ_CPUS)
+        result.scenario = name
+        if target == "noop":
+            self.ceiling[name] = result.rps
+        else:
+            result.ceiling_rps = self.ceiling.get(name)
         self.results.append(result)
         return result
 
@@ -377,6 +393,7 @@ def checks(suite: Suite) -> list[str]:
                     f"(mean {filtered.mean_ms:.2f} vs {unfiltered.mean_ms:.2f} ms) "
                     f"-> {verdict(factor <= 3, unfiltered, filtered)}"
                 )
+    out += vector_checks(suite)
     rss = suite.extra.get("rss")
     if isinstance(rss, dict) and rss.get("growth") is not None:
         out.append(
@@ -390,6 +407,40 @@ def checks(suite: Suite) -> list[str]:
                 f"{name} 1 vs 2 workers (vectors off): {one.rps:,.0f} vs {two.rps:,.0f} RPS "
                 f"({two.rps / max(one.rps, 1e-9):.2f}x), server CPU {one.server_cpu:.0%} vs {two.server_cpu:.0%}"
             )
+    return out
+
+
+def vector_checks(suite: Suite) -> list[str]:
+    out = []
+    results = suite.results
+    small, big = human_count(VECTOR_POINTS), human_count(VECTOR_POINTS_BIG) if VECTOR_POINTS_BIG else None
+    base = find(results, "search_384_cw2", f"edge-{small}")
+    if base and base.ratio is not None:
+        cw0 = find(results, "search_384_cw0", f"edge-{small}")
+        out.append(
+            f"SearchMemory {small} x 384 (top_k 5, context 2) >= 40% of ceiling, 0 errors: {base.ratio:.0%}, "
+            f"{base.errors} errors -> {'MET' if base.ratio >= 0.4 and not base.errors else 'MISSED'}"
+            + (f" (context 0: {cw0.ratio:.0%} of its ceiling)" if cw0 and cw0.ratio is not None else "")
+        )
+        for name, what in (("search_384_model10", "model-filtered (10%)"), ("search_384_session", "session-scoped")):
+            r = find(results, name, f"edge-{small}")
+            if r and r.rps:
+                factor = base.rps / r.rps
+                out.append(f"{what} within 1.5x of unfiltered ({small}): {factor:.2f}x cost -> {'MET' if factor <= 1.5 else 'MISSED'}")
+    if big:
+        large = find(results, "search_384_cw2", f"edge-{big}")
+        if base and large and large.rps:
+            factor = base.rps / large.rps
+            extra = suite.extra.get(f"vectors_{big}", {})
+            out.append(
+                f"SearchMemory {big} within 2x of {small}: {factor:.2f}x cost, peak RSS {human_bytes(large.peak_rss)}, "
+                f"startup {extra.get('startup_seconds')} s -> {'MET' if factor <= 2 else 'MISSED'}"
+            )
+    for key, extra in suite.extra.items():
+        if key.startswith("vectors_") and isinstance(extra, dict) and extra.get("upsert_points_per_s"):
+            rate = extra["upsert_points_per_s"]
+            out.append(f"batched UpsertVectors ({key.removeprefix('vectors_')}, 384 dims, batches of 500) >= 5,000 "
+                       f"points/s: {rate:,} -> {'MET' if rate >= 5000 else 'MISSED'}")
     return out
 
 
@@ -466,6 +517,15 @@ def main() -> int:
     phase("workers", lambda: suite.run_workers(sqlite_dir))
     phase("rss", lambda: suite.run_rss(sqlite_dir))
     phase("mongo", suite.run_mongo)
+
+    def vectors_phase() -> None:
+        import vector_load
+
+        vector_load.run(suite, VECTOR_POINTS, human_count(VECTOR_POINTS), log)
+        if VECTOR_POINTS_BIG:
+            vector_load.run(suite, VECTOR_POINTS_BIG, human_count(VECTOR_POINTS_BIG), log)
+
+    phase("vectors", vectors_phase)
     elapsed = time.monotonic() - started
 
     print()
@@ -487,6 +547,9 @@ def main() -> int:
     for key in ("seed_sqlite", "seed_mongo"):
         if key in suite.extra:
             print(f"{key}: {suite.extra[key]}")
+    for key, extra in suite.extra.items():
+        if key.startswith("vectors_"):
+            print(f"{key}: {extra}")
     out = Path(os.environ.get("LOAD_OUT") or workdir / "results.json")
     out.write_text(
         json.dumps(

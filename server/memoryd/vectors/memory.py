@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -51,6 +52,10 @@ log = logging.getLogger(__name__)
 INDEXED_ROLES = ("user", "assistant")
 # How long a consistency delete may wait for Qdrant before it goes to the outbox.
 HOOK_DELETE_SECONDS = 2.0
+# A tenant's legacy-model marker is read once per this many seconds, not per search (it
+# changes only when all vectors are cleared; another replica's clear shows up this late).
+LEGACY_CACHE_SECONDS = 10.0
+LEGACY_CACHE_TENANTS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +146,7 @@ class VectorMemory(MemoryHooks):
         )
         self._dimensions: dict[tuple[str, str], int] = {}  # (tenant, model) -> dimension, seen in Qdrant
         self._warned_models: set[tuple[str, str]] = set()
+        self._legacy: dict[str, tuple[str, float]] = {}  # tenant -> (legacy model, read until)
         self._marker_warned = False
 
     # -- lifecycle -------------------------------------------------------------
@@ -229,14 +235,21 @@ class VectorMemory(MemoryHooks):
 
     async def legacy_model(self, tenant: str, model_id: str) -> str:
         """The model legacy vectors count as; the first search records the current one."""
+        cached = self._legacy.get(tenant)
+        if cached is not None and cached[1] > time.monotonic():
+            return cached[0]
         try:
             entry = await self.store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY)
             recorded = entry.data.get("model_id") if entry is not None else None
-            if isinstance(recorded, str) and recorded:
-                return recorded
-            await self.store.save_metadata(
-                tenant, LEGACY_NAMESPACE, LEGACY_KEY, {"model_id": model_id, "recorded_at": now_ms()}, now_ms()
-            )
+            if not (isinstance(recorded, str) and recorded):
+                await self.store.save_metadata(
+                    tenant, LEGACY_NAMESPACE, LEGACY_KEY, {"model_id": model_id, "recorded_at": now_ms()}, now_ms()
+                )
+                recorded = model_id
+            if len(self._legacy) >= LEGACY_CACHE_TENANTS:
+                self._legacy.clear()
+            self._legacy[tenant] = (recorded, time.monotonic() + LEGACY_CACHE_SECONDS)
+            return recorded
         except MemorydError as error:
             # Seed 003: treat legacy vectors as the current model this time, retry next search.
             if not self._marker_warned:
@@ -287,6 +300,7 @@ class VectorMemory(MemoryHooks):
         elif selector.session_id is None:
             self._forget_dimensions(selector.tenant)
         if clear_marker:
+            self._legacy.pop(selector.tenant, None)
             await self.store.delete_metadata(selector.tenant, LEGACY_NAMESPACE, LEGACY_KEY, now_ms())
         return removed
 
@@ -335,6 +349,7 @@ class VectorMemory(MemoryHooks):
         selector = VectorSelector(tenant, session_id=session_id, indexed_before=now_ms() + 1)
         if session_id is None:
             self._forget_dimensions(tenant)
+            self._legacy.pop(tenant, None)
             try:
                 await self.store.delete_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY, now_ms())
             except MemorydError as error:

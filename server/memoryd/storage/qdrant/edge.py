@@ -124,11 +124,11 @@ class _Pair:
             log.info("vector shard %s: replayed %d logged writes", folder.name, replayed)
         return cls(folder, dimension, state, serving, seq)
 
-    def write(self, op: engine.Op) -> None:
+    def write(self, op: engine.Op, rows: list[engine.Row] | None = None) -> None:
         with self.thread_lock:
             self.seq += 1
             self.oplog.append(self.seq, op)
-            engine.apply(self.serving.shard, op)
+            engine.apply(self.serving.shard, op, rows)
             self.dirty = True
 
     def flush(self) -> None:
@@ -339,10 +339,10 @@ class EdgeIndex(QdrantIndexBase):
         handle = pair.serving
         return await self._run(lambda: fn(handle.shard), handle=handle)
 
-    async def _write(self, dimension: int, op: engine.Op) -> None:
+    async def _write(self, dimension: int, op: engine.Op, rows: list[engine.Row] | None = None) -> None:
         pair = await self._pair(dimension)
         async with pair.write_lock:
-            await self._run(pair.write, op)
+            await self._run(pair.write, op, rows)
 
     # -- primitives ------------------------------------------------------------------
     async def dimensions(self) -> list[int]:
@@ -366,7 +366,7 @@ class EdgeIndex(QdrantIndexBase):
                 log.info("vector shard ready: %s", folder.name)
 
     async def _upsert(self, dimension: int, points: list[tuple[str, list[float], dict[str, Any]]]) -> None:
-        await self._write(dimension, engine.Upsert.of(points))
+        await self._write(dimension, engine.Upsert.of(points), points)
 
     async def _delete(self, dimension: int, flt: p.All) -> None:
         await self._write(dimension, engine.Delete(flt))

@@ -124,14 +124,16 @@ class Delete:
 Op = Upsert | Delete
 
 
-def apply(shard: qe.EdgeShard, op: Op) -> None:
+def apply(shard: qe.EdgeShard, op: Op, rows: Sequence[Row] | None = None) -> None:
+    """Apply a logged write; `rows`: the upsert's points as given (skips decoding the log's copy)."""
     if isinstance(op, Upsert):
-        points = []
-        for point_id, raw, payload in op.rows:
-            vector = array("f")
-            vector.frombytes(raw)
-            points.append(qe.Point(point_id, vector.tolist(), payload))
-        shard.update(qe.UpdateOperation.upsert_points(points))
+        if rows is None:
+            rows = []
+            for point_id, raw, payload in op.rows:
+                vector = array("f")
+                vector.frombytes(raw)
+                rows.append((point_id, vector.tolist(), payload))
+        shard.update(qe.UpdateOperation.upsert_points([qe.Point(i, v, payload) for i, v, payload in rows]))
     else:
         shard.update(qe.UpdateOperation.delete_points_by_filter(to_filter(op.filter)))
 
