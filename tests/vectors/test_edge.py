@@ -168,3 +168,25 @@ async def test_calls_queued_past_their_deadline_never_run(tmp_path, threads):
         assert ran == []
     finally:
         await index.close()
+
+
+async def test_a_growing_log_starts_a_build_even_when_few_points_wait(tmp_path):
+    # The same 10 points rewritten again and again: few unindexed points, a growing log.
+    index = small_index(tmp_path, rebuild_threshold_kb=16, maintenance_seconds=0.05)
+    log_file = tmp_path / "vectors" / "memoryd_d32" / "oplog"
+    await index.open()
+    try:
+        rng = random.Random(6)
+        largest = 0
+        for _ in range(120):
+            await index.upsert(points(rng, 10, "s"), 1)
+            largest = max(largest, log_file.stat().st_size)
+        assert largest >= 16 * 16 * 1024  # the log passed 16x the threshold
+        for _ in range(600):
+            if log_file.stat().st_size < largest and (await index.indexing(DIMS))[1] == 10:
+                break
+            await asyncio.sleep(0.1)
+        assert log_file.stat().st_size < largest  # a build ran and the log started over
+        assert await count(index) == 10
+    finally:
+        await index.close()

@@ -1,7 +1,7 @@
 """No orphan vectors: deletes that Qdrant cannot take wait in the durable outbox (SPEC §5).
 
-"Unreachable" is real, never mocked: either the index's own client is closed (local mode:
-the folder is released; server: the connection is gone) and opened again, or the server
+"Unreachable" is real, never mocked: either the index itself is closed (Edge: its shards
+and the folder are released; server: the connection is gone) and opened again, or the server
 runs with a real Qdrant client pointed at a closed port and is then restarted with the
 real vector store.
 """

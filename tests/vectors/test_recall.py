@@ -302,8 +302,8 @@ async def test_truncation_says_how_many_characters_were_cut(vectors, memory, ten
 
 
 async def test_a_large_scope_whose_points_rank_low_is_still_found(vectors, tenant):
-    # Local mode over-fetches a plain search for large scopes and falls back to Qdrant's
-    # filter when the admitted points rank too low; every path must find them.
+    # The scope is part of the engine's query: points of the scope that rank below many
+    # others are still found.
     close = [point(tenant, 1 + i * 0.1, session="noise", text=f"noise{i}") for i in range(40)]
     far = [point(tenant, 60 + i * 0.1, session="wanted", text=f"wanted{i}") for i in range(60)]
     await vectors.upsert(tenant, close + far)

@@ -199,8 +199,8 @@ class VectorIndex(Protocol):
 
     async def ping(self) -> None: ...
 
-    async def upsert(self, points: Sequence[VectorPoint], indexed_at: int) -> None:
-        """Insert or replace (same id) points; durable once it returns."""
+    async def upsert(self, points: Sequence[VectorPoint], indexed_at: int) -> list[str]:
+        """Insert or replace (same id) points; durable once it returns. Their ids, in order."""
 
     async def delete(self, selector: VectorSelector) -> int:
         """Delete the selected points in every dimension; returns how many there were."""

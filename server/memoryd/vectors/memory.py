@@ -221,11 +221,11 @@ class VectorMemory(MemoryHooks):
         await self.check_dimensions(
             tenant, [(f"points[{i}].vector", p.record.model_id or "", len(p.vector)) for i, p in enumerate(points)]
         )
-        await self.index.upsert(points, now_ms())
+        ids = await self.index.upsert(points, now_ms())
         for point in points:
             if point.record.model_id:
                 self._dimensions[(tenant, point.record.model_id)] = len(point.vector)
-        return [p.id for p in points]
+        return ids
 
     async def embed_query(self, text: str) -> tuple[list[float], str]:
         if self.embedder is None:

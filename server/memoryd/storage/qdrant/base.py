@@ -85,15 +85,17 @@ class QdrantIndexBase(abc.ABC):
         return p.collection_name(self.prefix, dimension)
 
     # -- VectorIndex ------------------------------------------------------------------
-    async def upsert(self, points: Sequence[VectorPoint], indexed_at: int) -> None:
+    async def upsert(self, points: Sequence[VectorPoint], indexed_at: int) -> list[str]:
+        ids = [point.id for point in points]
         by_dimension: dict[int, list[tuple[str, list[float], dict[str, Any]]]] = {}
-        for point in points:
+        for point_id, point in zip(ids, points):
             by_dimension.setdefault(len(point.vector), []).append(
-                (point.id, list(point.vector), p.payload_of(point, indexed_at))
+                (point_id, point.vector, p.payload_of(point, indexed_at))
             )
         for dimension, rows in by_dimension.items():
             await self._ensure(dimension)
             await self._upsert(dimension, rows)
+        return ids
 
     async def delete(self, selector: VectorSelector) -> int:
         flt = p.selector_filter(selector)

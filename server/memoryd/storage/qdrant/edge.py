@@ -46,6 +46,9 @@ LOCK_FILE = ".lock"
 # Start a rebuild once the serving shard holds this many KB of vectors outside HNSW
 # segments (searched exactly: ~2 ms per 16 MB; 384 dims: ~10,000 points).
 REBUILD_THRESHOLD_KB = 16_384
+# ... or once the operation log holds this many times as much (rewrites of the same points
+# grow the log, not the shard; a build empties it). Also bounds what a start after a crash replays.
+REBUILD_LOG_FACTOR = 16
 MAINTENANCE_SECONDS = 2.0
 FLUSH_SECONDS = 10.0
 BUILD_RETRY_SECONDS = 30.0
@@ -426,7 +429,9 @@ class EdgeIndex(QdrantIndexBase):
             return
         handle = pair.serving
         waiting = await self._run(engine.unindexed, handle.shard, budget=None, handle=handle)
-        if waiting * pair.dimension * 4 >= self.rebuild_threshold_kb * 1024:
+        logged = (pair.folder / engine.OPLOG_FILE).stat().st_size
+        threshold = self.rebuild_threshold_kb * 1024
+        if waiting * pair.dimension * 4 >= threshold or logged >= threshold * REBUILD_LOG_FACTOR:
             pair.build = asyncio.create_task(self._build_in_background(pair), name=f"qdrant-edge-build-{pair.dimension}")
 
     async def _build_in_background(self, pair: _Pair) -> None:
