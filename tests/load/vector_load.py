@@ -35,6 +35,7 @@ SESSION_SIZE = 50
 UPSERT_BATCH = 500
 INDEX_TIMEOUT = env_float("LOAD_VECTOR_INDEX_TIMEOUT", 3600)
 SEARCH_CONCURRENCY = env_int("LOAD_VECTOR_CONCURRENCY", 16)
+WARM_UP_SECONDS = env_float("LOAD_VECTOR_WARM_UP", 5)
 REBUILT = re.compile(r"vector shard \S+_d384 rebuilt: (\d+) points, (\d+) indexed")
 
 
@@ -172,7 +173,11 @@ def run(suite, points: int, label: str, log) -> None:
     extra["startup_seconds"] = round(time.monotonic() - started, 2)
     try:
         paths = scenarios(workdir, points)
-        from loadlib import start_noop
+        from loadlib import run_ghz, start_noop
+
+        # Unmeasured warm-up: a freshly started server first pages its shard in from disk.
+        for path in paths.values():
+            run_ghz(path, server.address, target="warm-up", duration=WARM_UP_SECONDS)
 
         with start_noop(workdir) as noop:
             for name, path in paths.items():
