@@ -52,6 +52,19 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def free_port_pair() -> int:
+    """A free port P whose neighbour P + 1 is free too: where memoryd's default HTTP port
+    (`--http-listen auto`, gRPC port + 1) goes when a test fixes the gRPC port."""
+    while True:
+        port = free_port()
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+
+
 def secantus_executable() -> str:
     beside_python = Path(sys.executable).with_name("secantusd-py")
     if beside_python.exists():

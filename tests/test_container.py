@@ -32,7 +32,7 @@ import pytest
 
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc
-from tests.conftest import free_port
+from tests.conftest import free_port_pair
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGE_HOME = "/var/lib/memoryd"
@@ -156,7 +156,7 @@ def test_the_image_defaults_serve_with_authentication_and_pass_the_healthcheck(i
     home = tmp_path / "home"
     workdir = Path(stage["WORKDIR"].replace(IMAGE_HOME, str(home)))
     workdir.mkdir(parents=True)
-    env = _image_env(stage, home, free_port())
+    env = _image_env(stage, home, free_port_pair())
     entrypoint = [str(image_venv / "bin" / stage["ENTRYPOINT"][0]), *stage["ENTRYPOINT"][1:]]
     log = tmp_path / "stderr"
     with log.open("wb") as stderr:

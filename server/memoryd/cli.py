@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import sys
 
@@ -124,14 +125,23 @@ def serve_workers(config: config_module.Config, log) -> int:
         log.error("startup_failed", error=f"memoryd: {error}")
         return 2
 
-    def worker_main(index: int, address: str, started) -> None:
-        worker_config = dataclasses.replace(config, listen=address, port_file="")
-        asyncio.run(serve(worker_config, worker_index=index, started=started))
-
     try:
-        return workers.run_workers(
-            config.workers, config.listen, worker_main, port_file=Path(config.port_file) if config.port_file else None
-        )
+        with contextlib.ExitStack() as reserved:
+            # Fix the HTTP address before forking, as run_workers does for gRPC: `auto` must
+            # follow the --listen given here (not each worker's resolved port + 1), and a
+            # port 0 must be one port that every worker shares.
+            http = config.http_address
+            if http and workers.split_host_port(http)[1] == 0:
+                host = workers.split_host_port(http)[0]
+                http = workers.join_host_port(host, reserved.enter_context(workers.reserve_port(http)))
+
+            def worker_main(index: int, address: str, started) -> None:
+                worker_config = dataclasses.replace(config, listen=address, http_listen=http or "off", port_file="")
+                asyncio.run(serve(worker_config, worker_index=index, started=started))
+
+            return workers.run_workers(
+                config.workers, config.listen, worker_main, port_file=Path(config.port_file) if config.port_file else None
+            )
     except OSError as error:
         log.error("startup_failed", error=str(error))
         return 1

@@ -74,6 +74,8 @@ class MemorydProcess:
                 "serve",
                 "--listen",
                 f"127.0.0.1:{self.port}",
+                "--http-listen",  # restarts reuse the gRPC port, whose + 1 may be taken by then
+                "127.0.0.1:0",
                 "--port-file",
                 str(self.port_file),
                 "--data-dir",

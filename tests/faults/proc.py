@@ -37,6 +37,9 @@ class Server:
                     str(Path(sys.executable).with_name("memoryd")),
                     "serve",
                     "--listen", listen,
+                    # A restart reuses the gRPC port; port + 1 (the HTTP default) may
+                    # have been taken meanwhile, so HTTP gets a free port of its own.
+                    "--http-listen", "127.0.0.1:0",
                     "--data-dir", str(self.data_dir),
                     "--port-file", str(self.port_file),
                     *self.args,

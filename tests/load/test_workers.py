@@ -100,3 +100,30 @@ def test_a_single_worker_does_not_share_its_port(tmp_path):
         assert second.returncode != 0
     finally:
         _stop(first)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_workers_serve_http_on_one_shared_port(tmp_path):
+    """`--listen host:0` with the default `--http-listen auto`: like gRPC's, the HTTP port is
+    fixed in the parent before the fork (a free one, as port 0 means without workers), and
+    every worker serves HTTP on it."""
+    import json
+    import urllib.request
+
+    port_file, log_path = tmp_path / "port", tmp_path / "stderr"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [MEMORYD, "serve", "--data-dir", str(tmp_path / "data"), "--listen", "127.0.0.1:0", "--workers", "2",
+             "--vectors-enabled", "false", "--port-file", str(port_file)],
+            stdout=subprocess.DEVNULL, stderr=log, text=True,
+        )
+    try:
+        _wait_port(process, port_file)
+        serving = [r for r in map(json.loads, log_path.read_text().splitlines()) if r.get("event") == "serving"]
+        assert len(serving) == 2
+        http_ports = {r["http_port"] for r in serving}
+        assert len(http_ports) == 1 and 0 not in http_ports
+        with urllib.request.urlopen(f"http://127.0.0.1:{http_ports.pop()}/healthz", timeout=10) as response:
+            assert response.status == 200
+    finally:
+        assert _stop(process) == 0
