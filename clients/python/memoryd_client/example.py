@@ -1,7 +1,7 @@
 """Runnable example: save a few messages, read the history, watch for deletions
 while deleting one.
 
-    python -m memoryd_client.example --target 127.0.0.1:50051 [--token T]
+    python -m memoryd_client.example --target 127.0.0.1:50051 [--token T] [--ca ca.pem]
 """
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ import argparse
 import asyncio
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
 
 from memoryd.v1.event_pb2 import Event, EventType
 from memoryd.v1.message_pb2 import Message
@@ -61,9 +64,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="127.0.0.1:50051")
     parser.add_argument("--token", default=None)
+    parser.add_argument("--ca", default=None, help="PEM CA bundle: connect over TLS")
     parser.add_argument("--session", default=f"example-{uuid.uuid4().hex[:8]}")
     args = parser.parse_args()
-    async with MemoryClient(args.target, token=args.token) as client:
+    credentials = grpc.ssl_channel_credentials(Path(args.ca).read_bytes()) if args.ca else None
+    async with MemoryClient(args.target, token=args.token, credentials=credentials) as client:
         outcome = await run(client, args.session)
     print(f"session {args.session}")
     for m in outcome.history:

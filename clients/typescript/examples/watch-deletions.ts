@@ -1,15 +1,17 @@
 // Saves a few messages, reads the history, and watches for deletions while
 // deleting one.
 //
-//   npm install && npm run build && npm start -- 127.0.0.1:50051 [token]
+//   npm install && npm run build && npm start -- 127.0.0.1:50051 [token] [ca.pem]
 import { create } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 
 import { Code, createMemoryClients, errorDetails, EventType, MessageSchema, watchEvents } from "@memoryd/client";
 
-const [address = "127.0.0.1:50051", token] = process.argv.slice(2);
+const [address = "127.0.0.1:50051", token, ca] = process.argv.slice(2);
 const sessionId = `example-${randomUUID().slice(0, 8)}`;
-const { memory, events } = createMemoryClients(address, { token, timeoutMs: 10_000 });
+const tls = ca ? { ca: readFileSync(ca) } : undefined; // a CA bundle: connect over TLS
+const { memory, events } = createMemoryClients(address, { token: token || undefined, tls, timeoutMs: 10_000 });
 
 const saved = [];
 for (const [role, content] of [

@@ -1,15 +1,18 @@
 // Command watchdeletions saves a few messages, reads the history, and watches
 // for deletions while deleting one.
 //
-//	go run ./examples/watchdeletions -addr 127.0.0.1:50051 [-token T]
+//	go run ./examples/watchdeletions -addr 127.0.0.1:50051 [-token T] [-ca ca.pem]
 package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/memoryd/memoryd/clients/go/memoryd"
@@ -80,13 +83,31 @@ func run(ctx context.Context, client *memoryd.Client, sessionID string) (*outcom
 	return out, nil
 }
 
+// trusting is a TLS config that trusts the certificates in the PEM file at path.
+func trusting(path string) *tls.Config {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		log.Fatal("no certificate in ", path)
+	}
+	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+}
+
 func main() {
 	addr := flag.String("addr", "127.0.0.1:50051", "memoryd address")
 	token := flag.String("token", "", "bearer token (optional)")
+	ca := flag.String("ca", "", "PEM CA bundle: connect over TLS (optional)")
 	session := flag.String("session", fmt.Sprintf("example-%d", time.Now().UnixNano()), "session id")
 	flag.Parse()
 
-	client, err := memoryd.Dial(*addr, memoryd.WithToken(*token))
+	options := []memoryd.Option{memoryd.WithToken(*token)}
+	if *ca != "" { // a CA bundle: connect over TLS
+		options = append(options, memoryd.WithTLS(trusting(*ca)))
+	}
+	client, err := memoryd.Dial(*addr, options...)
 	if err != nil {
 		log.Fatal(err)
 	}

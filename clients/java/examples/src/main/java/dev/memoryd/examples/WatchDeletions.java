@@ -11,6 +11,8 @@ import dev.memoryd.v1.Message;
 import dev.memoryd.v1.SaveMessageRequest;
 import dev.memoryd.v1.WatchRequest;
 import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
+import java.io.File;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,17 +21,20 @@ import java.util.UUID;
 /**
  * Saves a few messages, reads the history, and watches for deletions while deleting one.
  *
- * <pre>mvn -q compile exec:java -Dexec.args="127.0.0.1:50051 [token]"</pre>
+ * <pre>mvn -q compile exec:java -Dexec.args="127.0.0.1:50051 [token] [ca.pem]"</pre>
  */
 public final class WatchDeletions {
   private WatchDeletions() {}
 
   public static void main(String[] args) throws Exception {
     String target = args.length > 0 ? args[0] : "127.0.0.1:50051";
-    String token = args.length > 1 ? args[1] : null;
+    String token = args.length > 1 && !args[1].isEmpty() ? args[1] : null;
     String session = "example-" + UUID.randomUUID().toString().substring(0, 8);
-
-    try (MemorydClient client = MemorydClient.connect(target, MemorydClient.options().token(token))) {
+    MemorydClient.Options options = MemorydClient.options().token(token);
+    if (args.length > 2) { // a CA bundle: connect over TLS
+      options.credentials(TlsChannelCredentials.newBuilder().trustManager(new File(args[2])).build());
+    }
+    try (MemorydClient client = MemorydClient.connect(target, options)) {
       List<Message> saved = new ArrayList<>();
       for (String[] turn : new String[][] {
           {"user", "What is the capital of France?"}, {"assistant", "Paris."}, {"user", "And of Italy?"}}) {
