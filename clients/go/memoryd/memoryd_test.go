@@ -94,6 +94,22 @@ func TestIdempotentCallsAreRetriedAndOthersAreNot(t *testing.T) {
 	}
 }
 
+func TestAnEmptyServiceConfigTurnsRetriesOff(t *testing.T) {
+	proxy := memorydtest.StartProxy(t, memorydtest.Start(t))
+	client := dial(t, proxy.Addr, memoryd.WithServiceConfig(""))
+	session := unique("go-")
+
+	_, err := client.Memory.SaveMessage(fault(context.Background(), "memoryd-test-fault", "UNAVAILABLE", 1),
+		&memorydv1.SaveMessageRequest{SessionId: session, Message: &memorydv1.Message{Role: "user", Content: "hi"}})
+
+	if code := memoryd.ErrorOf(err).Code; code != codes.Unavailable {
+		t.Errorf("SaveMessage: %v, want Unavailable (retries off)", code)
+	}
+	if n := historyLen(t, client, session); n != 0 {
+		t.Errorf("history has %d messages, want 0", n)
+	}
+}
+
 func TestARetryAfterALostAcknowledgementStoresOnce(t *testing.T) {
 	proxy := memorydtest.StartProxy(t, memorydtest.Start(t))
 	client := dial(t, proxy.Addr)

@@ -78,6 +78,16 @@ describe("memoryd over gRPC", { skip: bin ? false : "memoryd not found (set MEMO
     assert.equal((await proxied.memory.getHistory({ sessionId })).messages.length, 1);
   });
 
+  it("retries nothing when serviceConfig is null", async () => {
+    const sessionId = session();
+    const unretried = createMemoryClients(proxy.address, { serviceConfig: null });
+    await assert.rejects(
+      unretried.memory.saveMessage({ sessionId, message: user("hi") }, { headers: fault("memoryd-test-fault", "UNAVAILABLE", 1) }),
+      (error: unknown) => errorDetails(error).code === Code.Unavailable,
+    );
+    assert.equal((await proxied.memory.getHistory({ sessionId })).messages.length, 0);
+  });
+
   it("stores an append once when its acknowledgement is lost and it is retried", async () => {
     const sessionId = session();
     // No idempotency key in the request: the client adds one, the same on both attempts.

@@ -115,6 +115,20 @@ class MemorydClientTest {
   }
 
   @Test
+  void aNullServiceConfigTurnsRetriesOff() throws Exception {
+    String session = session();
+    try (MemorydClient client = MemorydClient.connect(proxy.target, MemorydClient.options().serviceConfig(null))) {
+      StatusRuntimeException e =
+          assertThrows(
+              StatusRuntimeException.class,
+              () -> withFault(client.memory(), "memoryd-test-fault", "UNAVAILABLE", 1)
+                  .saveMessage(SaveMessageRequest.newBuilder().setSessionId(session).setMessage(user("hi")).build()));
+      assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
+      assertEquals(0, client.memory().getHistory(GetHistoryRequest.newBuilder().setSessionId(session).build()).getMessagesCount());
+    }
+  }
+
+  @Test
   void aRetryAfterALostAcknowledgementStoresOnce() throws Exception {
     String session = session();
     try (MemorydClient client = MemorydClient.connect(proxy.target, MemorydClient.options())) {
