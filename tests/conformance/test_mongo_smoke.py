@@ -16,7 +16,7 @@ import pytest
 from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.models import EventDraft, EventType, Message, Position, RangeQuery, RecentQuery
 from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
-from memoryd.domain.store import MetadataGuard, MetadataWrite
+from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite
 from memoryd.storage.mongo.store import (
     IN_CHUNK,
     NEWEST_FIRST,
@@ -372,7 +372,7 @@ def _random_step(rnd):
         "update": lambda st, ids, now: st.update_content(t, s, "hello", "HI", n + 1, now),
         "delete_ts": lambda st, ids, now: st.delete_by_timestamps(t, s, timestamps, now),
         "delete_ids": lambda st, ids, now: st.delete_by_ids(t, s, [ids[x] for x in labels if x in ids] + ["none"], now),
-        "clear_session": lambda st, ids, now: st.clear_session(t, s, messages=flag, metadata=flag2, targets=["m"], now=now),
+        "clear_session": lambda st, ids, now: st.clear_session(t, s, Clearing(flag, flag2, ["m"]), now),
         "list_sessions": lambda st, ids, now: st.list_sessions(t, after, 2),
         "save_metadata": lambda st, ids, now: st.save_metadata(t, namespace, record, {"v": n, "s": {"a": [1, None]}}, now),
         "get_metadata": lambda st, ids, now: st.get_metadata(t, namespace, record),
@@ -388,7 +388,7 @@ def _random_step(rnd):
         "compact": lambda st, ids, now: st.compact_events(older_than=now - 5 if flag else None, keep_last=30 if flag2 else None),
     }
     if rnd.random() < 0.02:  # rare, or sessions would rarely grow
-        return "clear_all", s, lambda st, ids, now: st.clear_all(t, messages=flag, metadata=flag2, targets=["m"], now=now)
+        return "clear_all", s, lambda st, ids, now: st.clear_all(t, Clearing(flag, flag2, ["m"]), now)
     name = rnd.choice(["append"] * 8 + list(ops))
     return name, s, ops[name]
 

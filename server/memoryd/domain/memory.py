@@ -28,7 +28,7 @@ from memoryd.domain.models import (
     now_ms,
 )
 from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
-from memoryd.domain.store import Store
+from memoryd.domain.store import Clearing, Store
 
 DEFAULT_HISTORY_LIMIT = 50
 DEFAULT_FULL_HISTORY_PAGE = 100
@@ -145,21 +145,12 @@ class Memory:
         metadata = ClearTarget.METADATA in wanted
         results: dict[ClearTarget, ClearResult] = {}
         if messages or metadata:
-            now = now_ms()
             if session_id is None:
-                removed, removed_meta = await self.store.clear_all(
-                    tenant, messages=messages, metadata=metadata, targets=names, now=now
-                )
+                clearing = Clearing(messages, metadata, names)
+                removed, removed_meta = await self.store.clear_all(tenant, clearing, now_ms())
             else:
-                removed, removed_meta = await self.store.clear_session(
-                    tenant,
-                    session_id,
-                    messages=messages,
-                    metadata=metadata,
-                    targets=names,
-                    now=now,
-                    session_records=summaries.session_records(session_id),
-                )
+                clearing = Clearing(messages, metadata, names, summaries.session_records(session_id))
+                removed, removed_meta = await self.store.clear_session(tenant, session_id, clearing, now_ms())
             results[ClearTarget.MESSAGES] = ClearResult(ClearTarget.MESSAGES, ClearOutcome.CLEARED, removed)
             results[ClearTarget.METADATA] = ClearResult(ClearTarget.METADATA, ClearOutcome.CLEARED, removed_meta)
         if ClearTarget.VECTORS in wanted:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
+import functools
 import time
+import types
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,6 +74,18 @@ class Message:
         """The body fields in a store's encoding, while nobody has read them (EncodedBodyMessage)."""
         return None
 
+    def stored_as(self, msg_id: str, seq: int, timestamp: int) -> Message:
+        """A copy with the fields a store assigns (id, seq, timestamp; unarchived). The body
+        is shared, not copied, and an encoded body stays encoded."""
+        copy = object.__new__(type(self))
+        for slot in _slot_descriptors(type(self)):
+            try:
+                slot.__set__(copy, slot.__get__(self))
+            except AttributeError:  # an EncodedBodyMessage's body slots while still encoded
+                pass
+        copy.id, copy.seq, copy.timestamp, copy.archived = msg_id, seq, timestamp, False
+        return copy
+
     @property
     def platform(self) -> str | None:
         value = self.metadata.get("platform") if self.metadata else None
@@ -119,6 +133,17 @@ class Message:
             seq=data.get("seq", 0),
             archived=bool(data.get("archived", False)),
         )
+
+
+@functools.cache
+def _slot_descriptors(cls: type) -> tuple[types.MemberDescriptorType, ...]:
+    """Every slot of `cls` as its raw descriptor: read and set without decoding anything."""
+    return tuple(
+        klass.__dict__[name]
+        for klass in cls.__mro__
+        for name in klass.__dict__.get("__slots__", ())
+        if isinstance(klass.__dict__.get(name), types.MemberDescriptorType)
+    )
 
 
 BODY_FIELDS = ("segments", "metadata", "reasoning_content", "tool_calls", "tool_call_id")

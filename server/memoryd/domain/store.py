@@ -1,6 +1,7 @@
 """The storage contract every adapter (SQLite, MongoDB) fulfils.
 
-Adapters own queries and transactions; the domain owns defaults, limits and paging.
+Adapters own queries and transactions; the domain owns defaults, limits and paging, and
+`memoryd.domain.store_rules` holds what every adapter's transactions compute.
 Every mutation writes the events built by `memoryd.domain.events` in the same
 transaction as the change, and wakes local watchers through `notifier` after commit.
 The conformance suite in tests/conformance runs the same cases against every adapter.
@@ -35,11 +36,17 @@ def check_event_filter(types: Sequence[EventType], through_seq: int | None) -> N
         raise ValueError("read_events: a type filter needs through_seq")
 
 
-def server_timestamp(messages: Sequence[Message], now: int) -> int:
-    """What a batch raises its session's timestamp high-water mark to: `now` or a later
-    caller-supplied timestamp of the batch. Messages of the batch with timestamp 0 get
-    max(this, the mark before), so they never sort before anything the session held."""
-    return max([now, *(m.timestamp for m in messages)])
+@dataclass(frozen=True, slots=True)
+class Clearing:
+    """What ClearSession / ClearAll remove from the store (vectors are cleared elsewhere)."""
+
+    messages: bool
+    metadata: bool
+    # The request's targets by name, as the session-cleared / all-cleared events report them.
+    targets: Sequence[str]
+    # ClearSession: memoryd's own per-session records, as (namespace, key), or (namespace,
+    # None) for a whole namespace (summaries).
+    session_records: Sequence[tuple[str, str | None]] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +66,12 @@ class MetadataGuard:
     key: str
     field: str
     value: int | str | None
+
+    def holds(self, data: dict[str, Any] | None) -> bool:
+        """Whether the guard holds for the record's current data (None: no record)."""
+        if data is None or self.value is None:
+            return data is None and self.value is None
+        return data.get(self.field) == self.value
 
 
 class Store(abc.ABC):
@@ -90,18 +103,13 @@ class Store(abc.ABC):
     # -- messages --------------------------------------------------------
     @abc.abstractmethod
     async def append(
-        self,
-        tenant: str,
-        session_id: str,
-        messages: Sequence[Message],
-        idempotency_key: str | None,
-        now: int,
+        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int,
         attributes: SessionUpdate | None = None,
     ) -> AppendResult:
         """Store messages atomically, assigning id and seq (and timestamp when 0).
 
         A server-assigned timestamp is max(now, the session's newest assigned timestamp), read
-        and raised in the same transaction as the seqs (`server_timestamp`): for callers that
+        and raised in the same transaction as the seqs (store_rules.server_timestamp): for callers that
         let the server stamp, (timestamp, seq) order is insertion order, whatever the clocks
         of the replicas that wrote.
 
@@ -140,46 +148,36 @@ class Store(abc.ABC):
     ) -> list[Message]:
         """Rewrite within the newest `recent_limit` messages; returns the changed messages."""
 
-    @abc.abstractmethod
     async def delete_by_timestamps(
         self, tenant: str, session_id: str, timestamps: Sequence[int], now: int
     ) -> list[Message]:
         """Delete one bounded batch; returns the removed messages (content not loaded)."""
+        return await self.delete_in(tenant, session_id, "timestamp", timestamps, now)
+
+    async def delete_by_ids(self, tenant: str, session_id: str, ids: Sequence[str], now: int) -> list[Message]:
+        return await self.delete_in(tenant, session_id, "id", ids, now)
 
     @abc.abstractmethod
-    async def delete_by_ids(self, tenant: str, session_id: str, ids: Sequence[str], now: int) -> list[Message]: ...
+    async def delete_in(
+        self, tenant: str, session_id: str, field: str, values: Sequence[Any], now: int
+    ) -> list[Message]:
+        """Delete the session's messages whose `field` ("timestamp" or "id") is among `values`,
+        with a deletion's events, in one transaction; returns them (content not loaded)."""
 
     @abc.abstractmethod
-    async def clear_session(
-        self,
-        tenant: str,
-        session_id: str,
-        *,
-        messages: bool,
-        metadata: bool,
-        targets: Sequence[str],
-        now: int,
-        session_records: Sequence[tuple[str, str | None]] = (),
-    ) -> tuple[int, int]:
+    async def clear_session(self, tenant: str, session_id: str, clearing: Clearing, now: int) -> tuple[int, int]:
         """Returns (messages removed, metadata records removed).
 
-        A session's metadata is every record keyed by the session id, plus the
-        `session_records` selectors: (namespace, key), or (namespace, None) for a
-        whole namespace (memoryd's own per-session records such as summaries).
+        A session's metadata is every record keyed by the session id, plus
+        `clearing.session_records` (store_rules.session_record_selectors).
         """
 
     @abc.abstractmethod
-    async def clear_all(
-        self, tenant: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
-    ) -> tuple[int, int]: ...
+    async def clear_all(self, tenant: str, clearing: Clearing, now: int) -> tuple[int, int]: ...
 
     @abc.abstractmethod
     async def list_sessions(
-        self,
-        tenant: str,
-        after_session_id: str | None,
-        limit: int,
-        where: SessionFilter = SessionFilter(),
+        self, tenant: str, after_session_id: str | None, limit: int, where: SessionFilter = SessionFilter(),
         max_bytes: int | None = None,
     ) -> list[SessionInfo]:
         """Listed sessions (memoryd.domain.sessions.listed) matching `where`, by session id,
@@ -240,13 +238,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def read_events(
-        self,
-        tenant: str,
-        after_seq: int,
-        limit: int,
-        *,
-        types: Sequence[EventType] = (),
-        through_seq: int | None = None,
+        self, tenant: str, after_seq: int, limit: int, *, types: Sequence[EventType] = (), through_seq: int | None = None
     ) -> list[Event]:
         """Events with seq > after_seq in seq order; with `types`, only those types and
         never past `through_seq` (the filter may skip many rows, so the scan needs an end)."""
@@ -267,11 +259,7 @@ class Store(abc.ABC):
     # Added for SummaryService/EntryService; kept together at the end of the class.
     @abc.abstractmethod
     async def write_metadata_guarded(
-        self,
-        tenant: str,
-        writes: Sequence[MetadataWrite],
-        guard: MetadataGuard | None,
-        events: Sequence[EventDraft],
+        self, tenant: str, writes: Sequence[MetadataWrite], guard: MetadataGuard | None, events: Sequence[EventDraft],
         now: int,
     ) -> bool:
         """Apply `writes` atomically, with a metadata-changed event per write and then

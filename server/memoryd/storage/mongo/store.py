@@ -45,27 +45,14 @@ from pymongo.errors import (
 from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
-from memoryd.domain import deadline, paging, prefixes, sessions
+from memoryd.domain import deadline, prefixes, sessions, store_rules
 from memoryd.domain import events as ev
 from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.paging import ReadBudget
-from memoryd.domain.models import (
-    AppendResult,
-    Event,
-    EventDraft,
-    EventType,
-    Message,
-    MetadataEntry,
-    RangeQuery,
-    RecentQuery,
-    SessionInfo,
-    SERVER_NAMESPACE,
-    SYSTEM_TENANT,
-    SessionMessage,
-    new_message_id,
-)
+from memoryd.domain.models import AppendResult, Event, EventDraft, EventType, Message, MetadataEntry, RangeQuery
+from memoryd.domain.models import RecentQuery, SessionInfo, SERVER_NAMESPACE, SYSTEM_TENANT, SessionMessage
 from memoryd.domain.sessions import LABEL_PAIR_SEPARATOR, SessionAttributes, SessionFilter, SessionUpdate
-from memoryd.domain.store import MetadataGuard, MetadataWrite, Store, check_event_filter, server_timestamp
+from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, Store, check_event_filter
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
 
 log = structlog.get_logger("memoryd.storage.mongo")
@@ -546,10 +533,7 @@ class MongoStore(Store):
             projection={"_id": 0, "last_seq": 1},
             session=s,
         )
-        first = counter["last_seq"] - len(drafts)
-        events = [
-            Event(first + i, now, tenant, d.session_id, d.type, d.payload) for i, d in enumerate(drafts, start=1)
-        ]
+        events = store_rules.numbered_events(tenant, drafts, counter["last_seq"], now)
         await db[EVENTS].insert_many(
             [
                 {"tenant": tenant, "seq": e.seq, "time": e.time, "session_id": e.session_id,
@@ -574,25 +558,19 @@ class MongoStore(Store):
             {
                 "$inc": {"last_seq": count, "message_count": count, "unarchived_count": count},
                 "$set": {"last_activity": now},
-                "$max": {"last_timestamp": server_timestamp(messages, now)},
+                "$max": {"last_timestamp": store_rules.server_timestamp(messages, now)},
             },
             upsert=True,
             return_document=ReturnDocument.AFTER,
             projection={"_id": 0, "last_seq": 1, "last_timestamp": 1},
             session=s,
         )
-        first = counter["last_seq"] - count
-        for offset, msg in enumerate(messages, start=1):
-            msg.id = new_message_id()
-            msg.seq = first + offset
-            msg.archived = False
-            if msg.timestamp == 0:
-                msg.timestamp = counter["last_timestamp"]
-        if messages:
+        stored = store_rules.stored_messages(messages, counter["last_seq"], counter["last_timestamp"])
+        if stored:
             await db[MESSAGES].insert_many(
-                [_message_to_doc(tenant, session_id, m) for m in messages], ordered=True, session=s
+                [_message_to_doc(tenant, session_id, m) for m in stored], ordered=True, session=s
             )
-        return list(messages)
+        return stored
 
     @staticmethod
     async def _delete_where(
@@ -603,34 +581,24 @@ class MongoStore(Store):
         removed = [_doc_to_ref(d) async for d in cursor]
         if removed:
             await db[MESSAGES].delete_many(where, session=s)
-            unarchived = sum(1 for m in removed if not m.archived)
+            total, unarchived = store_rules.removal_counts(removed)
             await db[SESSIONS].update_one(
                 {"tenant": tenant, "session_id": session_id},
-                {"$inc": {"message_count": -len(removed), "unarchived_count": -unarchived},
-                 "$set": {"last_activity": now}},
+                {"$inc": {"message_count": -total, "unarchived_count": -unarchived}, "$set": {"last_activity": now}},
                 session=s,
             )
         return removed
 
     @staticmethod
-    async def _write_attributes(
-        db: AsyncDatabase,
-        s: AsyncClientSession,
-        tenant: str,
-        session_id: str,
-        before: SessionAttributes,
-        after: SessionAttributes,
-        now: int,
-    ) -> list[EventDraft]:
-        """Store `after` over `before` (the document exists); the session-updated event, if it changed."""
-        if before == after:
-            return []
+    async def _store_attributes(
+        db: AsyncDatabase, s: AsyncClientSession, tenant: str, session_id: str, after: SessionAttributes, now: int
+    ) -> None:
+        """Store `after` as the session's attributes (the document exists)."""
         await db[SESSIONS].update_one(
             {"tenant": tenant, "session_id": session_id},
             {"$set": {**_attributes_fields(after), "last_activity": now}},
             session=s,
         )
-        return ev.session_updated(session_id, before, after)
 
     async def _update_attributes(
         self, db: AsyncDatabase, s: AsyncClientSession, tenant: str, session_id: str, update: SessionUpdate, now: int
@@ -643,20 +611,14 @@ class MongoStore(Store):
             projection={"_id": 0},
             session=s,
         )
-        current = _doc_to_session(doc)
-        after = sessions.apply(session_id, current.attributes, update)
-        drafts = await self._write_attributes(db, s, tenant, session_id, current.attributes, after, now)
-        last_activity = now if drafts else current.last_activity
-        return SessionInfo(session_id, current.message_count, current.unarchived_count, last_activity, after), drafts
+        info, drafts = store_rules.updated_session(_doc_to_session(doc), update, now)
+        if drafts:
+            await self._store_attributes(db, s, tenant, session_id, info.attributes, now)
+        return info, drafts
 
     # -- messages ------------------------------------------------------------
     async def append(
-        self,
-        tenant: str,
-        session_id: str,
-        messages: Sequence[Message],
-        idempotency_key: str | None,
-        now: int,
+        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int,
         attributes: SessionUpdate | None = None,
     ) -> AppendResult:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> AppendResult:
@@ -784,8 +746,8 @@ class MongoStore(Store):
             changed: list[Message] = []
             updates: list[UpdateOne] = []
             async for doc in cursor:
-                rewritten = doc["content"].replace(old_text, new_text)
-                if rewritten != doc["content"]:
+                rewritten = store_rules.rewritten(doc["content"], old_text, new_text)
+                if rewritten is not None:
                     ref = _doc_to_ref(doc)
                     updates.append(UpdateOne({**session, "seq": ref.seq}, {"$set": {"content": rewritten}}))
                     changed.append(ref)
@@ -797,7 +759,7 @@ class MongoStore(Store):
 
         return await self._write(tenant, tx)
 
-    async def _delete_in(
+    async def delete_in(
         self, tenant: str, session_id: str, field: str, values: Sequence[Any], now: int
     ) -> list[Message]:
         values = list(values)
@@ -812,70 +774,43 @@ class MongoStore(Store):
 
         return await self._write(tenant, tx, bulk=True)
 
-    async def delete_by_timestamps(
-        self, tenant: str, session_id: str, timestamps: Sequence[int], now: int
-    ) -> list[Message]:
-        return await self._delete_in(tenant, session_id, "timestamp", timestamps, now)
-
-    async def delete_by_ids(self, tenant: str, session_id: str, ids: Sequence[str], now: int) -> list[Message]:
-        return await self._delete_in(tenant, session_id, "id", ids, now)
-
-    async def clear_session(
-        self,
-        tenant: str,
-        session_id: str,
-        *,
-        messages: bool,
-        metadata: bool,
-        targets: Sequence[str],
-        now: int,
-        session_records: Sequence[tuple[str, str | None]] = (),
-    ) -> tuple[int, int]:
-        # A session's side records: those keyed by the session id, in any namespace,
-        # plus the selectors memoryd passes for its own per-session records.
-        selectors: list[dict[str, Any]] = [{"key": session_id}]
-        for namespace, key in session_records:
-            selectors.append({"namespace": namespace} if key is None else {"namespace": namespace, "key": key})
+    async def clear_session(self, tenant: str, session_id: str, clearing: Clearing, now: int) -> tuple[int, int]:
+        selectors = [
+            {name: value for name, value in (("namespace", namespace), ("key", key)) if value is not None}
+            for namespace, key in store_rules.session_record_selectors(session_id, clearing.session_records)
+        ]
         records_filter = {"tenant": tenant, "$or": selectors}
+        session_filter = {"tenant": tenant, "session_id": session_id}
 
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[int, int]:
-            drafts: list[EventDraft] = []
-            removed: list[Message] = []
-            if messages:
+            removed: list[Message] | None = None
+            if clearing.messages:
                 removed = await self._delete_where(db, s, tenant, session_id, {}, now)
-                await db[IDEMPOTENCY].delete_many({"tenant": tenant, "session_id": session_id}, session=s)
-                drafts += ev.session_cleared(session_id, removed, targets)
+                await db[IDEMPOTENCY].delete_many(session_filter, session=s)
             records: list[tuple[str, str]] = []
-            if metadata:
-                records = sorted(
-                    [
-                        (d["namespace"], d["key"])
-                        async for d in db[METADATA].find(records_filter, {"_id": 0, "namespace": 1, "key": 1}, session=s)
-                    ]
-                )
+            attributes = None
+            if clearing.metadata:
+                found = db[METADATA].find(records_filter, {"_id": 0, "namespace": 1, "key": 1}, session=s)
+                records = [(d["namespace"], d["key"]) async for d in found]
                 if records:
                     await db[METADATA].delete_many(records_filter, session=s)
-                for namespace, key in records:
-                    drafts += ev.metadata_changed(namespace, key, deleted=True)
-                doc = await db[SESSIONS].find_one({"tenant": tenant, "session_id": session_id}, session=s)
-                if doc is not None:
-                    drafts += await self._write_attributes(
-                        db, s, tenant, session_id, _session_doc_attributes(doc), SessionAttributes(), now
-                    )
+                doc = await db[SESSIONS].find_one(session_filter, session=s)
+                attributes = _session_doc_attributes(doc) if doc is not None else None
+                if attributes:
+                    await self._store_attributes(db, s, tenant, session_id, SessionAttributes(), now)
+            drafts = store_rules.session_cleared_events(session_id, removed, clearing.targets, records, attributes)
             await self._append_events(db, s, tenant, drafts, now)
-            return len(removed), len(records)
+            return len(removed or ()), len(records)
 
         return await self._write(tenant, tx, bulk=True)
 
-    async def clear_all(
-        self, tenant: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
-    ) -> tuple[int, int]:
+    async def clear_all(self, tenant: str, clearing: Clearing, now: int) -> tuple[int, int]:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[int, int]:
             removed: dict[str, list[Message]] = {}
             removed_metadata = 0
-            if messages:
-                async for doc in db[MESSAGES].find({"tenant": tenant}, {**REF_FIELDS, "session_id": 1}, session=s):
-                    removed.setdefault(doc["session_id"], []).append(_doc_to_ref(doc))
+            if clearing.messages:
+                found = db[MESSAGES].find({"tenant": tenant}, {**REF_FIELDS, "session_id": 1}, session=s)
+                removed = store_rules.by_session([(doc["session_id"], _doc_to_ref(doc)) async for doc in found])
                 await db[MESSAGES].delete_many({"tenant": tenant}, session=s)
                 await db[IDEMPOTENCY].delete_many({"tenant": tenant}, session=s)
                 # Sessions keep last_seq so seqs are never reused.
@@ -884,7 +819,7 @@ class MongoStore(Store):
                     {"$set": {"message_count": 0, "unarchived_count": 0, "last_activity": now}},
                     session=s,
                 )
-            if metadata:
+            if clearing.metadata:
                 removed_metadata = (await db[METADATA].delete_many({"tenant": tenant}, session=s)).deleted_count
                 # Every session's attributes go too; all-cleared (with its targets) reports it.
                 await db[SESSIONS].update_many(
@@ -892,17 +827,13 @@ class MongoStore(Store):
                     {"$set": _attributes_fields(SessionAttributes())},
                     session=s,
                 )
-            await self._append_events(db, s, tenant, ev.all_cleared(removed, targets), now)
+            await self._append_events(db, s, tenant, ev.all_cleared(removed, clearing.targets), now)
             return sum(map(len, removed.values())), removed_metadata
 
         return await self._write(tenant, tx, bulk=True)
 
     async def list_sessions(
-        self,
-        tenant: str,
-        after_session_id: str | None,
-        limit: int,
-        where: SessionFilter = SessionFilter(),
+        self, tenant: str, after_session_id: str | None, limit: int, where: SessionFilter = SessionFilter(),
         max_bytes: int | None = None,
     ) -> list[SessionInfo]:
         if limit <= 0:
@@ -924,12 +855,12 @@ class MongoStore(Store):
     ) -> tuple[list[Message], bool]:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[list[Message], bool]:
             newest = await self._newest_unarchived(db, s, tenant, session_id, n, max_bytes)
-            popped, more = paging.fit(newest, n, max_bytes)
+            popped, truncated = store_rules.popped(newest, n, max_bytes)
             if popped:
                 seqs = [m.seq for m in popped]
                 removed = await self._delete_where(db, s, tenant, session_id, {"seq": {"$in": seqs}}, now)
                 await self._append_events(db, s, tenant, ev.deleted(session_id, removed), now)
-            return popped[::-1], more and len(popped) < n
+            return popped, truncated
 
         return await self._write(tenant, tx)
 
@@ -1042,13 +973,7 @@ class MongoStore(Store):
         return await self._write(tenant, tx)
 
     async def read_events(
-        self,
-        tenant: str,
-        after_seq: int,
-        limit: int,
-        *,
-        types: Sequence[EventType] = (),
-        through_seq: int | None = None,
+        self, tenant: str, after_seq: int, limit: int, *, types: Sequence[EventType] = (), through_seq: int | None = None
     ) -> list[Event]:
         check_event_filter(types, through_seq)
         if limit <= 0:
@@ -1103,17 +1028,12 @@ class MongoStore(Store):
         if log_doc is None:
             return 0
         floor = log_doc.get("compacted_through", 0)
-        new_floor = floor
-        if keep_last is not None:
-            new_floor = max(new_floor, log_doc["last_seq"] - keep_last)
+        aged = None
         if older_than is not None:
             aged = await db[EVENTS].find_one(
-                {"tenant": tenant, "time": {"$lt": older_than}},
-                {"_id": 0, "seq": 1},
-                sort=[("seq", DESCENDING)],
-                session=s,
+                {"tenant": tenant, "time": {"$lt": older_than}}, {"_id": 0, "seq": 1}, sort=[("seq", DESCENDING)], session=s
             )
-            new_floor = max(new_floor, aged["seq"] if aged else 0)
+        new_floor = store_rules.compaction_floor(floor, log_doc["last_seq"], keep_last, aged and aged["seq"])
         if new_floor <= floor:
             return 0
         result = await db[EVENTS].delete_many({"tenant": tenant, "seq": {"$lte": new_floor}}, session=s)
@@ -1122,11 +1042,7 @@ class MongoStore(Store):
 
     # -- guarded metadata writes and seq reads (summaries, long-term entries) --
     async def write_metadata_guarded(
-        self,
-        tenant: str,
-        writes: Sequence[MetadataWrite],
-        guard: MetadataGuard | None,
-        events: Sequence[EventDraft],
+        self, tenant: str, writes: Sequence[MetadataWrite], guard: MetadataGuard | None, events: Sequence[EventDraft],
         now: int,
     ) -> bool:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> bool:
@@ -1136,8 +1052,7 @@ class MongoStore(Store):
                 doc = await db[METADATA].find_one(
                     {"tenant": tenant, "namespace": guard.namespace, "key": guard.key}, {"_id": 0, "data": 1}, session=s
                 )
-                current = None if doc is None else doc["data"].get(guard.field)
-                if (doc is None) != (guard.value is None) or (doc is not None and current != guard.value):
+                if not guard.holds(None if doc is None else doc["data"]):
                     return False
             drafts: list[EventDraft] = []
             for write in writes:

@@ -20,29 +20,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memoryd.domain import events as ev
-from memoryd.domain import paging, prefixes, sessions
+from memoryd.domain import prefixes, store_rules
 from memoryd.domain.errors import StorageUnavailable
 from memoryd.domain.paging import read_within
-from memoryd.domain.models import (
-    BODY_FIELDS,
-    AppendResult,
-    EncodedBodyMessage,
-    Event,
-    EventDraft,
-    EventType,
-    Message,
-    MetadataEntry,
-    RangeQuery,
-    RecentQuery,
-    SessionInfo,
-    SessionMessage,
-    SERVER_NAMESPACE,
-    SYSTEM_TENANT,
-    new_message_id,
-    utf8_len,
-)
+from memoryd.domain.models import BODY_FIELDS, AppendResult, EncodedBodyMessage, Event, EventDraft, EventType, Message
+from memoryd.domain.models import MetadataEntry, RangeQuery, RecentQuery, SessionInfo, SessionMessage
+from memoryd.domain.models import SERVER_NAMESPACE, SYSTEM_TENANT, utf8_len
 from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
-from memoryd.domain.store import MetadataGuard, MetadataWrite, Store, check_event_filter, server_timestamp
+from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, Store, check_event_filter
 from memoryd.storage.sqlite.schema import INDEXES, MIGRATIONS, PRAGMAS, SCHEMA
 from memoryd.wire import decode_body, encode_body
 
@@ -385,8 +370,7 @@ class SqliteStore(Store):
             " ON CONFLICT (tenant) DO UPDATE SET last_seq = last_seq + excluded.last_seq RETURNING last_seq",
             (tenant, len(drafts)),
         ).fetchall()
-        first = last_seq - len(drafts) + 1
-        events = [Event(first + i, now, tenant, d.session_id, d.type, d.payload) for i, d in enumerate(drafts)]
+        events = store_rules.numbered_events(tenant, drafts, last_seq, now)
         conn.executemany(
             "INSERT INTO events (tenant, seq, time, session_id, type, payload) VALUES (?, ?, ?, ?, ?, ?)",
             [(tenant, e.seq, e.time, e.session_id, int(e.type), json.dumps(e.payload)) for e in events],
@@ -407,26 +391,18 @@ class SqliteStore(Store):
             " unarchived_count = unarchived_count + excluded.unarchived_count, last_activity = excluded.last_activity,"
             " last_timestamp = max(last_timestamp, excluded.last_timestamp)"
             " RETURNING last_seq, last_timestamp",
-            (tenant, session_id, n, n, n, now, server_timestamp(messages, now)),
+            (tenant, session_id, n, n, n, now, store_rules.server_timestamp(messages, now)),
         ).fetchall()
-        first = last_seq - n + 1
-        rows = []
-        for offset, msg in enumerate(messages):
-            msg.id = new_message_id()
-            msg.seq = first + offset
-            msg.archived = False
-            if msg.timestamp == 0:
-                msg.timestamp = stamp
-            rows.append(
-                (tenant, session_id, msg.seq, msg.id, msg.role, msg.content, msg.kind, msg.timestamp,
-                 msg.platform, encode_body(msg))
-            )
+        stored = store_rules.stored_messages(messages, last_seq, stamp)
         conn.executemany(
             "INSERT INTO messages (tenant, session_id, seq, id, role, content, kind, timestamp, platform, body)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
+            [
+                (tenant, session_id, m.seq, m.id, m.role, m.content, m.kind, m.timestamp, m.platform, encode_body(m))
+                for m in stored
+            ],
         )
-        return list(messages)
+        return stored
 
     @staticmethod
     def _delete_where(
@@ -437,11 +413,10 @@ class SqliteStore(Store):
         removed = [_row_to_ref(r) for r in conn.execute(f"SELECT {REF_COLUMNS} FROM messages WHERE {where}", args)]
         if removed:
             conn.execute(f"DELETE FROM messages WHERE {where}", args)
-            unarchived = sum(1 for m in removed if not m.archived)
             conn.execute(
                 "UPDATE sessions SET message_count = message_count - ?, unarchived_count = unarchived_count - ?,"
                 " last_activity = ? WHERE tenant = ? AND session_id = ?",
-                (len(removed), unarchived, now, tenant, session_id),
+                (*store_rules.removal_counts(removed), now, tenant, session_id),
             )
         return removed
 
@@ -453,17 +428,15 @@ class SqliteStore(Store):
         return _row_to_session(row) if row else None
 
     @staticmethod
-    def _write_attributes(
+    def _store_attributes(
         conn: sqlite3.Connection,
         tenant: str,
         session_id: str,
         before: SessionAttributes,
         after: SessionAttributes,
         now: int,
-    ) -> list[EventDraft]:
-        """Store `after` over `before` (the row exists); the session-updated event, if it changed."""
-        if before == after:
-            return []
+    ) -> None:
+        """Store `after` over `before` (the row exists and they differ)."""
         conn.execute(
             "UPDATE sessions SET user_id = ?, agent_id = ?, labels = ?, last_activity = ?"
             " WHERE tenant = ? AND session_id = ?",
@@ -475,7 +448,6 @@ class SqliteStore(Store):
                 "INSERT INTO session_labels (tenant, key, value, session_id) VALUES (?, ?, ?, ?)",
                 [(tenant, key, value, session_id) for key, value in after.labels.items()],
             )
-        return ev.session_updated(session_id, before, after)
 
     def _update_attributes(
         self, conn: sqlite3.Connection, tenant: str, session_id: str, update: SessionUpdate, now: int
@@ -486,19 +458,14 @@ class SqliteStore(Store):
         )
         current = self._session_row(conn, tenant, session_id)
         assert current is not None  # inserted above
-        after = sessions.apply(session_id, current.attributes, update)
-        drafts = self._write_attributes(conn, tenant, session_id, current.attributes, after, now)
-        last_activity = now if drafts else current.last_activity
-        return SessionInfo(session_id, current.message_count, current.unarchived_count, last_activity, after), drafts
+        info, drafts = store_rules.updated_session(current, update, now)
+        if drafts:
+            self._store_attributes(conn, tenant, session_id, current.attributes, info.attributes, now)
+        return info, drafts
 
     # -- messages ------------------------------------------------------------
     async def append(
-        self,
-        tenant: str,
-        session_id: str,
-        messages: Sequence[Message],
-        idempotency_key: str | None,
-        now: int,
+        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int,
         attributes: SessionUpdate | None = None,
     ) -> AppendResult:
         def tx(conn: sqlite3.Connection) -> AppendResult:
@@ -631,9 +598,8 @@ class SqliteStore(Store):
             ).fetchall()
             changed = []
             for row in rows:
-                content = row[-1]
-                rewritten = content.replace(old_text, new_text)
-                if rewritten != content:
+                rewritten = store_rules.rewritten(row[-1], old_text, new_text)
+                if rewritten is not None:
                     ref = _row_to_ref(row[:-1])
                     conn.execute(
                         "UPDATE messages SET content = ? WHERE tenant = ? AND session_id = ? AND seq = ?",
@@ -650,7 +616,7 @@ class SqliteStore(Store):
 
         return await self._write(tx)
 
-    async def _delete_in(
+    async def delete_in(
         self, tenant: str, session_id: str, column: str, values: Sequence[Any], now: int
     ) -> list[Message]:
         def tx(conn: sqlite3.Connection) -> list[Message]:
@@ -664,64 +630,42 @@ class SqliteStore(Store):
 
         return await self._write(tx)
 
-    async def delete_by_timestamps(
-        self, tenant: str, session_id: str, timestamps: Sequence[int], now: int
-    ) -> list[Message]:
-        return await self._delete_in(tenant, session_id, "timestamp", timestamps, now)
-
-    async def delete_by_ids(self, tenant: str, session_id: str, ids: Sequence[str], now: int) -> list[Message]:
-        return await self._delete_in(tenant, session_id, "id", ids, now)
-
-    async def clear_session(
-        self,
-        tenant: str,
-        session_id: str,
-        *,
-        messages: bool,
-        metadata: bool,
-        targets: Sequence[str],
-        now: int,
-        session_records: Sequence[tuple[str, str | None]] = (),
-    ) -> tuple[int, int]:
-        clauses = ["key = ?"]
-        params: list[Any] = [session_id]
-        for namespace, key in session_records:
-            clauses.append("namespace = ?" if key is None else "(namespace = ? AND key = ?)")
-            params += [namespace] if key is None else [namespace, key]
+    async def clear_session(self, tenant: str, session_id: str, clearing: Clearing, now: int) -> tuple[int, int]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        for selector in store_rules.session_record_selectors(session_id, clearing.session_records):
+            named = [(column, value) for column, value in zip(("namespace", "key"), selector) if value is not None]
+            clauses.append("(" + " AND ".join(f"{column} = ?" for column, _ in named) + ")")
+            params += [value for _, value in named]
         where = f"tenant = ? AND ({' OR '.join(clauses)})"
 
         def tx(conn: sqlite3.Connection) -> tuple[int, int]:
-            drafts: list[EventDraft] = []
-            removed: list[Message] = []
-            if messages:
+            removed: list[Message] | None = None
+            if clearing.messages:
                 removed = self._delete_where(conn, tenant, session_id, "1 = 1", (), now)
                 conn.execute("DELETE FROM idempotency WHERE tenant = ? AND session_id = ?", (tenant, session_id))
-                drafts += ev.session_cleared(session_id, removed, targets)
             records: list[tuple[str, str]] = []
-            if metadata:
-                records = conn.execute(
-                    f"SELECT namespace, key FROM metadata WHERE {where} ORDER BY namespace, key", (tenant, *params)
-                ).fetchall()
+            attributes = None
+            if clearing.metadata:
+                records = conn.execute(f"SELECT namespace, key FROM metadata WHERE {where}", (tenant, *params)).fetchall()
                 conn.execute(f"DELETE FROM metadata WHERE {where}", (tenant, *params))
-                for namespace, key in records:
-                    drafts += ev.metadata_changed(namespace, key, deleted=True)
                 session = self._session_row(conn, tenant, session_id)
-                if session is not None:
-                    drafts += self._write_attributes(conn, tenant, session_id, session.attributes, SessionAttributes(), now)
+                attributes = session.attributes if session is not None else None
+                if attributes:
+                    self._store_attributes(conn, tenant, session_id, attributes, SessionAttributes(), now)
+            drafts = store_rules.session_cleared_events(session_id, removed, clearing.targets, records, attributes)
             self._append_events(conn, tenant, drafts, now)
-            return len(removed), len(records)
+            return len(removed or ()), len(records)
 
         return await self._write(tx)
 
-    async def clear_all(
-        self, tenant: str, *, messages: bool, metadata: bool, targets: Sequence[str], now: int
-    ) -> tuple[int, int]:
+    async def clear_all(self, tenant: str, clearing: Clearing, now: int) -> tuple[int, int]:
         def tx(conn: sqlite3.Connection) -> tuple[int, int]:
             removed: dict[str, list[Message]] = {}
             removed_metadata = 0
-            if messages:
-                for row in conn.execute(f"SELECT session_id, {REF_COLUMNS} FROM messages WHERE tenant = ?", (tenant,)):
-                    removed.setdefault(row[0], []).append(_row_to_ref(row[1:]))
+            if clearing.messages:
+                rows = conn.execute(f"SELECT session_id, {REF_COLUMNS} FROM messages WHERE tenant = ?", (tenant,))
+                removed = store_rules.by_session((row[0], _row_to_ref(row[1:])) for row in rows)
                 conn.execute("DELETE FROM messages WHERE tenant = ?", (tenant,))
                 conn.execute("DELETE FROM idempotency WHERE tenant = ?", (tenant,))
                 # Sessions keep last_seq so seqs are never reused.
@@ -729,7 +673,7 @@ class SqliteStore(Store):
                     "UPDATE sessions SET message_count = 0, unarchived_count = 0, last_activity = ? WHERE tenant = ?",
                     (now, tenant),
                 )
-            if metadata:
+            if clearing.metadata:
                 removed_metadata = conn.execute("DELETE FROM metadata WHERE tenant = ?", (tenant,)).rowcount
                 # Every session's attributes go too; all-cleared (with its targets) reports it.
                 conn.execute(
@@ -738,17 +682,13 @@ class SqliteStore(Store):
                     (tenant,),
                 )
                 conn.execute("DELETE FROM session_labels WHERE tenant = ?", (tenant,))
-            self._append_events(conn, tenant, ev.all_cleared(removed, targets), now)
+            self._append_events(conn, tenant, ev.all_cleared(removed, clearing.targets), now)
             return sum(map(len, removed.values())), removed_metadata
 
         return await self._write(tx)
 
     async def list_sessions(
-        self,
-        tenant: str,
-        after_session_id: str | None,
-        limit: int,
-        where: SessionFilter = SessionFilter(),
+        self, tenant: str, after_session_id: str | None, limit: int, where: SessionFilter = SessionFilter(),
         max_bytes: int | None = None,
     ) -> list[SessionInfo]:
         sql, params = list_sessions_query(tenant, after_session_id, limit, where)
@@ -763,12 +703,12 @@ class SqliteStore(Store):
     ) -> tuple[list[Message], bool]:
         def tx(conn: sqlite3.Connection) -> tuple[list[Message], bool]:
             newest = _read_messages(conn.execute(NEWEST_UNARCHIVED, (tenant, session_id, n)), max_bytes)
-            popped, more = paging.fit(newest, n, max_bytes)
+            popped, truncated = store_rules.popped(newest, n, max_bytes)
             if popped:
                 seqs = [m.seq for m in popped]
                 removed = self._delete_where(conn, tenant, session_id, f"seq IN ({_placeholders(len(seqs))})", seqs, now)
                 self._append_events(conn, tenant, ev.deleted(session_id, removed), now)
-            return popped[::-1], more and len(popped) < n
+            return popped, truncated
 
         return await self._write(tx)
 
@@ -863,13 +803,7 @@ class SqliteStore(Store):
         return (await self._write(lambda conn: self._append_events(conn, tenant, [draft], now)))[0]
 
     async def read_events(
-        self,
-        tenant: str,
-        after_seq: int,
-        limit: int,
-        *,
-        types: Sequence[EventType] = (),
-        through_seq: int | None = None,
+        self, tenant: str, after_seq: int, limit: int, *, types: Sequence[EventType] = (), through_seq: int | None = None
     ) -> list[Event]:
         check_event_filter(types, through_seq)
         where = "tenant = ? AND seq > ?"
@@ -908,14 +842,12 @@ class SqliteStore(Store):
             for tenant, last_seq, floor in conn.execute(
                 "SELECT tenant, last_seq, compacted_through FROM event_log"
             ).fetchall():
-                new_floor = floor
-                if keep_last is not None:
-                    new_floor = max(new_floor, last_seq - keep_last)
+                aged = None
                 if older_than is not None:
                     (aged,) = conn.execute(
                         "SELECT max(seq) FROM events WHERE tenant = ? AND time < ?", (tenant, older_than)
                     ).fetchone()
-                    new_floor = max(new_floor, aged or 0)
+                new_floor = store_rules.compaction_floor(floor, last_seq, keep_last, aged)
                 if new_floor > floor:
                     removed += conn.execute(
                         "DELETE FROM events WHERE tenant = ? AND seq <= ?", (tenant, new_floor)
@@ -929,11 +861,7 @@ class SqliteStore(Store):
 
     # -- guarded metadata writes and seq reads (summaries, long-term entries) --
     async def write_metadata_guarded(
-        self,
-        tenant: str,
-        writes: Sequence[MetadataWrite],
-        guard: MetadataGuard | None,
-        events: Sequence[EventDraft],
+        self, tenant: str, writes: Sequence[MetadataWrite], guard: MetadataGuard | None, events: Sequence[EventDraft],
         now: int,
     ) -> bool:
         def tx(conn: sqlite3.Connection) -> bool:
@@ -943,8 +871,7 @@ class SqliteStore(Store):
                     "SELECT data FROM metadata WHERE tenant = ? AND namespace = ? AND key = ?",
                     (tenant, guard.namespace, guard.key),
                 ).fetchone()
-                current = None if row is None else json.loads(row[0]).get(guard.field)
-                if (row is None) != (guard.value is None) or (row is not None and current != guard.value):
+                if not guard.holds(None if row is None else json.loads(row[0])):
                     return False
             drafts: list[EventDraft] = []
             for write in writes:

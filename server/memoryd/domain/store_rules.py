@@ -1,0 +1,119 @@
+"""The rules inside a store's transactions, written once for every adapter.
+
+An adapter's transaction reads rows, hands them to these pure functions and writes what
+they return: which seqs, ids and timestamps an append assigns, what a deletion does to the
+session counters, which records a session clear removes and which events it writes, where
+event compaction moves the floor, whether a guarded write may go ahead. The adapters
+(memoryd.storage.sqlite, memoryd.storage.mongo) keep only their queries and transactions;
+tests/conformance runs every case against both, tests/properties against a reference model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from memoryd.domain import events as ev
+from memoryd.domain import paging
+from memoryd.domain.models import Event, EventDraft, Message, SessionInfo, new_message_id
+from memoryd.domain.sessions import SessionAttributes, SessionUpdate, apply
+
+
+def server_timestamp(messages: Sequence[Message], now: int) -> int:
+    """What an append raises its session's timestamp high-water mark to: `now` or a later
+    caller-supplied timestamp of the batch. Messages of the batch with timestamp 0 get
+    max(this, the mark before), so they never sort before anything the session held."""
+    return max([now, *(m.timestamp for m in messages)])
+
+
+def stored_messages(messages: Sequence[Message], last_seq: int, stamp: int) -> list[Message]:
+    """The messages as an append stores them, given the session's last seq after the append
+    reserved len(messages) seqs and its timestamp mark `stamp`: a new id each, consecutive
+    seqs, unarchived, `stamp` where the caller left the timestamp 0. New objects: the
+    caller's messages are left as they were."""
+    first = last_seq - len(messages) + 1
+    return [
+        m.stored_as(new_message_id(), first + offset, m.timestamp or stamp) for offset, m in enumerate(messages)
+    ]
+
+
+def numbered_events(tenant: str, drafts: Sequence[EventDraft], last_seq: int, now: int) -> list[Event]:
+    """The drafts as events, given the tenant's last event seq after reserving len(drafts)."""
+    first = last_seq - len(drafts) + 1
+    return [Event(first + i, now, tenant, d.session_id, d.type, d.payload) for i, d in enumerate(drafts)]
+
+
+def removal_counts(removed: Sequence[Message]) -> tuple[int, int]:
+    """How much a deletion lowers the session's (message_count, unarchived_count)."""
+    return len(removed), sum(1 for m in removed if not m.archived)
+
+
+def by_session(rows: Iterable[tuple[str, Message]]) -> dict[str, list[Message]]:
+    """(session_id, message) rows grouped per session, in row order (what ClearAll reports)."""
+    grouped: dict[str, list[Message]] = {}
+    for session_id, message in rows:
+        grouped.setdefault(session_id, []).append(message)
+    return grouped
+
+
+def session_record_selectors(
+    session_id: str, session_records: Sequence[tuple[str, str | None]]
+) -> list[tuple[str | None, str | None]]:
+    """The metadata a session clear removes, as (namespace, key) selectors where None
+    matches any: every record keyed by the session id, in any namespace, plus memoryd's own
+    per-session records (`session_records`: a (namespace, key), or a whole namespace)."""
+    return [(None, session_id), *session_records]
+
+
+def session_cleared_events(
+    session_id: str,
+    removed: Sequence[Message] | None,
+    targets: Sequence[str],
+    records: Sequence[tuple[str, str]],
+    attributes_before: SessionAttributes | None,
+) -> list[EventDraft]:
+    """A session clear's events, in order: the messages' (None: messages were not a
+    target), one metadata-changed per removed record, session-updated when the session's
+    attributes went (None: metadata was not a target, or the session has no row)."""
+    drafts: list[EventDraft] = []
+    if removed is not None:
+        drafts += ev.session_cleared(session_id, removed, targets)
+    for namespace, key in sorted(records):
+        drafts += ev.metadata_changed(namespace, key, deleted=True)
+    if attributes_before is not None:
+        drafts += ev.session_updated(session_id, attributes_before, SessionAttributes())
+    return drafts
+
+
+def updated_session(
+    current: SessionInfo, update: SessionUpdate, now: int
+) -> tuple[SessionInfo, list[EventDraft]]:
+    """The session after merging `update` (sessions.apply), and its session-updated event
+    when the attributes changed; the store writes the attributes only then."""
+    after = apply(current.session_id, current.attributes, update)
+    drafts = ev.session_updated(current.session_id, current.attributes, after)
+    last_activity = now if drafts else current.last_activity
+    info = SessionInfo(current.session_id, current.message_count, current.unarchived_count, last_activity, after)
+    return info, drafts
+
+
+def popped(newest_first: Sequence[Message], n: int, max_bytes: int | None) -> tuple[list[Message], bool]:
+    """What PopMessages removes of GetHistory's selection read newest first: the newest that
+    paging.fit keeps, oldest first, and whether the byte bound kept fewer than `n` of them."""
+    kept, more = paging.fit(newest_first, n, max_bytes)
+    return kept[::-1], more and len(kept) < n
+
+
+def rewritten(content: str, old_text: str, new_text: str) -> str | None:
+    """UpdateMessageContent's new content for a message, None when it does not change."""
+    result = content.replace(old_text, new_text)
+    return result if result != content else None
+
+
+def compaction_floor(floor: int, last_seq: int, keep_last: int | None, newest_aged_seq: int | None) -> int:
+    """The tenant's new compaction floor: events at or below it go. Retention keeps the
+    newest `keep_last` events and drops every event up to `newest_aged_seq` (the newest one
+    older than the age limit); the floor never moves back."""
+    new_floor = floor
+    if keep_last is not None:
+        new_floor = max(new_floor, last_seq - keep_last)
+    return max(new_floor, newest_aged_seq or 0)
