@@ -295,10 +295,18 @@ func (x *SaveMessageRequest) GetSessionAttributes() *SessionAttributes {
 // Response of SaveMessage.
 type SaveMessageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The stored message with its server-assigned id, seq and timestamp.
+	// The stored message with its server-assigned id, seq and timestamp. Without
+	// its content and body when `body_omitted` is set.
 	Message *Message `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
 	// True when the idempotency key had been used before and nothing new was stored.
-	Deduplicated  bool `protobuf:"varint,2,opt,name=deduplicated,proto3" json:"deduplicated,omitempty"`
+	Deduplicated bool `protobuf:"varint,2,opt,name=deduplicated,proto3" json:"deduplicated,omitempty"`
+	// True when the stored message is larger than the server's response byte bound
+	// (max_response_bytes, default 3 MiB of stored bytes), so that echoing it could
+	// exceed a client's receive limit: `message` then carries only id, seq, role,
+	// kind, timestamp and archived, not content, segments, metadata,
+	// reasoning_content, tool_calls or tool_call_id. The message was stored whole;
+	// read it back with GetFullHistory or ListMessagesInRange.
+	BodyOmitted   bool `protobuf:"varint,3,opt,name=body_omitted,json=bodyOmitted,proto3" json:"body_omitted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -343,6 +351,13 @@ func (x *SaveMessageResponse) GetMessage() *Message {
 func (x *SaveMessageResponse) GetDeduplicated() bool {
 	if x != nil {
 		return x.Deduplicated
+	}
+	return false
+}
+
+func (x *SaveMessageResponse) GetBodyOmitted() bool {
+	if x != nil {
+		return x.BodyOmitted
 	}
 	return false
 }
@@ -424,10 +439,18 @@ func (x *SaveMessagesRequest) GetSessionAttributes() *SessionAttributes {
 // Response of SaveMessages.
 type SaveMessagesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The stored messages, in request order, with server-assigned fields.
+	// The stored messages, in request order, with server-assigned fields. The last
+	// `omitted_bodies` of them without their content and body.
 	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
 	// True when the idempotency key had been used before and nothing new was stored.
-	Deduplicated  bool `protobuf:"varint,2,opt,name=deduplicated,proto3" json:"deduplicated,omitempty"`
+	Deduplicated bool `protobuf:"varint,2,opt,name=deduplicated,proto3" json:"deduplicated,omitempty"`
+	// How many messages at the end of `messages` carry only id, seq, role, kind,
+	// timestamp and archived (no content, segments, metadata, reasoning_content,
+	// tool_calls or tool_call_id): the stored bytes of the batch exceed the server's
+	// response byte bound (max_response_bytes, default 3 MiB), and whole messages
+	// are echoed only while they fit. 0 normally. Every message was stored whole;
+	// read them back with GetFullHistory or ListMessagesInRange.
+	OmittedBodies int32 `protobuf:"varint,3,opt,name=omitted_bodies,json=omittedBodies,proto3" json:"omitted_bodies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -474,6 +497,13 @@ func (x *SaveMessagesResponse) GetDeduplicated() bool {
 		return x.Deduplicated
 	}
 	return false
+}
+
+func (x *SaveMessagesResponse) GetOmittedBodies() int32 {
+	if x != nil {
+		return x.OmittedBodies
+	}
+	return 0
 }
 
 // Request of GetHistory.
@@ -1194,10 +1224,15 @@ func (x *ReplaceHistoryRequest) GetMessages() []*Message {
 // Response of ReplaceHistory.
 type ReplaceHistoryResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The stored replacement messages with server-assigned fields.
+	// The stored replacement messages with server-assigned fields. The last
+	// `omitted_bodies` of them without their content and body.
 	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
 	// Number of previously unarchived messages that were removed.
-	RemovedCount  int64 `protobuf:"varint,2,opt,name=removed_count,json=removedCount,proto3" json:"removed_count,omitempty"`
+	RemovedCount int64 `protobuf:"varint,2,opt,name=removed_count,json=removedCount,proto3" json:"removed_count,omitempty"`
+	// As SaveMessagesResponse.omitted_bodies: how many messages at the end of
+	// `messages` carry only their server-assigned fields, role and kind because the
+	// response would otherwise exceed the server's response byte bound.
+	OmittedBodies int32 `protobuf:"varint,3,opt,name=omitted_bodies,json=omittedBodies,proto3" json:"omitted_bodies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1242,6 +1277,13 @@ func (x *ReplaceHistoryResponse) GetMessages() []*Message {
 func (x *ReplaceHistoryResponse) GetRemovedCount() int64 {
 	if x != nil {
 		return x.RemovedCount
+	}
+	return 0
+}
+
+func (x *ReplaceHistoryResponse) GetOmittedBodies() int32 {
+	if x != nil {
+		return x.OmittedBodies
 	}
 	return 0
 }
@@ -2330,19 +2372,21 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12-\n" +
 	"\amessage\x18\x02 \x01(\v2\x13.memoryd.v1.MessageR\amessage\x12'\n" +
 	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\x12L\n" +
-	"\x12session_attributes\x18\x04 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\x11sessionAttributes\"h\n" +
+	"\x12session_attributes\x18\x04 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\x11sessionAttributes\"\x8b\x01\n" +
 	"\x13SaveMessageResponse\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.memoryd.v1.MessageR\amessage\x12\"\n" +
-	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\"\xdc\x01\n" +
+	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\x12!\n" +
+	"\fbody_omitted\x18\x03 \x01(\bR\vbodyOmitted\"\xdc\x01\n" +
 	"\x13SaveMessagesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12/\n" +
 	"\bmessages\x18\x02 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12'\n" +
 	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\x12L\n" +
-	"\x12session_attributes\x18\x04 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\x11sessionAttributes\"k\n" +
+	"\x12session_attributes\x18\x04 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\x11sessionAttributes\"\x92\x01\n" +
 	"\x14SaveMessagesResponse\x12/\n" +
 	"\bmessages\x18\x01 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12\"\n" +
-	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\"H\n" +
+	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\x12%\n" +
+	"\x0eomitted_bodies\x18\x03 \x01(\x05R\romittedBodies\"H\n" +
 	"\x11GetHistoryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
@@ -2395,10 +2439,11 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x15ReplaceHistoryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12/\n" +
-	"\bmessages\x18\x02 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\"n\n" +
+	"\bmessages\x18\x02 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\"\x95\x01\n" +
 	"\x16ReplaceHistoryResponse\x12/\n" +
 	"\bmessages\x18\x01 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12#\n" +
-	"\rremoved_count\x18\x02 \x01(\x03R\fremovedCount\"\x95\x01\n" +
+	"\rremoved_count\x18\x02 \x01(\x03R\fremovedCount\x12%\n" +
+	"\x0eomitted_bodies\x18\x03 \x01(\x05R\romittedBodies\"\x95\x01\n" +
 	"\x1bUpdateMessageContentRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +

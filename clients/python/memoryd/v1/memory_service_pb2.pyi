@@ -57,12 +57,14 @@ class SaveMessageRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., session_attributes: _Optional[_Union[_message_pb2.SessionAttributes, _Mapping]] = ...) -> None: ...
 
 class SaveMessageResponse(_message.Message):
-    __slots__ = ("message", "deduplicated")
+    __slots__ = ("message", "deduplicated", "body_omitted")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
+    BODY_OMITTED_FIELD_NUMBER: _ClassVar[int]
     message: _message_pb2.Message
     deduplicated: bool
-    def __init__(self, message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., deduplicated: _Optional[bool] = ...) -> None: ...
+    body_omitted: bool
+    def __init__(self, message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., deduplicated: _Optional[bool] = ..., body_omitted: _Optional[bool] = ...) -> None: ...
 
 class SaveMessagesRequest(_message.Message):
     __slots__ = ("session_id", "messages", "idempotency_key", "session_attributes")
@@ -77,12 +79,14 @@ class SaveMessagesRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., idempotency_key: _Optional[str] = ..., session_attributes: _Optional[_Union[_message_pb2.SessionAttributes, _Mapping]] = ...) -> None: ...
 
 class SaveMessagesResponse(_message.Message):
-    __slots__ = ("messages", "deduplicated")
+    __slots__ = ("messages", "deduplicated", "omitted_bodies")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
+    OMITTED_BODIES_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
     deduplicated: bool
-    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., deduplicated: _Optional[bool] = ...) -> None: ...
+    omitted_bodies: int
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., deduplicated: _Optional[bool] = ..., omitted_bodies: _Optional[int] = ...) -> None: ...
 
 class GetHistoryRequest(_message.Message):
     __slots__ = ("session_id", "limit")
@@ -193,12 +197,14 @@ class ReplaceHistoryRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ...) -> None: ...
 
 class ReplaceHistoryResponse(_message.Message):
-    __slots__ = ("messages", "removed_count")
+    __slots__ = ("messages", "removed_count", "omitted_bodies")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     REMOVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    OMITTED_BODIES_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
     removed_count: int
-    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., removed_count: _Optional[int] = ...) -> None: ...
+    omitted_bodies: int
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., removed_count: _Optional[int] = ..., omitted_bodies: _Optional[int] = ...) -> None: ...
 
 class UpdateMessageContentRequest(_message.Message):
     __slots__ = ("session_id", "old_text", "new_text", "recent_limit")
