@@ -1,10 +1,13 @@
 """The contract's binary encoding for what both the transport and a store handle as bytes.
 
 A message's body fields (segments, metadata, reasoning_content, tool_calls, tool_call_id)
-are kept by the SQLite store as a `memoryd.v1.Message` holding only those fields. Reads then
-copy the stored bytes straight into a response (one C call) instead of decoding JSON into
-dicts and walking them into Structs, which was about 40% of GetHistory's CPU
-(docs/PERFORMANCE.md). The same encoding also decodes the body when domain code reads it.
+travel as a `memoryd.v1.Message` holding only those fields: the transport takes them out
+of a write request as bytes (`message_from_pb`), the SQLite store writes those bytes and
+reads them back, and responses copy them in (one C call) instead of walking dicts into
+Structs; walking them was about 40% of GetHistory's CPU and a third of what SaveMessage
+added over gRPC's own cost (docs/PERFORMANCE.md). The body is decoded only when domain
+code reads a body field (image downgrade, the embedder). An idempotent append's first
+result is kept in the same encoding (`encode_messages`).
 
 Struct <-> dict is done by hand: these run for every message of every call and are about a
 fifth cheaper than json_format.MessageToDict / Struct.update, which do the same walk through
@@ -17,8 +20,11 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from memoryd.v1 import message_pb2
-from memoryd.domain.models import Message
+from memoryd.v1 import memory_service_pb2, message_pb2
+from memoryd.domain.models import EncodedBodyMessage, Message
+
+# The fields a store keeps outside the body (columns / document fields of their own).
+HEAD_FIELDS = ("id", "seq", "role", "content", "kind", "timestamp", "archived")
 
 
 def _value_to_py(value: struct_pb2.Value) -> Any:
@@ -105,3 +111,75 @@ def encode_body(msg: Message) -> bytes:
 
 def decode_body(data: bytes) -> dict[str, Any]:
     return body_from_proto(message_pb2.Message.FromString(data))
+
+
+def _platform(pb: message_pb2.Message) -> str | None:
+    fields = pb.metadata.fields
+    if "platform" not in fields:
+        return None
+    value = fields["platform"]
+    return value.string_value if value.WhichOneof("kind") == "string_value" else None
+
+
+def _body_bytes(pb: message_pb2.Message) -> bytes:
+    body = message_pb2.Message()
+    body.CopyFrom(pb)
+    for name in HEAD_FIELDS:
+        body.ClearField(name)
+    return body.SerializeToString()
+
+
+def _kind(pb: message_pb2.Message) -> str | None:
+    return pb.kind if pb.HasField("kind") else None
+
+
+def message_from_pb(pb: message_pb2.Message) -> Message:
+    """A message to store, from a request: head fields read, the body kept encoded.
+
+    Server-assigned fields of `pb` are ignored; `pb` itself is left as it was.
+    """
+    return EncodedBodyMessage.incoming(
+        pb.role, pb.content, _kind(pb), pb.timestamp, _body_bytes(pb), decode_body, _platform(pb)
+    )
+
+
+def message_head_to_pb(msg: Message, pb: message_pb2.Message) -> message_pb2.Message:
+    """Set the head fields of `pb` from `msg` (what a response carries of an omitted body)."""
+    # Only non-default fields are set: each assignment is a call into the protobuf runtime.
+    pb.id = msg.id
+    pb.seq = msg.seq
+    pb.role = msg.role
+    if msg.kind is not None:
+        pb.kind = msg.kind
+    pb.timestamp = msg.timestamp
+    if msg.archived:
+        pb.archived = True
+    return pb
+
+
+def message_to_pb(msg: Message, pb: message_pb2.Message | None = None) -> message_pb2.Message:
+    pb = message_head_to_pb(msg, pb if pb is not None else message_pb2.Message())
+    if msg.content:
+        pb.content = msg.content
+    fill_body(msg, pb)
+    return pb
+
+
+def encode_messages(messages: list[Message]) -> bytes:
+    """Whole stored messages as the contract's SaveMessagesResponse.messages."""
+    result = memory_service_pb2.SaveMessagesResponse()
+    for msg in messages:
+        message_to_pb(msg, result.messages.add())
+    return result.SerializeToString()
+
+
+def decode_messages(data: bytes) -> list[Message]:
+    """What encode_messages wrote, bodies still encoded."""
+    messages = []
+    for pb in memory_service_pb2.SaveMessagesResponse.FromString(data).messages:
+        messages.append(
+            EncodedBodyMessage.stored(
+                pb.id, pb.seq, pb.role, pb.content, _kind(pb), pb.timestamp, pb.archived, _body_bytes(pb), decode_body
+            )
+        )
+    return messages

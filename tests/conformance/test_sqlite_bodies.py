@@ -7,9 +7,10 @@ import json
 import sqlite3
 
 from memoryd.v1 import message_pb2
-from memoryd.domain.models import EncodedBodyMessage, Message
+from memoryd.domain.models import EncodedBodyMessage, Message, RecentQuery
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.transport.convert import message_to_proto
+from memoryd.wire import message_from_pb
 
 BODY = dict(
     segments=[{"type": "image", "data": {"url": "https://x/y.png", "size": 3.0}}],
@@ -70,5 +71,43 @@ async def test_rows_with_json_bodies_still_read(tmp_path):
         (read,) = await store.history("t", "old", 10)
         assert read == Message(role="user", content="hello", timestamp=7, id="id1", seq=1, **BODY)
         assert message_to_proto(read).tool_calls[0] == message_pb2.ToolCall(id="c1", name="lookup", arguments='{"q": 1}')
+    finally:
+        await store.close()
+
+
+async def test_a_written_body_goes_from_request_to_storage_to_response_without_decoding(tmp_path):
+    request = message_to_proto(Message(role="user", content="hi", timestamp=5, **BODY))
+    incoming = message_from_pb(request)
+    assert incoming.platform == "tg" and incoming.encoded_body is not None  # platform read without decoding
+    store = SqliteStore(tmp_path / "m.db")
+    await store.open()
+    try:
+        first = await store.append("t", "s", [incoming], "key", 9)
+        (stored,) = first.messages
+        assert stored.encoded_body == incoming.encoded_body and incoming.seq == 0  # a copy, nothing decoded
+        assert message_to_proto(stored).metadata["sender"]["id"] == "u1"
+        (retried,) = (await store.append("t", "s", [message_from_pb(request)], "key", 10)).messages
+        assert retried.encoded_body is not None and message_to_proto(retried) == message_to_proto(stored)
+        (recent,) = await store.recent_across_sessions("t", RecentQuery(limit=5, platform="tg"))
+        assert recent.message.id == stored.id  # the platform column was filled
+    finally:
+        await store.close()
+    assert incoming.encoded_body is not None and request.content == "hi"
+
+
+async def test_idempotency_results_stored_as_json_still_replay(tmp_path):
+    store = SqliteStore(tmp_path / "m.db")
+    await store.open()
+    await store.close()
+    first = Message(role="user", content="hello", timestamp=7, id="id1", seq=1, **BODY)
+    with sqlite3.connect(tmp_path / "m.db") as conn:
+        conn.execute(
+            "INSERT INTO idempotency (tenant, session_id, key, result, created) VALUES ('t', 's', 'k', ?, 7)",
+            (json.dumps([first.to_dict()]),),
+        )
+    await store.open()
+    try:
+        result = await store.append("t", "s", [Message(role="user", content="again")], "k", 9)
+        assert result.deduplicated and result.messages == [first] and result.messages[0].stored_bytes > 0
     finally:
         await store.close()

@@ -84,6 +84,14 @@ class Memory:
             await self.hooks.messages_saved(tenant, session_id, result.messages)
         return result
 
+    def echoed(self, stored: Sequence[Message]) -> int:
+        """How many of a write's stored messages its response carries whole: those whose
+        stored bytes fit max_response_bytes, in order, none if the first alone does not
+        (unlike a read's page, which always keeps one: a write's response must stay
+        readable by a client with gRPC's default 4 MiB receive limit, the write is done
+        either way). The others are echoed without content and body."""
+        return paging.within(stored, self.limits.max_response_bytes)
+
     async def trim_history(self, tenant: str, session_id: str, keep_recent: int) -> int:
         return await self.store.trim(tenant, session_id, keep_recent, now_ms())
 

@@ -166,16 +166,23 @@ def _decoded_on_access(name: str) -> property:
     return property(get, set_)
 
 
-class EncodedBodyMessage(Message):
-    """A stored message whose body fields are still in the store's encoding.
+# EncodedBodyMessage._platform when nobody has looked at metadata.platform yet.
+_UNKNOWN: Any = object()
 
-    They are decoded (by the store's `decode`) on first access; until then `encoded_body`
-    lets the transport copy the bytes into a response as they are, which is most of what
-    a history read costs otherwise. Reading or setting any body field drops the encoded
-    form for good, since the caller may change what it got.
+
+class EncodedBodyMessage(Message):
+    """A message whose body fields are still in the contract's encoding (memoryd.wire).
+
+    Written messages arrive like this from the transport and stored ones are read like
+    this by the SQLite store. The body is decoded (by `decode`) on first access; until
+    then `encoded_body` lets a store write the bytes and the transport copy them into a
+    response as they are, which is most of what a write or a history read costs otherwise.
+    Reading or setting any body field drops the encoded form for good, since the caller
+    may change what it got. `platform` (a column of its own in the SQLite store) can be
+    known without decoding (`incoming`).
     """
 
-    __slots__ = ("_encoded", "_decode")
+    __slots__ = ("_encoded", "_decode", "_platform")
 
     segments = _decoded_on_access("segments")
     metadata = _decoded_on_access("metadata")
@@ -200,13 +207,35 @@ class EncodedBodyMessage(Message):
         msg.id, msg.seq, msg.role, msg.content, msg.kind, msg.timestamp, msg.archived = (
             msg_id, seq, role, content, kind, timestamp, archived
         )
-        msg._encoded, msg._decode = encoded_body, decode
+        msg._encoded, msg._decode, msg._platform = encoded_body, decode, _UNKNOWN
         msg.stored_bytes = utf8_len(content) + len(encoded_body)
+        return msg
+
+    @classmethod
+    def incoming(
+        cls,
+        role: str,
+        content: str,
+        kind: str | None,
+        timestamp: int,
+        encoded_body: bytes,
+        decode: Callable[[bytes], dict[str, Any]],
+        platform: str | None,
+    ) -> EncodedBodyMessage:
+        """A message to store; `platform` is what metadata.platform holds (None: no string)."""
+        msg = cls.stored("", 0, role, content, kind, timestamp, False, encoded_body, decode)
+        msg._platform = platform
         return msg
 
     @property
     def encoded_body(self) -> bytes | None:
         return getattr(self, "_encoded", None)
+
+    @property
+    def platform(self) -> str | None:
+        if getattr(self, "_encoded", None) is not None and self._platform is not _UNKNOWN:
+            return self._platform
+        return Message.platform.fget(self)
 
     def _materialize(self) -> None:
         encoded, self._encoded = self._encoded, None

@@ -139,6 +139,16 @@ def read_within(items: Iterable[T], max_bytes: int | None, size_of: Callable[[T]
     return taken
 
 
+def within(rows: Sequence[T], max_bytes: int) -> int:
+    """How many leading `rows` have stored_bytes adding up to at most max_bytes (maybe 0)."""
+    total = 0
+    for count, row in enumerate(rows):
+        total += row.stored_bytes
+        if total > max_bytes:
+            return count
+    return len(rows)
+
+
 def fit(rows: Sequence[T], limit: int, max_bytes: int | None) -> tuple[list[T], bool]:
     """The page of `rows` (read in page order with a ReadBudget of max_bytes): at most
     `limit` rows whose `stored_bytes` add up to at most max_bytes, but always the first

@@ -160,6 +160,13 @@ async def _read_sized(
     return items
 
 
+def _first_result_message(data: dict[str, Any]) -> Message:
+    """A message of an idempotent append's first result (its to_dict()), sized as stored."""
+    message = Message.from_dict(data)
+    message.stored_bytes = len(bson.encode(data))
+    return message
+
+
 def _doc_to_ref(doc: dict[str, Any]) -> Message:
     return Message(
         role=doc["role"], timestamp=doc["timestamp"], id=doc["id"], seq=doc["seq"], archived=bool(doc["archived"])
@@ -627,7 +634,7 @@ class MongoStore(Store):
                     {"tenant": tenant, "session_id": session_id, "key": idempotency_key}, session=s
                 )
                 if first:
-                    return AppendResult([Message.from_dict(d) for d in first["result"]], deduplicated=True)
+                    return AppendResult([_first_result_message(d) for d in first["result"]], deduplicated=True)
             drafts: list[EventDraft] = []
             if attributes:
                 drafts += (await self._update_attributes(db, s, tenant, session_id, attributes, now))[1]

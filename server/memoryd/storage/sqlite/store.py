@@ -29,7 +29,7 @@ from memoryd.domain.models import SERVER_NAMESPACE, SYSTEM_TENANT, utf8_len
 from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, Store, check_event_filter
 from memoryd.storage.sqlite.schema import INDEXES, MIGRATIONS, PRAGMAS, SCHEMA
-from memoryd.wire import decode_body, encode_body
+from memoryd.wire import decode_body, decode_messages, encode_body, encode_messages
 
 T = TypeVar("T")
 
@@ -63,6 +63,18 @@ def _row_to_message(row: tuple) -> Message:
         stored_bytes=utf8_len(content) + utf8_len(body),
         **{name: value for name, value in json.loads(body).items() if name in BODY_FIELDS},
     )
+
+
+def _first_result(result: bytes | str) -> list[Message]:
+    """An idempotent append's first result: the stored messages in the contract's encoding
+    (wire.encode_messages), or JSON dicts in rows written before."""
+    if isinstance(result, bytes):
+        return decode_messages(result)
+    messages = []
+    for data in json.loads(result):
+        messages.append(Message.from_dict(data))
+        messages[-1].stored_bytes = utf8_len(json.dumps(data))
+    return messages
 
 
 def _read_messages(rows: Iterable[tuple], max_bytes: int | None) -> list[Message]:
@@ -475,7 +487,7 @@ class SqliteStore(Store):
                     (tenant, session_id, idempotency_key),
                 ).fetchone()
                 if row:
-                    return AppendResult([Message.from_dict(d) for d in json.loads(row[0])], deduplicated=True)
+                    return AppendResult(_first_result(row[0]), deduplicated=True)
             drafts: list[EventDraft] = []
             if attributes:
                 drafts += self._update_attributes(conn, tenant, session_id, attributes, now)[1]
@@ -483,7 +495,7 @@ class SqliteStore(Store):
             if idempotency_key:
                 conn.execute(
                     "INSERT INTO idempotency (tenant, session_id, key, result, created) VALUES (?, ?, ?, ?, ?)",
-                    (tenant, session_id, idempotency_key, json.dumps([m.to_dict() for m in stored]), now),
+                    (tenant, session_id, idempotency_key, encode_messages(stored), now),
                 )
             self._append_events(conn, tenant, drafts + ev.appended(session_id, stored), now)
             return AppendResult(stored)

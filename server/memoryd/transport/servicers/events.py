@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import collections
 
-from google.protobuf import json_format
-
 from memoryd.v1 import event_service_pb2 as pb
 from memoryd.v1 import event_service_pb2_grpc as pb_grpc
 from memoryd.domain.limits import Limits
-from memoryd.domain.models import Event, EventDraft, EventType, now_ms
+from memoryd.domain import published
+from memoryd.domain.models import Event, EventType
 from memoryd.domain.store import Store
 from memoryd.domain.watch import WatchFilter, WatchHub
 from memoryd.transport.auth import Authenticator
-from memoryd.transport.convert import event_to_proto
+from memoryd.transport.convert import event_to_proto, payload_from_proto
 from memoryd.transport.rpc import server_stream, unary
 from memoryd.transport.validation import Check
 
@@ -92,7 +91,6 @@ class EventServicer(pb_grpc.EventServiceServicer):
             check.name("compress_requested.requested_by", request.compress_requested.requested_by, required=False)
             check.text_bytes("compress_requested.reason", request.compress_requested.reason, self.limits.max_text_bytes)
         check.done()
-        event_type = EventType[case.upper()]
-        payload = json_format.MessageToDict(getattr(request, case), preserving_proto_field_name=True)
-        event = await self.store.publish(tenant, EventDraft(event_type, request.session_id, payload), now_ms())
+        payload = payload_from_proto(getattr(request, case))
+        event = await published.publish(self.store, tenant, EventType[case.upper()], request.session_id, payload)
         return pb.PublishEventResponse(event=event_to_proto(event))

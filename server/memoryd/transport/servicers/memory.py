@@ -11,6 +11,7 @@ from memoryd.transport.auth import Authenticator
 from memoryd.transport.convert import (
     attributes_from_proto,
     message_from_proto,
+    message_head_to_proto,
     message_to_proto,
     messages_to_proto,
     session_to_proto,
@@ -55,7 +56,11 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             tenant, request.session_id, [message_from_proto(request.message)], request.idempotency_key, attributes
         )
         response = pb.SaveMessageResponse(deduplicated=result.deduplicated)
-        message_to_proto(result.messages[0], response.message)
+        if self.memory.echoed(result.messages):
+            message_to_proto(result.messages[0], response.message)
+        else:
+            message_head_to_proto(result.messages[0], response.message)
+            response.body_omitted = True
         return response
 
     @unary
@@ -72,8 +77,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             request.idempotency_key,
             attributes,
         )
-        response = pb.SaveMessagesResponse(deduplicated=result.deduplicated)
-        messages_to_proto(result.messages, response.messages)
+        whole = self.memory.echoed(result.messages)
+        response = pb.SaveMessagesResponse(deduplicated=result.deduplicated, omitted_bodies=len(result.messages) - whole)
+        messages_to_proto(result.messages, response.messages, whole)
         return response
 
     @unary
@@ -175,8 +181,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         stored, removed = await self.memory.replace_history(
             tenant, request.session_id, [message_from_proto(m) for m in request.messages]
         )
-        response = pb.ReplaceHistoryResponse(removed_count=removed)
-        messages_to_proto(stored, response.messages)
+        whole = self.memory.echoed(stored)
+        response = pb.ReplaceHistoryResponse(removed_count=removed, omitted_bodies=len(stored) - whole)
+        messages_to_proto(stored, response.messages, whole)
         return response
 
     @unary
