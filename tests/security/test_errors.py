@@ -115,3 +115,24 @@ async def test_records_at_the_depth_limit_read_back_in_every_response(default_se
     assert (await default_server.call("memory", "GetFullHistory", mem.GetFullHistoryRequest(session_id="deep"))).messages
     recent = await default_server.call("memory", "GetRecentAcrossSessions", mem.GetRecentAcrossSessionsRequest(limit=5))
     assert recent.messages
+
+
+def test_every_reason_the_server_sends_is_in_the_contract():
+    # Clients switch on ErrorInfo.reason: each one the source can raise (a class default
+    # or a reason= at the raise) is a value of memoryd.v1.ErrorReason, and the enum lists
+    # nothing the server never sends.
+    import re
+    from pathlib import Path
+
+    from memoryd.v1 import error_reason_pb2
+
+    sources = Path(__file__).resolve().parents[2] / "server" / "memoryd"
+    sent = {
+        reason
+        for path in sources.rglob("*.py")
+        for reason in re.findall(r'reason\s*=\s*"([A-Z][A-Z0-9_]*)"', path.read_text())
+    }
+    _import_every_module()
+    sent |= {cls.reason for cls in _all_subclasses(errors.MemorydError)} | {errors.MemorydError.reason}
+    contract = {name.removeprefix("ERROR_REASON_") for name in error_reason_pb2.ErrorReason.keys()} - {"UNSPECIFIED"}
+    assert sent == contract, (sorted(sent - contract), sorted(contract - sent))

@@ -17,6 +17,7 @@ import { idempotencyKeys } from "./idempotency.js";
 import { retryInterceptor, SERVICE_CONFIG, type ServiceConfig } from "./service-config.js";
 
 export * from "./gen/memoryd/v1/entry_service_pb.js";
+export * from "./gen/memoryd/v1/error_reason_pb.js";
 export * from "./gen/memoryd/v1/event_pb.js";
 export * from "./gen/memoryd/v1/event_service_pb.js";
 export * from "./gen/memoryd/v1/memory_service_pb.js";
