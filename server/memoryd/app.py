@@ -16,6 +16,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from memoryd.v1 import event_service_pb2, memory_service_pb2, metadata_service_pb2
 from memoryd.v1 import entry_service_pb2, summary_service_pb2, vector_service_pb2
+from memoryd import addresses
 from memoryd.config import Config
 from memoryd.domain.entries import Entries
 from memoryd.domain.errors import MemorydError, StorageUnavailable
@@ -179,18 +180,11 @@ def server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[st
     ]
 
 
-def _listen_host(listen: str) -> str:
-    host = listen.rpartition(":")[0].strip("[]")
-    return host or "0.0.0.0"
-
-
 def bind_failure(listen: str) -> str:
     """Why gRPC could not bind `listen` (it says only that it failed): the port is in use,
     the address is not this host's, or the address does not parse."""
-    host, _, port_text = listen.rpartition(":")
-    host = host.strip("[]") or "0.0.0.0"
     try:
-        port = int(port_text)
+        host, port = addresses.bind_host(listen), addresses.split(listen)[1]
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             probe.bind((host, port))
@@ -259,7 +253,7 @@ async def _start_http(
     from memoryd.transport.http.site import build
 
     address = config.http_address
-    if reuse_port and address.rpartition(":")[2] == "0":
+    if reuse_port and addresses.split(address)[1] == 0:
         raise OSError("--workers needs a fixed HTTP port (--http-listen host:port, or auto with a fixed --listen port)")
     app = build(servicers, config.limits, health_servicer, metrics=bool(config.metrics_port), tracing=config.tracing)
     sock = bind(address, reuse_port=reuse_port)
@@ -281,7 +275,7 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
 
         metrics.instrument_store(store)
         interceptors.append(metrics.MetricsInterceptor())
-        metrics_port = metrics.start_metrics_server(config.metrics_port + worker_index, _listen_host(config.listen))
+        metrics_port = metrics.start_metrics_server(config.metrics_port + worker_index, addresses.bind_host(config.listen))
         log.info("metrics_serving", port=metrics_port)
     try:
         await store.open()

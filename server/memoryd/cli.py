@@ -10,7 +10,7 @@ import sys
 
 import structlog
 
-from memoryd import allocator, logs
+from memoryd import addresses, allocator, logs
 from memoryd import config as config_module
 
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         config = config_module.load(args)
-    except ValueError as error:  # a malformed MEMORYD_* value (a number, a boolean)
+    except ValueError as error:  # a malformed or out-of-bounds setting, a listen address not host:port
         logs.configure("info")
         structlog.get_logger("memoryd").error("startup_refused", error=f"memoryd: bad setting: {error}")
         return 2
@@ -131,9 +131,8 @@ def serve_workers(config: config_module.Config, log) -> int:
             # follow the --listen given here (not each worker's resolved port + 1), and a
             # port 0 must be one port that every worker shares.
             http = config.http_address
-            if http and workers.split_host_port(http)[1] == 0:
-                host = workers.split_host_port(http)[0]
-                http = workers.join_host_port(host, reserved.enter_context(workers.reserve_port(http)))
+            if http and addresses.split(http)[1] == 0:
+                http = addresses.join(addresses.bind_host(http), reserved.enter_context(workers.reserve_port(http)))
 
             def worker_main(index: int, address: str, started) -> None:
                 worker_config = dataclasses.replace(config, listen=address, http_listen=http or "off", port_file="")

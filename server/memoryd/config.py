@@ -1,7 +1,11 @@
 """Configuration: one frozen dataclass, loaded once at the entry point from flags and environment.
 
-Every setting has an environment variable (MEMORYD_*) and a flag; a flag wins over
-the environment, the environment over the default. README.md documents the table.
+Each setting is declared once, as a field of Config or Limits with its default, help text
+and bounds (`setting`); its flag (--name) and environment variable (MEMORYD_NAME) follow
+from its name. A flag wins over the environment, the environment over the default;
+secrets come from the environment only. A value outside its bounds, or a listen address
+that is not host:port, is refused at startup (ValueError: the CLI logs it as JSON and
+exits 2). README.md's table is generated from the same fields (scripts/config-table).
 """
 
 from __future__ import annotations
@@ -11,66 +15,140 @@ import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from memoryd.domain.limits import Limits
+from memoryd import addresses
+from memoryd.domain.limits import Limits, check_bounds, setting
 
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    listen: str = "127.0.0.1:50051"
-    http_listen: str = "auto"
-    data_dir: Path = Path("./data")
-    mongodb_uri: str = ""
-    mongodb_database: str = "memoryd"
-    mongodb_write_concern: str = "majority"
-    sqlite_synchronous: str = "NORMAL"
-    log_level: str = "info"
-    port_file: str = ""
-    grace_seconds: float = 10.0
-    event_retention_seconds: int = 7 * 24 * 3600
-    event_retention_count: int = 1_000_000
-    event_compaction_interval_seconds: float = 60.0
-    watch_buffer_size: int = 1024
-    watch_progress_interval_seconds: float = 10.0
-    watch_poll_interval_seconds: float = 1.0
-    watch_max_streams: int = 10_000
-    mongodb_change_streams: str = "auto"
-    health_check_interval_seconds: float = 2.0
-    workers: int = 1
-    metrics_port: int = 0
-    tracing: bool = False
-    tokens_file: str = ""
-    tokens_file_create: bool = False
-    tokens: str = field(default="", repr=False)  # MEMORYD_TOKENS only: never a flag (visible in ps)
-    tls_cert: str = ""
-    tls_key: str = ""
-    tls_client_ca: str = ""
-    health_tls_ca: str = ""
-    health_tls_name: str = ""
-    allow_insecure_remote: bool = False
-    downgrade_images: bool = False
-    entry_scope_capacity: int = 200
-    # Vector memory (SPEC §5, docs/VECTORS.md).
-    vectors_enabled: bool = True
-    qdrant_url: str = ""
-    qdrant_api_key: str = field(default="", repr=False)  # MEMORYD_QDRANT_API_KEY only
-    qdrant_grpc_port: int = 6334
-    qdrant_collection_prefix: str = "memoryd"
-    qdrant_timeout_seconds: float = 5.0
-    vector_threads: int = 2
-    vector_build_threads: int = 1
-    vector_rebuild_threshold_kb: int = 16_384
-    embedder_url: str = ""
-    embedder_model: str = ""
-    embedder_model_id: str = ""
-    embedder_api_key: str = field(default="", repr=False)  # MEMORYD_EMBEDDER_API_KEY only
-    page_token_secret: str = field(default="", repr=False)  # MEMORYD_PAGE_TOKEN_SECRET only
-    index_concurrency: int = 10
-    index_queue_size: int = 500
-    recall_half_life_hours: float = 168.0
-    recall_control_kinds: str = "summary,compress-marker,directive,directive-reply"
-    vector_outbox_poll_seconds: float = 5.0
-    vector_outbox_max_backoff_seconds: float = 60.0
+    listen: str = setting("127.0.0.1:50051", "host:port to serve gRPC on (port 0 picks a free port)")
+    http_listen: str = setting(
+        "auto",
+        "host:port to serve HTTP/JSON (Connect) on; auto: --listen's host and port + 1 (port 0 stays 0); off: none",
+    )
+    data_dir: Path = setting(Path("./data"), "directory of the embedded SQLite file")
+    mongodb_uri: str = setting("", "MongoDB URI; when set, MongoDB replaces SQLite")
+    mongodb_database: str = setting("memoryd", "MongoDB database name")
+    mongodb_write_concern: str = setting("majority", "MongoDB write concern w (majority or a number)")
+    sqlite_synchronous: str = setting("NORMAL", "SQLite synchronous pragma (NORMAL or FULL)")
+    log_level: str = setting("info", "debug, info, warning or error")
+    port_file: str = setting("", "write the bound port to this file once serving")
+    grace_seconds: float = setting(10.0, "shutdown grace period for in-flight calls", minimum=0)
+    event_retention_seconds: int = setting(7 * 24 * 3600, "drop events older than this", minimum=1)
+    event_retention_count: int = setting(1_000_000, "keep at most this many events per tenant", minimum=1)
+    event_compaction_interval_seconds: float = setting(60.0, "how often retention runs", minimum=0.001)
+    watch_buffer_size: int = setting(
+        1024,
+        "live events buffered per Watch stream; a stream that falls further behind catches up from the log",
+        minimum=1,
+    )
+    watch_progress_interval_seconds: float = setting(
+        10.0,
+        "idle Watch streams get a progress message this often",
+        minimum=0.001,
+    )
+    watch_poll_interval_seconds: float = setting(
+        1.0,
+        "MongoDB without change streams: how often watchers re-read the log",
+        minimum=0.001,
+    )
+    watch_max_streams: int = setting(
+        10_000,
+        "concurrent Watch streams per process; more are refused with RESOURCE_EXHAUSTED",
+        minimum=1,
+    )
+    mongodb_change_streams: str = setting("auto", "auto (wake watchers from a change stream, else poll) or poll")
+    health_check_interval_seconds: float = setting(2.0, "how often storage is probed for health", minimum=0.001)
+    workers: int = setting(1, "server processes sharing the port (SO_REUSEPORT); >1 needs a Qdrant server", minimum=1)
+    metrics_port: int = setting(
+        0,
+        "serve Prometheus /metrics on this port (0: off; worker i uses port+i)",
+        minimum=0,
+        maximum=65535,
+    )
+    tracing: bool = setting(
+        False,
+        "OpenTelemetry spans for every call (needs the memoryd[tracing] extra; export set by OTEL_* variables)",
+    )
+    tokens_file: str = setting("", "bearer tokens file ('tenant: token' lines or JSON); enables auth")
+    tokens_file_create: bool = setting(
+        False,
+        "create a missing --tokens-file with one random token for tenant default (unless MEMORYD_TOKENS is set)",
+    )
+    tokens: str = setting(
+        "",
+        "bearer tokens inline, same format as the tokens file (commas may separate entries)",
+        secret=True,
+    )
+    tls_cert: str = setting("", "PEM certificate chain; with --tls-key serves TLS")
+    tls_key: str = setting("", "PEM private key of --tls-cert")
+    tls_client_ca: str = setting("", "PEM CA bundle; clients must present a certificate it signed (mTLS)")
+    health_tls_ca: str = setting("", "`memoryd health`: PEM CA it trusts (default: --tls-client-ca, else --tls-cert)")
+    health_tls_name: str = setting(
+        "",
+        "`memoryd health`: server name the certificate must carry (default: the loopback address)",
+    )
+    allow_insecure_remote: bool = setting(False, "serve a non-loopback address without auth (logged as a warning)")
+    downgrade_images: bool = setting(False, "store image segments as [image <hash>] markers (docs/CONTEXT.md)")
+    entry_scope_capacity: int = setting(200, "maximum long-term memory entries per scope", minimum=1)
+    # Vector memory (docs/VECTORS.md).
+    vectors_enabled: bool = setting(True, "serve VectorService and keep vectors in step with messages (default on)")
+    qdrant_url: str = setting(
+        "",
+        "Qdrant server URL (REST port); empty: Qdrant Edge in-process under <data-dir>/vectors",
+    )
+    qdrant_api_key: str = setting("", "API key of the Qdrant server", secret=True)
+    qdrant_grpc_port: int = setting(
+        6334,
+        "Qdrant gRPC port, preferred over REST; 0 uses REST only",
+        minimum=0,
+        maximum=65535,
+    )
+    qdrant_collection_prefix: str = setting("memoryd", "collections are <prefix>_d<dimension>")
+    qdrant_timeout_seconds: float = setting(5.0, "bound of one Qdrant call without a caller deadline", minimum=0.001)
+    vector_threads: int = setting(2, "Qdrant Edge: threads running its calls (bounds how many run at once)", minimum=1)
+    vector_build_threads: int = setting(1, "Qdrant Edge: threads of the background index builder process", minimum=1)
+    vector_rebuild_threshold_kb: int = setting(
+        16_384,
+        "Qdrant Edge: rebuild the index once this many KB of vectors are outside it",
+        minimum=1,
+    )
+    embedder_url: str = setting(
+        "",
+        "OpenAI-compatible embeddings base URL (e.g. http://localhost:11434/v1); empty: no embedder",
+    )
+    embedder_model: str = setting("", "embedding model name sent to the embedder")
+    embedder_model_id: str = setting("", "model id of the vectors it computes (default openai:<model>)")
+    embedder_api_key: str = setting("", "bearer key of the embeddings endpoint", secret=True)
+    page_token_secret: str = setting(
+        "",
+        "key that signs page tokens (default: one created once in the database)",
+        secret=True,
+    )
+    index_concurrency: int = setting(10, "background embedding jobs at once", minimum=1)
+    index_queue_size: int = setting(
+        500,
+        "background indexing queue; when full the oldest job is dropped and counted",
+        minimum=1,
+    )
+    recall_half_life_hours: float = setting(168.0, "SearchMemory recency half-life", minimum=0.001)
+    recall_control_kinds: str = setting(
+        "summary,compress-marker,directive,directive-reply",
+        "comma-separated kinds never shown as recall context",
+    )
+    vector_outbox_poll_seconds: float = setting(5.0, "how often the vector-delete outbox is checked", minimum=0.001)
+    vector_outbox_max_backoff_seconds: float = setting(
+        60.0,
+        "longest wait between outbox retries while Qdrant is down",
+        minimum=0.001,
+    )
     limits: Limits = field(default_factory=Limits)
+
+    def __post_init__(self) -> None:
+        check_bounds(self)
+        addresses.split(self.listen)
+        if self.http_address:
+            addresses.split(self.http_address)
 
     @property
     def backend(self) -> str:
@@ -84,70 +162,8 @@ class Config:
             return ""
         if value.lower() != "auto":
             return value
-        host, _, port = self.listen.rpartition(":")
-        return f"{host}:{int(port) + 1 if int(port) else 0}"
-
-
-# (name, env var, type, help). Limits fields are added from the Limits dataclass.
-SETTINGS: list[tuple[str, str, type, str]] = [
-    ("listen", "MEMORYD_LISTEN", str, "host:port to serve gRPC on (port 0 picks a free port)"),
-    ("http_listen", "MEMORYD_HTTP_LISTEN", str, "host:port to serve HTTP/JSON (Connect) on; auto: --listen's host and port + 1 (port 0 stays 0); off: none"),
-    ("data_dir", "MEMORYD_DATA_DIR", Path, "directory of the embedded SQLite file"),
-    ("mongodb_uri", "MEMORYD_MONGODB_URI", str, "MongoDB URI; when set, MongoDB replaces SQLite"),
-    ("mongodb_database", "MEMORYD_MONGODB_DATABASE", str, "MongoDB database name"),
-    ("mongodb_write_concern", "MEMORYD_MONGODB_WRITE_CONCERN", str, "MongoDB write concern w (majority or a number)"),
-    ("sqlite_synchronous", "MEMORYD_SQLITE_SYNCHRONOUS", str, "SQLite synchronous pragma (NORMAL or FULL)"),
-    ("log_level", "MEMORYD_LOG_LEVEL", str, "debug, info, warning or error"),
-    ("port_file", "MEMORYD_PORT_FILE", str, "write the bound port to this file once serving"),
-    ("grace_seconds", "MEMORYD_GRACE_SECONDS", float, "shutdown grace period for in-flight calls"),
-    ("event_retention_seconds", "MEMORYD_EVENT_RETENTION_SECONDS", int, "drop events older than this"),
-    ("event_retention_count", "MEMORYD_EVENT_RETENTION_COUNT", int, "keep at most this many events per tenant"),
-    ("event_compaction_interval_seconds", "MEMORYD_EVENT_COMPACTION_INTERVAL_SECONDS", float, "how often retention runs"),
-    ("watch_buffer_size", "MEMORYD_WATCH_BUFFER_SIZE", int, "live events buffered per Watch stream; a stream that falls further behind catches up from the log"),
-    ("watch_progress_interval_seconds", "MEMORYD_WATCH_PROGRESS_INTERVAL_SECONDS", float, "idle Watch streams get a progress message this often"),
-    ("watch_max_streams", "MEMORYD_WATCH_MAX_STREAMS", int, "concurrent Watch streams per process; more are refused with RESOURCE_EXHAUSTED"),
-    ("watch_poll_interval_seconds", "MEMORYD_WATCH_POLL_INTERVAL_SECONDS", float, "MongoDB without change streams: how often watchers re-read the log"),
-    ("mongodb_change_streams", "MEMORYD_MONGODB_CHANGE_STREAMS", str, "auto (wake watchers from a change stream, else poll) or poll"),
-    ("health_check_interval_seconds", "MEMORYD_HEALTH_CHECK_INTERVAL_SECONDS", float, "how often storage is probed for health"),
-    ("workers", "MEMORYD_WORKERS", int, "server processes sharing the port (SO_REUSEPORT); >1 needs a Qdrant server"),
-    ("metrics_port", "MEMORYD_METRICS_PORT", int, "serve Prometheus /metrics on this port (0: off; worker i uses port+i)"),
-    ("tracing", "MEMORYD_TRACING", bool, "OpenTelemetry spans for every call (needs the memoryd[tracing] extra; export set by OTEL_* variables)"),
-    ("tokens_file", "MEMORYD_TOKENS_FILE", str, "bearer tokens file ('tenant: token' lines or JSON); enables auth"),
-    ("tokens_file_create", "MEMORYD_TOKENS_FILE_CREATE", bool, "create a missing --tokens-file with one random token for tenant default (unless MEMORYD_TOKENS is set)"),
-    ("tls_cert", "MEMORYD_TLS_CERT", str, "PEM certificate chain; with --tls-key serves TLS"),
-    ("tls_key", "MEMORYD_TLS_KEY", str, "PEM private key of --tls-cert"),
-    ("tls_client_ca", "MEMORYD_TLS_CLIENT_CA", str, "PEM CA bundle; clients must present a certificate it signed (mTLS)"),
-    ("health_tls_ca", "MEMORYD_HEALTH_TLS_CA", str, "`memoryd health`: PEM CA it trusts (default: --tls-client-ca, else --tls-cert)"),
-    ("health_tls_name", "MEMORYD_HEALTH_TLS_NAME", str, "`memoryd health`: server name the certificate must carry (default: the loopback address)"),
-    ("allow_insecure_remote", "MEMORYD_ALLOW_INSECURE_REMOTE", bool, "serve a non-loopback address without auth (logged as a warning)"),
-    ("downgrade_images", "MEMORYD_DOWNGRADE_IMAGES", bool, "store image segments as [image <hash>] markers (seed 001)"),
-    ("entry_scope_capacity", "MEMORYD_ENTRY_SCOPE_CAPACITY", int, "maximum long-term memory entries per scope"),
-    ("vectors_enabled", "MEMORYD_VECTORS_ENABLED", bool, "serve VectorService and keep vectors in step with messages (default on)"),
-    ("qdrant_url", "MEMORYD_QDRANT_URL", str, "Qdrant server URL (REST port); empty: Qdrant Edge in-process under <data-dir>/vectors"),
-    ("qdrant_grpc_port", "MEMORYD_QDRANT_GRPC_PORT", int, "Qdrant gRPC port, preferred over REST; 0 uses REST only"),
-    ("qdrant_collection_prefix", "MEMORYD_QDRANT_COLLECTION_PREFIX", str, "collections are <prefix>_d<dimension>"),
-    ("qdrant_timeout_seconds", "MEMORYD_QDRANT_TIMEOUT_SECONDS", float, "bound of one Qdrant call without a caller deadline"),
-    ("vector_threads", "MEMORYD_VECTOR_THREADS", int, "Qdrant Edge: threads running its calls (bounds how many run at once)"),
-    ("vector_build_threads", "MEMORYD_VECTOR_BUILD_THREADS", int, "Qdrant Edge: threads of the background index builder process"),
-    ("vector_rebuild_threshold_kb", "MEMORYD_VECTOR_REBUILD_THRESHOLD_KB", int, "Qdrant Edge: rebuild the index once this many KB of vectors are outside it"),
-    ("embedder_url", "MEMORYD_EMBEDDER_URL", str, "OpenAI-compatible embeddings base URL (e.g. http://localhost:11434/v1); empty: no embedder"),
-    ("embedder_model", "MEMORYD_EMBEDDER_MODEL", str, "embedding model name sent to the embedder"),
-    ("embedder_model_id", "MEMORYD_EMBEDDER_MODEL_ID", str, "model id of the vectors it computes (default openai:<model>)"),
-    ("index_concurrency", "MEMORYD_INDEX_CONCURRENCY", int, "background embedding jobs at once"),
-    ("index_queue_size", "MEMORYD_INDEX_QUEUE_SIZE", int, "background indexing queue; when full the oldest job is dropped and counted"),
-    ("recall_half_life_hours", "MEMORYD_RECALL_HALF_LIFE_HOURS", float, "SearchMemory recency half-life"),
-    ("recall_control_kinds", "MEMORYD_RECALL_CONTROL_KINDS", str, "comma-separated kinds never shown as recall context"),
-    ("vector_outbox_poll_seconds", "MEMORYD_VECTOR_OUTBOX_POLL_SECONDS", float, "how often the vector-delete outbox is checked"),
-    ("vector_outbox_max_backoff_seconds", "MEMORYD_VECTOR_OUTBOX_MAX_BACKOFF_SECONDS", float, "longest wait between outbox retries while Qdrant is down"),
-]
-
-# Secrets are read from the environment only, never from flags (flags show up in ps).
-SECRET_SETTINGS: list[tuple[str, str, str]] = [
-    ("tokens", "MEMORYD_TOKENS", "bearer tokens inline, same format as the tokens file (commas may separate entries)"),
-    ("qdrant_api_key", "MEMORYD_QDRANT_API_KEY", "API key of the Qdrant server"),
-    ("embedder_api_key", "MEMORYD_EMBEDDER_API_KEY", "bearer key of the embeddings endpoint"),
-    ("page_token_secret", "MEMORYD_PAGE_TOKEN_SECRET", "key that signs page tokens (default: one created once in the database)"),
-]
+        host, port = addresses.split(self.listen)
+        return addresses.join(host, port + 1 if port else 0)
 
 
 def _bool(value: str) -> bool:
@@ -163,46 +179,66 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def _env(name: str) -> str:
+    return "MEMORYD_" + name.upper()
+
+
+def _kind(value: object) -> type:
+    return Path if isinstance(value, Path) else type(value)
+
+
+def _settings() -> list[tuple[str, type, str, bool]]:
+    """(name, type, help, secret) of every Config setting; the limits come after (`limits`)."""
+    return [
+        (f.name, _kind(f.default), f.metadata["help"], f.metadata["secret"]) for f in fields(Config) if f.name != "limits"
+    ]
+
+
+def _limits() -> list[tuple[str, str, int]]:
+    return [(f.name, f"limit: {f.metadata['help']}", f.default) for f in fields(Limits)]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    for name, env, kind, help_text in SETTINGS:
+    for name, kind, help_text, secret in _settings():
+        if secret:  # flags show up in ps
+            continue
         if kind is bool:
             # `--flag` alone means true; `--flag false` (or 0/no/off) sets it false.
             parser.add_argument(
-                _flag(name), dest=name, nargs="?", const=True, type=_bool, default=None, help=f"{help_text} [{env}]"
+                _flag(name), dest=name, nargs="?", const=True, type=_bool, default=None, help=f"{help_text} [{_env(name)}]"
             )
             continue
-        parser.add_argument(_flag(name), dest=name, type=kind, default=None, help=f"{help_text} [{env}]")
-    for f in fields(Limits):
-        env = "MEMORYD_" + f.name.upper()
-        parser.add_argument(
-            _flag(f.name), dest=f.name, type=int, default=None, help=f"limit: {f.metadata['help']} [{env}]"
-        )
+        parser.add_argument(_flag(name), dest=name, type=kind, default=None, help=f"{help_text} [{_env(name)}]")
+    for name, help_text, _ in _limits():
+        parser.add_argument(_flag(name), dest=name, type=int, default=None, help=f"{help_text} [{_env(name)}]")
 
 
 def load(args: argparse.Namespace | None = None, environ: dict[str, str] | None = None) -> Config:
+    """Config from flags and environment; ValueError names a malformed or out-of-bounds setting."""
     environ = dict(os.environ if environ is None else environ)
     values = vars(args) if args is not None else {}
 
-    def pick(name: str, env: str, kind: type):
-        if values.get(name) is not None:
+    def pick(name: str, kind: type, *, secret: bool = False):
+        if not secret and values.get(name) is not None:
             return values[name]
-        if env in environ:
-            return _bool(environ[env]) if kind is bool else kind(environ[env])
-        return None
+        text = environ.get(_env(name))
+        if text is None or (secret and not text):
+            return None
+        try:
+            return _bool(text) if kind is bool else kind(text)
+        except ValueError:
+            raise ValueError(f"{_env(name)}={text!r} is not a {kind.__name__}") from None
 
     settings = {}
-    for name, env, kind, _ in SETTINGS:
-        value = pick(name, env, kind)
+    for name, kind, _, secret in _settings():
+        value = pick(name, kind, secret=secret)
         if value is not None:
             settings[name] = value
-    for name, env, _ in SECRET_SETTINGS:
-        if environ.get(env):
-            settings[name] = environ[env]
     limits = {}
-    for f in fields(Limits):
-        value = pick(f.name, "MEMORYD_" + f.name.upper(), int)
+    for name, _, _ in _limits():
+        value = pick(name, int)
         if value is not None:
-            limits[f.name] = value
+            limits[name] = value
     return Config(**settings, limits=Limits(**limits))
 
 
@@ -210,12 +246,12 @@ def markdown_table() -> str:
     """The configuration table of README.md (scripts/config-table prints it; a test keeps README in step)."""
     defaults = Config()
     rows = ["| flag | environment | default | meaning |", "|---|---|---|---|"]
-    for name, env, _, help_text in SETTINGS:
-        default = getattr(defaults, name)
-        rows.append(f"| `{_flag(name)}` | `{env}` | `{default}` | {help_text} |".replace("``", "(empty)"))
-    for _, env, help_text in SECRET_SETTINGS:
-        rows.append(f"| (environment only) | `{env}` | (empty) | {help_text} |")
-    for f in fields(Limits):
-        env = "MEMORYD_" + f.name.upper()
-        rows.append(f"| `{_flag(f.name)}` | `{env}` | `{f.default}` | limit: {f.metadata['help']} |")
+    for name, _, help_text, secret in _settings():
+        if not secret:
+            rows.append(f"| `{_flag(name)}` | `{_env(name)}` | `{getattr(defaults, name)}` | {help_text} |".replace("``", "(empty)"))
+    for name, _, help_text, secret in _settings():
+        if secret:
+            rows.append(f"| (environment only) | `{_env(name)}` | (empty) | {help_text} |")
+    for name, help_text, default in _limits():
+        rows.append(f"| `{_flag(name)}` | `{_env(name)}` | `{default}` | {help_text} |")
     return "\n".join(rows)

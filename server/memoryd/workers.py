@@ -25,6 +25,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from memoryd import addresses
+
 logger = logging.getLogger(__name__)
 
 # worker_main(index, bind_address, started): serve until SIGTERM/SIGINT; call started() once listening.
@@ -50,21 +52,10 @@ def check_workers_supported(workers: int, *, vectors_enabled: bool, qdrant_url: 
         )
 
 
-def split_host_port(listen: str) -> tuple[str, int]:
-    host, sep, port = listen.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"listen address must be HOST:PORT, got {listen!r}")
-    return host.strip("[]") or "0.0.0.0", int(port)
-
-
-def join_host_port(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
 @contextlib.contextmanager
 def reserve_port(listen: str) -> Iterator[int]:
     """Bind (never listen on) the address with SO_REUSEPORT for as long as the workers run."""
-    host, port = split_host_port(listen)
+    host, port = addresses.bind_host(listen), addresses.split(listen)[1]
     family, kind, proto, _name, address = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
@@ -108,8 +99,7 @@ def run_workers(count: int, listen: str, worker_main: WorkerMain, *, port_file: 
         stopping = True
 
     with reserve_port(listen) as port:
-        host, _ = split_host_port(listen)
-        address = join_host_port(host, port)
+        address = addresses.join(addresses.bind_host(listen), port)
         processes: list[multiprocessing.process.BaseProcess] = []
         readers: list[multiprocessing.connection.Connection] = []
         for index in range(count):

@@ -188,6 +188,16 @@ def test_startup_failures_are_json_and_a_port_in_use_says_so(tmp_path):
     assert code == 2 and records[-1]["event"] == "startup_refused"
     code, records = _failed_start(tmp_path / "sixth", env={"MEMORYD_WORKERS": "many"})
     assert code == 2 and records[-1]["event"] == "startup_refused"
+    # Settings outside their bounds and addresses that are not host:port: refused, never a traceback.
+    for name, argv in [
+        ("below-minimum", ["--watch-buffer-size", "0"]),
+        ("limit-below-minimum", ["--max-page-size", "0"]),
+        ("above-maximum", ["--max-vector-dimension", "70000"]),
+        ("not-host-port", ["--listen", "localhost"]),
+    ]:
+        code, records = _failed_start(tmp_path / name, *argv)
+        assert code == 2 and records[-1]["event"] == "startup_refused", (name, records)
+        assert "bad setting" in records[-1]["error"], records[-1]
     (tmp_path / "seventh").mkdir()
     (tmp_path / "seventh" / "data").write_text("a file where the data directory should be")
     code, records = _failed_start(tmp_path / "seventh")

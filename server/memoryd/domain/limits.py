@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 # JSON objects (google.protobuf.Struct: message metadata, segment data, metadata records,
 # summary metadata) nest at most this many objects/arrays deep. Fixed, not configurable:
@@ -12,8 +12,29 @@ from dataclasses import dataclass, field
 MAX_JSON_DEPTH = 20
 
 
-def _limit(default: int, help_text: str):
-    return field(default=default, metadata={"help": help_text})
+# Qdrant's own bound on a vector's dimensions: the most max_vector_dimension may be.
+QDRANT_MAX_DIMENSION = 65_536
+
+
+def setting(default, help_text: str, *, minimum: float | None = None, maximum: float | None = None, secret: bool = False):
+    """A configurable field: its help text, its bounds (memoryd.config refuses values outside
+    them at startup), and whether it is a secret (read from the environment only, never shown)."""
+    metadata = {"help": help_text, "minimum": minimum, "maximum": maximum, "secret": secret}
+    return field(default=default, repr=not secret, metadata=metadata)
+
+
+def check_bounds(settings) -> None:
+    """ValueError naming the first field of a settings dataclass outside its bounds."""
+    for f in fields(settings):
+        value, low, high = getattr(settings, f.name), f.metadata.get("minimum"), f.metadata.get("maximum")
+        if low is not None and value < low:
+            raise ValueError(f"{f.name} must be at least {low:g}, got {value}")
+        if high is not None and value > high:
+            raise ValueError(f"{f.name} must be at most {high:g}, got {value}")
+
+
+def _limit(default: int, help_text: str, *, minimum: int = 1, maximum: int | None = None):
+    return setting(default, help_text, minimum=minimum, maximum=maximum)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +51,9 @@ class Limits:
     max_filter_items: int = _limit(100, "items in one filter list (roles, kinds, session ids, event types)")
     max_text_bytes: int = _limit(64 << 10, "UpdateMessageContent old/new text")
     max_request_bytes: int = _limit(16 << 20, "gRPC receive limit; larger requests get RESOURCE_EXHAUSTED")
-    max_vector_dimension: int = _limit(65_536, "numbers per vector or embedding (Qdrant's own limit)")
+    max_vector_dimension: int = _limit(
+        QDRANT_MAX_DIMENSION, "numbers per vector or embedding (at most Qdrant's own limit)", maximum=QDRANT_MAX_DIMENSION
+    )
     max_response_bytes: int = _limit(
         3 << 20,
         "stored bytes of messages/records in one response: pages end early with next_page_token, "
@@ -39,3 +62,6 @@ class Limits:
     max_inflight_request_bytes: int = _limit(
         16 << 20, "request bytes being processed at once; further requests wait for room (bounds write bursts)"
     )
+
+    def __post_init__(self) -> None:
+        check_bounds(self)

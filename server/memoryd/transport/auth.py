@@ -33,6 +33,7 @@ from pathlib import Path
 import grpc
 import structlog
 
+from memoryd import addresses
 from memoryd.domain.errors import Unauthenticated
 from memoryd.domain.models import DEFAULT_TENANT
 
@@ -201,14 +202,8 @@ def _bearer(metadata) -> str | None:
 # -- safe defaults -------------------------------------------------------------
 
 
-def listen_host(listen: str) -> str:
-    """The host part of host:port ("" for ":port"), brackets of IPv6 literals removed."""
-    host = listen.rpartition(":")[0] if ":" in listen else listen
-    return host.strip().strip("[]")
-
-
 def is_loopback(listen: str) -> bool:
-    host = listen_host(listen)
+    host = addresses.split(listen)[0]
     if host.lower() == "localhost":
         return True
     try:

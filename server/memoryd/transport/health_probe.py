@@ -16,14 +16,15 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from memoryd import addresses
 from memoryd.config import Config
 
 
 def target(config: Config) -> str:
-    host, _, port = config.listen.rpartition(":")
-    if port == "0" and config.port_file:
-        port = Path(config.port_file).read_text().strip()
-    return f"[::1]:{port}" if ":" in host.strip("[]") else f"127.0.0.1:{port}"
+    host, port = addresses.split(config.listen)
+    if port == 0 and config.port_file:
+        port = int(Path(config.port_file).read_text().strip())
+    return addresses.join("::1" if ":" in host else "127.0.0.1", port)
 
 
 def _channel(config: Config) -> grpc.Channel:

@@ -20,6 +20,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 from google.protobuf import struct_pb2
 from memoryd.v1 import message_pb2
 from memoryd.domain.errors import MAX_LISTED_VIOLATIONS, FieldViolation, InvalidArgument
@@ -122,6 +123,16 @@ class Check:
             if value not in allowed:
                 self.fail(f"{field}[{i}]", f"unknown enum value {value}")
 
+    def vector(self, field: str, values: Sequence[float], *, required: bool = True) -> None:
+        """A vector or embedding: at most max_vector_dimension finite numbers (empty: when not required)."""
+        if not values:
+            if required:
+                self.fail(field, "must not be empty")
+        elif len(values) > self.limits.max_vector_dimension:
+            self.fail(field, f"must hold at most {self.limits.max_vector_dimension} numbers")
+        elif not finite(values):
+            self.fail(field, "must hold finite numbers only (no NaN or Inf)")
+
     def page_size(self, field: str, value: int) -> None:
         self.non_negative(field, value)
 
@@ -167,6 +178,11 @@ class Check:
         if self.count(field, messages, self.limits.max_batch_messages, minimum=minimum):
             for i, msg in enumerate(messages):
                 self.message(f"{field}[{i}]", msg)
+
+
+def finite(values: Sequence[float]) -> bool:
+    """Whether every number is finite: JSON cannot carry NaN or Inf, and Qdrant refuses them."""
+    return bool(np.isfinite(np.asarray(values, dtype=np.float64)).all())
 
 
 def _struct_problem(struct) -> str | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import uvicorn
 
-from memoryd.transport.auth import listen_host
+from memoryd import addresses
 
 STARTUP_TIMEOUT_S = 10.0
 
@@ -61,8 +61,7 @@ class _EmbeddedServer(uvicorn.Server):
 
 def bind(listen: str, *, reuse_port: bool = False) -> socket.socket:
     """A listening TCP socket on host:port (port 0 picks one); SO_REUSEPORT for --workers."""
-    host = listen_host(listen) or "0.0.0.0"
-    port = int(listen.rpartition(":")[2])
+    host, port = addresses.bind_host(listen), addresses.split(listen)[1]
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:

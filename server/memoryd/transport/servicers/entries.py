@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from memoryd.v1 import entry_service_pb2 as pb
@@ -13,7 +12,6 @@ from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
 
 MAX_TAGS = 32
-MAX_EMBEDDING = 65536
 # Raw text may carry extra whitespace that normalization folds away, but not without bound.
 MAX_RAW_TEXT_BYTES = 64 << 10
 
@@ -43,10 +41,7 @@ class EntryServicer(pb_grpc.EntryServiceServicer):
         if not values:
             check.name(model_field, model_id, required=False)
             return
-        if len(values) > min(MAX_EMBEDDING, check.limits.max_vector_dimension):
-            check.fail(field, f"must hold at most {min(MAX_EMBEDDING, check.limits.max_vector_dimension)} numbers")
-        if not all(math.isfinite(x) for x in values):
-            check.fail(field, "numbers must be finite")
+        check.vector(field, values)
         check.name(model_field, model_id)
 
     @unary

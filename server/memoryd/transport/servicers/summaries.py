@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from memoryd.v1 import summary_service_pb2 as pb
 from memoryd.v1 import summary_service_pb2_grpc as pb_grpc
 from memoryd.domain.summaries import ContextRequest, Summaries, Summary
@@ -13,7 +11,6 @@ from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
 
 MAX_RECALL_TOP_K = 100
-MAX_QUERY_VECTOR = 65536
 
 
 def summary_to_proto(summary: Summary, target: pb.Summary) -> None:
@@ -105,10 +102,7 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
         if request.recall_top_k > MAX_RECALL_TOP_K:
             check.fail("recall_top_k", f"must be at most {MAX_RECALL_TOP_K}")
         if request.recall_query_vector:
-            if len(request.recall_query_vector) > min(MAX_QUERY_VECTOR, check.limits.max_vector_dimension):
-                check.fail("recall_query_vector", f"must hold at most {min(MAX_QUERY_VECTOR, check.limits.max_vector_dimension)} numbers")
-            if not all(math.isfinite(x) for x in request.recall_query_vector):
-                check.fail("recall_query_vector", "numbers must be finite")
+            check.vector("recall_query_vector", request.recall_query_vector)
             check.name("recall_model_id", request.recall_model_id)
         else:
             check.name("recall_model_id", request.recall_model_id, required=False)

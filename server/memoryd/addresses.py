@@ -1,0 +1,23 @@
+"""host:port listen addresses, parsed in one place (gRPC, HTTP, workers, health, the bind rule)."""
+
+from __future__ import annotations
+
+
+def split(address: str) -> tuple[str, int]:
+    """(host, port) of `host:port`; the host without an IPv6 literal's brackets, "" for `:port`.
+
+    ValueError when `address` is not host:port with a port from 0 to 65535.
+    """
+    host, sep, port = address.strip().rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"not a host:port address: {address!r}")
+    return host.strip("[]"), int(port)
+
+
+def join(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def bind_host(address: str) -> str:
+    """The host to bind for `address`: every interface when it names none."""
+    return split(address)[0] or "0.0.0.0"
