@@ -7,11 +7,14 @@ import contextlib
 import errno
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 import structlog
+from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from memoryd.v1 import event_service_pb2, memory_service_pb2, metadata_service_pb2
@@ -42,27 +45,74 @@ from memoryd.transport.servicers.summaries import SummaryServicer
 
 log = structlog.get_logger("memoryd.app")
 
-MEMORY_SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
-METADATA_SERVICE = metadata_service_pb2.DESCRIPTOR.services_by_name["MetadataService"].full_name
-EVENT_SERVICE = event_service_pb2.DESCRIPTOR.services_by_name["EventService"].full_name
-VECTOR_SERVICE = vector_service_pb2.DESCRIPTOR.services_by_name["VectorService"].full_name
-SUMMARY_SERVICE = summary_service_pb2.DESCRIPTOR.services_by_name["SummaryService"].full_name
-ENTRY_SERVICE = entry_service_pb2.DESCRIPTOR.services_by_name["EntryService"].full_name
-SERVICE_NAMES = (MEMORY_SERVICE, METADATA_SERVICE, EVENT_SERVICE, VECTOR_SERVICE, SUMMARY_SERVICE, ENTRY_SERVICE)
+@dataclass
+class Parts:
+    """What a configuration builds before anything listens: storage, domain, the servicers."""
 
-# Full service name -> its descriptor (add_service registers every servicer from it).
-_DESCRIPTORS = {
-    descriptor.full_name: descriptor
-    for module in (
-        memory_service_pb2,
-        metadata_service_pb2,
-        event_service_pb2,
-        vector_service_pb2,
-        summary_service_pb2,
-        entry_service_pb2,
-    )
-    for descriptor in module.DESCRIPTOR.services_by_name.values()
-}
+    config: Config
+    store: Store
+    storage_ready: bool
+    auth: Authenticator
+    credentials: grpc.ServerCredentials | None
+    memory: Memory
+    hub: WatchHub
+    vectors: VectorMemory | None
+    page_tokens: PageTokens
+    servicers: dict[str, Any] = field(default_factory=dict)  # full service name -> servicer
+
+
+@dataclass(frozen=True)
+class Service:
+    """One row of the service table: the contract's service and how its servicer is made."""
+
+    descriptor: ServiceDescriptor
+    servicer: Callable[[Parts], Any]
+    needs_vectors: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.descriptor.full_name
+
+
+def _service(module, name: str) -> ServiceDescriptor:
+    return module.DESCRIPTOR.services_by_name[name]
+
+
+# Every service memoryd serves, over gRPC and HTTP alike. Adding an RPC to an existing
+# service needs no change here; a new service is one row (docs/ARCHITECTURE.md).
+SERVICES = (
+    Service(_service(memory_service_pb2, "MemoryService"), lambda p: MemoryServicer(p.memory, p.auth)),
+    Service(_service(metadata_service_pb2, "MetadataService"), lambda p: MetadataServicer(p.memory, p.auth)),
+    Service(
+        _service(event_service_pb2, "EventService"), lambda p: EventServicer(p.store, p.hub, p.config.limits, p.auth)
+    ),
+    Service(
+        _service(vector_service_pb2, "VectorService"),
+        lambda p: VectorServicer(p.vectors, p.auth, p.config.limits),
+        needs_vectors=True,
+    ),
+    Service(
+        _service(summary_service_pb2, "SummaryService"),
+        lambda p: SummaryServicer(
+            Summaries(p.store, p.config.limits, VectorRecall(p.vectors) if p.vectors else None, p.page_tokens), p.auth
+        ),
+    ),
+    Service(
+        _service(entry_service_pb2, "EntryService"),
+        lambda p: EntryServicer(
+            Entries(
+                p.store,
+                p.config.limits,
+                p.config.entry_scope_capacity,
+                p.vectors.embedder if p.vectors else None,
+                p.page_tokens,
+            ),
+            p.auth,
+        ),
+    ),
+)
+SERVICE_NAMES = tuple(service.name for service in SERVICES)
+HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 
 
 def open_store(config: Config) -> Store:
@@ -216,35 +266,6 @@ def security(config: Config, *, warn: bool = True) -> tuple[Authenticator, grpc.
     return auth, credentials
 
 
-def _servicers(
-    config: Config,
-    store: Store,
-    memory: Memory,
-    hub: WatchHub,
-    vectors: VectorMemory | None,
-    auth: Authenticator,
-    page_tokens: PageTokens,
-) -> dict:
-    """Full service name -> servicer, for every service this configuration serves (gRPC and HTTP alike)."""
-    servicers = {
-        MEMORY_SERVICE: MemoryServicer(memory, auth),
-        METADATA_SERVICE: MetadataServicer(memory, auth),
-        EVENT_SERVICE: EventServicer(store, hub, config.limits, auth),
-        SUMMARY_SERVICE: SummaryServicer(
-            Summaries(store, config.limits, VectorRecall(vectors) if vectors else None, page_tokens), auth
-        ),
-        ENTRY_SERVICE: EntryServicer(
-            Entries(
-                store, config.limits, config.entry_scope_capacity, vectors.embedder if vectors else None, page_tokens
-            ),
-            auth,
-        ),
-    }
-    if vectors is not None:
-        servicers[VECTOR_SERVICE] = VectorServicer(vectors, auth, config.limits)
-    return servicers
-
-
 async def _start_http(
     config: Config, servicers: dict, health_servicer: health.aio.HealthServicer, *, reuse_port: bool
 ) -> HttpServer:
@@ -262,27 +283,19 @@ async def _start_http(
     return http
 
 
-async def start(config: Config, *, reuse_port: bool = False, worker_index: int = 0) -> App:
+async def build(config: Config) -> Parts:
+    """Storage, domain and servicers for `config`; nothing listens yet. A store that does not
+    answer is no failure: the server serves anyway (calls answer UNAVAILABLE, health says
+    NOT_SERVING) and the storage health task keeps opening it until it answers.
+
+    Raises ValueError (from `security`) on bad tokens, TLS or listen settings.
+    """
     auth, credentials = security(config)
     store = open_store(config)
-    interceptors = []
-    if config.tracing:
-        from memoryd.observability import tracing
-
-        interceptors.extend(tracing.grpc_interceptors())
-    if config.metrics_port:
-        from memoryd.observability import metrics
-
-        metrics.instrument_store(store)
-        interceptors.append(metrics.MetricsInterceptor())
-        metrics_port = metrics.start_metrics_server(config.metrics_port + worker_index, addresses.bind_host(config.listen))
-        log.info("metrics_serving", port=metrics_port)
     try:
         await store.open()
         storage_ready = True
     except StorageUnavailable as error:
-        # Serve anyway: calls answer UNAVAILABLE, health says NOT_SERVING, and the
-        # storage health task keeps opening the store until it answers.
         log.warning("storage_unavailable_at_startup", reason=error.reason)
         storage_ready = False
     vectors = build_vectors(config, store) if config.vectors_enabled else None
@@ -296,15 +309,83 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
         progress_interval=config.watch_progress_interval_seconds,
         max_streams=config.watch_max_streams,
     )
+    parts = Parts(config, store, storage_ready, auth, credentials, memory, hub, vectors, page_tokens)
+    for service in SERVICES:
+        if vectors is not None or not service.needs_vectors:
+            parts.servicers[service.name] = service.servicer(parts)
+    return parts
 
+
+def _grpc_server(parts: Parts, health_servicer: health.aio.HealthServicer, *, reuse_port: bool, worker_index: int):
+    """The grpc.aio server with every servicer of `parts`, health and reflection registered."""
+    config = parts.config
+    interceptors = []
+    if config.tracing:
+        from memoryd.observability import tracing
+
+        interceptors.extend(tracing.grpc_interceptors())
+    if config.metrics_port:
+        from memoryd.observability import metrics
+
+        metrics.instrument_store(parts.store)
+        interceptors.append(metrics.MetricsInterceptor())
+        metrics_port = metrics.start_metrics_server(config.metrics_port + worker_index, addresses.bind_host(config.listen))
+        log.info("metrics_serving", port=metrics_port)
     server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port), interceptors=interceptors)
-    servicers = _servicers(config, store, memory, hub, vectors, auth, page_tokens)
     inflight = InflightBytes(config.limits.max_inflight_request_bytes)
-    for name, servicer in servicers.items():
-        add_service(server, servicer, _DESCRIPTORS[name], inflight)
-    health_servicer = health.aio.HealthServicer()
+    descriptors = {service.name: service.descriptor for service in SERVICES}
+    for name, servicer in parts.servicers.items():
+        add_service(server, servicer, descriptors[name], inflight)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    enable_reflection((*servicers, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
+    enable_reflection((*parts.servicers, HEALTH_SERVICE), server)
+    return server
+
+
+def _background_tasks(app: App) -> list[asyncio.Task]:
+    """What keeps a running server healthy: storage and vector health, event compaction, the
+    vector outbox, and the tail of other processes' commits (MongoDB, or SQLite workers)."""
+    config, store, vectors = app.config, app.store, app.vectors
+    tasks = []
+    if vectors is not None:
+        tasks.append(asyncio.create_task(vectors.drainer.run(), name="vector-outbox"))
+        vector_service = _service(vector_service_pb2, "VectorService").full_name
+
+        async def report_vectors(ok: bool) -> None:
+            status = health_pb2.HealthCheckResponse.SERVING if ok else health_pb2.HealthCheckResponse.NOT_SERVING
+            await app.health.set(vector_service, status)
+
+        tasks.append(
+            asyncio.create_task(
+                vectors.watch_health(report_vectors, config.health_check_interval_seconds), name="vector-health"
+            )
+        )
+    tasks.append(asyncio.create_task(_watch_storage_health(app), name="storage-health"))
+    tasks.append(asyncio.create_task(_compact_events(app), name="event-compaction"))
+    if config.mongodb_uri:
+        from memoryd.storage.mongo.tail import follow_commits
+
+        tail = follow_commits(store, mode=config.mongodb_change_streams, poll_interval=config.watch_poll_interval_seconds)
+        tasks.append(asyncio.create_task(tail, name="event-tail"))
+    elif config.workers > 1:  # sibling workers commit to the same SQLite file
+        from memoryd.storage.sqlite.tail import follow_commits as follow_sqlite_commits
+
+        tail = follow_sqlite_commits(store, Path(config.data_dir) / "memoryd.db")
+        tasks.append(asyncio.create_task(tail, name="event-tail"))
+    return tasks
+
+
+async def start(config: Config, *, reuse_port: bool = False, worker_index: int = 0) -> App:
+    """Build and serve `config` (gRPC, and HTTP/JSON unless it is off); returns the running App."""
+    return await serve(await build(config), reuse_port=reuse_port, worker_index=worker_index)
+
+
+async def serve(parts: Parts, *, reuse_port: bool = False, worker_index: int = 0) -> App:
+    """Listen and serve what `build` made, with the background tasks; raises OSError (after
+    closing what `parts` opened) when an address cannot be bound."""
+    config, store, vectors, credentials = parts.config, parts.store, parts.vectors, parts.credentials
+    health_servicer = health.aio.HealthServicer()
+    server = _grpc_server(parts, health_servicer, reuse_port=reuse_port, worker_index=worker_index)
+    servicers, storage_ready, hub, auth = parts.servicers, parts.storage_ready, parts.hub, parts.auth
     try:
         if credentials is None:
             port = server.add_insecure_port(config.listen)
@@ -336,31 +417,7 @@ async def start(config: Config, *, reuse_port: bool = False, worker_index: int =
     app = App(
         config, store, server, health_servicer, port, http=http_server, hub=hub, vectors=vectors, storage_ready=storage_ready
     )
-    if vectors is not None:
-        app.tasks.append(asyncio.create_task(vectors.drainer.run(), name="vector-outbox"))
-        vector_service = vector_service_pb2.DESCRIPTOR.services_by_name["VectorService"].full_name
-
-        async def report_vectors(ok: bool) -> None:
-            status = health_pb2.HealthCheckResponse.SERVING if ok else health_pb2.HealthCheckResponse.NOT_SERVING
-            await health_servicer.set(vector_service, status)
-
-        app.tasks.append(
-            asyncio.create_task(
-                vectors.watch_health(report_vectors, config.health_check_interval_seconds), name="vector-health"
-            )
-        )
-    app.tasks.append(asyncio.create_task(_watch_storage_health(app), name="storage-health"))
-    app.tasks.append(asyncio.create_task(_compact_events(app), name="event-compaction"))
-    if config.mongodb_uri:
-        from memoryd.storage.mongo.tail import follow_commits
-
-        tail = follow_commits(store, mode=config.mongodb_change_streams, poll_interval=config.watch_poll_interval_seconds)
-        app.tasks.append(asyncio.create_task(tail, name="event-tail"))
-    elif config.workers > 1:  # sibling workers commit to the same SQLite file
-        from memoryd.storage.sqlite.tail import follow_commits as follow_sqlite_commits
-
-        tail = follow_sqlite_commits(store, Path(config.data_dir) / "memoryd.db")
-        app.tasks.append(asyncio.create_task(tail, name="event-tail"))
+    app.tasks += _background_tasks(app)
     if config.port_file:
         Path(config.port_file).write_text(str(port))
     log.info(

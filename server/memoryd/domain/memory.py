@@ -24,6 +24,7 @@ from memoryd.domain.models import (
     RangeQuery,
     RecentQuery,
     SessionInfo,
+    RESERVED_NAMESPACE_PREFIX,
     SessionMessage,
     now_ms,
 )
@@ -50,6 +51,15 @@ def _record_position(after: Any) -> tuple[str, str] | None:
     return after[0], after[1]
 
 
+def _writable(namespace: str) -> None:
+    """Callers read memoryd's own namespaces (summaries, cursors, entries) but never write
+    them: only memoryd's services do, through the store."""
+    if namespace.startswith(RESERVED_NAMESPACE_PREFIX):
+        raise InvalidArgument(
+            FieldViolation("namespace", f"namespaces starting with {RESERVED_NAMESPACE_PREFIX!r} are written by memoryd only")
+        )
+
+
 class Memory:
     def __init__(
         self,
@@ -64,7 +74,7 @@ class Memory:
         self.limits = limits
         self.hooks = hooks or MemoryHooks()
         self.page_tokens = page_tokens or paging.PageTokens.ephemeral()
-        # Seed 001: stored copies keep "[image <hash>]" instead of data: URIs and image URLs.
+        # docs/CONTEXT.md: stored copies keep "[image <hash>]" instead of data: URIs and image URLs.
         self.downgrade_images = downgrade_images
 
     # -- writes --------------------------------------------------------------
@@ -280,6 +290,7 @@ class Memory:
 
     # -- metadata ------------------------------------------------------------
     async def save_metadata(self, tenant: str, namespace: str, key: str, data: dict[str, Any]) -> MetadataEntry:
+        _writable(namespace)
         return await self.store.save_metadata(tenant, namespace, key, data, now_ms())
 
     async def get_metadata(self, tenant: str, namespace: str, key: str) -> MetadataEntry | None:
@@ -299,6 +310,7 @@ class Memory:
         )
 
     async def delete_metadata(self, tenant: str, namespace: str, key: str) -> bool:
+        _writable(namespace)
         return await self.store.delete_metadata(tenant, namespace, key, now_ms())
 
     async def list_metadata_by_prefix(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from memoryd.v1 import metadata_service_pb2 as pb
 from memoryd.v1 import metadata_service_pb2_grpc as pb_grpc
 from memoryd.domain.memory import Memory
-from memoryd.domain.models import RESERVED_NAMESPACE_PREFIX
 from memoryd.transport.auth import Authenticator
 from memoryd.transport.convert import metadata_to_proto, struct_to_dict
 from memoryd.transport.rpc import unary
@@ -18,18 +17,16 @@ class MetadataServicer(pb_grpc.MetadataServiceServicer):
         self.auth = auth
         self.limits = memory.limits
 
-    def _check(self, request, *, key: bool = True, write: bool = False) -> Check:
+    def _check(self, request, *, key: bool = True) -> Check:
         check = Check(self.limits)
         check.name("namespace", request.namespace)
-        if write and request.namespace.startswith(RESERVED_NAMESPACE_PREFIX):
-            check.fail("namespace", f"namespaces starting with {RESERVED_NAMESPACE_PREFIX!r} are written by memoryd only")
         if key:
             check.name("key", request.key)
         return check
 
     @unary
     async def SaveMetadata(self, request: pb.SaveMetadataRequest, context, tenant: str) -> pb.SaveMetadataResponse:
-        check = self._check(request, write=True)
+        check = self._check(request)
         if request.data.ByteSize() > self.limits.max_metadata_bytes:
             check.fail("data", f"must be at most {self.limits.max_metadata_bytes} bytes")
         check.struct("data", request.data)
@@ -77,7 +74,7 @@ class MetadataServicer(pb_grpc.MetadataServiceServicer):
     async def DeleteMetadata(
         self, request: pb.DeleteMetadataRequest, context, tenant: str
     ) -> pb.DeleteMetadataResponse:
-        self._check(request, write=True).done()
+        self._check(request).done()
         deleted = await self.memory.delete_metadata(tenant, request.namespace, request.key)
         return pb.DeleteMetadataResponse(deleted=deleted)
 
