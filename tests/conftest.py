@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -44,6 +45,51 @@ def mongo_uri_for(target: str, request: pytest.FixtureRequest) -> str:
     if target == "mongo-external":
         return os.environ[EXTERNAL_URI_ENV]
     return request.getfixturevalue("mongo_uri")
+
+
+# Every storage backend a run covers; suites parametrize over these and nothing else.
+BACKENDS = ["sqlite", *mongo_targets()]
+
+
+class StoreTarget:
+    """How to open (and re-open, as after a restart) the store of one backend, on its own data."""
+
+    def __init__(self, backend: str, request: pytest.FixtureRequest, directory: Path, name: str = "memoryd") -> None:
+        self.backend = backend
+        self.sqlite_path = directory / "memoryd.db"
+        self.mongo_uri = None if backend == "sqlite" else mongo_uri_for(backend, request)
+        self.database = f"{name}_{uuid.uuid4().hex[:8]}"
+
+    async def open(self):
+        if self.backend == "sqlite":
+            from memoryd.storage.sqlite.store import SqliteStore
+
+            store = SqliteStore(self.sqlite_path)
+        else:
+            from memoryd.storage.mongo.store import MongoStore
+
+            store = MongoStore(self.mongo_uri, database=self.database)
+        await store.open()
+        return store
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def store_target(request, tmp_path_factory) -> StoreTarget:
+    """One store per backend per test session (tests keep apart by tenant)."""
+    return StoreTarget(request.param, request, tmp_path_factory.mktemp(request.param), "memoryd_tests")
+
+
+@pytest.fixture(scope="session")
+async def store(store_target):
+    store = await store_target.open()
+    yield store
+    await store.close()
+
+
+@pytest.fixture
+def tenant() -> str:
+    """A fresh tenant per test: tests never see each other's data, no cleanup needed."""
+    return f"t-{uuid.uuid4().hex[:12]}"
 
 
 def free_port() -> int:

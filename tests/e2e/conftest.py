@@ -11,7 +11,7 @@ import pytest
 from memoryd.v1 import event_service_pb2_grpc, memory_service_pb2_grpc, metadata_service_pb2_grpc
 from memoryd.app import start
 from memoryd.config import Config
-from tests.conftest import mongo_targets, mongo_uri_for
+from tests.conftest import BACKENDS, mongo_uri_for
 
 
 @dataclass
@@ -23,7 +23,7 @@ class Client:
     app: object
 
 
-@pytest.fixture(scope="session", params=["sqlite", *mongo_targets()])
+@pytest.fixture(scope="session", params=BACKENDS)
 async def client(request, tmp_path_factory):
     mongodb_uri = "" if request.param == "sqlite" else mongo_uri_for(request.param, request)
     config = Config(

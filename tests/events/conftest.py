@@ -28,12 +28,12 @@ from memoryd.app import App, start
 from memoryd.config import Config
 from memoryd.domain.models import DEFAULT_TENANT, EventDraft, EventType, now_ms
 from memoryd.domain.store import Store
-from tests.conftest import mongo_targets, mongo_uri_for
+from tests.conftest import BACKENDS, mongo_uri_for
 
 WAIT = 30.0  # upper bound for anything a test waits on; never asserted as a timing
 
 
-@pytest.fixture(params=["sqlite", *mongo_targets()])
+@pytest.fixture(params=BACKENDS)
 def backend(request) -> str:
     return request.param
 

@@ -52,7 +52,7 @@ from memoryd.v1 import metadata_service_pb2 as meta
 from memoryd.v1 import summary_service_pb2 as summ
 from memoryd.v1 import vector_service_pb2 as vec
 from memoryd.domain.limits import MAX_JSON_DEPTH
-from tests.conftest import mongo_targets, mongo_uri_for
+from tests.conftest import BACKENDS, mongo_uri_for
 from tests.security.conftest import CORPUS_LIMITS as L
 from tests.security.harness import Caller, error_details, new_token, rich_status, start_app
 
@@ -578,9 +578,6 @@ async def _seed(caller: Caller) -> dict[str, str]:
         tokens[method] = (await caller.call(service, method, request)).next_page_token
         assert tokens[method], method
     return tokens
-
-
-BACKENDS = ["sqlite", *mongo_targets()]
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

@@ -16,7 +16,7 @@ from memoryd.app import start
 from memoryd.config import Config
 from memoryd.domain.errors import InvalidArgument
 from memoryd.domain.paging import PageTokens
-from tests.conftest import mongo_targets, mongo_uri_for
+from tests.conftest import BACKENDS, mongo_uri_for
 from tests.security.harness import Caller
 
 SCOPE = ("full", "s")
@@ -72,7 +72,7 @@ async def _next_page(app, session: str, token: str) -> list[int] | grpc.StatusCo
     return [m.seq for m in page.messages]
 
 
-@pytest.mark.parametrize("backend", ["sqlite", *mongo_targets()])
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_replicas_accept_each_others_tokens_across_restarts(backend, request, tmp_path):
     uri = "" if backend == "sqlite" else mongo_uri_for(backend, request)
     database = f"memoryd_tokens_{uuid.uuid4().hex[:8]}"

@@ -21,7 +21,7 @@ from memoryd.v1 import entry_service_pb2 as ent
 from memoryd.v1 import metadata_service_pb2 as meta
 from memoryd.v1 import summary_service_pb2 as summ
 from memoryd.v1 import vector_service_pb2 as vec
-from tests.conftest import mongo_targets, mongo_uri_for
+from tests.conftest import BACKENDS, mongo_uri_for
 from tests.security.conftest import TENANTS
 from tests.security.harness import Caller, new_token, snapshot, start_app
 
@@ -31,7 +31,7 @@ ALL_TARGETS = [mem.CLEAR_TARGET_MESSAGES, mem.CLEAR_TARGET_METADATA, mem.CLEAR_T
 FAR_FUTURE = 1 << 62
 
 
-@pytest.fixture(scope="module", params=["sqlite", *mongo_targets()])
+@pytest.fixture(scope="module", params=BACKENDS)
 async def matrix(request, tmp_path_factory):
     tokens = {tenant: new_token() for tenant in TENANTS}
     uri = "" if request.param == "sqlite" else mongo_uri_for(request.param, request)

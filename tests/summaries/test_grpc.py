@@ -20,7 +20,7 @@ from memoryd.v1 import summary_service_pb2_grpc
 from memoryd.app import start
 from memoryd.config import Config
 from memoryd.domain.models import DEFAULT_TENANT, EventType
-from tests.conftest import mongo_targets, mongo_uri_for
+from tests.conftest import BACKENDS, mongo_uri_for
 
 
 class Server:
@@ -41,7 +41,7 @@ class Server:
         await self.app.stop(0)
 
 
-@pytest.fixture(scope="session", params=["sqlite", *mongo_targets()])
+@pytest.fixture(scope="session", params=BACKENDS)
 async def server(request, tmp_path_factory):
     mongodb_uri = "" if request.param == "sqlite" else mongo_uri_for(request.param, request)
     config = Config(

@@ -1,4 +1,4 @@
-"""Summary slices and the summary cursor (SPEC §6), on every adapter."""
+"""Summary slices and the summary cursor (docs/CONTEXT.md), on every adapter."""
 
 from __future__ import annotations
 
@@ -92,10 +92,10 @@ async def test_racing_saves_never_both_advance_the_cursor(memory, summaries, ten
     assert [s.id for s in listed] == [winners[0][0].id]
 
 
-async def test_cursor_is_monotonic_across_restarts(memory, summaries, tenant, target):
+async def test_cursor_is_monotonic_across_restarts(memory, summaries, tenant, store_target):
     await seed(memory, tenant, "s", 6)
     await summaries.save(tenant, "s", 1, 4, "before restart", {})
-    reopened = await target.open()  # a new process's view: nothing comes from memory
+    reopened = await store_target.open()  # a new process's view: nothing comes from memory
     try:
         again = Summaries(reopened, LIMITS)
         assert (await again.get_cursor(tenant, "s")).cursor == 4
