@@ -1,4 +1,4 @@
-"""Message semantics of SPEC §2, identical on every adapter."""
+"""Message semantics (README, Message semantics), identical on every adapter."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Metadata (SPEC §3) and the event log written with each change (SPEC §4), on every adapter."""
+"""Metadata and the event log written with each change (docs/EVENTS.md), on every adapter."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Property-based: random sequences of save / trim / delete / replace / update against a
-small reference model of SPEC §2, compared after every step, on both adapters.
+small reference model of the message semantics (README, Message semantics), compared after every step, on both adapters.
 
 The model is a list of messages of one session. What is compared after every step: each
 operation's answer (ids, seqs, counts, deduplication) and the whole session (full history
@@ -42,7 +42,7 @@ class Row:
 
 @dataclass
 class Model:
-    """SPEC §2 for one session, written as plainly as possible."""
+    """The message semantics for one session, written as plainly as possible."""
 
     rows: list[Row] = field(default_factory=list)
     last_seq: int = 0

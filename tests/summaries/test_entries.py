@@ -1,4 +1,4 @@
-"""Long-term memory entries (seed 001 memory_save/search/forget), on every adapter."""
+"""Long-term memory entries (docs/CONTEXT.md), on every adapter."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Image downgrade on persist (seed 001): markers instead of data: URIs and image URLs."""
+"""Image downgrade on persist (docs/CONTEXT.md): markers instead of data: URIs and image URLs."""
 
 from __future__ import annotations
 

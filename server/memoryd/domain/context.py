@@ -1,4 +1,4 @@
-"""Context assembly under a character budget (SPEC §6, seed 002 ContextBudget). Pure: no I/O.
+"""Context assembly under a character budget (docs/CONTEXT.md). Pure: no I/O.
 
 Input: the latest summary, the unsummarized tail (seq after the cursor), the newest raw
 messages and recalled memories. Output, in prompt order: the summary, then the tail and

@@ -1,4 +1,4 @@
-"""Long-term memory entries (SPEC §6, seed 001 `memory_save / memory_search / memory_forget`).
+"""Long-term memory entries (docs/CONTEXT.md, "Long-term memory entries": save, search, forget).
 
 Entries are short facts scoped by a caller-chosen string ("g:<group>", "f:<user>").
 Storage is metadata records written with the Store's guarded (compare-and-set) write, so

@@ -1,4 +1,4 @@
-"""Image downgrade on persist (seed 001 "图片降级落盘"), enabled by `downgrade_images`.
+"""Image downgrade on persist (docs/CONTEXT.md), enabled by `downgrade_images`.
 
 Stored copies of image segments keep a `[image <hash>]` marker instead of the image:
 - inline `data:` URIs can be megabytes of base64 and would bloat every row;

@@ -1,5 +1,5 @@
 """Summary slices over message-seq ranges with a per-session cursor, and context assembly
-(SPEC §6; seeds 002 and 004). memoryd stores and assembles; it never calls an LLM.
+(docs/CONTEXT.md). memoryd stores and assembles; it never calls an LLM.
 
 Storage is metadata records, written with the guarded (compare-and-set) metadata write
 of the Store, so both adapters behave the same and nothing new is needed in them:
