@@ -275,15 +275,24 @@ type SearchEntriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Scope to search.
 	Scope string `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
-	// Keywords. Empty means "the newest entries".
+	// Keywords (BM25, tokenized like SearchMemory's: Chinese is segmented into
+	// words). Empty means "the newest entries".
 	Query string `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
 	// Maximum hits. 0 means 10. Clamped to the server's maximum page size.
 	Limit int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	// Optional vector of the query, computed with `model_id`. Entries with a
-	// vector of the same model get a semantic score added.
+	// vector of the same model get a semantic score. Without it the server's
+	// embedder (when configured) embeds `query`.
 	QueryEmbedding []float32 `protobuf:"fixed32,4,rep,packed,name=query_embedding,json=queryEmbedding,proto3" json:"query_embedding,omitempty"`
 	// Embedding model of `query_embedding`; required when it is set.
-	ModelId       string `protobuf:"bytes,5,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	ModelId string `protobuf:"bytes,5,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	// Weight of the keyword part against the semantic part, 0 to 1, as in
+	// SearchMemory. Unset means the server default
+	// (MEMORYD_RECALL_KEYWORD_WEIGHT).
+	KeywordWeight *float32 `protobuf:"fixed32,6,opt,name=keyword_weight,json=keywordWeight,proto3,oneof" json:"keyword_weight,omitempty"`
+	// How the two parts are combined, as in SearchMemory. Unset means the
+	// server's default.
+	Fusion        RecallFusion `protobuf:"varint,7,opt,name=fusion,proto3,enum=memoryd.v1.RecallFusion" json:"fusion,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -353,17 +362,34 @@ func (x *SearchEntriesRequest) GetModelId() string {
 	return ""
 }
 
+func (x *SearchEntriesRequest) GetKeywordWeight() float32 {
+	if x != nil && x.KeywordWeight != nil {
+		return *x.KeywordWeight
+	}
+	return 0
+}
+
+func (x *SearchEntriesRequest) GetFusion() RecallFusion {
+	if x != nil {
+		return x.Fusion
+	}
+	return RecallFusion_RECALL_FUSION_UNSPECIFIED
+}
+
 // One search hit.
 type EntryHit struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The entry.
 	Entry *Entry `protobuf:"bytes,1,opt,name=entry,proto3" json:"entry,omitempty"`
-	// Final score: keyword_score + semantic_score. With a query (text or
-	// embedding), hits with a zero score are never returned; without one, the
-	// newest entries are returned with score 0.
+	// Final score: the fusion of keyword_score and semantic_score (0 to 1; a
+	// keyword-only search min-max normalizes the keyword scores). With a query
+	// (text or embedding), entries with neither a keyword match nor a semantic
+	// score are never returned; without one, the newest entries are returned
+	// with score 0.
 	Score float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
-	// Keyword part: per query term, 2 for a tag hit plus 1 for a content hit,
-	// divided by the number of terms.
+	// Keyword part: BM25 of the query over the entry's text plus twice its BM25
+	// over the tags (tags weigh more), IDF over the scope's entries. 0 when no
+	// query word matches.
 	KeywordScore float64 `protobuf:"fixed64,3,opt,name=keyword_score,json=keywordScore,proto3" json:"keyword_score,omitempty"`
 	// Semantic part: cosine similarity of the vectors when at least 0.3, else 0.
 	// Only entries whose vector has the query's model and dimension get one;
@@ -712,7 +738,7 @@ var File_memoryd_v1_entry_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_entry_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ememoryd/v1/entry_service.proto\x12\n" +
-	"memoryd.v1\"\x91\x01\n" +
+	"memoryd.v1\x1a\x1fmemoryd/v1/vector_service.proto\"\x91\x01\n" +
 	"\x05Entry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05scope\x18\x02 \x01(\tR\x05scope\x12\x12\n" +
@@ -732,13 +758,16 @@ const file_memoryd_v1_entry_service_proto_rawDesc = "" +
 	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\x12\x1f\n" +
 	"\vscope_count\x18\x03 \x01(\x05R\n" +
 	"scopeCount\x12%\n" +
-	"\x0escope_capacity\x18\x04 \x01(\x05R\rscopeCapacity\"\x9c\x01\n" +
+	"\x0escope_capacity\x18\x04 \x01(\x05R\rscopeCapacity\"\x8d\x02\n" +
 	"\x14SearchEntriesRequest\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12'\n" +
 	"\x0fquery_embedding\x18\x04 \x03(\x02R\x0equeryEmbedding\x12\x19\n" +
-	"\bmodel_id\x18\x05 \x01(\tR\amodelId\"\x95\x01\n" +
+	"\bmodel_id\x18\x05 \x01(\tR\amodelId\x12*\n" +
+	"\x0ekeyword_weight\x18\x06 \x01(\x02H\x00R\rkeywordWeight\x88\x01\x01\x120\n" +
+	"\x06fusion\x18\a \x01(\x0e2\x18.memoryd.v1.RecallFusionR\x06fusionB\x11\n" +
+	"\x0f_keyword_weight\"\x95\x01\n" +
 	"\bEntryHit\x12'\n" +
 	"\x05entry\x18\x01 \x01(\v2\x11.memoryd.v1.EntryR\x05entry\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12#\n" +
@@ -791,25 +820,27 @@ var file_memoryd_v1_entry_service_proto_goTypes = []any{
 	(*ForgetEntryResponse)(nil),   // 7: memoryd.v1.ForgetEntryResponse
 	(*ListEntriesRequest)(nil),    // 8: memoryd.v1.ListEntriesRequest
 	(*ListEntriesResponse)(nil),   // 9: memoryd.v1.ListEntriesResponse
+	(RecallFusion)(0),             // 10: memoryd.v1.RecallFusion
 }
 var file_memoryd_v1_entry_service_proto_depIdxs = []int32{
-	0, // 0: memoryd.v1.SaveEntryResponse.entry:type_name -> memoryd.v1.Entry
-	0, // 1: memoryd.v1.EntryHit.entry:type_name -> memoryd.v1.Entry
-	4, // 2: memoryd.v1.SearchEntriesResponse.hits:type_name -> memoryd.v1.EntryHit
-	0, // 3: memoryd.v1.ListEntriesResponse.entries:type_name -> memoryd.v1.Entry
-	1, // 4: memoryd.v1.EntryService.SaveEntry:input_type -> memoryd.v1.SaveEntryRequest
-	3, // 5: memoryd.v1.EntryService.SearchEntries:input_type -> memoryd.v1.SearchEntriesRequest
-	6, // 6: memoryd.v1.EntryService.ForgetEntry:input_type -> memoryd.v1.ForgetEntryRequest
-	8, // 7: memoryd.v1.EntryService.ListEntries:input_type -> memoryd.v1.ListEntriesRequest
-	2, // 8: memoryd.v1.EntryService.SaveEntry:output_type -> memoryd.v1.SaveEntryResponse
-	5, // 9: memoryd.v1.EntryService.SearchEntries:output_type -> memoryd.v1.SearchEntriesResponse
-	7, // 10: memoryd.v1.EntryService.ForgetEntry:output_type -> memoryd.v1.ForgetEntryResponse
-	9, // 11: memoryd.v1.EntryService.ListEntries:output_type -> memoryd.v1.ListEntriesResponse
-	8, // [8:12] is the sub-list for method output_type
-	4, // [4:8] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	0,  // 0: memoryd.v1.SaveEntryResponse.entry:type_name -> memoryd.v1.Entry
+	10, // 1: memoryd.v1.SearchEntriesRequest.fusion:type_name -> memoryd.v1.RecallFusion
+	0,  // 2: memoryd.v1.EntryHit.entry:type_name -> memoryd.v1.Entry
+	4,  // 3: memoryd.v1.SearchEntriesResponse.hits:type_name -> memoryd.v1.EntryHit
+	0,  // 4: memoryd.v1.ListEntriesResponse.entries:type_name -> memoryd.v1.Entry
+	1,  // 5: memoryd.v1.EntryService.SaveEntry:input_type -> memoryd.v1.SaveEntryRequest
+	3,  // 6: memoryd.v1.EntryService.SearchEntries:input_type -> memoryd.v1.SearchEntriesRequest
+	6,  // 7: memoryd.v1.EntryService.ForgetEntry:input_type -> memoryd.v1.ForgetEntryRequest
+	8,  // 8: memoryd.v1.EntryService.ListEntries:input_type -> memoryd.v1.ListEntriesRequest
+	2,  // 9: memoryd.v1.EntryService.SaveEntry:output_type -> memoryd.v1.SaveEntryResponse
+	5,  // 10: memoryd.v1.EntryService.SearchEntries:output_type -> memoryd.v1.SearchEntriesResponse
+	7,  // 11: memoryd.v1.EntryService.ForgetEntry:output_type -> memoryd.v1.ForgetEntryResponse
+	9,  // 12: memoryd.v1.EntryService.ListEntries:output_type -> memoryd.v1.ListEntriesResponse
+	9,  // [9:13] is the sub-list for method output_type
+	5,  // [5:9] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_entry_service_proto_init() }
@@ -817,6 +848,8 @@ func file_memoryd_v1_entry_service_proto_init() {
 	if File_memoryd_v1_entry_service_proto != nil {
 		return
 	}
+	file_memoryd_v1_vector_service_proto_init()
+	file_memoryd_v1_entry_service_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

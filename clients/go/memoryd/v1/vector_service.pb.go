@@ -139,6 +139,120 @@ func (RecallRoles) EnumDescriptor() ([]byte, []int) {
 	return file_memoryd_v1_vector_service_proto_rawDescGZIP(), []int{1}
 }
 
+// How keyword and semantic scores are combined in a hybrid search.
+type RecallFusion int32
+
+const (
+	// The server's default (MEMORYD_RECALL_FUSION; RECALL_FUSION_RELATIVE_SCORE
+	// unless configured).
+	RecallFusion_RECALL_FUSION_UNSPECIFIED RecallFusion = 0
+	// Each part's scores min-max normalized over the candidates (the lowest 0,
+	// the highest 1; a candidate the part did not find 0), then
+	// (1 - keyword_weight) * semantic + keyword_weight * keyword.
+	RecallFusion_RECALL_FUSION_RELATIVE_SCORE RecallFusion = 1
+	// Reciprocal rank fusion: per part, weight / (60 + rank), scaled so that the
+	// first place in both parts is 1.
+	RecallFusion_RECALL_FUSION_RECIPROCAL_RANK RecallFusion = 2
+)
+
+// Enum value maps for RecallFusion.
+var (
+	RecallFusion_name = map[int32]string{
+		0: "RECALL_FUSION_UNSPECIFIED",
+		1: "RECALL_FUSION_RELATIVE_SCORE",
+		2: "RECALL_FUSION_RECIPROCAL_RANK",
+	}
+	RecallFusion_value = map[string]int32{
+		"RECALL_FUSION_UNSPECIFIED":     0,
+		"RECALL_FUSION_RELATIVE_SCORE":  1,
+		"RECALL_FUSION_RECIPROCAL_RANK": 2,
+	}
+)
+
+func (x RecallFusion) Enum() *RecallFusion {
+	p := new(RecallFusion)
+	*p = x
+	return p
+}
+
+func (x RecallFusion) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RecallFusion) Descriptor() protoreflect.EnumDescriptor {
+	return file_memoryd_v1_vector_service_proto_enumTypes[2].Descriptor()
+}
+
+func (RecallFusion) Type() protoreflect.EnumType {
+	return &file_memoryd_v1_vector_service_proto_enumTypes[2]
+}
+
+func (x RecallFusion) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RecallFusion.Descriptor instead.
+func (RecallFusion) EnumDescriptor() ([]byte, []int) {
+	return file_memoryd_v1_vector_service_proto_rawDescGZIP(), []int{2}
+}
+
+// Which retrievals a search ran.
+type RecallRetrieval int32
+
+const (
+	// Not reported.
+	RecallRetrieval_RECALL_RETRIEVAL_UNSPECIFIED RecallRetrieval = 0
+	// By meaning only (a query vector; no query text, or keyword_weight 0).
+	RecallRetrieval_RECALL_RETRIEVAL_SEMANTIC RecallRetrieval = 1
+	// By keywords only (no vector and no embedder, or keyword_weight 1).
+	RecallRetrieval_RECALL_RETRIEVAL_KEYWORD RecallRetrieval = 2
+	// Both, fused.
+	RecallRetrieval_RECALL_RETRIEVAL_HYBRID RecallRetrieval = 3
+)
+
+// Enum value maps for RecallRetrieval.
+var (
+	RecallRetrieval_name = map[int32]string{
+		0: "RECALL_RETRIEVAL_UNSPECIFIED",
+		1: "RECALL_RETRIEVAL_SEMANTIC",
+		2: "RECALL_RETRIEVAL_KEYWORD",
+		3: "RECALL_RETRIEVAL_HYBRID",
+	}
+	RecallRetrieval_value = map[string]int32{
+		"RECALL_RETRIEVAL_UNSPECIFIED": 0,
+		"RECALL_RETRIEVAL_SEMANTIC":    1,
+		"RECALL_RETRIEVAL_KEYWORD":     2,
+		"RECALL_RETRIEVAL_HYBRID":      3,
+	}
+)
+
+func (x RecallRetrieval) Enum() *RecallRetrieval {
+	p := new(RecallRetrieval)
+	*p = x
+	return p
+}
+
+func (x RecallRetrieval) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RecallRetrieval) Descriptor() protoreflect.EnumDescriptor {
+	return file_memoryd_v1_vector_service_proto_enumTypes[3].Descriptor()
+}
+
+func (RecallRetrieval) Type() protoreflect.EnumType {
+	return &file_memoryd_v1_vector_service_proto_enumTypes[3]
+}
+
+func (x RecallRetrieval) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RecallRetrieval.Descriptor instead.
+func (RecallRetrieval) EnumDescriptor() ([]byte, []int) {
+	return file_memoryd_v1_vector_service_proto_rawDescGZIP(), []int{3}
+}
+
 // One vector with the message facts recall needs.
 type VectorPoint struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -165,7 +279,8 @@ type VectorPoint struct {
 	MentionedIds []string `protobuf:"bytes,9,rep,name=mentioned_ids,json=mentionedIds,proto3" json:"mentioned_ids,omitempty"`
 	// Display label of the speaker, as rendered in the archive.
 	SpeakerLabel string `protobuf:"bytes,10,opt,name=speaker_label,json=speakerLabel,proto3" json:"speaker_label,omitempty"`
-	// The text that was embedded.
+	// The text that was embedded; also indexed for keyword search when not
+	// empty.
 	Text string `protobuf:"bytes,11,opt,name=text,proto3" json:"text,omitempty"`
 	// Stores the point without a model id, as vectors written before models
 	// were tagged. Searches treat such vectors as the tenant's legacy model
@@ -383,33 +498,45 @@ func (x *UpsertVectorsResponse) GetPointIds() []string {
 
 // Request of SearchMemory.
 //
-// Ranking: the server fetches top_k x4 candidates (x8 with
-// RECALL_ROLES_OTHERS_ONLY) of the query vector's dimension within the scope,
-// keeps those of the query's model (vectors without a model id count as the
-// model recorded in metadata namespace "memory-vector", key "legacy-model",
-// which the first search records when absent), drops those whose semantic
-// score is below `min_score`, then scores
+// A search has a semantic part (a query vector: `query_vector`, or
+// `query_text` embedded by the server's embedder) and a keyword part (BM25
+// over `query_text`); with both it is hybrid. Ranking: each part fetches top_k
+// x4 candidates (x8 with RECALL_ROLES_OTHERS_ONLY) within the scope, the
+// semantic part among the query model's vectors (vectors without a model id
+// count as the model recorded in metadata namespace "memory-vector", key
+// "legacy-model", which the first semantic search records when absent) with
+// a semantic score of at least `min_score`; a keyword candidate also gets its
+// message's semantic score. Then
 //
-//	score = (1 - time_weight) * semantic + time_weight * 0.5 ^ (age / half_life)
+//	relevance = the semantic score (cosine) alone, or the fusion of both parts
+//	score = (1 - time_weight) * relevance + time_weight * 0.5 ^ (age / half_life)
 //
-// (half-life is a server setting, default 7 days), multiplies it by
+// with the age measured from `reference_time`, multiplied by
 // `user_priority_boost` in RECALL_SCOPE_USER for hits sent by or mentioning a
-// speaker, and returns the best `top_k` distinct messages.
+// speaker; the best `top_k` distinct messages are the hits.
 type SearchMemoryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The query embedding. Exactly one of `query_vector` and `query_text`.
+	// The query embedding: the semantic part. At least one of `query_vector`
+	// and `query_text`.
 	QueryVector []float32 `protobuf:"fixed32,1,rep,packed,name=query_vector,json=queryVector,proto3" json:"query_vector,omitempty"`
-	// The query text, embedded by the server's embedder (FAILED_PRECONDITION
-	// when none is configured).
+	// The query text: the keyword part and, without `query_vector`, the text
+	// the server's embedder embeds for the semantic part. Without an embedder
+	// (and without `query_vector`) the search is keyword-only.
 	QueryText string `protobuf:"bytes,2,opt,name=query_text,json=queryText,proto3" json:"query_text,omitempty"`
 	// Embedding space of the query. Required with `query_vector`; with
-	// `query_text` it defaults to (and must equal) the embedder's model.
+	// `query_text` alone it defaults to (and must equal) the embedder's model,
+	// and is not used by a keyword-only search.
 	ModelId string `protobuf:"bytes,3,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
 	// Number of hits, 1 to 100. 0 means 5.
 	TopK int32 `protobuf:"varint,4,opt,name=top_k,json=topK,proto3" json:"top_k,omitempty"`
-	// Minimum semantic score (cosine similarity) before time weighting; 0 keeps all.
+	// Minimum semantic score (cosine similarity) before time weighting; 0 keeps
+	// all. With a semantic part, a hit must have a semantic score of at least
+	// this (a message found only by keyword without such a vector is dropped);
+	// it does not apply to keyword-only searches.
 	MinScore float32 `protobuf:"fixed32,5,opt,name=min_score,json=minScore,proto3" json:"min_score,omitempty"`
-	// Weight of recency, 0 (pure semantic) to 1 (pure recency). Unset means 0.3.
+	// Weight of recency, 0 (relevance only) to 1 (recency only). Unset means the
+	// server default (MEMORYD_RECALL_TIME_WEIGHT, 0.1 unless configured; the
+	// reference system used 0.3).
 	TimeWeight *float32 `protobuf:"fixed32,6,opt,name=time_weight,json=timeWeight,proto3,oneof" json:"time_weight,omitempty"`
 	// Which sessions to recall from. Unset means RECALL_SCOPE_ALL.
 	Scope RecallScope `protobuf:"varint,7,opt,name=scope,proto3,enum=memoryd.v1.RecallScope" json:"scope,omitempty"`
@@ -439,7 +566,24 @@ type SearchMemoryRequest struct {
 	ExcludeMessageIds []string `protobuf:"bytes,16,rep,name=exclude_message_ids,json=excludeMessageIds,proto3" json:"exclude_message_ids,omitempty"`
 	// Kinds left out of context windows. Empty means the server's control kinds
 	// (default "summary", "compress-marker", "directive", "directive-reply").
-	ControlKinds  []string `protobuf:"bytes,17,rep,name=control_kinds,json=controlKinds,proto3" json:"control_kinds,omitempty"`
+	ControlKinds []string `protobuf:"bytes,17,rep,name=control_kinds,json=controlKinds,proto3" json:"control_kinds,omitempty"`
+	// Weight of the keyword part against the semantic part in a hybrid search,
+	// 0 to 1: 0 makes the search semantic-only (then `query_text` without
+	// `query_vector` needs an embedder), 1 keyword-only (the text is not
+	// embedded). Unset means the server default (MEMORYD_RECALL_KEYWORD_WEIGHT,
+	// 0.5 unless configured).
+	KeywordWeight *float32 `protobuf:"fixed32,18,opt,name=keyword_weight,json=keywordWeight,proto3,oneof" json:"keyword_weight,omitempty"`
+	// How a hybrid search combines the two parts. Unset means the server's
+	// default.
+	Fusion RecallFusion `protobuf:"varint,19,opt,name=fusion,proto3,enum=memoryd.v1.RecallFusion" json:"fusion,omitempty"`
+	// The time recency is measured from, ms since the Unix epoch (positive);
+	// messages after it count as written then. Unset means now. For imported
+	// history and evaluations.
+	ReferenceTime *int64 `protobuf:"varint,20,opt,name=reference_time,json=referenceTime,proto3,oneof" json:"reference_time,omitempty"`
+	// Half-life of recency in hours, above 0 and at most 87600 (ten years).
+	// Unset means the server default (MEMORYD_RECALL_HALF_LIFE_HOURS, 720 = 30
+	// days unless configured).
+	HalfLifeHours *float32 `protobuf:"fixed32,21,opt,name=half_life_hours,json=halfLifeHours,proto3,oneof" json:"half_life_hours,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -593,6 +737,34 @@ func (x *SearchMemoryRequest) GetControlKinds() []string {
 	return nil
 }
 
+func (x *SearchMemoryRequest) GetKeywordWeight() float32 {
+	if x != nil && x.KeywordWeight != nil {
+		return *x.KeywordWeight
+	}
+	return 0
+}
+
+func (x *SearchMemoryRequest) GetFusion() RecallFusion {
+	if x != nil {
+		return x.Fusion
+	}
+	return RecallFusion_RECALL_FUSION_UNSPECIFIED
+}
+
+func (x *SearchMemoryRequest) GetReferenceTime() int64 {
+	if x != nil && x.ReferenceTime != nil {
+		return *x.ReferenceTime
+	}
+	return 0
+}
+
+func (x *SearchMemoryRequest) GetHalfLifeHours() float32 {
+	if x != nil && x.HalfLifeHours != nil {
+		return *x.HalfLifeHours
+	}
+	return 0
+}
+
 // A message next to a hit in the hit's session.
 type ContextMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -653,11 +825,14 @@ type MemoryHit struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Final score after recency weighting and the user boost.
 	Score float32 `protobuf:"fixed32,1,opt,name=score,proto3" json:"score,omitempty"`
-	// Cosine similarity to the query.
+	// Cosine similarity of the message's vector of the query's model to the
+	// query; 0 when `semantic_match` is false.
 	SemanticScore float32 `protobuf:"fixed32,2,opt,name=semantic_score,json=semanticScore,proto3" json:"semantic_score,omitempty"`
-	// Point id.
+	// Point id: of the message's vector, or of its keyword point when it has
+	// no vector of the query's model.
 	PointId string `protobuf:"bytes,3,opt,name=point_id,json=pointId,proto3" json:"point_id,omitempty"`
-	// Model of the stored vector; empty for a legacy vector.
+	// Model of the stored vector; empty for a legacy vector and for a hit
+	// without a vector of the query's model.
 	ModelId string `protobuf:"bytes,4,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
 	// Source fields of the point (see VectorPoint).
 	SessionId    string   `protobuf:"bytes,5,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -678,7 +853,24 @@ type MemoryHit struct {
 	// Up to `context_window` messages after the hit, oldest first.
 	After []*ContextMessage `protobuf:"bytes,16,rep,name=after,proto3" json:"after,omitempty"`
 	// True when the hit was multiplied by `user_priority_boost`.
-	Boosted       bool `protobuf:"varint,17,opt,name=boosted,proto3" json:"boosted,omitempty"`
+	Boosted bool `protobuf:"varint,17,opt,name=boosted,proto3" json:"boosted,omitempty"`
+	// BM25 score of the message's keywords for `query_text`; 0 when
+	// `keyword_match` is false.
+	KeywordScore float32 `protobuf:"fixed32,18,opt,name=keyword_score,json=keywordScore,proto3" json:"keyword_score,omitempty"`
+	// Relevance before recency and the boost: the semantic score in a
+	// semantic-only search, else the fused score (0 to 1).
+	Relevance float32 `protobuf:"fixed32,19,opt,name=relevance,proto3" json:"relevance,omitempty"`
+	// Whether the message has a semantic score: the search had a semantic part
+	// and the message a vector of the query's model (at least `min_score`).
+	SemanticMatch bool `protobuf:"varint,20,opt,name=semantic_match,json=semanticMatch,proto3" json:"semantic_match,omitempty"`
+	// Whether the message was among the keyword candidates. When false in a
+	// hybrid search, its BM25 score is at most the lowest candidate's (which
+	// fusion counts as 0).
+	KeywordMatch bool `protobuf:"varint,21,opt,name=keyword_match,json=keywordMatch,proto3" json:"keyword_match,omitempty"`
+	// Set when this hit is also one of the `before` / `after` messages of a
+	// better hit: that hit's index in `hits`. A hit is never left out for being
+	// another hit's context.
+	InContextOf   *int32 `protobuf:"varint,22,opt,name=in_context_of,json=inContextOf,proto3,oneof" json:"in_context_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -832,17 +1024,56 @@ func (x *MemoryHit) GetBoosted() bool {
 	return false
 }
 
+func (x *MemoryHit) GetKeywordScore() float32 {
+	if x != nil {
+		return x.KeywordScore
+	}
+	return 0
+}
+
+func (x *MemoryHit) GetRelevance() float32 {
+	if x != nil {
+		return x.Relevance
+	}
+	return 0
+}
+
+func (x *MemoryHit) GetSemanticMatch() bool {
+	if x != nil {
+		return x.SemanticMatch
+	}
+	return false
+}
+
+func (x *MemoryHit) GetKeywordMatch() bool {
+	if x != nil {
+		return x.KeywordMatch
+	}
+	return false
+}
+
+func (x *MemoryHit) GetInContextOf() int32 {
+	if x != nil && x.InContextOf != nil {
+		return *x.InContextOf
+	}
+	return 0
+}
+
 // Response of SearchMemory.
 type SearchMemoryResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Best hits first. Each message appears once, as a hit or as context.
+	// Best hits first. Each message is one hit at most, and context never
+	// repeats a message that a better hit or its context already showed (a
+	// worse hit may appear in a better hit's context: see `in_context_of`).
 	Hits []*MemoryHit `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
-	// The model the search ran in.
+	// The model the semantic part ran in; empty for a keyword-only search.
 	ModelId string `protobuf:"bytes,2,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
 	// Candidates left out because their vectors belong to another model.
 	ExcludedOtherModels int32 `protobuf:"varint,3,opt,name=excluded_other_models,json=excludedOtherModels,proto3" json:"excluded_other_models,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Which retrievals ran.
+	Retrieval     RecallRetrieval `protobuf:"varint,4,opt,name=retrieval,proto3,enum=memoryd.v1.RecallRetrieval" json:"retrieval,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SearchMemoryResponse) Reset() {
@@ -894,6 +1125,13 @@ func (x *SearchMemoryResponse) GetExcludedOtherModels() int32 {
 		return x.ExcludedOtherModels
 	}
 	return 0
+}
+
+func (x *SearchMemoryResponse) GetRetrieval() RecallRetrieval {
+	if x != nil {
+		return x.Retrieval
+	}
+	return RecallRetrieval_RECALL_RETRIEVAL_UNSPECIFIED
 }
 
 // Request of DeleteVectors. Exactly one selector.
@@ -1021,9 +1259,11 @@ func (*DeleteVectorsRequest_All_) isDeleteVectorsRequest_Selector() {}
 type DeleteVectorsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Vectors removed.
-	DeletedCount  int64 `protobuf:"varint,1,opt,name=deleted_count,json=deletedCount,proto3" json:"deleted_count,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DeletedCount int64 `protobuf:"varint,1,opt,name=deleted_count,json=deletedCount,proto3" json:"deleted_count,omitempty"`
+	// Keyword points removed (one per message; none when deleting by model).
+	KeywordPointsDeleted int64 `protobuf:"varint,2,opt,name=keyword_points_deleted,json=keywordPointsDeleted,proto3" json:"keyword_points_deleted,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *DeleteVectorsResponse) Reset() {
@@ -1059,6 +1299,13 @@ func (*DeleteVectorsResponse) Descriptor() ([]byte, []int) {
 func (x *DeleteVectorsResponse) GetDeletedCount() int64 {
 	if x != nil {
 		return x.DeletedCount
+	}
+	return 0
+}
+
+func (x *DeleteVectorsResponse) GetKeywordPointsDeleted() int64 {
+	if x != nil {
+		return x.KeywordPointsDeleted
 	}
 	return 0
 }
@@ -1169,7 +1416,8 @@ type CollectionVectorCount struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Collection name.
 	Collection string `protobuf:"bytes,1,opt,name=collection,proto3" json:"collection,omitempty"`
-	// Vector dimension of the collection.
+	// Vector dimension of the collection; 0 for the keyword index
+	// (`<prefix>_keywords`, one point per indexed message).
 	Dimension int32 `protobuf:"varint,2,opt,name=dimension,proto3" json:"dimension,omitempty"`
 	// The caller's points in it.
 	Count         int64 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
@@ -1245,6 +1493,8 @@ type GetVectorStatsResponse struct {
 	IndexDropped int64 `protobuf:"varint,6,opt,name=index_dropped,json=indexDropped,proto3" json:"index_dropped,omitempty"`
 	// Vector deletes waiting in the durable outbox (Qdrant was unreachable).
 	OutboxPending int64 `protobuf:"varint,7,opt,name=outbox_pending,json=outboxPending,proto3" json:"outbox_pending,omitempty"`
+	// The caller's keyword points (messages indexed for keyword search).
+	KeywordPoints int64 `protobuf:"varint,8,opt,name=keyword_points,json=keywordPoints,proto3" json:"keyword_points,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1324,6 +1574,13 @@ func (x *GetVectorStatsResponse) GetIndexDropped() int64 {
 func (x *GetVectorStatsResponse) GetOutboxPending() int64 {
 	if x != nil {
 		return x.OutboxPending
+	}
+	return 0
+}
+
+func (x *GetVectorStatsResponse) GetKeywordPoints() int64 {
+	if x != nil {
+		return x.KeywordPoints
 	}
 	return 0
 }
@@ -1537,7 +1794,7 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x14UpsertVectorsRequest\x12/\n" +
 	"\x06points\x18\x01 \x03(\v2\x17.memoryd.v1.VectorPointR\x06points\"4\n" +
 	"\x15UpsertVectorsResponse\x12\x1b\n" +
-	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\xff\x05\n" +
+	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\xf0\a\n" +
 	"\x13SearchMemoryRequest\x12!\n" +
 	"\fquery_vector\x18\x01 \x03(\x02R\vqueryVector\x12\x1d\n" +
 	"\n" +
@@ -1560,14 +1817,21 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x14expand_cross_session\x18\x0e \x01(\bH\x03R\x12expandCrossSession\x88\x01\x01\x12+\n" +
 	"\x12per_item_max_chars\x18\x0f \x01(\x05R\x0fperItemMaxChars\x12.\n" +
 	"\x13exclude_message_ids\x18\x10 \x03(\tR\x11excludeMessageIds\x12#\n" +
-	"\rcontrol_kinds\x18\x11 \x03(\tR\fcontrolKindsB\x0e\n" +
+	"\rcontrol_kinds\x18\x11 \x03(\tR\fcontrolKinds\x12*\n" +
+	"\x0ekeyword_weight\x18\x12 \x01(\x02H\x04R\rkeywordWeight\x88\x01\x01\x120\n" +
+	"\x06fusion\x18\x13 \x01(\x0e2\x18.memoryd.v1.RecallFusionR\x06fusion\x12*\n" +
+	"\x0ereference_time\x18\x14 \x01(\x03H\x05R\rreferenceTime\x88\x01\x01\x12+\n" +
+	"\x0fhalf_life_hours\x18\x15 \x01(\x02H\x06R\rhalfLifeHours\x88\x01\x01B\x0e\n" +
 	"\f_time_weightB\x16\n" +
 	"\x14_user_priority_boostB\x11\n" +
 	"\x0f_context_windowB\x17\n" +
-	"\x15_expand_cross_session\"h\n" +
+	"\x15_expand_cross_sessionB\x11\n" +
+	"\x0f_keyword_weightB\x11\n" +
+	"\x0f_reference_timeB\x12\n" +
+	"\x10_half_life_hours\"h\n" +
 	"\x0eContextMessage\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.memoryd.v1.MessageR\amessage\x12'\n" +
-	"\x0ftruncated_chars\x18\x02 \x01(\x05R\x0etruncatedChars\"\xae\x04\n" +
+	"\x0ftruncated_chars\x18\x02 \x01(\x05R\x0etruncatedChars\"\xf8\x05\n" +
 	"\tMemoryHit\x12\x14\n" +
 	"\x05score\x18\x01 \x01(\x02R\x05score\x12%\n" +
 	"\x0esemantic_score\x18\x02 \x01(\x02R\rsemanticScore\x12\x19\n" +
@@ -1588,11 +1852,18 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x0ftruncated_chars\x18\x0e \x01(\x05R\x0etruncatedChars\x122\n" +
 	"\x06before\x18\x0f \x03(\v2\x1a.memoryd.v1.ContextMessageR\x06before\x120\n" +
 	"\x05after\x18\x10 \x03(\v2\x1a.memoryd.v1.ContextMessageR\x05after\x12\x18\n" +
-	"\aboosted\x18\x11 \x01(\bR\aboosted\"\x90\x01\n" +
+	"\aboosted\x18\x11 \x01(\bR\aboosted\x12#\n" +
+	"\rkeyword_score\x18\x12 \x01(\x02R\fkeywordScore\x12\x1c\n" +
+	"\trelevance\x18\x13 \x01(\x02R\trelevance\x12%\n" +
+	"\x0esemantic_match\x18\x14 \x01(\bR\rsemanticMatch\x12#\n" +
+	"\rkeyword_match\x18\x15 \x01(\bR\fkeywordMatch\x12'\n" +
+	"\rin_context_of\x18\x16 \x01(\x05H\x00R\vinContextOf\x88\x01\x01B\x10\n" +
+	"\x0e_in_context_of\"\xcb\x01\n" +
 	"\x14SearchMemoryResponse\x12)\n" +
 	"\x04hits\x18\x01 \x03(\v2\x15.memoryd.v1.MemoryHitR\x04hits\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x122\n" +
-	"\x15excluded_other_models\x18\x03 \x01(\x05R\x13excludedOtherModels\"\xdf\x03\n" +
+	"\x15excluded_other_models\x18\x03 \x01(\x05R\x13excludedOtherModels\x129\n" +
+	"\tretrieval\x18\x04 \x01(\x0e2\x1b.memoryd.v1.RecallRetrievalR\tretrieval\"\xdf\x03\n" +
 	"\x14DeleteVectorsRequest\x12F\n" +
 	"\asession\x18\x01 \x01(\v2*.memoryd.v1.DeleteVectorsRequest.BySessionH\x00R\asession\x12O\n" +
 	"\n" +
@@ -1613,9 +1884,10 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\bmodel_id\x18\x01 \x01(\tR\amodelId\x1a\x05\n" +
 	"\x03AllB\n" +
 	"\n" +
-	"\bselector\"<\n" +
+	"\bselector\"r\n" +
 	"\x15DeleteVectorsResponse\x12#\n" +
-	"\rdeleted_count\x18\x01 \x01(\x03R\fdeletedCount\"\x17\n" +
+	"\rdeleted_count\x18\x01 \x01(\x03R\fdeletedCount\x124\n" +
+	"\x16keyword_points_deleted\x18\x02 \x01(\x03R\x14keywordPointsDeleted\"\x17\n" +
 	"\x15GetVectorStatsRequest\"a\n" +
 	"\x10ModelVectorCount\x12\x19\n" +
 	"\bmodel_id\x18\x01 \x01(\tR\amodelId\x12\x14\n" +
@@ -1626,7 +1898,7 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"collection\x18\x01 \x01(\tR\n" +
 	"collection\x12\x1c\n" +
 	"\tdimension\x18\x02 \x01(\x05R\tdimension\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x03R\x05count\"\xe1\x02\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\"\x88\x03\n" +
 	"\x16GetVectorStatsResponse\x124\n" +
 	"\x06models\x18\x01 \x03(\v2\x1c.memoryd.v1.ModelVectorCountR\x06models\x12C\n" +
 	"\vcollections\x18\x02 \x03(\v2!.memoryd.v1.CollectionVectorCountR\vcollections\x12!\n" +
@@ -1634,7 +1906,8 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x13embedder_configured\x18\x04 \x01(\bR\x12embedderConfigured\x12,\n" +
 	"\x12index_queue_length\x18\x05 \x01(\x03R\x10indexQueueLength\x12#\n" +
 	"\rindex_dropped\x18\x06 \x01(\x03R\findexDropped\x12%\n" +
-	"\x0eoutbox_pending\x18\a \x01(\x03R\routboxPending*\x8d\x01\n" +
+	"\x0eoutbox_pending\x18\a \x01(\x03R\routboxPending\x12%\n" +
+	"\x0ekeyword_points\x18\b \x01(\x03R\rkeywordPoints*\x8d\x01\n" +
 	"\vRecallScope\x12\x1c\n" +
 	"\x18RECALL_SCOPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14RECALL_SCOPE_SESSION\x10\x01\x12\x15\n" +
@@ -1644,7 +1917,16 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\vRecallRoles\x12\x1c\n" +
 	"\x18RECALL_ROLES_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RECALL_ROLES_ALL\x10\x01\x12\x1c\n" +
-	"\x18RECALL_ROLES_OTHERS_ONLY\x10\x022\xe7\x02\n" +
+	"\x18RECALL_ROLES_OTHERS_ONLY\x10\x02*r\n" +
+	"\fRecallFusion\x12\x1d\n" +
+	"\x19RECALL_FUSION_UNSPECIFIED\x10\x00\x12 \n" +
+	"\x1cRECALL_FUSION_RELATIVE_SCORE\x10\x01\x12!\n" +
+	"\x1dRECALL_FUSION_RECIPROCAL_RANK\x10\x02*\x8d\x01\n" +
+	"\x0fRecallRetrieval\x12 \n" +
+	"\x1cRECALL_RETRIEVAL_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19RECALL_RETRIEVAL_SEMANTIC\x10\x01\x12\x1c\n" +
+	"\x18RECALL_RETRIEVAL_KEYWORD\x10\x02\x12\x1b\n" +
+	"\x17RECALL_RETRIEVAL_HYBRID\x10\x032\xe7\x02\n" +
 	"\rVectorService\x12T\n" +
 	"\rUpsertVectors\x12 .memoryd.v1.UpsertVectorsRequest\x1a!.memoryd.v1.UpsertVectorsResponse\x12Q\n" +
 	"\fSearchMemory\x12\x1f.memoryd.v1.SearchMemoryRequest\x1a .memoryd.v1.SearchMemoryResponse\x12T\n" +
@@ -1664,57 +1946,61 @@ func file_memoryd_v1_vector_service_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_vector_service_proto_rawDescData
 }
 
-var file_memoryd_v1_vector_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_memoryd_v1_vector_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_memoryd_v1_vector_service_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_memoryd_v1_vector_service_proto_goTypes = []any{
 	(RecallScope)(0),                          // 0: memoryd.v1.RecallScope
 	(RecallRoles)(0),                          // 1: memoryd.v1.RecallRoles
-	(*VectorPoint)(nil),                       // 2: memoryd.v1.VectorPoint
-	(*UpsertVectorsRequest)(nil),              // 3: memoryd.v1.UpsertVectorsRequest
-	(*UpsertVectorsResponse)(nil),             // 4: memoryd.v1.UpsertVectorsResponse
-	(*SearchMemoryRequest)(nil),               // 5: memoryd.v1.SearchMemoryRequest
-	(*ContextMessage)(nil),                    // 6: memoryd.v1.ContextMessage
-	(*MemoryHit)(nil),                         // 7: memoryd.v1.MemoryHit
-	(*SearchMemoryResponse)(nil),              // 8: memoryd.v1.SearchMemoryResponse
-	(*DeleteVectorsRequest)(nil),              // 9: memoryd.v1.DeleteVectorsRequest
-	(*DeleteVectorsResponse)(nil),             // 10: memoryd.v1.DeleteVectorsResponse
-	(*GetVectorStatsRequest)(nil),             // 11: memoryd.v1.GetVectorStatsRequest
-	(*ModelVectorCount)(nil),                  // 12: memoryd.v1.ModelVectorCount
-	(*CollectionVectorCount)(nil),             // 13: memoryd.v1.CollectionVectorCount
-	(*GetVectorStatsResponse)(nil),            // 14: memoryd.v1.GetVectorStatsResponse
-	(*DeleteVectorsRequest_BySession)(nil),    // 15: memoryd.v1.DeleteVectorsRequest.BySession
-	(*DeleteVectorsRequest_ByTimestamps)(nil), // 16: memoryd.v1.DeleteVectorsRequest.ByTimestamps
-	(*DeleteVectorsRequest_ByModel)(nil),      // 17: memoryd.v1.DeleteVectorsRequest.ByModel
-	(*DeleteVectorsRequest_All)(nil),          // 18: memoryd.v1.DeleteVectorsRequest.All
-	(*Message)(nil),                           // 19: memoryd.v1.Message
+	(RecallFusion)(0),                         // 2: memoryd.v1.RecallFusion
+	(RecallRetrieval)(0),                      // 3: memoryd.v1.RecallRetrieval
+	(*VectorPoint)(nil),                       // 4: memoryd.v1.VectorPoint
+	(*UpsertVectorsRequest)(nil),              // 5: memoryd.v1.UpsertVectorsRequest
+	(*UpsertVectorsResponse)(nil),             // 6: memoryd.v1.UpsertVectorsResponse
+	(*SearchMemoryRequest)(nil),               // 7: memoryd.v1.SearchMemoryRequest
+	(*ContextMessage)(nil),                    // 8: memoryd.v1.ContextMessage
+	(*MemoryHit)(nil),                         // 9: memoryd.v1.MemoryHit
+	(*SearchMemoryResponse)(nil),              // 10: memoryd.v1.SearchMemoryResponse
+	(*DeleteVectorsRequest)(nil),              // 11: memoryd.v1.DeleteVectorsRequest
+	(*DeleteVectorsResponse)(nil),             // 12: memoryd.v1.DeleteVectorsResponse
+	(*GetVectorStatsRequest)(nil),             // 13: memoryd.v1.GetVectorStatsRequest
+	(*ModelVectorCount)(nil),                  // 14: memoryd.v1.ModelVectorCount
+	(*CollectionVectorCount)(nil),             // 15: memoryd.v1.CollectionVectorCount
+	(*GetVectorStatsResponse)(nil),            // 16: memoryd.v1.GetVectorStatsResponse
+	(*DeleteVectorsRequest_BySession)(nil),    // 17: memoryd.v1.DeleteVectorsRequest.BySession
+	(*DeleteVectorsRequest_ByTimestamps)(nil), // 18: memoryd.v1.DeleteVectorsRequest.ByTimestamps
+	(*DeleteVectorsRequest_ByModel)(nil),      // 19: memoryd.v1.DeleteVectorsRequest.ByModel
+	(*DeleteVectorsRequest_All)(nil),          // 20: memoryd.v1.DeleteVectorsRequest.All
+	(*Message)(nil),                           // 21: memoryd.v1.Message
 }
 var file_memoryd_v1_vector_service_proto_depIdxs = []int32{
-	2,  // 0: memoryd.v1.UpsertVectorsRequest.points:type_name -> memoryd.v1.VectorPoint
+	4,  // 0: memoryd.v1.UpsertVectorsRequest.points:type_name -> memoryd.v1.VectorPoint
 	0,  // 1: memoryd.v1.SearchMemoryRequest.scope:type_name -> memoryd.v1.RecallScope
 	1,  // 2: memoryd.v1.SearchMemoryRequest.recall_roles:type_name -> memoryd.v1.RecallRoles
-	19, // 3: memoryd.v1.ContextMessage.message:type_name -> memoryd.v1.Message
-	6,  // 4: memoryd.v1.MemoryHit.before:type_name -> memoryd.v1.ContextMessage
-	6,  // 5: memoryd.v1.MemoryHit.after:type_name -> memoryd.v1.ContextMessage
-	7,  // 6: memoryd.v1.SearchMemoryResponse.hits:type_name -> memoryd.v1.MemoryHit
-	15, // 7: memoryd.v1.DeleteVectorsRequest.session:type_name -> memoryd.v1.DeleteVectorsRequest.BySession
-	16, // 8: memoryd.v1.DeleteVectorsRequest.timestamps:type_name -> memoryd.v1.DeleteVectorsRequest.ByTimestamps
-	17, // 9: memoryd.v1.DeleteVectorsRequest.model:type_name -> memoryd.v1.DeleteVectorsRequest.ByModel
-	18, // 10: memoryd.v1.DeleteVectorsRequest.all:type_name -> memoryd.v1.DeleteVectorsRequest.All
-	12, // 11: memoryd.v1.GetVectorStatsResponse.models:type_name -> memoryd.v1.ModelVectorCount
-	13, // 12: memoryd.v1.GetVectorStatsResponse.collections:type_name -> memoryd.v1.CollectionVectorCount
-	3,  // 13: memoryd.v1.VectorService.UpsertVectors:input_type -> memoryd.v1.UpsertVectorsRequest
-	5,  // 14: memoryd.v1.VectorService.SearchMemory:input_type -> memoryd.v1.SearchMemoryRequest
-	9,  // 15: memoryd.v1.VectorService.DeleteVectors:input_type -> memoryd.v1.DeleteVectorsRequest
-	11, // 16: memoryd.v1.VectorService.GetVectorStats:input_type -> memoryd.v1.GetVectorStatsRequest
-	4,  // 17: memoryd.v1.VectorService.UpsertVectors:output_type -> memoryd.v1.UpsertVectorsResponse
-	8,  // 18: memoryd.v1.VectorService.SearchMemory:output_type -> memoryd.v1.SearchMemoryResponse
-	10, // 19: memoryd.v1.VectorService.DeleteVectors:output_type -> memoryd.v1.DeleteVectorsResponse
-	14, // 20: memoryd.v1.VectorService.GetVectorStats:output_type -> memoryd.v1.GetVectorStatsResponse
-	17, // [17:21] is the sub-list for method output_type
-	13, // [13:17] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	2,  // 3: memoryd.v1.SearchMemoryRequest.fusion:type_name -> memoryd.v1.RecallFusion
+	21, // 4: memoryd.v1.ContextMessage.message:type_name -> memoryd.v1.Message
+	8,  // 5: memoryd.v1.MemoryHit.before:type_name -> memoryd.v1.ContextMessage
+	8,  // 6: memoryd.v1.MemoryHit.after:type_name -> memoryd.v1.ContextMessage
+	9,  // 7: memoryd.v1.SearchMemoryResponse.hits:type_name -> memoryd.v1.MemoryHit
+	3,  // 8: memoryd.v1.SearchMemoryResponse.retrieval:type_name -> memoryd.v1.RecallRetrieval
+	17, // 9: memoryd.v1.DeleteVectorsRequest.session:type_name -> memoryd.v1.DeleteVectorsRequest.BySession
+	18, // 10: memoryd.v1.DeleteVectorsRequest.timestamps:type_name -> memoryd.v1.DeleteVectorsRequest.ByTimestamps
+	19, // 11: memoryd.v1.DeleteVectorsRequest.model:type_name -> memoryd.v1.DeleteVectorsRequest.ByModel
+	20, // 12: memoryd.v1.DeleteVectorsRequest.all:type_name -> memoryd.v1.DeleteVectorsRequest.All
+	14, // 13: memoryd.v1.GetVectorStatsResponse.models:type_name -> memoryd.v1.ModelVectorCount
+	15, // 14: memoryd.v1.GetVectorStatsResponse.collections:type_name -> memoryd.v1.CollectionVectorCount
+	5,  // 15: memoryd.v1.VectorService.UpsertVectors:input_type -> memoryd.v1.UpsertVectorsRequest
+	7,  // 16: memoryd.v1.VectorService.SearchMemory:input_type -> memoryd.v1.SearchMemoryRequest
+	11, // 17: memoryd.v1.VectorService.DeleteVectors:input_type -> memoryd.v1.DeleteVectorsRequest
+	13, // 18: memoryd.v1.VectorService.GetVectorStats:input_type -> memoryd.v1.GetVectorStatsRequest
+	6,  // 19: memoryd.v1.VectorService.UpsertVectors:output_type -> memoryd.v1.UpsertVectorsResponse
+	10, // 20: memoryd.v1.VectorService.SearchMemory:output_type -> memoryd.v1.SearchMemoryResponse
+	12, // 21: memoryd.v1.VectorService.DeleteVectors:output_type -> memoryd.v1.DeleteVectorsResponse
+	16, // 22: memoryd.v1.VectorService.GetVectorStats:output_type -> memoryd.v1.GetVectorStatsResponse
+	19, // [19:23] is the sub-list for method output_type
+	15, // [15:19] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_vector_service_proto_init() }
@@ -1724,6 +2010,7 @@ func file_memoryd_v1_vector_service_proto_init() {
 	}
 	file_memoryd_v1_message_proto_init()
 	file_memoryd_v1_vector_service_proto_msgTypes[3].OneofWrappers = []any{}
+	file_memoryd_v1_vector_service_proto_msgTypes[5].OneofWrappers = []any{}
 	file_memoryd_v1_vector_service_proto_msgTypes[7].OneofWrappers = []any{
 		(*DeleteVectorsRequest_Session)(nil),
 		(*DeleteVectorsRequest_Timestamps)(nil),
@@ -1735,7 +2022,7 @@ func file_memoryd_v1_vector_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_vector_service_proto_rawDesc), len(file_memoryd_v1_vector_service_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      4,
 			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,

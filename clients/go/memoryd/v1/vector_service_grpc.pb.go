@@ -29,12 +29,16 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Semantic memory: message embeddings in Qdrant and recall over them.
+// Semantic memory: message embeddings and keywords in Qdrant, and recall over
+// them.
 //
 // Vectors live in an embedding space named by `model_id` (for example
 // "openai:text-embedding-3-small"). Vectors of different models are never
 // compared, and vectors of different dimensions never share a collection.
-// Every point belongs to the caller's tenant.
+// Every saved user and assistant message (and every point with a text) is also
+// indexed for keyword (BM25) search, with or without an embedder, so recall by
+// text works on a server without any embedding service. Every point belongs to
+// the caller's tenant.
 //
 // Every RPC validates its input before touching storage: invalid input gets
 // INVALID_ARGUMENT with a google.rpc.BadRequest naming the field, and nothing
@@ -42,14 +46,17 @@ const (
 type VectorServiceClient interface {
 	// Stores caller-supplied vectors. A point is identified by (session,
 	// message id or timestamp, model), so indexing the same message again
-	// replaces its point instead of adding one.
+	// replaces its point instead of adding one. A point with a text also
+	// (re)indexes its message's keywords.
 	UpsertVectors(ctx context.Context, in *UpsertVectorsRequest, opts ...grpc.CallOption) (*UpsertVectorsResponse, error)
-	// Recalls the messages most similar to a query vector (or a query text when
-	// the server has an embedder), reranked by recency, each with the messages
-	// around it in its session.
+	// Recalls the messages that best match a query: by meaning (a query vector,
+	// or the query text embedded by the server's embedder), by keywords (BM25
+	// over the query text), or both fused (hybrid); reranked by recency, each
+	// with the messages around it in its session.
 	SearchMemory(ctx context.Context, in *SearchMemoryRequest, opts ...grpc.CallOption) (*SearchMemoryResponse, error)
 	// Deletes vectors by session, by (session, timestamps), by model, or all of
-	// the caller's vectors.
+	// the caller's vectors; every selector but the model also deletes the
+	// messages' keyword points.
 	DeleteVectors(ctx context.Context, in *DeleteVectorsRequest, opts ...grpc.CallOption) (*DeleteVectorsResponse, error)
 	// Counts the caller's vectors per model and per collection, and reports the
 	// background indexer's queue.
@@ -108,12 +115,16 @@ func (c *vectorServiceClient) GetVectorStats(ctx context.Context, in *GetVectorS
 // All implementations must embed UnimplementedVectorServiceServer
 // for forward compatibility.
 //
-// Semantic memory: message embeddings in Qdrant and recall over them.
+// Semantic memory: message embeddings and keywords in Qdrant, and recall over
+// them.
 //
 // Vectors live in an embedding space named by `model_id` (for example
 // "openai:text-embedding-3-small"). Vectors of different models are never
 // compared, and vectors of different dimensions never share a collection.
-// Every point belongs to the caller's tenant.
+// Every saved user and assistant message (and every point with a text) is also
+// indexed for keyword (BM25) search, with or without an embedder, so recall by
+// text works on a server without any embedding service. Every point belongs to
+// the caller's tenant.
 //
 // Every RPC validates its input before touching storage: invalid input gets
 // INVALID_ARGUMENT with a google.rpc.BadRequest naming the field, and nothing
@@ -121,14 +132,17 @@ func (c *vectorServiceClient) GetVectorStats(ctx context.Context, in *GetVectorS
 type VectorServiceServer interface {
 	// Stores caller-supplied vectors. A point is identified by (session,
 	// message id or timestamp, model), so indexing the same message again
-	// replaces its point instead of adding one.
+	// replaces its point instead of adding one. A point with a text also
+	// (re)indexes its message's keywords.
 	UpsertVectors(context.Context, *UpsertVectorsRequest) (*UpsertVectorsResponse, error)
-	// Recalls the messages most similar to a query vector (or a query text when
-	// the server has an embedder), reranked by recency, each with the messages
-	// around it in its session.
+	// Recalls the messages that best match a query: by meaning (a query vector,
+	// or the query text embedded by the server's embedder), by keywords (BM25
+	// over the query text), or both fused (hybrid); reranked by recency, each
+	// with the messages around it in its session.
 	SearchMemory(context.Context, *SearchMemoryRequest) (*SearchMemoryResponse, error)
 	// Deletes vectors by session, by (session, timestamps), by model, or all of
-	// the caller's vectors.
+	// the caller's vectors; every selector but the model also deletes the
+	// messages' keyword points.
 	DeleteVectors(context.Context, *DeleteVectorsRequest) (*DeleteVectorsResponse, error)
 	// Counts the caller's vectors per model and per collection, and reports the
 	// background indexer's queue.

@@ -22,9 +22,10 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from memoryd.v1 import vector_service_pb2 as memoryd_dot_v1_dot_vector__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ememoryd/v1/entry_service.proto\x12\nmemoryd.v1\"e\n\x05\x45ntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x13\n\x0b\x63reate_time\x18\x05 \x01(\x03\x12\x10\n\x08model_id\x18\x06 \x01(\t\"b\n\x10SaveEntryRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\x11\n\tembedding\x18\x04 \x03(\x02\x12\x10\n\x08model_id\x18\x05 \x01(\t\"x\n\x11SaveEntryResponse\x12 \n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.Entry\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x02 \x01(\x08\x12\x13\n\x0bscope_count\x18\x03 \x01(\x05\x12\x16\n\x0escope_capacity\x18\x04 \x01(\x05\"n\n\x14SearchEntriesRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x17\n\x0fquery_embedding\x18\x04 \x03(\x02\x12\x10\n\x08model_id\x18\x05 \x01(\t\"j\n\x08\x45ntryHit\x12 \n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.Entry\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x15\n\rkeyword_score\x18\x03 \x01(\x01\x12\x16\n\x0esemantic_score\x18\x04 \x01(\x01\"M\n\x15SearchEntriesResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.memoryd.v1.EntryHit\x12\x10\n\x08semantic\x18\x02 \x01(\x08\"5\n\x12\x46orgetEntryRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x10\n\x08\x65ntry_id\x18\x02 \x01(\t\"&\n\x13\x46orgetEntryResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"J\n\x12ListEntriesRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"R\n\x13ListEntriesResponse\x12\"\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x11.memoryd.v1.Entry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xce\x02\n\x0c\x45ntryService\x12H\n\tSaveEntry\x12\x1c.memoryd.v1.SaveEntryRequest\x1a\x1d.memoryd.v1.SaveEntryResponse\x12T\n\rSearchEntries\x12 .memoryd.v1.SearchEntriesRequest\x1a!.memoryd.v1.SearchEntriesResponse\x12N\n\x0b\x46orgetEntry\x12\x1e.memoryd.v1.ForgetEntryRequest\x1a\x1f.memoryd.v1.ForgetEntryResponse\x12N\n\x0bListEntries\x12\x1e.memoryd.v1.ListEntriesRequest\x1a\x1f.memoryd.v1.ListEntriesResponseBa\n\x0e\x64\x65v.memoryd.v1B\x11\x45ntryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ememoryd/v1/entry_service.proto\x12\nmemoryd.v1\x1a\x1fmemoryd/v1/vector_service.proto\"e\n\x05\x45ntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x13\n\x0b\x63reate_time\x18\x05 \x01(\x03\x12\x10\n\x08model_id\x18\x06 \x01(\t\"b\n\x10SaveEntryRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\x11\n\tembedding\x18\x04 \x03(\x02\x12\x10\n\x08model_id\x18\x05 \x01(\t\"x\n\x11SaveEntryResponse\x12 \n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.Entry\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x02 \x01(\x08\x12\x13\n\x0bscope_count\x18\x03 \x01(\x05\x12\x16\n\x0escope_capacity\x18\x04 \x01(\x05\"\xc8\x01\n\x14SearchEntriesRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x17\n\x0fquery_embedding\x18\x04 \x03(\x02\x12\x10\n\x08model_id\x18\x05 \x01(\t\x12\x1b\n\x0ekeyword_weight\x18\x06 \x01(\x02H\x00\x88\x01\x01\x12(\n\x06\x66usion\x18\x07 \x01(\x0e\x32\x18.memoryd.v1.RecallFusionB\x11\n\x0f_keyword_weight\"j\n\x08\x45ntryHit\x12 \n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.Entry\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x15\n\rkeyword_score\x18\x03 \x01(\x01\x12\x16\n\x0esemantic_score\x18\x04 \x01(\x01\"M\n\x15SearchEntriesResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.memoryd.v1.EntryHit\x12\x10\n\x08semantic\x18\x02 \x01(\x08\"5\n\x12\x46orgetEntryRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x10\n\x08\x65ntry_id\x18\x02 \x01(\t\"&\n\x13\x46orgetEntryResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"J\n\x12ListEntriesRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"R\n\x13ListEntriesResponse\x12\"\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x11.memoryd.v1.Entry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xce\x02\n\x0c\x45ntryService\x12H\n\tSaveEntry\x12\x1c.memoryd.v1.SaveEntryRequest\x1a\x1d.memoryd.v1.SaveEntryResponse\x12T\n\rSearchEntries\x12 .memoryd.v1.SearchEntriesRequest\x1a!.memoryd.v1.SearchEntriesResponse\x12N\n\x0b\x46orgetEntry\x12\x1e.memoryd.v1.ForgetEntryRequest\x1a\x1f.memoryd.v1.ForgetEntryResponse\x12N\n\x0bListEntries\x12\x1e.memoryd.v1.ListEntriesRequest\x1a\x1f.memoryd.v1.ListEntriesResponseBa\n\x0e\x64\x65v.memoryd.v1B\x11\x45ntryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,26 +33,26 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memoryd.v1.entry_service_pb
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.memoryd.v1B\021EntryServiceProtoP\001Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1'
-  _globals['_ENTRY']._serialized_start=46
-  _globals['_ENTRY']._serialized_end=147
-  _globals['_SAVEENTRYREQUEST']._serialized_start=149
-  _globals['_SAVEENTRYREQUEST']._serialized_end=247
-  _globals['_SAVEENTRYRESPONSE']._serialized_start=249
-  _globals['_SAVEENTRYRESPONSE']._serialized_end=369
-  _globals['_SEARCHENTRIESREQUEST']._serialized_start=371
-  _globals['_SEARCHENTRIESREQUEST']._serialized_end=481
-  _globals['_ENTRYHIT']._serialized_start=483
-  _globals['_ENTRYHIT']._serialized_end=589
-  _globals['_SEARCHENTRIESRESPONSE']._serialized_start=591
-  _globals['_SEARCHENTRIESRESPONSE']._serialized_end=668
-  _globals['_FORGETENTRYREQUEST']._serialized_start=670
-  _globals['_FORGETENTRYREQUEST']._serialized_end=723
-  _globals['_FORGETENTRYRESPONSE']._serialized_start=725
-  _globals['_FORGETENTRYRESPONSE']._serialized_end=763
-  _globals['_LISTENTRIESREQUEST']._serialized_start=765
-  _globals['_LISTENTRIESREQUEST']._serialized_end=839
-  _globals['_LISTENTRIESRESPONSE']._serialized_start=841
-  _globals['_LISTENTRIESRESPONSE']._serialized_end=923
-  _globals['_ENTRYSERVICE']._serialized_start=926
-  _globals['_ENTRYSERVICE']._serialized_end=1260
+  _globals['_ENTRY']._serialized_start=79
+  _globals['_ENTRY']._serialized_end=180
+  _globals['_SAVEENTRYREQUEST']._serialized_start=182
+  _globals['_SAVEENTRYREQUEST']._serialized_end=280
+  _globals['_SAVEENTRYRESPONSE']._serialized_start=282
+  _globals['_SAVEENTRYRESPONSE']._serialized_end=402
+  _globals['_SEARCHENTRIESREQUEST']._serialized_start=405
+  _globals['_SEARCHENTRIESREQUEST']._serialized_end=605
+  _globals['_ENTRYHIT']._serialized_start=607
+  _globals['_ENTRYHIT']._serialized_end=713
+  _globals['_SEARCHENTRIESRESPONSE']._serialized_start=715
+  _globals['_SEARCHENTRIESRESPONSE']._serialized_end=792
+  _globals['_FORGETENTRYREQUEST']._serialized_start=794
+  _globals['_FORGETENTRYREQUEST']._serialized_end=847
+  _globals['_FORGETENTRYRESPONSE']._serialized_start=849
+  _globals['_FORGETENTRYRESPONSE']._serialized_end=887
+  _globals['_LISTENTRIESREQUEST']._serialized_start=889
+  _globals['_LISTENTRIESREQUEST']._serialized_end=963
+  _globals['_LISTENTRIESRESPONSE']._serialized_start=965
+  _globals['_LISTENTRIESRESPONSE']._serialized_end=1047
+  _globals['_ENTRYSERVICE']._serialized_start=1050
+  _globals['_ENTRYSERVICE']._serialized_end=1384
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from memoryd.v1 import vector_service_pb2 as _vector_service_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -49,18 +50,22 @@ class SaveEntryResponse(_message.Message):
     def __init__(self, entry: _Optional[_Union[Entry, _Mapping]] = ..., deduplicated: _Optional[bool] = ..., scope_count: _Optional[int] = ..., scope_capacity: _Optional[int] = ...) -> None: ...
 
 class SearchEntriesRequest(_message.Message):
-    __slots__ = ("scope", "query", "limit", "query_embedding", "model_id")
+    __slots__ = ("scope", "query", "limit", "query_embedding", "model_id", "keyword_weight", "fusion")
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     QUERY_EMBEDDING_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    KEYWORD_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    FUSION_FIELD_NUMBER: _ClassVar[int]
     scope: str
     query: str
     limit: int
     query_embedding: _containers.RepeatedScalarFieldContainer[float]
     model_id: str
-    def __init__(self, scope: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., query_embedding: _Optional[_Iterable[float]] = ..., model_id: _Optional[str] = ...) -> None: ...
+    keyword_weight: float
+    fusion: _vector_service_pb2.RecallFusion
+    def __init__(self, scope: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., query_embedding: _Optional[_Iterable[float]] = ..., model_id: _Optional[str] = ..., keyword_weight: _Optional[float] = ..., fusion: _Optional[_Union[_vector_service_pb2.RecallFusion, str]] = ...) -> None: ...
 
 class EntryHit(_message.Message):
     __slots__ = ("entry", "score", "keyword_score", "semantic_score")

@@ -21,6 +21,19 @@ class RecallRoles(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RECALL_ROLES_UNSPECIFIED: _ClassVar[RecallRoles]
     RECALL_ROLES_ALL: _ClassVar[RecallRoles]
     RECALL_ROLES_OTHERS_ONLY: _ClassVar[RecallRoles]
+
+class RecallFusion(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RECALL_FUSION_UNSPECIFIED: _ClassVar[RecallFusion]
+    RECALL_FUSION_RELATIVE_SCORE: _ClassVar[RecallFusion]
+    RECALL_FUSION_RECIPROCAL_RANK: _ClassVar[RecallFusion]
+
+class RecallRetrieval(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RECALL_RETRIEVAL_UNSPECIFIED: _ClassVar[RecallRetrieval]
+    RECALL_RETRIEVAL_SEMANTIC: _ClassVar[RecallRetrieval]
+    RECALL_RETRIEVAL_KEYWORD: _ClassVar[RecallRetrieval]
+    RECALL_RETRIEVAL_HYBRID: _ClassVar[RecallRetrieval]
 RECALL_SCOPE_UNSPECIFIED: RecallScope
 RECALL_SCOPE_SESSION: RecallScope
 RECALL_SCOPE_USER: RecallScope
@@ -29,6 +42,13 @@ RECALL_SCOPE_ALL: RecallScope
 RECALL_ROLES_UNSPECIFIED: RecallRoles
 RECALL_ROLES_ALL: RecallRoles
 RECALL_ROLES_OTHERS_ONLY: RecallRoles
+RECALL_FUSION_UNSPECIFIED: RecallFusion
+RECALL_FUSION_RELATIVE_SCORE: RecallFusion
+RECALL_FUSION_RECIPROCAL_RANK: RecallFusion
+RECALL_RETRIEVAL_UNSPECIFIED: RecallRetrieval
+RECALL_RETRIEVAL_SEMANTIC: RecallRetrieval
+RECALL_RETRIEVAL_KEYWORD: RecallRetrieval
+RECALL_RETRIEVAL_HYBRID: RecallRetrieval
 
 class VectorPoint(_message.Message):
     __slots__ = ("model_id", "vector", "session_id", "message_id", "timestamp", "role", "platform", "sender_id", "mentioned_ids", "speaker_label", "text", "legacy")
@@ -71,7 +91,7 @@ class UpsertVectorsResponse(_message.Message):
     def __init__(self, point_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SearchMemoryRequest(_message.Message):
-    __slots__ = ("query_vector", "query_text", "model_id", "top_k", "min_score", "time_weight", "scope", "session_id", "platform", "speaker_ids", "user_priority_boost", "recall_roles", "context_window", "expand_cross_session", "per_item_max_chars", "exclude_message_ids", "control_kinds")
+    __slots__ = ("query_vector", "query_text", "model_id", "top_k", "min_score", "time_weight", "scope", "session_id", "platform", "speaker_ids", "user_priority_boost", "recall_roles", "context_window", "expand_cross_session", "per_item_max_chars", "exclude_message_ids", "control_kinds", "keyword_weight", "fusion", "reference_time", "half_life_hours")
     QUERY_VECTOR_FIELD_NUMBER: _ClassVar[int]
     QUERY_TEXT_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -89,6 +109,10 @@ class SearchMemoryRequest(_message.Message):
     PER_ITEM_MAX_CHARS_FIELD_NUMBER: _ClassVar[int]
     EXCLUDE_MESSAGE_IDS_FIELD_NUMBER: _ClassVar[int]
     CONTROL_KINDS_FIELD_NUMBER: _ClassVar[int]
+    KEYWORD_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    FUSION_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_TIME_FIELD_NUMBER: _ClassVar[int]
+    HALF_LIFE_HOURS_FIELD_NUMBER: _ClassVar[int]
     query_vector: _containers.RepeatedScalarFieldContainer[float]
     query_text: str
     model_id: str
@@ -106,7 +130,11 @@ class SearchMemoryRequest(_message.Message):
     per_item_max_chars: int
     exclude_message_ids: _containers.RepeatedScalarFieldContainer[str]
     control_kinds: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, query_vector: _Optional[_Iterable[float]] = ..., query_text: _Optional[str] = ..., model_id: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[float] = ..., time_weight: _Optional[float] = ..., scope: _Optional[_Union[RecallScope, str]] = ..., session_id: _Optional[str] = ..., platform: _Optional[str] = ..., speaker_ids: _Optional[_Iterable[str]] = ..., user_priority_boost: _Optional[float] = ..., recall_roles: _Optional[_Union[RecallRoles, str]] = ..., context_window: _Optional[int] = ..., expand_cross_session: _Optional[bool] = ..., per_item_max_chars: _Optional[int] = ..., exclude_message_ids: _Optional[_Iterable[str]] = ..., control_kinds: _Optional[_Iterable[str]] = ...) -> None: ...
+    keyword_weight: float
+    fusion: RecallFusion
+    reference_time: int
+    half_life_hours: float
+    def __init__(self, query_vector: _Optional[_Iterable[float]] = ..., query_text: _Optional[str] = ..., model_id: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[float] = ..., time_weight: _Optional[float] = ..., scope: _Optional[_Union[RecallScope, str]] = ..., session_id: _Optional[str] = ..., platform: _Optional[str] = ..., speaker_ids: _Optional[_Iterable[str]] = ..., user_priority_boost: _Optional[float] = ..., recall_roles: _Optional[_Union[RecallRoles, str]] = ..., context_window: _Optional[int] = ..., expand_cross_session: _Optional[bool] = ..., per_item_max_chars: _Optional[int] = ..., exclude_message_ids: _Optional[_Iterable[str]] = ..., control_kinds: _Optional[_Iterable[str]] = ..., keyword_weight: _Optional[float] = ..., fusion: _Optional[_Union[RecallFusion, str]] = ..., reference_time: _Optional[int] = ..., half_life_hours: _Optional[float] = ...) -> None: ...
 
 class ContextMessage(_message.Message):
     __slots__ = ("message", "truncated_chars")
@@ -117,7 +145,7 @@ class ContextMessage(_message.Message):
     def __init__(self, message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., truncated_chars: _Optional[int] = ...) -> None: ...
 
 class MemoryHit(_message.Message):
-    __slots__ = ("score", "semantic_score", "point_id", "model_id", "session_id", "message_id", "timestamp", "role", "platform", "sender_id", "mentioned_ids", "speaker_label", "text", "truncated_chars", "before", "after", "boosted")
+    __slots__ = ("score", "semantic_score", "point_id", "model_id", "session_id", "message_id", "timestamp", "role", "platform", "sender_id", "mentioned_ids", "speaker_label", "text", "truncated_chars", "before", "after", "boosted", "keyword_score", "relevance", "semantic_match", "keyword_match", "in_context_of")
     SCORE_FIELD_NUMBER: _ClassVar[int]
     SEMANTIC_SCORE_FIELD_NUMBER: _ClassVar[int]
     POINT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -135,6 +163,11 @@ class MemoryHit(_message.Message):
     BEFORE_FIELD_NUMBER: _ClassVar[int]
     AFTER_FIELD_NUMBER: _ClassVar[int]
     BOOSTED_FIELD_NUMBER: _ClassVar[int]
+    KEYWORD_SCORE_FIELD_NUMBER: _ClassVar[int]
+    RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    SEMANTIC_MATCH_FIELD_NUMBER: _ClassVar[int]
+    KEYWORD_MATCH_FIELD_NUMBER: _ClassVar[int]
+    IN_CONTEXT_OF_FIELD_NUMBER: _ClassVar[int]
     score: float
     semantic_score: float
     point_id: str
@@ -152,17 +185,24 @@ class MemoryHit(_message.Message):
     before: _containers.RepeatedCompositeFieldContainer[ContextMessage]
     after: _containers.RepeatedCompositeFieldContainer[ContextMessage]
     boosted: bool
-    def __init__(self, score: _Optional[float] = ..., semantic_score: _Optional[float] = ..., point_id: _Optional[str] = ..., model_id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., timestamp: _Optional[int] = ..., role: _Optional[str] = ..., platform: _Optional[str] = ..., sender_id: _Optional[str] = ..., mentioned_ids: _Optional[_Iterable[str]] = ..., speaker_label: _Optional[str] = ..., text: _Optional[str] = ..., truncated_chars: _Optional[int] = ..., before: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., after: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., boosted: _Optional[bool] = ...) -> None: ...
+    keyword_score: float
+    relevance: float
+    semantic_match: bool
+    keyword_match: bool
+    in_context_of: int
+    def __init__(self, score: _Optional[float] = ..., semantic_score: _Optional[float] = ..., point_id: _Optional[str] = ..., model_id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., timestamp: _Optional[int] = ..., role: _Optional[str] = ..., platform: _Optional[str] = ..., sender_id: _Optional[str] = ..., mentioned_ids: _Optional[_Iterable[str]] = ..., speaker_label: _Optional[str] = ..., text: _Optional[str] = ..., truncated_chars: _Optional[int] = ..., before: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., after: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., boosted: _Optional[bool] = ..., keyword_score: _Optional[float] = ..., relevance: _Optional[float] = ..., semantic_match: _Optional[bool] = ..., keyword_match: _Optional[bool] = ..., in_context_of: _Optional[int] = ...) -> None: ...
 
 class SearchMemoryResponse(_message.Message):
-    __slots__ = ("hits", "model_id", "excluded_other_models")
+    __slots__ = ("hits", "model_id", "excluded_other_models", "retrieval")
     HITS_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
     EXCLUDED_OTHER_MODELS_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[MemoryHit]
     model_id: str
     excluded_other_models: int
-    def __init__(self, hits: _Optional[_Iterable[_Union[MemoryHit, _Mapping]]] = ..., model_id: _Optional[str] = ..., excluded_other_models: _Optional[int] = ...) -> None: ...
+    retrieval: RecallRetrieval
+    def __init__(self, hits: _Optional[_Iterable[_Union[MemoryHit, _Mapping]]] = ..., model_id: _Optional[str] = ..., excluded_other_models: _Optional[int] = ..., retrieval: _Optional[_Union[RecallRetrieval, str]] = ...) -> None: ...
 
 class DeleteVectorsRequest(_message.Message):
     __slots__ = ("session", "timestamps", "model", "all")
@@ -197,10 +237,12 @@ class DeleteVectorsRequest(_message.Message):
     def __init__(self, session: _Optional[_Union[DeleteVectorsRequest.BySession, _Mapping]] = ..., timestamps: _Optional[_Union[DeleteVectorsRequest.ByTimestamps, _Mapping]] = ..., model: _Optional[_Union[DeleteVectorsRequest.ByModel, _Mapping]] = ..., all: _Optional[_Union[DeleteVectorsRequest.All, _Mapping]] = ...) -> None: ...
 
 class DeleteVectorsResponse(_message.Message):
-    __slots__ = ("deleted_count",)
+    __slots__ = ("deleted_count", "keyword_points_deleted")
     DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    KEYWORD_POINTS_DELETED_FIELD_NUMBER: _ClassVar[int]
     deleted_count: int
-    def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
+    keyword_points_deleted: int
+    def __init__(self, deleted_count: _Optional[int] = ..., keyword_points_deleted: _Optional[int] = ...) -> None: ...
 
 class GetVectorStatsRequest(_message.Message):
     __slots__ = ()
@@ -227,7 +269,7 @@ class CollectionVectorCount(_message.Message):
     def __init__(self, collection: _Optional[str] = ..., dimension: _Optional[int] = ..., count: _Optional[int] = ...) -> None: ...
 
 class GetVectorStatsResponse(_message.Message):
-    __slots__ = ("models", "collections", "legacy_model", "embedder_configured", "index_queue_length", "index_dropped", "outbox_pending")
+    __slots__ = ("models", "collections", "legacy_model", "embedder_configured", "index_queue_length", "index_dropped", "outbox_pending", "keyword_points")
     MODELS_FIELD_NUMBER: _ClassVar[int]
     COLLECTIONS_FIELD_NUMBER: _ClassVar[int]
     LEGACY_MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -235,6 +277,7 @@ class GetVectorStatsResponse(_message.Message):
     INDEX_QUEUE_LENGTH_FIELD_NUMBER: _ClassVar[int]
     INDEX_DROPPED_FIELD_NUMBER: _ClassVar[int]
     OUTBOX_PENDING_FIELD_NUMBER: _ClassVar[int]
+    KEYWORD_POINTS_FIELD_NUMBER: _ClassVar[int]
     models: _containers.RepeatedCompositeFieldContainer[ModelVectorCount]
     collections: _containers.RepeatedCompositeFieldContainer[CollectionVectorCount]
     legacy_model: str
@@ -242,4 +285,5 @@ class GetVectorStatsResponse(_message.Message):
     index_queue_length: int
     index_dropped: int
     outbox_pending: int
-    def __init__(self, models: _Optional[_Iterable[_Union[ModelVectorCount, _Mapping]]] = ..., collections: _Optional[_Iterable[_Union[CollectionVectorCount, _Mapping]]] = ..., legacy_model: _Optional[str] = ..., embedder_configured: _Optional[bool] = ..., index_queue_length: _Optional[int] = ..., index_dropped: _Optional[int] = ..., outbox_pending: _Optional[int] = ...) -> None: ...
+    keyword_points: int
+    def __init__(self, models: _Optional[_Iterable[_Union[ModelVectorCount, _Mapping]]] = ..., collections: _Optional[_Iterable[_Union[CollectionVectorCount, _Mapping]]] = ..., legacy_model: _Optional[str] = ..., embedder_configured: _Optional[bool] = ..., index_queue_length: _Optional[int] = ..., index_dropped: _Optional[int] = ..., outbox_pending: _Optional[int] = ..., keyword_points: _Optional[int] = ...) -> None: ...

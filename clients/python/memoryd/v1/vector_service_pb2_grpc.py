@@ -26,12 +26,16 @@ if _version_not_supported:
 
 
 class VectorServiceStub:
-    """Semantic memory: message embeddings in Qdrant and recall over them.
+    """Semantic memory: message embeddings and keywords in Qdrant, and recall over
+    them.
 
     Vectors live in an embedding space named by `model_id` (for example
     "openai:text-embedding-3-small"). Vectors of different models are never
     compared, and vectors of different dimensions never share a collection.
-    Every point belongs to the caller's tenant.
+    Every saved user and assistant message (and every point with a text) is also
+    indexed for keyword (BM25) search, with or without an embedder, so recall by
+    text works on a server without any embedding service. Every point belongs to
+    the caller's tenant.
 
     Every RPC validates its input before touching storage: invalid input gets
     INVALID_ARGUMENT with a google.rpc.BadRequest naming the field, and nothing
@@ -67,12 +71,16 @@ class VectorServiceStub:
 
 
 class VectorServiceServicer:
-    """Semantic memory: message embeddings in Qdrant and recall over them.
+    """Semantic memory: message embeddings and keywords in Qdrant, and recall over
+    them.
 
     Vectors live in an embedding space named by `model_id` (for example
     "openai:text-embedding-3-small"). Vectors of different models are never
     compared, and vectors of different dimensions never share a collection.
-    Every point belongs to the caller's tenant.
+    Every saved user and assistant message (and every point with a text) is also
+    indexed for keyword (BM25) search, with or without an embedder, so recall by
+    text works on a server without any embedding service. Every point belongs to
+    the caller's tenant.
 
     Every RPC validates its input before touching storage: invalid input gets
     INVALID_ARGUMENT with a google.rpc.BadRequest naming the field, and nothing
@@ -82,16 +90,18 @@ class VectorServiceServicer:
     def UpsertVectors(self, request, context):
         """Stores caller-supplied vectors. A point is identified by (session,
         message id or timestamp, model), so indexing the same message again
-        replaces its point instead of adding one.
+        replaces its point instead of adding one. A point with a text also
+        (re)indexes its message's keywords.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def SearchMemory(self, request, context):
-        """Recalls the messages most similar to a query vector (or a query text when
-        the server has an embedder), reranked by recency, each with the messages
-        around it in its session.
+        """Recalls the messages that best match a query: by meaning (a query vector,
+        or the query text embedded by the server's embedder), by keywords (BM25
+        over the query text), or both fused (hybrid); reranked by recency, each
+        with the messages around it in its session.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -99,7 +109,8 @@ class VectorServiceServicer:
 
     def DeleteVectors(self, request, context):
         """Deletes vectors by session, by (session, timestamps), by model, or all of
-        the caller's vectors.
+        the caller's vectors; every selector but the model also deletes the
+        messages' keyword points.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -145,12 +156,16 @@ def add_VectorServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class VectorService:
-    """Semantic memory: message embeddings in Qdrant and recall over them.
+    """Semantic memory: message embeddings and keywords in Qdrant, and recall over
+    them.
 
     Vectors live in an embedding space named by `model_id` (for example
     "openai:text-embedding-3-small"). Vectors of different models are never
     compared, and vectors of different dimensions never share a collection.
-    Every point belongs to the caller's tenant.
+    Every saved user and assistant message (and every point with a text) is also
+    indexed for keyword (BM25) search, with or without an embedder, so recall by
+    text works on a server without any embedding service. Every point belongs to
+    the caller's tenant.
 
     Every RPC validates its input before touching storage: invalid input gets
     INVALID_ARGUMENT with a google.rpc.BadRequest naming the field, and nothing

@@ -4,13 +4,15 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { RecallFusion } from "./vector_service_pb.js";
+import { file_memoryd_v1_vector_service } from "./vector_service_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file memoryd/v1/entry_service.proto.
  */
 export const file_memoryd_v1_entry_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tZW1vcnlkL3YxL2VudHJ5X3NlcnZpY2UucHJvdG8SCm1lbW9yeWQudjEiZQoFRW50cnkSCgoCaWQYASABKAkSDQoFc2NvcGUYAiABKAkSDAoEdGV4dBgDIAEoCRIMCgR0YWdzGAQgAygJEhMKC2NyZWF0ZV90aW1lGAUgASgDEhAKCG1vZGVsX2lkGAYgASgJImIKEFNhdmVFbnRyeVJlcXVlc3QSDQoFc2NvcGUYASABKAkSDAoEdGV4dBgCIAEoCRIMCgR0YWdzGAMgAygJEhEKCWVtYmVkZGluZxgEIAMoAhIQCghtb2RlbF9pZBgFIAEoCSJ4ChFTYXZlRW50cnlSZXNwb25zZRIgCgVlbnRyeRgBIAEoCzIRLm1lbW9yeWQudjEuRW50cnkSFAoMZGVkdXBsaWNhdGVkGAIgASgIEhMKC3Njb3BlX2NvdW50GAMgASgFEhYKDnNjb3BlX2NhcGFjaXR5GAQgASgFIm4KFFNlYXJjaEVudHJpZXNSZXF1ZXN0Eg0KBXNjb3BlGAEgASgJEg0KBXF1ZXJ5GAIgASgJEg0KBWxpbWl0GAMgASgFEhcKD3F1ZXJ5X2VtYmVkZGluZxgEIAMoAhIQCghtb2RlbF9pZBgFIAEoCSJqCghFbnRyeUhpdBIgCgVlbnRyeRgBIAEoCzIRLm1lbW9yeWQudjEuRW50cnkSDQoFc2NvcmUYAiABKAESFQoNa2V5d29yZF9zY29yZRgDIAEoARIWCg5zZW1hbnRpY19zY29yZRgEIAEoASJNChVTZWFyY2hFbnRyaWVzUmVzcG9uc2USIgoEaGl0cxgBIAMoCzIULm1lbW9yeWQudjEuRW50cnlIaXQSEAoIc2VtYW50aWMYAiABKAgiNQoSRm9yZ2V0RW50cnlSZXF1ZXN0Eg0KBXNjb3BlGAEgASgJEhAKCGVudHJ5X2lkGAIgASgJIiYKE0ZvcmdldEVudHJ5UmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCCJKChJMaXN0RW50cmllc1JlcXVlc3QSDQoFc2NvcGUYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiUgoTTGlzdEVudHJpZXNSZXNwb25zZRIiCgdlbnRyaWVzGAEgAygLMhEubWVtb3J5ZC52MS5FbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkyzgIKDEVudHJ5U2VydmljZRJICglTYXZlRW50cnkSHC5tZW1vcnlkLnYxLlNhdmVFbnRyeVJlcXVlc3QaHS5tZW1vcnlkLnYxLlNhdmVFbnRyeVJlc3BvbnNlElQKDVNlYXJjaEVudHJpZXMSIC5tZW1vcnlkLnYxLlNlYXJjaEVudHJpZXNSZXF1ZXN0GiEubWVtb3J5ZC52MS5TZWFyY2hFbnRyaWVzUmVzcG9uc2USTgoLRm9yZ2V0RW50cnkSHi5tZW1vcnlkLnYxLkZvcmdldEVudHJ5UmVxdWVzdBofLm1lbW9yeWQudjEuRm9yZ2V0RW50cnlSZXNwb25zZRJOCgtMaXN0RW50cmllcxIeLm1lbW9yeWQudjEuTGlzdEVudHJpZXNSZXF1ZXN0Gh8ubWVtb3J5ZC52MS5MaXN0RW50cmllc1Jlc3BvbnNlQmEKDmRldi5tZW1vcnlkLnYxQhFFbnRyeVNlcnZpY2VQcm90b1ABWjpnaXRodWIuY29tL21lbW9yeWQvbWVtb3J5ZC9jbGllbnRzL2dvL21lbW9yeWQvdjE7bWVtb3J5ZHYxYgZwcm90bzM");
+  fileDesc("Ch5tZW1vcnlkL3YxL2VudHJ5X3NlcnZpY2UucHJvdG8SCm1lbW9yeWQudjEiZQoFRW50cnkSCgoCaWQYASABKAkSDQoFc2NvcGUYAiABKAkSDAoEdGV4dBgDIAEoCRIMCgR0YWdzGAQgAygJEhMKC2NyZWF0ZV90aW1lGAUgASgDEhAKCG1vZGVsX2lkGAYgASgJImIKEFNhdmVFbnRyeVJlcXVlc3QSDQoFc2NvcGUYASABKAkSDAoEdGV4dBgCIAEoCRIMCgR0YWdzGAMgAygJEhEKCWVtYmVkZGluZxgEIAMoAhIQCghtb2RlbF9pZBgFIAEoCSJ4ChFTYXZlRW50cnlSZXNwb25zZRIgCgVlbnRyeRgBIAEoCzIRLm1lbW9yeWQudjEuRW50cnkSFAoMZGVkdXBsaWNhdGVkGAIgASgIEhMKC3Njb3BlX2NvdW50GAMgASgFEhYKDnNjb3BlX2NhcGFjaXR5GAQgASgFIsgBChRTZWFyY2hFbnRyaWVzUmVxdWVzdBINCgVzY29wZRgBIAEoCRINCgVxdWVyeRgCIAEoCRINCgVsaW1pdBgDIAEoBRIXCg9xdWVyeV9lbWJlZGRpbmcYBCADKAISEAoIbW9kZWxfaWQYBSABKAkSGwoOa2V5d29yZF93ZWlnaHQYBiABKAJIAIgBARIoCgZmdXNpb24YByABKA4yGC5tZW1vcnlkLnYxLlJlY2FsbEZ1c2lvbkIRCg9fa2V5d29yZF93ZWlnaHQiagoIRW50cnlIaXQSIAoFZW50cnkYASABKAsyES5tZW1vcnlkLnYxLkVudHJ5Eg0KBXNjb3JlGAIgASgBEhUKDWtleXdvcmRfc2NvcmUYAyABKAESFgoOc2VtYW50aWNfc2NvcmUYBCABKAEiTQoVU2VhcmNoRW50cmllc1Jlc3BvbnNlEiIKBGhpdHMYASADKAsyFC5tZW1vcnlkLnYxLkVudHJ5SGl0EhAKCHNlbWFudGljGAIgASgIIjUKEkZvcmdldEVudHJ5UmVxdWVzdBINCgVzY29wZRgBIAEoCRIQCghlbnRyeV9pZBgCIAEoCSImChNGb3JnZXRFbnRyeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiSgoSTGlzdEVudHJpZXNSZXF1ZXN0Eg0KBXNjb3BlGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlIKE0xpc3RFbnRyaWVzUmVzcG9uc2USIgoHZW50cmllcxgBIAMoCzIRLm1lbW9yeWQudjEuRW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMs4CCgxFbnRyeVNlcnZpY2USSAoJU2F2ZUVudHJ5EhwubWVtb3J5ZC52MS5TYXZlRW50cnlSZXF1ZXN0Gh0ubWVtb3J5ZC52MS5TYXZlRW50cnlSZXNwb25zZRJUCg1TZWFyY2hFbnRyaWVzEiAubWVtb3J5ZC52MS5TZWFyY2hFbnRyaWVzUmVxdWVzdBohLm1lbW9yeWQudjEuU2VhcmNoRW50cmllc1Jlc3BvbnNlEk4KC0ZvcmdldEVudHJ5Eh4ubWVtb3J5ZC52MS5Gb3JnZXRFbnRyeVJlcXVlc3QaHy5tZW1vcnlkLnYxLkZvcmdldEVudHJ5UmVzcG9uc2USTgoLTGlzdEVudHJpZXMSHi5tZW1vcnlkLnYxLkxpc3RFbnRyaWVzUmVxdWVzdBofLm1lbW9yeWQudjEuTGlzdEVudHJpZXNSZXNwb25zZUJhCg5kZXYubWVtb3J5ZC52MUIRRW50cnlTZXJ2aWNlUHJvdG9QAVo6Z2l0aHViLmNvbS9tZW1vcnlkL21lbW9yeWQvY2xpZW50cy9nby9tZW1vcnlkL3YxO21lbW9yeWR2MWIGcHJvdG8z", [file_memoryd_v1_vector_service]);
 
 /**
  * One long-term memory entry.
@@ -176,7 +178,8 @@ export type SearchEntriesRequest = Message<"memoryd.v1.SearchEntriesRequest"> & 
   scope: string;
 
   /**
-   * Keywords. Empty means "the newest entries".
+   * Keywords (BM25, tokenized like SearchMemory's: Chinese is segmented into
+   * words). Empty means "the newest entries".
    *
    * @generated from field: string query = 2;
    */
@@ -191,7 +194,8 @@ export type SearchEntriesRequest = Message<"memoryd.v1.SearchEntriesRequest"> & 
 
   /**
    * Optional vector of the query, computed with `model_id`. Entries with a
-   * vector of the same model get a semantic score added.
+   * vector of the same model get a semantic score. Without it the server's
+   * embedder (when configured) embeds `query`.
    *
    * @generated from field: repeated float query_embedding = 4;
    */
@@ -203,6 +207,23 @@ export type SearchEntriesRequest = Message<"memoryd.v1.SearchEntriesRequest"> & 
    * @generated from field: string model_id = 5;
    */
   modelId: string;
+
+  /**
+   * Weight of the keyword part against the semantic part, 0 to 1, as in
+   * SearchMemory. Unset means the server default
+   * (MEMORYD_RECALL_KEYWORD_WEIGHT).
+   *
+   * @generated from field: optional float keyword_weight = 6;
+   */
+  keywordWeight?: number | undefined;
+
+  /**
+   * How the two parts are combined, as in SearchMemory. Unset means the
+   * server's default.
+   *
+   * @generated from field: memoryd.v1.RecallFusion fusion = 7;
+   */
+  fusion: RecallFusion;
 };
 
 /**
@@ -226,17 +247,20 @@ export type EntryHit = Message<"memoryd.v1.EntryHit"> & {
   entry?: Entry | undefined;
 
   /**
-   * Final score: keyword_score + semantic_score. With a query (text or
-   * embedding), hits with a zero score are never returned; without one, the
-   * newest entries are returned with score 0.
+   * Final score: the fusion of keyword_score and semantic_score (0 to 1; a
+   * keyword-only search min-max normalizes the keyword scores). With a query
+   * (text or embedding), entries with neither a keyword match nor a semantic
+   * score are never returned; without one, the newest entries are returned
+   * with score 0.
    *
    * @generated from field: double score = 2;
    */
   score: number;
 
   /**
-   * Keyword part: per query term, 2 for a tag hit plus 1 for a content hit,
-   * divided by the number of terms.
+   * Keyword part: BM25 of the query over the entry's text plus twice its BM25
+   * over the tags (tags weigh more), IDF over the scope's entries. 0 when no
+   * query word matches.
    *
    * @generated from field: double keyword_score = 3;
    */

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memoryd/v1/vector_service.proto.
  */
 export const file_memoryd_v1_vector_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9tZW1vcnlkL3YxL3ZlY3Rvcl9zZXJ2aWNlLnByb3RvEgptZW1vcnlkLnYxIukBCgtWZWN0b3JQb2ludBIQCghtb2RlbF9pZBgBIAEoCRIOCgZ2ZWN0b3IYAiADKAISEgoKc2Vzc2lvbl9pZBgDIAEoCRISCgptZXNzYWdlX2lkGAQgASgJEhEKCXRpbWVzdGFtcBgFIAEoAxIMCgRyb2xlGAYgASgJEhAKCHBsYXRmb3JtGAcgASgJEhEKCXNlbmRlcl9pZBgIIAEoCRIVCg1tZW50aW9uZWRfaWRzGAkgAygJEhUKDXNwZWFrZXJfbGFiZWwYCiABKAkSDAoEdGV4dBgLIAEoCRIOCgZsZWdhY3kYDCABKAgiPwoUVXBzZXJ0VmVjdG9yc1JlcXVlc3QSJwoGcG9pbnRzGAEgAygLMhcubWVtb3J5ZC52MS5WZWN0b3JQb2ludCIqChVVcHNlcnRWZWN0b3JzUmVzcG9uc2USEQoJcG9pbnRfaWRzGAEgAygJIqUEChNTZWFyY2hNZW1vcnlSZXF1ZXN0EhQKDHF1ZXJ5X3ZlY3RvchgBIAMoAhISCgpxdWVyeV90ZXh0GAIgASgJEhAKCG1vZGVsX2lkGAMgASgJEg0KBXRvcF9rGAQgASgFEhEKCW1pbl9zY29yZRgFIAEoAhIYCgt0aW1lX3dlaWdodBgGIAEoAkgAiAEBEiYKBXNjb3BlGAcgASgOMhcubWVtb3J5ZC52MS5SZWNhbGxTY29wZRISCgpzZXNzaW9uX2lkGAggASgJEhAKCHBsYXRmb3JtGAkgASgJEhMKC3NwZWFrZXJfaWRzGAogAygJEiAKE3VzZXJfcHJpb3JpdHlfYm9vc3QYCyABKAJIAYgBARItCgxyZWNhbGxfcm9sZXMYDCABKA4yFy5tZW1vcnlkLnYxLlJlY2FsbFJvbGVzEhsKDmNvbnRleHRfd2luZG93GA0gASgFSAKIAQESIQoUZXhwYW5kX2Nyb3NzX3Nlc3Npb24YDiABKAhIA4gBARIaChJwZXJfaXRlbV9tYXhfY2hhcnMYDyABKAUSGwoTZXhjbHVkZV9tZXNzYWdlX2lkcxgQIAMoCRIVCg1jb250cm9sX2tpbmRzGBEgAygJQg4KDF90aW1lX3dlaWdodEIWChRfdXNlcl9wcmlvcml0eV9ib29zdEIRCg9fY29udGV4dF93aW5kb3dCFwoVX2V4cGFuZF9jcm9zc19zZXNzaW9uIk8KDkNvbnRleHRNZXNzYWdlEiQKB21lc3NhZ2UYASABKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFwoPdHJ1bmNhdGVkX2NoYXJzGAIgASgFIoEDCglNZW1vcnlIaXQSDQoFc2NvcmUYASABKAISFgoOc2VtYW50aWNfc2NvcmUYAiABKAISEAoIcG9pbnRfaWQYAyABKAkSEAoIbW9kZWxfaWQYBCABKAkSEgoKc2Vzc2lvbl9pZBgFIAEoCRISCgptZXNzYWdlX2lkGAYgASgJEhEKCXRpbWVzdGFtcBgHIAEoAxIMCgRyb2xlGAggASgJEhAKCHBsYXRmb3JtGAkgASgJEhEKCXNlbmRlcl9pZBgKIAEoCRIVCg1tZW50aW9uZWRfaWRzGAsgAygJEhUKDXNwZWFrZXJfbGFiZWwYDCABKAkSDAoEdGV4dBgNIAEoCRIXCg90cnVuY2F0ZWRfY2hhcnMYDiABKAUSKgoGYmVmb3JlGA8gAygLMhoubWVtb3J5ZC52MS5Db250ZXh0TWVzc2FnZRIpCgVhZnRlchgQIAMoCzIaLm1lbW9yeWQudjEuQ29udGV4dE1lc3NhZ2USDwoHYm9vc3RlZBgRIAEoCCJsChRTZWFyY2hNZW1vcnlSZXNwb25zZRIjCgRoaXRzGAEgAygLMhUubWVtb3J5ZC52MS5NZW1vcnlIaXQSEAoIbW9kZWxfaWQYAiABKAkSHQoVZXhjbHVkZWRfb3RoZXJfbW9kZWxzGAMgASgFIpMDChREZWxldGVWZWN0b3JzUmVxdWVzdBI9CgdzZXNzaW9uGAEgASgLMioubWVtb3J5ZC52MS5EZWxldGVWZWN0b3JzUmVxdWVzdC5CeVNlc3Npb25IABJDCgp0aW1lc3RhbXBzGAIgASgLMi0ubWVtb3J5ZC52MS5EZWxldGVWZWN0b3JzUmVxdWVzdC5CeVRpbWVzdGFtcHNIABI5CgVtb2RlbBgDIAEoCzIoLm1lbW9yeWQudjEuRGVsZXRlVmVjdG9yc1JlcXVlc3QuQnlNb2RlbEgAEjMKA2FsbBgEIAEoCzIkLm1lbW9yeWQudjEuRGVsZXRlVmVjdG9yc1JlcXVlc3QuQWxsSAAaHwoJQnlTZXNzaW9uEhIKCnNlc3Npb25faWQYASABKAkaNgoMQnlUaW1lc3RhbXBzEhIKCnNlc3Npb25faWQYASABKAkSEgoKdGltZXN0YW1wcxgCIAMoAxobCgdCeU1vZGVsEhAKCG1vZGVsX2lkGAEgASgJGgUKA0FsbEIKCghzZWxlY3RvciIuChVEZWxldGVWZWN0b3JzUmVzcG9uc2USFQoNZGVsZXRlZF9jb3VudBgBIAEoAyIXChVHZXRWZWN0b3JTdGF0c1JlcXVlc3QiRgoQTW9kZWxWZWN0b3JDb3VudBIQCghtb2RlbF9pZBgBIAEoCRINCgVjb3VudBgCIAEoAxIRCglkaW1lbnNpb24YAyABKAUiTQoVQ29sbGVjdGlvblZlY3RvckNvdW50EhIKCmNvbGxlY3Rpb24YASABKAkSEQoJZGltZW5zaW9uGAIgASgFEg0KBWNvdW50GAMgASgDIvwBChZHZXRWZWN0b3JTdGF0c1Jlc3BvbnNlEiwKBm1vZGVscxgBIAMoCzIcLm1lbW9yeWQudjEuTW9kZWxWZWN0b3JDb3VudBI2Cgtjb2xsZWN0aW9ucxgCIAMoCzIhLm1lbW9yeWQudjEuQ29sbGVjdGlvblZlY3RvckNvdW50EhQKDGxlZ2FjeV9tb2RlbBgDIAEoCRIbChNlbWJlZGRlcl9jb25maWd1cmVkGAQgASgIEhoKEmluZGV4X3F1ZXVlX2xlbmd0aBgFIAEoAxIVCg1pbmRleF9kcm9wcGVkGAYgASgDEhYKDm91dGJveF9wZW5kaW5nGAcgASgDKo0BCgtSZWNhbGxTY29wZRIcChhSRUNBTExfU0NPUEVfVU5TUEVDSUZJRUQQABIYChRSRUNBTExfU0NPUEVfU0VTU0lPThABEhUKEVJFQ0FMTF9TQ09QRV9VU0VSEAISGQoVUkVDQUxMX1NDT1BFX1BMQVRGT1JNEAMSFAoQUkVDQUxMX1NDT1BFX0FMTBAEKl8KC1JlY2FsbFJvbGVzEhwKGFJFQ0FMTF9ST0xFU19VTlNQRUNJRklFRBAAEhQKEFJFQ0FMTF9ST0xFU19BTEwQARIcChhSRUNBTExfUk9MRVNfT1RIRVJTX09OTFkQAjLnAgoNVmVjdG9yU2VydmljZRJUCg1VcHNlcnRWZWN0b3JzEiAubWVtb3J5ZC52MS5VcHNlcnRWZWN0b3JzUmVxdWVzdBohLm1lbW9yeWQudjEuVXBzZXJ0VmVjdG9yc1Jlc3BvbnNlElEKDFNlYXJjaE1lbW9yeRIfLm1lbW9yeWQudjEuU2VhcmNoTWVtb3J5UmVxdWVzdBogLm1lbW9yeWQudjEuU2VhcmNoTWVtb3J5UmVzcG9uc2USVAoNRGVsZXRlVmVjdG9ycxIgLm1lbW9yeWQudjEuRGVsZXRlVmVjdG9yc1JlcXVlc3QaIS5tZW1vcnlkLnYxLkRlbGV0ZVZlY3RvcnNSZXNwb25zZRJXCg5HZXRWZWN0b3JTdGF0cxIhLm1lbW9yeWQudjEuR2V0VmVjdG9yU3RhdHNSZXF1ZXN0GiIubWVtb3J5ZC52MS5HZXRWZWN0b3JTdGF0c1Jlc3BvbnNlQmIKDmRldi5tZW1vcnlkLnYxQhJWZWN0b3JTZXJ2aWNlUHJvdG9QAVo6Z2l0aHViLmNvbS9tZW1vcnlkL21lbW9yeWQvY2xpZW50cy9nby9tZW1vcnlkL3YxO21lbW9yeWR2MWIGcHJvdG8z", [file_memoryd_v1_message]);
+  fileDesc("Ch9tZW1vcnlkL3YxL3ZlY3Rvcl9zZXJ2aWNlLnByb3RvEgptZW1vcnlkLnYxIukBCgtWZWN0b3JQb2ludBIQCghtb2RlbF9pZBgBIAEoCRIOCgZ2ZWN0b3IYAiADKAISEgoKc2Vzc2lvbl9pZBgDIAEoCRISCgptZXNzYWdlX2lkGAQgASgJEhEKCXRpbWVzdGFtcBgFIAEoAxIMCgRyb2xlGAYgASgJEhAKCHBsYXRmb3JtGAcgASgJEhEKCXNlbmRlcl9pZBgIIAEoCRIVCg1tZW50aW9uZWRfaWRzGAkgAygJEhUKDXNwZWFrZXJfbGFiZWwYCiABKAkSDAoEdGV4dBgLIAEoCRIOCgZsZWdhY3kYDCABKAgiPwoUVXBzZXJ0VmVjdG9yc1JlcXVlc3QSJwoGcG9pbnRzGAEgAygLMhcubWVtb3J5ZC52MS5WZWN0b3JQb2ludCIqChVVcHNlcnRWZWN0b3JzUmVzcG9uc2USEQoJcG9pbnRfaWRzGAEgAygJIuEFChNTZWFyY2hNZW1vcnlSZXF1ZXN0EhQKDHF1ZXJ5X3ZlY3RvchgBIAMoAhISCgpxdWVyeV90ZXh0GAIgASgJEhAKCG1vZGVsX2lkGAMgASgJEg0KBXRvcF9rGAQgASgFEhEKCW1pbl9zY29yZRgFIAEoAhIYCgt0aW1lX3dlaWdodBgGIAEoAkgAiAEBEiYKBXNjb3BlGAcgASgOMhcubWVtb3J5ZC52MS5SZWNhbGxTY29wZRISCgpzZXNzaW9uX2lkGAggASgJEhAKCHBsYXRmb3JtGAkgASgJEhMKC3NwZWFrZXJfaWRzGAogAygJEiAKE3VzZXJfcHJpb3JpdHlfYm9vc3QYCyABKAJIAYgBARItCgxyZWNhbGxfcm9sZXMYDCABKA4yFy5tZW1vcnlkLnYxLlJlY2FsbFJvbGVzEhsKDmNvbnRleHRfd2luZG93GA0gASgFSAKIAQESIQoUZXhwYW5kX2Nyb3NzX3Nlc3Npb24YDiABKAhIA4gBARIaChJwZXJfaXRlbV9tYXhfY2hhcnMYDyABKAUSGwoTZXhjbHVkZV9tZXNzYWdlX2lkcxgQIAMoCRIVCg1jb250cm9sX2tpbmRzGBEgAygJEhsKDmtleXdvcmRfd2VpZ2h0GBIgASgCSASIAQESKAoGZnVzaW9uGBMgASgOMhgubWVtb3J5ZC52MS5SZWNhbGxGdXNpb24SGwoOcmVmZXJlbmNlX3RpbWUYFCABKANIBYgBARIcCg9oYWxmX2xpZmVfaG91cnMYFSABKAJIBogBAUIOCgxfdGltZV93ZWlnaHRCFgoUX3VzZXJfcHJpb3JpdHlfYm9vc3RCEQoPX2NvbnRleHRfd2luZG93QhcKFV9leHBhbmRfY3Jvc3Nfc2Vzc2lvbkIRCg9fa2V5d29yZF93ZWlnaHRCEQoPX3JlZmVyZW5jZV90aW1lQhIKEF9oYWxmX2xpZmVfaG91cnMiTwoOQ29udGV4dE1lc3NhZ2USJAoHbWVzc2FnZRgBIAEoCzITLm1lbW9yeWQudjEuTWVzc2FnZRIXCg90cnVuY2F0ZWRfY2hhcnMYAiABKAUiiAQKCU1lbW9yeUhpdBINCgVzY29yZRgBIAEoAhIWCg5zZW1hbnRpY19zY29yZRgCIAEoAhIQCghwb2ludF9pZBgDIAEoCRIQCghtb2RlbF9pZBgEIAEoCRISCgpzZXNzaW9uX2lkGAUgASgJEhIKCm1lc3NhZ2VfaWQYBiABKAkSEQoJdGltZXN0YW1wGAcgASgDEgwKBHJvbGUYCCABKAkSEAoIcGxhdGZvcm0YCSABKAkSEQoJc2VuZGVyX2lkGAogASgJEhUKDW1lbnRpb25lZF9pZHMYCyADKAkSFQoNc3BlYWtlcl9sYWJlbBgMIAEoCRIMCgR0ZXh0GA0gASgJEhcKD3RydW5jYXRlZF9jaGFycxgOIAEoBRIqCgZiZWZvcmUYDyADKAsyGi5tZW1vcnlkLnYxLkNvbnRleHRNZXNzYWdlEikKBWFmdGVyGBAgAygLMhoubWVtb3J5ZC52MS5Db250ZXh0TWVzc2FnZRIPCgdib29zdGVkGBEgASgIEhUKDWtleXdvcmRfc2NvcmUYEiABKAISEQoJcmVsZXZhbmNlGBMgASgCEhYKDnNlbWFudGljX21hdGNoGBQgASgIEhUKDWtleXdvcmRfbWF0Y2gYFSABKAgSGgoNaW5fY29udGV4dF9vZhgWIAEoBUgAiAEBQhAKDl9pbl9jb250ZXh0X29mIpwBChRTZWFyY2hNZW1vcnlSZXNwb25zZRIjCgRoaXRzGAEgAygLMhUubWVtb3J5ZC52MS5NZW1vcnlIaXQSEAoIbW9kZWxfaWQYAiABKAkSHQoVZXhjbHVkZWRfb3RoZXJfbW9kZWxzGAMgASgFEi4KCXJldHJpZXZhbBgEIAEoDjIbLm1lbW9yeWQudjEuUmVjYWxsUmV0cmlldmFsIpMDChREZWxldGVWZWN0b3JzUmVxdWVzdBI9CgdzZXNzaW9uGAEgASgLMioubWVtb3J5ZC52MS5EZWxldGVWZWN0b3JzUmVxdWVzdC5CeVNlc3Npb25IABJDCgp0aW1lc3RhbXBzGAIgASgLMi0ubWVtb3J5ZC52MS5EZWxldGVWZWN0b3JzUmVxdWVzdC5CeVRpbWVzdGFtcHNIABI5CgVtb2RlbBgDIAEoCzIoLm1lbW9yeWQudjEuRGVsZXRlVmVjdG9yc1JlcXVlc3QuQnlNb2RlbEgAEjMKA2FsbBgEIAEoCzIkLm1lbW9yeWQudjEuRGVsZXRlVmVjdG9yc1JlcXVlc3QuQWxsSAAaHwoJQnlTZXNzaW9uEhIKCnNlc3Npb25faWQYASABKAkaNgoMQnlUaW1lc3RhbXBzEhIKCnNlc3Npb25faWQYASABKAkSEgoKdGltZXN0YW1wcxgCIAMoAxobCgdCeU1vZGVsEhAKCG1vZGVsX2lkGAEgASgJGgUKA0FsbEIKCghzZWxlY3RvciJOChVEZWxldGVWZWN0b3JzUmVzcG9uc2USFQoNZGVsZXRlZF9jb3VudBgBIAEoAxIeChZrZXl3b3JkX3BvaW50c19kZWxldGVkGAIgASgDIhcKFUdldFZlY3RvclN0YXRzUmVxdWVzdCJGChBNb2RlbFZlY3RvckNvdW50EhAKCG1vZGVsX2lkGAEgASgJEg0KBWNvdW50GAIgASgDEhEKCWRpbWVuc2lvbhgDIAEoBSJNChVDb2xsZWN0aW9uVmVjdG9yQ291bnQSEgoKY29sbGVjdGlvbhgBIAEoCRIRCglkaW1lbnNpb24YAiABKAUSDQoFY291bnQYAyABKAMilAIKFkdldFZlY3RvclN0YXRzUmVzcG9uc2USLAoGbW9kZWxzGAEgAygLMhwubWVtb3J5ZC52MS5Nb2RlbFZlY3RvckNvdW50EjYKC2NvbGxlY3Rpb25zGAIgAygLMiEubWVtb3J5ZC52MS5Db2xsZWN0aW9uVmVjdG9yQ291bnQSFAoMbGVnYWN5X21vZGVsGAMgASgJEhsKE2VtYmVkZGVyX2NvbmZpZ3VyZWQYBCABKAgSGgoSaW5kZXhfcXVldWVfbGVuZ3RoGAUgASgDEhUKDWluZGV4X2Ryb3BwZWQYBiABKAMSFgoOb3V0Ym94X3BlbmRpbmcYByABKAMSFgoOa2V5d29yZF9wb2ludHMYCCABKAMqjQEKC1JlY2FsbFNjb3BlEhwKGFJFQ0FMTF9TQ09QRV9VTlNQRUNJRklFRBAAEhgKFFJFQ0FMTF9TQ09QRV9TRVNTSU9OEAESFQoRUkVDQUxMX1NDT1BFX1VTRVIQAhIZChVSRUNBTExfU0NPUEVfUExBVEZPUk0QAxIUChBSRUNBTExfU0NPUEVfQUxMEAQqXwoLUmVjYWxsUm9sZXMSHAoYUkVDQUxMX1JPTEVTX1VOU1BFQ0lGSUVEEAASFAoQUkVDQUxMX1JPTEVTX0FMTBABEhwKGFJFQ0FMTF9ST0xFU19PVEhFUlNfT05MWRACKnIKDFJlY2FsbEZ1c2lvbhIdChlSRUNBTExfRlVTSU9OX1VOU1BFQ0lGSUVEEAASIAocUkVDQUxMX0ZVU0lPTl9SRUxBVElWRV9TQ09SRRABEiEKHVJFQ0FMTF9GVVNJT05fUkVDSVBST0NBTF9SQU5LEAIqjQEKD1JlY2FsbFJldHJpZXZhbBIgChxSRUNBTExfUkVUUklFVkFMX1VOU1BFQ0lGSUVEEAASHQoZUkVDQUxMX1JFVFJJRVZBTF9TRU1BTlRJQxABEhwKGFJFQ0FMTF9SRVRSSUVWQUxfS0VZV09SRBACEhsKF1JFQ0FMTF9SRVRSSUVWQUxfSFlCUklEEAMy5wIKDVZlY3RvclNlcnZpY2USVAoNVXBzZXJ0VmVjdG9ycxIgLm1lbW9yeWQudjEuVXBzZXJ0VmVjdG9yc1JlcXVlc3QaIS5tZW1vcnlkLnYxLlVwc2VydFZlY3RvcnNSZXNwb25zZRJRCgxTZWFyY2hNZW1vcnkSHy5tZW1vcnlkLnYxLlNlYXJjaE1lbW9yeVJlcXVlc3QaIC5tZW1vcnlkLnYxLlNlYXJjaE1lbW9yeVJlc3BvbnNlElQKDURlbGV0ZVZlY3RvcnMSIC5tZW1vcnlkLnYxLkRlbGV0ZVZlY3RvcnNSZXF1ZXN0GiEubWVtb3J5ZC52MS5EZWxldGVWZWN0b3JzUmVzcG9uc2USVwoOR2V0VmVjdG9yU3RhdHMSIS5tZW1vcnlkLnYxLkdldFZlY3RvclN0YXRzUmVxdWVzdBoiLm1lbW9yeWQudjEuR2V0VmVjdG9yU3RhdHNSZXNwb25zZUJiCg5kZXYubWVtb3J5ZC52MUISVmVjdG9yU2VydmljZVByb3RvUAFaOmdpdGh1Yi5jb20vbWVtb3J5ZC9tZW1vcnlkL2NsaWVudHMvZ28vbWVtb3J5ZC92MTttZW1vcnlkdjFiBnByb3RvMw", [file_memoryd_v1_message]);
 
 /**
  * One vector with the message facts recall needs.
@@ -94,7 +94,8 @@ export type VectorPoint = Message<"memoryd.v1.VectorPoint"> & {
   speakerLabel: string;
 
   /**
-   * The text that was embedded.
+   * The text that was embedded; also indexed for keyword search when not
+   * empty.
    *
    * @generated from field: string text = 11;
    */
@@ -162,30 +163,36 @@ export const UpsertVectorsResponseSchema: GenMessage<UpsertVectorsResponse> = /*
 /**
  * Request of SearchMemory.
  *
- * Ranking: the server fetches top_k x4 candidates (x8 with
- * RECALL_ROLES_OTHERS_ONLY) of the query vector's dimension within the scope,
- * keeps those of the query's model (vectors without a model id count as the
- * model recorded in metadata namespace "memory-vector", key "legacy-model",
- * which the first search records when absent), drops those whose semantic
- * score is below `min_score`, then scores
- *   score = (1 - time_weight) * semantic + time_weight * 0.5 ^ (age / half_life)
- * (half-life is a server setting, default 7 days), multiplies it by
+ * A search has a semantic part (a query vector: `query_vector`, or
+ * `query_text` embedded by the server's embedder) and a keyword part (BM25
+ * over `query_text`); with both it is hybrid. Ranking: each part fetches top_k
+ * x4 candidates (x8 with RECALL_ROLES_OTHERS_ONLY) within the scope, the
+ * semantic part among the query model's vectors (vectors without a model id
+ * count as the model recorded in metadata namespace "memory-vector", key
+ * "legacy-model", which the first semantic search records when absent) with
+ * a semantic score of at least `min_score`; a keyword candidate also gets its
+ * message's semantic score. Then
+ *   relevance = the semantic score (cosine) alone, or the fusion of both parts
+ *   score = (1 - time_weight) * relevance + time_weight * 0.5 ^ (age / half_life)
+ * with the age measured from `reference_time`, multiplied by
  * `user_priority_boost` in RECALL_SCOPE_USER for hits sent by or mentioning a
- * speaker, and returns the best `top_k` distinct messages.
+ * speaker; the best `top_k` distinct messages are the hits.
  *
  * @generated from message memoryd.v1.SearchMemoryRequest
  */
 export type SearchMemoryRequest = Message<"memoryd.v1.SearchMemoryRequest"> & {
   /**
-   * The query embedding. Exactly one of `query_vector` and `query_text`.
+   * The query embedding: the semantic part. At least one of `query_vector`
+   * and `query_text`.
    *
    * @generated from field: repeated float query_vector = 1;
    */
   queryVector: number[];
 
   /**
-   * The query text, embedded by the server's embedder (FAILED_PRECONDITION
-   * when none is configured).
+   * The query text: the keyword part and, without `query_vector`, the text
+   * the server's embedder embeds for the semantic part. Without an embedder
+   * (and without `query_vector`) the search is keyword-only.
    *
    * @generated from field: string query_text = 2;
    */
@@ -193,7 +200,8 @@ export type SearchMemoryRequest = Message<"memoryd.v1.SearchMemoryRequest"> & {
 
   /**
    * Embedding space of the query. Required with `query_vector`; with
-   * `query_text` it defaults to (and must equal) the embedder's model.
+   * `query_text` alone it defaults to (and must equal) the embedder's model,
+   * and is not used by a keyword-only search.
    *
    * @generated from field: string model_id = 3;
    */
@@ -207,14 +215,19 @@ export type SearchMemoryRequest = Message<"memoryd.v1.SearchMemoryRequest"> & {
   topK: number;
 
   /**
-   * Minimum semantic score (cosine similarity) before time weighting; 0 keeps all.
+   * Minimum semantic score (cosine similarity) before time weighting; 0 keeps
+   * all. With a semantic part, a hit must have a semantic score of at least
+   * this (a message found only by keyword without such a vector is dropped);
+   * it does not apply to keyword-only searches.
    *
    * @generated from field: float min_score = 5;
    */
   minScore: number;
 
   /**
-   * Weight of recency, 0 (pure semantic) to 1 (pure recency). Unset means 0.3.
+   * Weight of recency, 0 (relevance only) to 1 (recency only). Unset means the
+   * server default (MEMORYD_RECALL_TIME_WEIGHT, 0.1 unless configured; the
+   * reference system used 0.3).
    *
    * @generated from field: optional float time_weight = 6;
    */
@@ -303,6 +316,43 @@ export type SearchMemoryRequest = Message<"memoryd.v1.SearchMemoryRequest"> & {
    * @generated from field: repeated string control_kinds = 17;
    */
   controlKinds: string[];
+
+  /**
+   * Weight of the keyword part against the semantic part in a hybrid search,
+   * 0 to 1: 0 makes the search semantic-only (then `query_text` without
+   * `query_vector` needs an embedder), 1 keyword-only (the text is not
+   * embedded). Unset means the server default (MEMORYD_RECALL_KEYWORD_WEIGHT,
+   * 0.5 unless configured).
+   *
+   * @generated from field: optional float keyword_weight = 18;
+   */
+  keywordWeight?: number | undefined;
+
+  /**
+   * How a hybrid search combines the two parts. Unset means the server's
+   * default.
+   *
+   * @generated from field: memoryd.v1.RecallFusion fusion = 19;
+   */
+  fusion: RecallFusion;
+
+  /**
+   * The time recency is measured from, ms since the Unix epoch (positive);
+   * messages after it count as written then. Unset means now. For imported
+   * history and evaluations.
+   *
+   * @generated from field: optional int64 reference_time = 20;
+   */
+  referenceTime?: bigint | undefined;
+
+  /**
+   * Half-life of recency in hours, above 0 and at most 87600 (ten years).
+   * Unset means the server default (MEMORYD_RECALL_HALF_LIFE_HOURS, 720 = 30
+   * days unless configured).
+   *
+   * @generated from field: optional float half_life_hours = 21;
+   */
+  halfLifeHours?: number | undefined;
 };
 
 /**
@@ -354,21 +404,24 @@ export type MemoryHit = Message<"memoryd.v1.MemoryHit"> & {
   score: number;
 
   /**
-   * Cosine similarity to the query.
+   * Cosine similarity of the message's vector of the query's model to the
+   * query; 0 when `semantic_match` is false.
    *
    * @generated from field: float semantic_score = 2;
    */
   semanticScore: number;
 
   /**
-   * Point id.
+   * Point id: of the message's vector, or of its keyword point when it has
+   * no vector of the query's model.
    *
    * @generated from field: string point_id = 3;
    */
   pointId: string;
 
   /**
-   * Model of the stored vector; empty for a legacy vector.
+   * Model of the stored vector; empty for a legacy vector and for a hit
+   * without a vector of the query's model.
    *
    * @generated from field: string model_id = 4;
    */
@@ -451,6 +504,48 @@ export type MemoryHit = Message<"memoryd.v1.MemoryHit"> & {
    * @generated from field: bool boosted = 17;
    */
   boosted: boolean;
+
+  /**
+   * BM25 score of the message's keywords for `query_text`; 0 when
+   * `keyword_match` is false.
+   *
+   * @generated from field: float keyword_score = 18;
+   */
+  keywordScore: number;
+
+  /**
+   * Relevance before recency and the boost: the semantic score in a
+   * semantic-only search, else the fused score (0 to 1).
+   *
+   * @generated from field: float relevance = 19;
+   */
+  relevance: number;
+
+  /**
+   * Whether the message has a semantic score: the search had a semantic part
+   * and the message a vector of the query's model (at least `min_score`).
+   *
+   * @generated from field: bool semantic_match = 20;
+   */
+  semanticMatch: boolean;
+
+  /**
+   * Whether the message was among the keyword candidates. When false in a
+   * hybrid search, its BM25 score is at most the lowest candidate's (which
+   * fusion counts as 0).
+   *
+   * @generated from field: bool keyword_match = 21;
+   */
+  keywordMatch: boolean;
+
+  /**
+   * Set when this hit is also one of the `before` / `after` messages of a
+   * better hit: that hit's index in `hits`. A hit is never left out for being
+   * another hit's context.
+   *
+   * @generated from field: optional int32 in_context_of = 22;
+   */
+  inContextOf?: number | undefined;
 };
 
 /**
@@ -467,14 +562,16 @@ export const MemoryHitSchema: GenMessage<MemoryHit> = /*@__PURE__*/
  */
 export type SearchMemoryResponse = Message<"memoryd.v1.SearchMemoryResponse"> & {
   /**
-   * Best hits first. Each message appears once, as a hit or as context.
+   * Best hits first. Each message is one hit at most, and context never
+   * repeats a message that a better hit or its context already showed (a
+   * worse hit may appear in a better hit's context: see `in_context_of`).
    *
    * @generated from field: repeated memoryd.v1.MemoryHit hits = 1;
    */
   hits: MemoryHit[];
 
   /**
-   * The model the search ran in.
+   * The model the semantic part ran in; empty for a keyword-only search.
    *
    * @generated from field: string model_id = 2;
    */
@@ -486,6 +583,13 @@ export type SearchMemoryResponse = Message<"memoryd.v1.SearchMemoryResponse"> & 
    * @generated from field: int32 excluded_other_models = 3;
    */
   excludedOtherModels: number;
+
+  /**
+   * Which retrievals ran.
+   *
+   * @generated from field: memoryd.v1.RecallRetrieval retrieval = 4;
+   */
+  retrieval: RecallRetrieval;
 };
 
 /**
@@ -645,6 +749,13 @@ export type DeleteVectorsResponse = Message<"memoryd.v1.DeleteVectorsResponse"> 
    * @generated from field: int64 deleted_count = 1;
    */
   deletedCount: bigint;
+
+  /**
+   * Keyword points removed (one per message; none when deleting by model).
+   *
+   * @generated from field: int64 keyword_points_deleted = 2;
+   */
+  keywordPointsDeleted: bigint;
 };
 
 /**
@@ -718,7 +829,8 @@ export type CollectionVectorCount = Message<"memoryd.v1.CollectionVectorCount"> 
   collection: string;
 
   /**
-   * Vector dimension of the collection.
+   * Vector dimension of the collection; 0 for the keyword index
+   * (`<prefix>_keywords`, one point per indexed message).
    *
    * @generated from field: int32 dimension = 2;
    */
@@ -793,6 +905,13 @@ export type GetVectorStatsResponse = Message<"memoryd.v1.GetVectorStatsResponse"
    * @generated from field: int64 outbox_pending = 7;
    */
   outboxPending: bigint;
+
+  /**
+   * The caller's keyword points (messages indexed for keyword search).
+   *
+   * @generated from field: int64 keyword_points = 8;
+   */
+  keywordPoints: bigint;
 };
 
 /**
@@ -889,12 +1008,95 @@ export const RecallRolesSchema: GenEnum<RecallRoles> = /*@__PURE__*/
   enumDesc(file_memoryd_v1_vector_service, 1);
 
 /**
- * Semantic memory: message embeddings in Qdrant and recall over them.
+ * How keyword and semantic scores are combined in a hybrid search.
+ *
+ * @generated from enum memoryd.v1.RecallFusion
+ */
+export enum RecallFusion {
+  /**
+   * The server's default (MEMORYD_RECALL_FUSION; RECALL_FUSION_RELATIVE_SCORE
+   * unless configured).
+   *
+   * @generated from enum value: RECALL_FUSION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Each part's scores min-max normalized over the candidates (the lowest 0,
+   * the highest 1; a candidate the part did not find 0), then
+   * (1 - keyword_weight) * semantic + keyword_weight * keyword.
+   *
+   * @generated from enum value: RECALL_FUSION_RELATIVE_SCORE = 1;
+   */
+  RELATIVE_SCORE = 1,
+
+  /**
+   * Reciprocal rank fusion: per part, weight / (60 + rank), scaled so that the
+   * first place in both parts is 1.
+   *
+   * @generated from enum value: RECALL_FUSION_RECIPROCAL_RANK = 2;
+   */
+  RECIPROCAL_RANK = 2,
+}
+
+/**
+ * Describes the enum memoryd.v1.RecallFusion.
+ */
+export const RecallFusionSchema: GenEnum<RecallFusion> = /*@__PURE__*/
+  enumDesc(file_memoryd_v1_vector_service, 2);
+
+/**
+ * Which retrievals a search ran.
+ *
+ * @generated from enum memoryd.v1.RecallRetrieval
+ */
+export enum RecallRetrieval {
+  /**
+   * Not reported.
+   *
+   * @generated from enum value: RECALL_RETRIEVAL_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * By meaning only (a query vector; no query text, or keyword_weight 0).
+   *
+   * @generated from enum value: RECALL_RETRIEVAL_SEMANTIC = 1;
+   */
+  SEMANTIC = 1,
+
+  /**
+   * By keywords only (no vector and no embedder, or keyword_weight 1).
+   *
+   * @generated from enum value: RECALL_RETRIEVAL_KEYWORD = 2;
+   */
+  KEYWORD = 2,
+
+  /**
+   * Both, fused.
+   *
+   * @generated from enum value: RECALL_RETRIEVAL_HYBRID = 3;
+   */
+  HYBRID = 3,
+}
+
+/**
+ * Describes the enum memoryd.v1.RecallRetrieval.
+ */
+export const RecallRetrievalSchema: GenEnum<RecallRetrieval> = /*@__PURE__*/
+  enumDesc(file_memoryd_v1_vector_service, 3);
+
+/**
+ * Semantic memory: message embeddings and keywords in Qdrant, and recall over
+ * them.
  *
  * Vectors live in an embedding space named by `model_id` (for example
  * "openai:text-embedding-3-small"). Vectors of different models are never
  * compared, and vectors of different dimensions never share a collection.
- * Every point belongs to the caller's tenant.
+ * Every saved user and assistant message (and every point with a text) is also
+ * indexed for keyword (BM25) search, with or without an embedder, so recall by
+ * text works on a server without any embedding service. Every point belongs to
+ * the caller's tenant.
  *
  * Every RPC validates its input before touching storage: invalid input gets
  * INVALID_ARGUMENT with a google.rpc.BadRequest naming the field, and nothing
@@ -906,7 +1108,8 @@ export const VectorService: GenService<{
   /**
    * Stores caller-supplied vectors. A point is identified by (session,
    * message id or timestamp, model), so indexing the same message again
-   * replaces its point instead of adding one.
+   * replaces its point instead of adding one. A point with a text also
+   * (re)indexes its message's keywords.
    *
    * @generated from rpc memoryd.v1.VectorService.UpsertVectors
    */
@@ -916,9 +1119,10 @@ export const VectorService: GenService<{
     output: typeof UpsertVectorsResponseSchema;
   },
   /**
-   * Recalls the messages most similar to a query vector (or a query text when
-   * the server has an embedder), reranked by recency, each with the messages
-   * around it in its session.
+   * Recalls the messages that best match a query: by meaning (a query vector,
+   * or the query text embedded by the server's embedder), by keywords (BM25
+   * over the query text), or both fused (hybrid); reranked by recency, each
+   * with the messages around it in its session.
    *
    * @generated from rpc memoryd.v1.VectorService.SearchMemory
    */
@@ -929,7 +1133,8 @@ export const VectorService: GenService<{
   },
   /**
    * Deletes vectors by session, by (session, timestamps), by model, or all of
-   * the caller's vectors.
+   * the caller's vectors; every selector but the model also deletes the
+   * messages' keyword points.
    *
    * @generated from rpc memoryd.v1.VectorService.DeleteVectors
    */
