@@ -1068,7 +1068,11 @@ type SearchMemoryResponse struct {
 	Hits []*MemoryHit `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
 	// The model the semantic part ran in; empty for a keyword-only search.
 	ModelId string `protobuf:"bytes,2,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
-	// Candidates left out because their vectors belong to another model.
+	// Vectors of other models among the scope's nearest to the query (as many
+	// as the semantic part's candidates, whatever their model or role): what a
+	// search filtering by model after retrieval would have dropped. They take
+	// no hit's place (the model is part of the engine's query); the server logs
+	// a warning once per model pair. 0 without a semantic part.
 	ExcludedOtherModels int32 `protobuf:"varint,3,opt,name=excluded_other_models,json=excludedOtherModels,proto3" json:"excluded_other_models,omitempty"`
 	// Which retrievals ran.
 	Retrieval     RecallRetrieval `protobuf:"varint,4,opt,name=retrieval,proto3,enum=memoryd.v1.RecallRetrieval" json:"retrieval,omitempty"`

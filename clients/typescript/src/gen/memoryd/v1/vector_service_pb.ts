@@ -578,7 +578,11 @@ export type SearchMemoryResponse = Message<"memoryd.v1.SearchMemoryResponse"> & 
   modelId: string;
 
   /**
-   * Candidates left out because their vectors belong to another model.
+   * Vectors of other models among the scope's nearest to the query (as many
+   * as the semantic part's candidates, whatever their model or role): what a
+   * search filtering by model after retrieval would have dropped. They take
+   * no hit's place (the model is part of the engine's query); the server logs
+   * a warning once per model pair. 0 without a semantic part.
    *
    * @generated from field: int32 excluded_other_models = 3;
    */
