@@ -39,7 +39,7 @@ from memoryd.transport.servicers.memory import MemoryServicer
 from memoryd.transport.servicers.metadata import MetadataServicer
 from memoryd.transport.servicers.vectors import VectorServicer
 from memoryd.vectors.memory import VectorMemory
-from memoryd.vectors.setup import build_vectors
+from memoryd.vectors.setup import build_vectors, recall_defaults
 from memoryd.transport.servicers.entries import EntryServicer
 from memoryd.transport.servicers.summaries import SummaryServicer
 
@@ -106,6 +106,7 @@ SERVICES = (
                 p.config.entry_scope_capacity,
                 p.vectors.embedder if p.vectors else None,
                 p.page_tokens,
+                recall_defaults(p.config),
             ),
             p.auth,
         ),

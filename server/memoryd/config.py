@@ -125,13 +125,20 @@ class Config:
         "key that signs page tokens (default: one created once in the database)",
         secret=True,
     )
-    index_concurrency: int = setting(10, "background embedding jobs at once", minimum=1)
+    index_concurrency: int = setting(10, "background indexing batches at once", minimum=1)
     index_queue_size: int = setting(
         500,
-        "background indexing queue; when full the oldest job is dropped and counted",
+        "background indexing queue (keywords, embeddings); when full the oldest job is dropped and counted",
         minimum=1,
     )
-    recall_half_life_hours: float = setting(168.0, "SearchMemory recency half-life", minimum=0.001)
+    recall_half_life_hours: float = setting(
+        720.0, "SearchMemory recency half-life (docs/RECALL.md)", minimum=0.001, maximum=87_600
+    )
+    recall_time_weight: float = setting(0.1, "SearchMemory default weight of recency, 0 to 1", minimum=0, maximum=1)
+    recall_keyword_weight: float = setting(
+        0.5, "SearchMemory / SearchEntries default weight of keywords against meaning, 0 to 1", minimum=0, maximum=1
+    )
+    recall_fusion: str = setting("relative", "hybrid fusion: relative (min-max scores) or rrf (reciprocal ranks)")
     recall_control_kinds: str = setting(
         "summary,compress-marker,directive,directive-reply",
         "comma-separated kinds never shown as recall context",

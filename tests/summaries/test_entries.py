@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from memoryd.domain.entries import Entries, Entry, normalize, rank, terms
+from memoryd.domain.entries import Entries, Entry, normalize, rank
 from memoryd.domain.errors import FailedPrecondition
 from memoryd.domain.models import EventType
 from tests.summaries.conftest import LIMITS
@@ -14,8 +14,16 @@ from tests.summaries.conftest import LIMITS
 
 def test_normalization_folds_whitespace():
     assert normalize("  likes\t\tcoffee \n\u3000 black ") == "likes coffee black"
-    assert terms("Coffee, TEA coffee") == ["coffee", "tea"]
-    assert terms("喜欢摄影") == ["喜欢", "欢摄", "摄影"]
+
+
+async def test_keywords_are_words_in_english_and_in_chinese(entries, tenant):
+    photo = await entries.save(tenant, "zh", "我喜欢摄影和旅行", [])
+    await entries.save(tenant, "zh", "他喜欢读书", [])
+    tea = await entries.save(tenant, "zh", "Drinks TEA every morning", ["drinks"])
+    # Chinese is segmented into words (no spaces between them): one word finds its sentence.
+    assert [h.entry.id for h in (await entries.search(tenant, "zh", "摄影", 10))[0]] == [photo.entry.id]
+    # Case and inflection do not matter ("drinking" and "drinks" share a stem).
+    assert [h.entry.id for h in (await entries.search(tenant, "zh", "tea drinking", 10))[0]] == [tea.entry.id]
 
 
 async def test_duplicates_are_not_stored_twice(entries, tenant, store):
@@ -70,7 +78,9 @@ async def test_keyword_ranking_puts_tags_above_content(entries, tenant):
     await entries.save(tenant, "s", "allergic to peanuts", ["health"])
     hits, semantic = await entries.search(tenant, "s", "Camera", 10)
     assert [h.entry.id for h in hits] == [both.entry.id, in_tag.entry.id, in_content.entry.id]
-    assert [h.keyword_score for h in hits] == [3.0, 2.0, 1.0] and not semantic
+    scores = [h.keyword_score for h in hits]
+    assert scores[0] > scores[1] > scores[2] > 0 and not semantic
+    assert [h.score for h in hits][0] == 1.0  # keyword-only: normalized to the best match
     # Zero scores are dropped.
     assert (await entries.search(tenant, "s", "unrelated words", 10)) == ([], False)
     # Without a query: newest first.
@@ -89,10 +99,16 @@ async def test_semantic_score_is_blended_when_vectors_exist(entries, tenant):
     by_id = {h.entry.id: h for h in hits}
     assert by_id[near.entry.id].keyword_score == 0 and by_id[near.entry.id].semantic_score > 0.9
     assert by_id[far.entry.id].semantic_score == 0  # cosine 0.11 is below the floor
-    assert by_id[plain.entry.id].semantic_score == 0 and by_id[plain.entry.id].keyword_score == 1
-    # keyword + semantic beats keyword alone, which beats semantic alone (0.99 < 1).
-    assert hits[0].entry.id == blended.entry.id and hits[0].score == pytest.approx(1 + hits[0].semantic_score)
-    assert {h.entry.id for h in hits[1:3]} == {plain.entry.id, far.entry.id} and hits[3].entry.id == near.entry.id
+    assert by_id[plain.entry.id].semantic_score == 0 and by_id[plain.entry.id].keyword_score > 0
+    # Fused (min-max per part, equal weights): the best in both parts scores 1 and comes first.
+    assert hits[0].entry.id == blended.entry.id and hits[0].score == pytest.approx(1.0)
+    assert {h.entry.id for h in hits} == {near.entry.id, far.entry.id, plain.entry.id, blended.entry.id}
+    # keyword_weight 0 is semantic-only (cosines), 1 keyword-only (BM25 normalized).
+    hits, _ = await entries.search(tenant, "s", "camera", 10, [0.9, 0.1, 0.0], model, keyword_weight=0.0)
+    assert [h.entry.id for h in hits] == [blended.entry.id, near.entry.id]
+    assert hits[1].score == pytest.approx(hits[1].semantic_score)
+    hits, _ = await entries.search(tenant, "s", "camera", 10, [0.9, 0.1, 0.0], model, keyword_weight=1.0)
+    assert hits[0].entry.id == blended.entry.id and {h.entry.id for h in hits[1:]} == {plain.entry.id, far.entry.id}
     # A vector of another model, or another dimension, is ignored: keyword-only.
     hits, semantic = await entries.search(tenant, "s", "camera", 10, [0.9, 0.1, 0.0], "other:model")
     assert not semantic and {h.entry.id for h in hits} == {far.entry.id, plain.entry.id, blended.entry.id}

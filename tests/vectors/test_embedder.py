@@ -135,8 +135,8 @@ async def test_rewritten_messages_are_reindexed_in_place(app):
 async def test_the_indexing_queue_drops_the_oldest_jobs_when_full():
     handled: list[str] = []
 
-    async def handle(job: IndexJob) -> None:
-        handled.append(job.message.content)
+    async def handle(jobs: list[IndexJob]) -> None:
+        handled.extend(job.message.content for job in jobs)
 
     indexer = Indexer(handle, concurrency=2, max_queue=2)
     for i in range(5):
@@ -152,10 +152,11 @@ async def test_jobs_of_one_message_run_in_order():
     order: list[str] = []
     gate = asyncio.Event()
 
-    async def handle(job: IndexJob) -> None:
-        if job.message.content == "first":
+    async def handle(jobs: list[IndexJob]) -> None:
+        assert len({job.key for job in jobs}) == len(jobs)  # never two jobs of one message in a batch
+        if any(job.message.content == "first" for job in jobs):
             await gate.wait()
-        order.append(job.message.content)
+        order.extend(job.message.content for job in jobs)
 
     indexer = Indexer(handle, concurrency=4, max_queue=10)
     indexer.start()

@@ -13,7 +13,7 @@ import pytest
 
 from memoryd.domain.models import now_ms
 from memoryd.domain.recall import RecallQuery, RecallScope
-from memoryd.domain.vectors import IndexQuery, PointFilter, Scope, VectorPoint, VectorRecord, VectorSelector
+from memoryd.domain.vectors import Deleted, IndexQuery, PointFilter, Scope, VectorPoint, VectorRecord, VectorSelector
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.vectors.memory import VectorMemory
 from tests.vectors.conftest import INDEX_TARGETS, make_index, unit
@@ -123,14 +123,14 @@ async def test_deletes_by_each_selector_across_dimensions(index):
         now,
     )
     # message ids or timestamps (alternatives), within the session
-    assert await index.delete(VectorSelector("a", session_id="s1", timestamps=(2000,), message_ids=("s1-3000",))) == 2
-    assert await index.delete(VectorSelector("a", model_id=M2)) == 1
-    assert await index.delete(VectorSelector("a", session_id="s2", indexed_before=now)) == 0  # written later
-    assert await index.delete(VectorSelector("a", session_id="s2", indexed_before=now + 1)) == 1
+    assert await index.delete(VectorSelector("a", session_id="s1", timestamps=(2000,), message_ids=("s1-3000",))) == Deleted(2)
+    assert await index.delete(VectorSelector("a", model_id=M2)) == Deleted(1)
+    assert await index.delete(VectorSelector("a", session_id="s2", indexed_before=now)) == Deleted(0)  # written later
+    assert await index.delete(VectorSelector("a", session_id="s2", indexed_before=now + 1)) == Deleted(1)
     models, collections = await index.stats("a")
     assert [(m.model_id, m.count, m.dimension) for m in models] == [(M1, 1, 4)]
     assert [(c.dimension, c.count) for c in collections] == [(4, 1), (8, 0)]
-    assert await index.delete(VectorSelector("a")) == 1
+    assert await index.delete(VectorSelector("a")) == Deleted(1)
     assert (await index.stats("b"))[0][0].count == 1  # the other tenant keeps its points
 
 

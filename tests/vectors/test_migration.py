@@ -38,7 +38,7 @@ def write_local_mode(folder, rng: random.Random) -> dict[str, dict]:
             record = VectorRecord(f"s{i % 11}", 1000 + i, model, f"m{i}" if i % 5 else "", rng.choice(["user", "assistant"]),
                                   "qq", f"u{i % 4}", (f"u{(i + 1) % 4}",), f"speaker {i}", f"text {i}")
             point = VectorPoint(tenant, [rng.uniform(-1, 1) for _ in range(dims)], record)
-            structs.append(qm.PointStruct(id=point.id, vector=point.vector, payload=payload_of(point, 500 + i)))
+            structs.append(qm.PointStruct(id=point.id, vector=point.vector, payload=payload_of(point.tenant, point.record, 500 + i)))
         client.upsert(name, points=structs)
         stored, offset = [], None
         while True:

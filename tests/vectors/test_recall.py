@@ -8,10 +8,11 @@ import uuid
 
 import pytest
 
-from memoryd.domain import recall
+from memoryd.domain import recall, windows
 from memoryd.domain.models import ClearOutcome, ClearTarget, now_ms
 from memoryd.domain.recall import RecallQuery, RecallScope
 from memoryd.domain.vectors import LEGACY_KEY, LEGACY_NAMESPACE, VectorPoint, VectorRecord, VectorSelector
+from memoryd.domain.windows import WindowRequest
 from tests.vectors.conftest import msg, sim, unit
 
 DAY = 86_400_000
@@ -139,7 +140,7 @@ async def test_time_decay_orders_equal_matches_by_recency_with_the_documented_fo
     )
     result = await vectors.search(tenant, query(time_weight=0.5))
     assert [h.text for h in result.hits] == ["today", "week", "month"]
-    half_life = vectors.half_life_ms
+    half_life = query().half_life_ms
     for hit in result.hits:
         age = now - hit.record.timestamp
         expected = 0.5 * sim(20) + 0.5 * 0.5 ** (age / half_life)
@@ -263,27 +264,34 @@ async def test_cross_session_expansion_can_be_turned_off(vectors, memory, tenant
 async def test_hits_and_neighbours_are_deduplicated(vectors, memory, tenant):
     by_text = await _conversation(memory, tenant)
     u1, a1, u2 = by_text["u1 the hit"], by_text["a1"], by_text["u2"]
+    tool = by_text["tool result"]
     far = (await memory.save_messages(tenant, "s2", [msg("user", "elsewhere", 5_000_000)])).messages[0]
     await vectors.upsert(
         tenant,
         [
             point(tenant, 1, message_id=u1.id, ts=u1.timestamp, text=u1.content),
-            point(tenant, 2, message_id=by_text["tool result"].id, ts=u1.timestamp + 1000, text="tool result"),
+            point(tenant, 2, message_id=tool.id, ts=tool.timestamp, text="tool result"),
             point(tenant, 3, message_id=a1.id, ts=a1.timestamp, text=a1.content),
             point(tenant, 4, session="s2", message_id=far.id, ts=far.timestamp, text="elsewhere"),
         ],
     )
     result = await vectors.search(tenant, query(top_k=3, context_window=2))
-    # "tool result" is context of the best hit, so it is not a hit; the next candidates fill top_k.
-    assert [h.text for h in result.hits] == ["u1 the hit", "a1", "elsewhere"]
-    shown = [h.record.message_id for h in result.hits]
-    for h in result.hits:
-        shown += [i.message.id for i in (*h.before, *h.after)]
-    assert len(shown) == len(set(shown))
-    # a1's window lost the neighbours u1's window already showed ("a notice").
+    # Hits never give way to context: "tool result" is in the best hit's window and keeps
+    # its own place, marked; so is a1, in the tool result's window.
+    assert [h.text for h in result.hits] == ["u1 the hit", "tool result", "a1"]
+    assert [h.in_context_of for h in result.hits] == [None, 0, 1]
+    assert [i.message.content for i in result.hits[0].after] == ["tool result", "a notice"]
+    # A window leaves out what better hits showed, keeps worse hits (they are marked).
     assert [i.message.content for i in result.hits[1].before] == []
-    assert [i.message.content for i in result.hits[1].after] == ["u2", "a2"]
-    assert u2.id in shown
+    assert [i.message.content for i in result.hits[1].after] == ["a1"]
+    assert [i.message.content for i in result.hits[2].before] == []
+    context = [i.message.id for h in result.hits for i in (*h.before, *h.after)]
+    assert len(context) == len(set(context))  # no message is context twice
+    assert [i.message.content for i in result.hits[2].after] == ["u2", "a2"]
+    assert u2.id in context
+
+    wider = await vectors.search(tenant, query(top_k=4, context_window=2))
+    assert [h.text for h in wider.hits] == ["u1 the hit", "tool result", "a1", "elsewhere"]
 
     excluded = await vectors.search(tenant, query(top_k=3, context_window=0, exclude_message_ids=frozenset({u1.id})))
     assert u1.id not in [h.record.message_id for h in excluded.hits]
@@ -326,14 +334,13 @@ async def test_context_windows_narrow_dense_ranges_and_terminate(store, tenant):
         return await store.range(tenant, q)
 
     hit = saved[29]
-    record = VectorRecord("dense", hit.timestamp, M1, hit.id, "user")
-    window = await recall.context_window(read, record, 2, (), page=2, cap=5)
+    window = await windows.read_window(read, WindowRequest("dense", hit.timestamp, hit.id, "user", 2), page=2, cap=5)
     assert [m.content for m in window.before] == ["d27", "d28"]
     assert [m.content for m in window.after] == ["same0", "same1"]
 
     crowded = saved[-1]  # more messages in its millisecond than the scan cap
-    record = VectorRecord("dense", crowded.timestamp, M1, crowded.id, "user")
-    window = await asyncio.wait_for(recall.context_window(read, record, 2, (), page=2, cap=3), 30)
+    request = WindowRequest("dense", crowded.timestamp, crowded.id, "user", 2)
+    window = await asyncio.wait_for(windows.read_window(read, request, page=2, cap=3), 30)
     assert len(window.before) == 2 and len(window.after) <= 2  # bounded work, an answer
 
 

@@ -50,14 +50,19 @@ class Client:
         return await self.vectors.UpsertVectors(pb.UpsertVectorsRequest(points=points))
 
     async def count(self) -> int:
+        """The tenant's vectors (dense points; the keyword index is dimension 0)."""
         stats = await self.vectors.GetVectorStats(pb.GetVectorStatsRequest())
-        return sum(c.count for c in stats.collections)
+        return sum(c.count for c in stats.collections if c.dimension)
+
+    async def keyword_points(self) -> int:
+        return (await self.vectors.GetVectorStats(pb.GetVectorStatsRequest())).keyword_points
 
 
 @pytest.fixture
 async def client(target, tmp_path):
     app = await start(server_config(target, tmp_path))
     client = Client(app.port)
+    client.indexed = app.vectors.indexer.drained  # the background (keyword) indexing is done
     yield client
     await client.channel.close()
     await app.stop(0)
@@ -103,7 +108,9 @@ async def test_stats_count_per_model_and_per_collection(client):
     ]))
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert {(m.model_id, m.count, m.dimension) for m in stats.models} == {(MODEL, 2, 4), ("test:wide", 1, 8), ("", 1, 4)}
-    assert {(c.dimension, c.count) for c in stats.collections} == {(4, 3), (8, 1)}  # never mixed dimensions
+    # Never mixed dimensions; the keyword index (dimension 0) holds the two messages with text.
+    assert {(c.dimension, c.count) for c in stats.collections} == {(0, 2), (4, 3), (8, 1)}
+    assert stats.keyword_points == 2
     assert stats.embedder_configured is False and stats.outbox_pending == 0
 
 
@@ -161,9 +168,21 @@ async def test_invalid_input_names_the_field_and_stores_nothing(client, request_
     assert after.models == before.models and after.legacy_model == before.legacy_model
 
 
-async def test_query_text_without_an_embedder_is_a_failed_precondition(client):
+async def test_query_text_without_an_embedder_is_a_keyword_search(client):
+    await client.save("trip", user("We went hiking in the Alps", 1000), user("The lake was cold", 2000))
+    await client.save("zh", user("我昨天和我的狗去山里徒步旅行", 3000))
+    await client.indexed()
+    response = await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_text="hiking trip", context_window=1))
+    [hit] = response.hits
+    assert hit.text == "We went hiking in the Alps" and [c.message.content for c in hit.after] == ["The lake was cold"]
+    assert hit.keyword_match and not hit.semantic_match and hit.keyword_score > 0 and hit.relevance == 1
+    assert response.retrieval == pb.RECALL_RETRIEVAL_KEYWORD and response.model_id == ""
+    # Chinese is segmented into words: one word of the sentence finds it.
+    chinese = await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_text="徒步"))
+    assert [h.text for h in chinese.hits] == ["我昨天和我的狗去山里徒步旅行"]
+    # A semantic-only search needs a vector: FAILED_PRECONDITION without an embedder.
     with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_text="hello"))
+        await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_text="hello", keyword_weight=0))
     assert caught.value.code() is grpc.StatusCode.FAILED_PRECONDITION
 
 
@@ -174,15 +193,17 @@ async def test_deleting_messages_removes_their_vectors(client):
     await client.vectors.UpsertVectors(pb.UpsertVectorsRequest(points=[
         pb.VectorPoint(model_id=MODEL, vector=unit(7), session_id="s1", timestamp=stored[0].timestamp, text="no id")
     ]))
+    await client.indexed()
     assert await client.count() == 7
+    assert await client.keyword_points() == 7  # six messages, and the point without an id
 
     deleted = await client.memory.DeleteMessagesByTimestamps(
         mem_pb.DeleteMessagesByTimestampsRequest(session_id="s1", timestamps=[stored[0].timestamp, stored[1].timestamp])
     )
     assert deleted.deleted_count == 2
-    assert await client.count() == 4
+    assert await client.count() == 4 and await client.keyword_points() == 4
     await client.memory.DeleteMessages(mem_pb.DeleteMessagesRequest(session_id="s1", ids=[stored[2].id]))
-    assert await client.count() == 3
+    assert await client.count() == 3 and await client.keyword_points() == 3
     response = await client.vectors.SearchMemory(
         pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, top_k=10, context_window=0)
     )
@@ -193,7 +214,7 @@ async def test_deleting_messages_removes_their_vectors(client):
     )
     [result] = cleared.results
     assert result.outcome == mem_pb.CLEAR_OUTCOME_CLEARED and result.removed_count == 3
-    assert await client.count() == 0
+    assert await client.count() == 0 and await client.keyword_points() == 0
 
 
 async def test_delete_vectors_by_each_selector(client):
@@ -202,18 +223,19 @@ async def test_delete_vectors_by_each_selector(client):
     await client.index("a", a, [1, 2])
     await client.index("b", b, [3])
     await client.index("b", b, [3], model="test:other")
+    await client.indexed()
     by_ts = await client.vectors.DeleteVectors(pb.DeleteVectorsRequest(
         timestamps=pb.DeleteVectorsRequest.ByTimestamps(session_id="a", timestamps=[1000])))
-    assert by_ts.deleted_count == 1
+    assert (by_ts.deleted_count, by_ts.keyword_points_deleted) == (1, 1)
     by_model = await client.vectors.DeleteVectors(pb.DeleteVectorsRequest(
         model=pb.DeleteVectorsRequest.ByModel(model_id="test:other")))
-    assert by_model.deleted_count == 1
+    assert (by_model.deleted_count, by_model.keyword_points_deleted) == (1, 0)  # keywords have no model
     by_session = await client.vectors.DeleteVectors(pb.DeleteVectorsRequest(
         session=pb.DeleteVectorsRequest.BySession(session_id="a")))
-    assert by_session.deleted_count == 1
+    assert (by_session.deleted_count, by_session.keyword_points_deleted) == (1, 1)
     everything = await client.vectors.DeleteVectors(pb.DeleteVectorsRequest(all=pb.DeleteVectorsRequest.All()))
-    assert everything.deleted_count == 1
-    assert await client.count() == 0
+    assert (everything.deleted_count, everything.keyword_points_deleted) == (1, 1)
+    assert await client.count() == 0 and await client.keyword_points() == 0
 
 
 async def test_replacing_history_removes_the_replaced_messages_vectors(client):
@@ -222,21 +244,26 @@ async def test_replacing_history_removes_the_replaced_messages_vectors(client):
     archived = await client.save("s2", user("archived", 1000), user("recent", 2000))
     await client.index("s2", archived, [3, 4])
     await client.memory.TrimHistory(mem_pb.TrimHistoryRequest(session_id="s2", keep_recent=1))
+    await client.indexed()
     assert await client.count() == 4  # archiving keeps vectors: the messages still exist
+    assert await client.keyword_points() == 4
 
     replaced = await client.memory.ReplaceHistory(
         mem_pb.ReplaceHistoryRequest(session_id="s1", messages=[user("summary of the chat", 3000)])
     )
     assert replaced.removed_count == 2
+    await client.indexed()
     assert await client.count() == 2
+    assert await client.keyword_points() == 3  # the replacement is indexed for keywords
 
 
 async def test_popping_messages_removes_their_vectors(client):
     stored = await client.save("s1", *(user(f"m{i}", 1000 * (i + 1)) for i in range(3)))
     await client.index("s1", stored, [1, 2, 3])
-    assert await client.count() == 3
+    await client.indexed()
+    assert await client.count() == 3 and await client.keyword_points() == 3
     popped = await client.memory.PopMessages(mem_pb.PopMessagesRequest(session_id="s1", n=2))
     assert [m.content for m in popped.messages] == ["m1", "m2"]
-    assert await client.count() == 1
+    assert await client.count() == 1 and await client.keyword_points() == 1
     response = await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, top_k=10))
     assert [h.text for h in response.hits] == ["m0"]

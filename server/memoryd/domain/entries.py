@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -25,7 +24,7 @@ from typing import Any, Protocol
 import structlog
 
 from memoryd.domain import events as ev
-from memoryd.domain import paging
+from memoryd.domain import keywords, paging, recall
 from memoryd.domain.errors import FailedPrecondition
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import now_ms
@@ -37,6 +36,7 @@ MAX_ENTRY_CHARS = 2000
 DEFAULT_SCOPE_CAPACITY = 200
 DEFAULT_SEARCH_LIMIT = 10
 DEFAULT_PAGE = 100
+# Keyword scores: BM25 over the text, plus this many times BM25 over the tags.
 TAG_WEIGHT = 2.0
 CONTENT_WEIGHT = 1.0
 # Cosine similarity below this adds nothing: unrelated texts still have small positive cosines.
@@ -115,46 +115,23 @@ class Hit:
 
 
 # -- scoring (pure) ---------------------------------------------------------------
-_WORD = re.compile(r"\w+", re.UNICODE)
+def _bm25(query: keywords.Sparse, documents: Sequence[keywords.Sparse]) -> list[float]:
+    """BM25 of each document for the query, IDF over these documents (the scope's entries)."""
+    frequencies: dict[int, int] = {}
+    for document in documents:
+        for token in document.indices:
+            frequencies[token] = frequencies.get(token, 0) + 1
+    return [keywords.score(query, d, frequencies, len(documents)) for d in documents]
 
 
-def _is_cjk(ch: str) -> bool:
-    cp = ord(ch)
-    return (
-        0x3040 <= cp <= 0x30FF  # kana
-        or 0x3400 <= cp <= 0x4DBF
-        or 0x4E00 <= cp <= 0x9FFF
-        or 0xAC00 <= cp <= 0xD7AF  # hangul
-        or 0xF900 <= cp <= 0xFAFF
-        or 0x20000 <= cp <= 0x2FA1F
-    )
-
-
-def terms(query: str) -> list[str]:
-    """Lower-cased words; runs of CJK characters (no spaces between words) become bigrams."""
-    out: list[str] = []
-    for word in _WORD.findall(query.lower()):
-        if len(word) > 2 and all(_is_cjk(ch) for ch in word):
-            out.extend(word[i : i + 2] for i in range(len(word) - 1))
-        else:
-            out.append(word)
-    return list(dict.fromkeys(out))
-
-
-def keyword_score(entry: Entry, query_terms: Sequence[str]) -> float:
-    """Per term: TAG_WEIGHT when a tag contains it plus CONTENT_WEIGHT when the text does;
-    averaged over the terms."""
-    if not query_terms:
-        return 0.0
-    tags = [t.lower() for t in entry.tags]
-    text = entry.text.lower()
-    total = 0.0
-    for term in query_terms:
-        if any(term in tag for tag in tags):
-            total += TAG_WEIGHT
-        if term in text:
-            total += CONTENT_WEIGHT
-    return total / len(query_terms)
+def keyword_scores(entries: Sequence[Entry], query: str) -> list[float]:
+    """Per entry: BM25 of the query over its text plus TAG_WEIGHT times BM25 over its tags."""
+    vector = keywords.query_vector(query)
+    if not vector.indices:
+        return [0.0] * len(entries)
+    text = _bm25(vector, [keywords.document_vector(e.text) for e in entries])
+    tags = _bm25(vector, [keywords.document_vector(" ".join(e.tags)) for e in entries])
+    return [CONTENT_WEIGHT * t + TAG_WEIGHT * g for t, g in zip(text, tags)]
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -166,28 +143,40 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def rank(
-    entries: Sequence[Entry], query: str, limit: int, query_embedding: Sequence[float] = (), model_id: str = ""
+    entries: Sequence[Entry],
+    query: str,
+    limit: int,
+    query_embedding: Sequence[float] = (),
+    model_id: str = "",
+    keyword_weight: float = recall.DEFAULT_KEYWORD_WEIGHT,
+    fusion: recall.Fusion = recall.Fusion.RELATIVE_SCORE,
 ) -> tuple[list[Hit], bool]:
-    """Hits best first (ties newest first) and whether the semantic part was used.
+    """Hits best first (ties newest first) and whether the semantic part was used: the same
+    fusion as SearchMemory (recall.fuse) of BM25 keyword scores and cosine similarities.
 
     Without a query text or embedding, the newest entries with score 0.
     """
-    query_terms = terms(query)
     newest_first = sorted(entries, key=lambda e: (-e.create_time, e.id))
-    if not query_terms and not query_embedding:
+    use_keywords = bool(query.strip()) and keyword_weight > 0
+    use_vectors = bool(query_embedding) and keyword_weight < 1
+    if not use_keywords and not use_vectors:
         return [Hit(e, 0.0, 0.0, 0.0) for e in newest_first[:limit]], False
-    hits: list[Hit] = []
+    keyword = keyword_scores(newest_first, query) if use_keywords else [0.0] * len(newest_first)
+    semantic: list[float | None] = [None] * len(newest_first)
     semantic_used = False
-    for entry in newest_first:
-        keyword = keyword_score(entry, query_terms)
-        semantic = 0.0
-        if query_embedding and entry.embedding and entry.model_id == model_id and len(entry.embedding) == len(query_embedding):
+    for i, entry in enumerate(newest_first):
+        if use_vectors and entry.embedding and entry.model_id == model_id and len(entry.embedding) == len(query_embedding):
             semantic_used = True
             similarity = cosine(entry.embedding, query_embedding)
-            semantic = similarity if similarity >= MIN_SEMANTIC else 0.0
-        score = keyword + semantic
-        if score > 0:
-            hits.append(Hit(entry, score, keyword, semantic))
+            semantic[i] = similarity if similarity >= MIN_SEMANTIC else None
+    found = [i for i in range(len(newest_first)) if keyword[i] > 0 or semantic[i] is not None]
+    if not semantic_used:
+        scores = recall.min_max([keyword[i] for i in found])
+    elif not use_keywords:
+        scores = [semantic[i] or 0.0 for i in found]
+    else:
+        scores = recall.fuse([semantic[i] for i in found], [keyword[i] or None for i in found], keyword_weight, fusion)
+    hits = [Hit(newest_first[i], score, keyword[i], semantic[i] or 0.0) for i, score in zip(found, scores)]
     hits.sort(key=lambda h: -h.score)  # stable: equal scores stay newest first
     return hits[:limit], semantic_used
 
@@ -209,12 +198,14 @@ class Entries:
         capacity: int = DEFAULT_SCOPE_CAPACITY,
         embedder: Embedder | None = None,
         page_tokens: paging.PageTokens | None = None,
+        defaults: recall.RecallDefaults = recall.RecallDefaults(),
     ) -> None:
         self.store = store
         self.limits = limits
         self.capacity = capacity
         self.embedder = embedder
         self.page_tokens = page_tokens or paging.PageTokens.ephemeral()
+        self.defaults = defaults
 
     async def _embed(self, text: str) -> tuple[list[float], str]:
         """The server embedder's vector of `text`, or nothing: search silently stays keyword-only."""
@@ -320,12 +311,22 @@ class Entries:
         )
 
     async def search(
-        self, tenant: str, scope: str, query: str, limit: int, query_embedding: Sequence[float] = (), model_id: str = ""
+        self,
+        tenant: str,
+        scope: str,
+        query: str,
+        limit: int,
+        query_embedding: Sequence[float] = (),
+        model_id: str = "",
+        keyword_weight: float | None = None,
+        fusion: recall.Fusion | None = None,
     ) -> tuple[list[Hit], bool]:
         size = min(limit or DEFAULT_SEARCH_LIMIT, self.limits.max_page_size)
-        if not query_embedding and query.strip():
+        weight = self.defaults.keyword_weight if keyword_weight is None else keyword_weight
+        if not query_embedding and query.strip() and weight < 1:
             query_embedding, model_id = await self._embed(query)
-        return rank(await self._all(tenant, scope), query, size, query_embedding, model_id)
+        entries = await self._all(tenant, scope)
+        return rank(entries, query, size, query_embedding, model_id, weight, fusion or self.defaults.fusion)
 
     async def list_entries(
         self, tenant: str, scope: str, page_size: int, page_token: str

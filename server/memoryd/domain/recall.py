@@ -1,56 +1,59 @@
-"""SearchMemory semantics: candidate filtering, recency rerank, user boost, context windows,
-dedup and truncation (SPEC §5, seed 003).
+"""SearchMemory semantics: candidates, fusion of keyword and semantic scores, recency rerank,
+user boost, selection, context windows and truncation. The rules, with the reasons for the
+defaults, are in docs/VECTORS.md ("SearchMemory") and docs/RECALL.md (the benchmark).
 
-Pure: no Qdrant or gRPC here. Context windows read messages through a `RangeReader`
-(the store's range query bound to a tenant), so the same code runs on every backend.
+Pure: no Qdrant or gRPC here. Context windows are read through a `WindowReader` (the
+store's Store.context_windows bound to a tenant), so the same code runs on every backend.
 
-Ranking of one search, in order:
-1. The index returns the `top_k * 4` nearest points (`* 8` with others-only) among those
-   that match every condition, pushed into the engine's query: the scope, the query's
-   model (a vector without a model id counts as the tenant's legacy model), with
-   others-only no role "assistant" (a missing role is "user"), and a semantic score of at
-   least `min_score` (0 keeps all). So a search fills `top_k` whenever that many points
-   match, however the models are mixed.
-2. Other models' points that a filter applied after retrieval would have met among the
-   same number of nearest points in scope are counted (`excluded_models`).
-3. score = (1 - w) * semantic + w * recency, recency = 0.5 ** (age / half_life):
-   1 for a message written now, 0.5 one half-life ago, 0.25 two half-lives ago.
-4. In user scope, hits sent by or mentioning a current speaker are multiplied by the boost.
-5. Best first, each message once: a candidate already shown (as a hit or as context of a
-   better hit) or excluded by the caller is skipped and the next candidate takes its place.
+A search has a semantic part (a query vector, unless keyword_weight is 1) and a keyword
+part (a query text, unless keyword_weight is 0); with both it is hybrid. Ranking:
+1. The index returns up to `candidate_limit` candidates per part, every condition pushed
+   into the engine's query (scope, roles; the model and min_score for the semantic part).
+   A keyword candidate also gets the semantic score of its message's dense point.
+2. With a semantic part and min_score != 0, a candidate without a semantic score of at
+   least min_score is dropped (min_score applies to the semantic score only).
+3. relevance: semantic only: the cosine. Otherwise the fusion of the two parts
+   (RELATIVE_SCORE: each part's scores min-max normalized over the candidates, a
+   candidate without one scoring 0, weighted (1 - keyword_weight) and keyword_weight;
+   RECIPROCAL_RANK: weighted 1 / (RRF_K + rank) per part, scaled so rank 1 in both is 1).
+4. score = (1 - w) * relevance + w * recency, recency = 0.5 ** (age / half_life) with the
+   age measured from the reference time (default now); in user scope, hits sent by or
+   mentioning a current speaker are multiplied by the boost.
+5. The best `top_k` distinct messages, minus the caller's exclusions, are the hits (a hit
+   that is also context of a better hit stays a hit, marked `in_context_of`); each gets
+   its context window, minus what better hits already showed.
 """
 
 from __future__ import annotations
 
-import asyncio
 import enum
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from memoryd.domain.models import Message, Position, RangeQuery
+from memoryd.domain.models import Message
 from memoryd.domain.vectors import Candidate, PointFilter, Scope, VectorRecord
+from memoryd.domain.windows import Window, WindowRequest
 
 DEFAULT_TOP_K = 5
 MAX_TOP_K = 100
 OVERSCAN = 4
 OVERSCAN_OTHERS_ONLY = 8
-DEFAULT_TIME_WEIGHT = 0.3
 DEFAULT_USER_BOOST = 2.0
 DEFAULT_CONTEXT_WINDOW = 2
 MAX_CONTEXT_WINDOW = 50
-DEFAULT_HALF_LIFE_MS = 7 * 24 * 3600 * 1000
+# Server defaults of the ranking knobs, chosen by the recall benchmark (docs/RECALL.md).
+# The reference system's time weight (0.3 at a 7-day half-life) remains one request away.
+DEFAULT_TIME_WEIGHT = 0.1
+DEFAULT_HALF_LIFE_MS = 30 * 24 * 3600 * 1000
+DEFAULT_KEYWORD_WEIGHT = 0.5
+SEED_TIME_WEIGHT = 0.3
+RRF_K = 60
 # Event markers that are not anybody's words (compression dividers, directives and their
 # replies): never context. Callers override per request.
 DEFAULT_CONTROL_KINDS = ("summary", "compress-marker", "directive", "directive-reply")
 
-# Context reads: rows per range query, and the most rows one side of one window may scan.
-CONTEXT_PAGE = 64
-CONTEXT_SCAN_CAP = 2000
-# Backward windows start this wide and grow 8x until they hold enough messages.
-FIRST_BACKWARD_SPAN_MS = 10 * 60 * 1000
-
-RangeReader = Callable[[RangeQuery], Awaitable[list[Message]]]
+WindowReader = Callable[[Sequence[WindowRequest]], Awaitable[list[Window]]]
 
 
 class RecallScope(enum.IntEnum):
@@ -61,13 +64,34 @@ class RecallScope(enum.IntEnum):
     ALL = 4
 
 
+class Fusion(enum.IntEnum):
+    # Values mirror memoryd.v1.RecallFusion.
+    RELATIVE_SCORE = 1
+    RECIPROCAL_RANK = 2
+
+
+@dataclass(frozen=True, slots=True)
+class RecallDefaults:
+    """The server's defaults for what a request leaves unset (config: MEMORYD_RECALL_*)."""
+
+    time_weight: float = DEFAULT_TIME_WEIGHT
+    half_life_ms: int = DEFAULT_HALF_LIFE_MS
+    keyword_weight: float = DEFAULT_KEYWORD_WEIGHT
+    fusion: Fusion = Fusion.RELATIVE_SCORE
+
+
 @dataclass(frozen=True, slots=True)
 class RecallQuery:
-    vector: list[float]
-    model_id: str
+    vector: list[float] = field(default_factory=list)
+    model_id: str = ""
+    text: str = ""
     top_k: int = DEFAULT_TOP_K
     min_score: float = 0.0
     time_weight: float = DEFAULT_TIME_WEIGHT
+    half_life_ms: int = DEFAULT_HALF_LIFE_MS
+    reference_time: int | None = None  # ms; None: now
+    keyword_weight: float = DEFAULT_KEYWORD_WEIGHT
+    fusion: Fusion = Fusion.RELATIVE_SCORE
     scope: RecallScope = RecallScope.ALL
     session_id: str = ""
     platform: str = ""
@@ -79,6 +103,16 @@ class RecallQuery:
     per_item_max_chars: int = 0
     exclude_message_ids: frozenset[str] = frozenset()
     control_kinds: tuple[str, ...] = DEFAULT_CONTROL_KINDS
+
+    @property
+    def semantic(self) -> bool:
+        """Whether the search has a semantic part (a query vector that weighs something)."""
+        return bool(self.vector) and self.keyword_weight < 1
+
+    @property
+    def keyword(self) -> bool:
+        """Whether the search has a keyword part (a query text that weighs something)."""
+        return bool(self.text.strip()) and self.keyword_weight > 0
 
     @property
     def candidate_limit(self) -> int:
@@ -101,8 +135,8 @@ class RecallQuery:
         return PointFilter(
             tenant,
             self.index_scope,
-            model_id=self.model_id,
-            legacy=legacy_model == self.model_id,
+            model_id=self.model_id or None,
+            legacy=bool(self.model_id) and legacy_model == self.model_id,
             exclude_roles=("assistant",) if self.others_only else (),
         )
 
@@ -112,6 +146,7 @@ class Ranked:
     candidate: Candidate
     score: float
     boosted: bool
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,19 +164,11 @@ class Hit:
     truncated_chars: int
     before: list[Item] = field(default_factory=list)
     after: list[Item] = field(default_factory=list)
+    in_context_of: int | None = None  # index of the better hit whose context shows this one
 
     @property
     def record(self) -> VectorRecord:
         return self.ranked.candidate.record
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """Context of one hit: the hit's own stored message (when found) and its neighbours."""
-
-    message: Message | None = None
-    before: list[Message] = field(default_factory=list)
-    after: list[Message] = field(default_factory=list)
 
 
 # -- filtering and scoring ---------------------------------------------------------
@@ -156,7 +183,7 @@ def excluded_models(pool_models: Counter[str | None], model_id: str, legacy_mode
 
 
 def recency(timestamp: int, now: int, half_life_ms: int) -> float:
-    """1.0 for a message written now, halving every half-life; future timestamps count as now."""
+    """1.0 for a message written at `now`, halving every half-life; later ones count as now."""
     age = max(0, now - timestamp)
     return 0.5 ** (age / half_life_ms)
 
@@ -166,16 +193,59 @@ def spoken_by_or_mentions(record: VectorRecord, speaker_ids: Sequence[str]) -> b
     return record.sender_id in speakers or not speakers.isdisjoint(record.mentioned_ids)
 
 
-def rank(candidates: Iterable[Candidate], query: RecallQuery, now: int, half_life_ms: int) -> list[Ranked]:
+def min_max(scores: Sequence[float | None]) -> list[float]:
+    """Scores scaled to [0, 1] over those present (the lowest 0, the highest 1; all equal: 1);
+    a missing score is 0."""
+    present = [s for s in scores if s is not None]
+    if not present:
+        return [0.0] * len(scores)
+    lo, hi = min(present), max(present)
+    if hi <= lo:
+        return [0.0 if s is None else 1.0 for s in scores]
+    return [0.0 if s is None else (s - lo) / (hi - lo) for s in scores]
+
+
+def reciprocal_ranks(scores: Sequence[float | None]) -> list[float]:
+    """1 / (RRF_K + rank) by descending score (rank 1 is the best), 0 for a missing score."""
+    order = sorted((i for i, s in enumerate(scores) if s is not None), key=lambda i: -scores[i])  # type: ignore[operator]
+    fused = [0.0] * len(scores)
+    for rank, i in enumerate(order, start=1):
+        fused[i] = 1.0 / (RRF_K + rank)
+    return fused
+
+
+def fuse(
+    semantic: Sequence[float | None], keyword: Sequence[float | None], keyword_weight: float, fusion: Fusion
+) -> list[float]:
+    """Relevance in [0, 1] of each candidate from its semantic and keyword scores."""
+    w = keyword_weight
+    if fusion is Fusion.RECIPROCAL_RANK:
+        best = 1.0 / (RRF_K + 1)
+        return [
+            ((1 - w) * s + w * k) / best for s, k in zip(reciprocal_ranks(semantic), reciprocal_ranks(keyword))
+        ]
+    return [(1 - w) * s + w * k for s, k in zip(min_max(semantic), min_max(keyword))]
+
+
+def rank(candidates: Iterable[Candidate], query: RecallQuery, now: int) -> list[Ranked]:
+    kept = list(candidates)
+    if query.semantic and query.min_score != 0:
+        kept = [c for c in kept if c.semantic is not None and c.semantic >= query.min_score]
+    if not query.keyword:
+        relevance = [c.semantic if c.semantic is not None else 0.0 for c in kept]
+    else:
+        semantic = [c.semantic for c in kept] if query.semantic else [None] * len(kept)
+        weight = query.keyword_weight if query.semantic else 1.0
+        relevance = fuse(semantic, [c.keyword for c in kept], weight, query.fusion)
     w = query.time_weight
     ranked = []
-    for candidate in candidates:
-        score = (1 - w) * candidate.semantic + w * recency(candidate.record.timestamp, now, half_life_ms)
+    for candidate, rel in zip(kept, relevance):
+        score = (1 - w) * rel + w * recency(candidate.record.timestamp, now, query.half_life_ms)
         boosted = query.scope is RecallScope.USER and spoken_by_or_mentions(candidate.record, query.speaker_ids)
         if boosted:
             score *= query.user_priority_boost
-        ranked.append(Ranked(candidate, score, boosted))
-    ranked.sort(key=lambda r: (-r.score, -r.candidate.semantic, -r.candidate.record.timestamp, r.candidate.point_id))
+        ranked.append(Ranked(candidate, score, boosted, rel))
+    ranked.sort(key=lambda r: (-r.score, -r.relevance, -r.candidate.record.timestamp, r.candidate.point_id))
     return ranked
 
 
@@ -194,154 +264,85 @@ def _truncate_message(message: Message, max_chars: int) -> Item:
     return Item(replace(message, content=content), cut)
 
 
-# -- context windows ---------------------------------------------------------------
-def _counts(message: Message) -> bool:
-    # Control kinds are already left out by the range query; system records (delivery
-    # reports, stop markers) are read but are nobody's words.
-    return message.role != "system"
-
-
-def _key(message: Message) -> tuple[int, int]:
-    return (message.timestamp, message.seq)
-
-
-async def _scan(read: RangeReader, query: RangeQuery, cap: int) -> tuple[list[Message], bool]:
-    """All rows of a range query, paged; (rows, complete) where complete is False past `cap`."""
-    rows: list[Message] = []
-    while True:
-        page = await read(query)
-        rows.extend(page)
-        if len(page) < query.limit:
-            return rows, True
-        if len(rows) >= cap:
-            return rows, False
-        query = replace(query, after=Position(page[-1].timestamp, page[-1].seq))
-
-
-def _locate(at_ts: list[Message], record: VectorRecord) -> Message | None:
-    if record.message_id:
-        return next((m for m in at_ts if m.id == record.message_id), None)
-    return next((m for m in at_ts if m.role == record.effective_role), None)
-
-
-async def context_window(
-    read: RangeReader,
-    record: VectorRecord,
-    size: int,
-    control_kinds: Sequence[str],
-    *,
-    page: int = CONTEXT_PAGE,
-    cap: int = CONTEXT_SCAN_CAP,
-) -> Window:
-    """`size` counted messages before and after the hit in its session, oldest first.
-
-    The hit's message is found among the messages at its timestamp (by message id, else
-    the first with its role); if it is gone, messages at that timestamp count as after.
-    """
-    kinds = tuple(control_kinds)
-    base = RangeQuery(record.session_id, page, exclude_kinds=kinds)
-    ts = record.timestamp
-    at_ts, _ = await _scan(read, replace(base, from_ts=ts, to_ts=ts), cap)
-    hit = _locate(at_ts, record)
-    if size <= 0:
-        return Window(hit)
-    # The hit's position; everything strictly before it is "before", after it "after".
-    origin = _key(hit) if hit is not None else (ts, -1)
-
-    after: list[Message] = []
-    query = replace(base, from_ts=ts, after=Position(*origin))
-    scanned = 0
-    while len(after) < size and scanned < cap:
-        rows = await read(query)
-        scanned += len(rows)
-        after.extend(m for m in rows if _counts(m))
-        if len(rows) < query.limit:
-            break
-        query = replace(query, after=Position(rows[-1].timestamp, rows[-1].seq))
-    after = after[:size]
-
-    before: deque[Message] = deque()
-    hi = ts
-    span = FIRST_BACKWARD_SPAN_MS
-    while len(before) < size and hi >= 0:
-        lo = max(0, hi - span)
-        rows, complete = await _scan(read, replace(base, from_ts=lo, to_ts=hi), cap)
-        if not complete and hi - lo > 1:
-            span = max(1, (hi - lo) // 8)  # too dense: narrow the window and read it again
-            continue
-        older = [m for m in rows if _counts(m) and _key(m) < origin]
-        need = size - len(before)
-        before.extendleft(reversed(older[-need:]))
-        hi = lo - 1
-        span *= 8
-    return Window(hit, list(before), after)
-
-
 # -- selection ---------------------------------------------------------------------
-Expander = Callable[[VectorRecord], Awaitable[Window]]
+Key = tuple[str, str]
 
 
-def _record_key(record: VectorRecord, found: Message | None) -> tuple[str, str]:
-    if record.message_id:
-        return (record.session_id, "id:" + record.message_id)
-    if found is not None:
-        return (record.session_id, "id:" + found.id)
-    return (record.session_id, f"ts:{record.timestamp}")
+def _message_key(session_id: str, message: Message) -> Key:
+    return (session_id, "id:" + message.id)
 
 
-async def select_hits(ranked: Sequence[Ranked], query: RecallQuery, expand: Expander | None) -> list[Hit]:
-    """Best `top_k` distinct messages, each with its context window (when `expand`)."""
-    seen: set[tuple[str, str]] = set()
+def _window_request(record: VectorRecord, query: RecallQuery) -> WindowRequest | None:
+    """What to read for a hit: its context window, or only its message (to know which one a
+    point without a message id indexes); None when nothing is needed."""
+    expand = query.expand_cross_session or record.session_id == query.session_id
+    size = query.context_window if expand else 0
+    if size <= 0 and (record.message_id or not expand):
+        return None
+    return WindowRequest(
+        record.session_id, record.timestamp, record.message_id, record.effective_role, size, query.control_kinds
+    )
+
+
+async def _choose(ranked: Sequence[Ranked], query: RecallQuery, read: WindowReader) -> list[tuple[Ranked, Window, Key]]:
+    """The best `top_k` distinct messages the caller does not exclude, with their windows."""
     excluded = query.exclude_message_ids
-    hits: list[Hit] = []
+    chosen: list[tuple[Ranked, Window, Key]] = []
+    taken: set[Key] = set()
     position = 0
-
-    def fresh(message: Message, session_id: str) -> bool:
-        return message.id not in excluded and (session_id, "id:" + message.id) not in seen
-
-    while len(hits) < query.top_k and position < len(ranked):
+    while len(chosen) < query.top_k and position < len(ranked):
         batch: list[Ranked] = []
-        batch_keys: set[tuple[str, str]] = set()
-        while position < len(ranked) and len(batch) < query.top_k - len(hits):
+        keys: set[Key] = set()
+        while position < len(ranked) and len(batch) < query.top_k - len(chosen):
             candidate = ranked[position]
             position += 1
             record = candidate.candidate.record
-            key = _record_key(record, None)
-            if record.message_id in excluded or key in seen or key in batch_keys:
+            if record.message_id in excluded or record.message_key in taken or record.message_key in keys:
                 continue
-            batch_keys.add(key)
+            keys.add(record.message_key)
             batch.append(candidate)
-        windows = await asyncio.gather(
-            *(_window_for(r.candidate.record, query, expand) for r in batch)
-        )
+        requests = [_window_request(r.candidate.record, query) for r in batch]
+        wanted = [r for r in requests if r is not None]
+        found = iter(await read(wanted) if wanted else [])
+        windows = [next(found) if r is not None else Window() for r in requests]
         for candidate, window in zip(batch, windows):
             record = candidate.candidate.record
-            key = _record_key(record, window.message)
-            if key in seen or (window.message is not None and window.message.id in excluded):
+            key = _message_key(record.session_id, window.message) if window.message is not None else record.message_key
+            if key in taken or (window.message is not None and window.message.id in excluded):
                 continue
-            seen.add(key)
-            seen.add(_record_key(record, None))
-            before = [m for m in window.before if fresh(m, record.session_id)]
-            after = [m for m in window.after if fresh(m, record.session_id)]
-            seen.update((record.session_id, "id:" + m.id) for m in (*before, *after))
-            text, cut = truncate(record.text, query.per_item_max_chars)
-            hits.append(
-                Hit(
-                    candidate,
-                    text,
-                    cut,
-                    [_truncate_message(m, query.per_item_max_chars) for m in before],
-                    [_truncate_message(m, query.per_item_max_chars) for m in after],
-                )
-            )
-            if len(hits) == query.top_k:
+            taken.update((key, record.message_key))
+            chosen.append((candidate, window, key))
+            if len(chosen) == query.top_k:
                 break
+    return chosen
+
+
+async def select_hits(ranked: Sequence[Ranked], query: RecallQuery, read: WindowReader) -> list[Hit]:
+    """The hits, best first, each with the part of its window that no better hit showed."""
+    excluded = query.exclude_message_ids
+    shown: dict[Key, int] = {}  # message -> the hit that showed it (as itself or as context)
+    hits: list[Hit] = []
+    for index, (candidate, window, key) in enumerate(await _choose(ranked, query, read)):
+        record = candidate.candidate.record
+        in_context_of = shown.get(key)
+        shown[key] = index
+
+        def fresh(message: Message) -> bool:
+            return message.id not in excluded and _message_key(record.session_id, message) not in shown
+
+        before = [m for m in window.before if fresh(m)]
+        after = [m for m in window.after if fresh(m)]
+        for m in (*before, *after):
+            shown[_message_key(record.session_id, m)] = index
+        text, cut = truncate(record.text, query.per_item_max_chars)
+        hits.append(
+            Hit(
+                candidate,
+                text,
+                cut,
+                [_truncate_message(m, query.per_item_max_chars) for m in before],
+                [_truncate_message(m, query.per_item_max_chars) for m in after],
+                in_context_of,
+            )
+        )
     return hits
-
-
-async def _window_for(record: VectorRecord, query: RecallQuery, expand: Expander | None) -> Window:
-    if expand is None:
-        return Window()
-    if not query.expand_cross_session and record.session_id != query.session_id:
-        return Window()
-    return await expand(record)

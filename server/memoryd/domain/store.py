@@ -28,6 +28,7 @@ from memoryd.domain.models import (
 )
 from memoryd.domain.notifier import EventNotifier
 from memoryd.domain.sessions import SessionFilter, SessionUpdate
+from memoryd.domain.windows import Window, WindowRequest, read_windows
 
 
 def check_event_filter(types: Sequence[EventType], through_seq: int | None) -> None:
@@ -128,6 +129,15 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def range(self, tenant: str, query: RangeQuery) -> list[Message]:
         """Messages in (timestamp, seq) order after `query.after`, archived included."""
+
+    async def context_windows(self, tenant: str, requests: Sequence[WindowRequest]) -> list[Window]:
+        """The context window of each request (domain/windows.py), in order. This default reads
+        them with `range`; an adapter may answer in fewer reads with the same result."""
+
+        async def read(query: RangeQuery) -> list[Message]:
+            return await self.range(tenant, query)
+
+        return await read_windows(read, requests)
 
     @abc.abstractmethod
     async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:

@@ -161,29 +161,28 @@ class NoRecall:
 class VectorRecall:
     """Recall through the vector memory (SearchMemory across the tenant's sessions).
 
-    `vectors` is the server's VectorMemory: `embedder` (or None), `embed_query(text)` and
-    `search(tenant, recall.RecallQuery)`. The query vector is the caller's when given,
-    else the server embedder's; without either, recall is unavailable (never faked).
+    `vectors` is the server's VectorMemory: `search(tenant, recall.RecallQuery)` and its
+    `defaults`. The text is searched like SearchMemory's query_text: hybrid with the
+    caller's vector or the server embedder's, keyword-only without either.
     """
 
     def __init__(self, vectors: Any) -> None:
         self.vectors = vectors
 
     async def recall(self, tenant: str, query: RecallQuery) -> list[context.Recalled]:
-        vector, model_id = list(query.query_vector), query.model_id
+        defaults = self.vectors.defaults
         try:
-            if not vector:
-                if self.vectors.embedder is None:
-                    raise RecallUnavailable(
-                        "no embedder is configured on this server; send recall_query_vector and recall_model_id"
-                    )
-                vector, model_id = await self.vectors.embed_query(query.text)
             result = await self.vectors.search(
                 tenant,
                 recall.RecallQuery(
-                    vector=vector,
-                    model_id=model_id,
+                    vector=list(query.query_vector),
+                    model_id=query.model_id,
+                    text=query.text,
                     top_k=query.top_k,
+                    time_weight=defaults.time_weight,
+                    half_life_ms=defaults.half_life_ms,
+                    keyword_weight=defaults.keyword_weight,
+                    fusion=defaults.fusion,
                     context_window=0,
                     exclude_message_ids=frozenset(query.exclude_message_ids),
                 ),

@@ -1,5 +1,10 @@
 """Vector memory: the data types and the vector-index interface that the recall logic, the
-vector sync and the Qdrant adapters (server, Edge) share."""
+vector sync and the Qdrant adapters (server, Edge) share.
+
+An indexed message has a *keyword point* (its text, for BM25; no model, no dense vector) and,
+when it was embedded, a *dense point* per model. Both carry the same payload (VectorRecord)
+and are deleted by the same selectors (docs/VECTORS.md, "Storage layout").
+"""
 
 from __future__ import annotations
 
@@ -13,14 +18,24 @@ from typing import Any, Protocol
 LEGACY_NAMESPACE = "memory-vector"
 LEGACY_KEY = "legacy-model"
 
-# uuid5 namespace of point ids; fixed forever (changing it would duplicate every point).
+# uuid5 namespaces of point ids; fixed forever (changing one would duplicate every point).
 POINT_NAMESPACE = uuid.UUID("6f1c2a52-41e4-5d0b-9a51-8e2d3f0c7b10")
+KEYWORD_NAMESPACE = uuid.UUID("0b9e4f7a-2c61-5d38-8f14-63a5c9d2e7b4")
+
+
+def _source(message_id: str, timestamp: int) -> str:
+    return f"id:{message_id}" if message_id else f"ts:{timestamp}"
 
 
 def point_id(tenant: str, session_id: str, message_id: str, timestamp: int, model_id: str | None) -> str:
     """Deterministic id of the point indexing one message in one model: re-indexing replaces it."""
-    source = f"id:{message_id}" if message_id else f"ts:{timestamp}"
+    source = _source(message_id, timestamp)
     return str(uuid.uuid5(POINT_NAMESPACE, "\x1f".join((tenant, session_id, source, model_id or ""))))
+
+
+def keyword_point_id(tenant: str, session_id: str, message_id: str, timestamp: int) -> str:
+    """Deterministic id of a message's keyword point (one per message, whatever its models)."""
+    return str(uuid.uuid5(KEYWORD_NAMESPACE, "\x1f".join((tenant, session_id, _source(message_id, timestamp)))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +58,12 @@ class VectorRecord:
         # Legacy vectors without a role are treated as the other party (seed 003).
         return self.role or "user"
 
+    @property
+    def message_key(self) -> tuple[str, str]:
+        """The message this record indexes: its session and id (its timestamp when it has none).
+        A message's keyword point and dense points share it."""
+        return (self.session_id, _source(self.message_id, self.timestamp))
+
 
 @dataclass(frozen=True, slots=True)
 class VectorPoint:
@@ -57,12 +78,41 @@ class VectorPoint:
 
 
 @dataclass(frozen=True, slots=True)
+class KeywordPoint:
+    """A message's text for keyword (BM25) search; the adapter tokenizes `record.text`."""
+
+    tenant: str
+    record: VectorRecord
+
+    @property
+    def id(self) -> str:
+        r = self.record
+        return keyword_point_id(self.tenant, r.session_id, r.message_id, r.timestamp)
+
+
+def dense_point_ids(tenant: str, record: VectorRecord, model_id: str, legacy: bool) -> tuple[str, ...]:
+    """Ids the dense points of the message `record` indexes may have in `model_id` (and, when
+    `legacy`, as a vector without a model id)."""
+    ids = (point_id(tenant, record.session_id, record.message_id, record.timestamp, model_id),)
+    if legacy:
+        ids += (point_id(tenant, record.session_id, record.message_id, record.timestamp, None),)
+    return ids
+
+
+@dataclass(frozen=True, slots=True)
 class Candidate:
-    """A point the vector index returned for a query, with its cosine similarity."""
+    """A message the vector index returned for a query, with the scores it found.
+
+    `semantic`: cosine similarity of the message's dense point of the query's model to the
+    query vector (None: no such point, or it scored below min_score, or no vector query).
+    `keyword`: BM25 score of its keyword point (None: not among the keyword candidates, or
+    no text query). `point_id` and `record` are the dense point's when it has one.
+    """
 
     point_id: str
-    semantic: float
+    semantic: float | None
     record: VectorRecord
+    keyword: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,22 +208,39 @@ class PointFilter:
 
 @dataclass(frozen=True, slots=True)
 class IndexQuery:
-    """One nearest-neighbour query: the `limit` points of `vector`'s dimension nearest to it
-    among those `filter` admits, cosine similarity at least `min_score` (None: any).
+    """A semantic query (`vector`), a keyword query (`text`) or both (hybrid), among the
+    points `filter` admits.
 
-    `pool_limit` > 0 also asks which models the `pool_limit` nearest points of the scope
-    hold, whatever their model and role (what a search filtering after retrieval would
-    have seen; SearchMemory reports and warns about them).
+    - `vector`: the `limit` dense points of its dimension nearest to it, cosine similarity
+      at least `min_score` (None: any).
+    - `text`: the `limit` keyword points with the best BM25 score for it (IDF over the
+      tenant's keyword points); the model condition does not apply to keyword points.
+    - Both: the union, one Candidate per message (VectorRecord.message_key). A message
+      found by keyword also gets the semantic score of its dense point, when it has one
+      that `filter` and `min_score` admit, so every candidate's semantic score is exact.
 
-    New kinds of query (a sparse / BM25 text query next to or instead of `vector`) are
-    new optional fields here and a new score on Candidate, not a new method.
+    `pool_limit` > 0 also asks which models the `pool_limit` nearest dense points of the
+    scope hold, whatever their model and role (what a search filtering after retrieval
+    would have seen; SearchMemory reports and warns about them).
     """
 
     filter: PointFilter
     limit: int
-    vector: Sequence[float]
+    vector: Sequence[float] = ()
     min_score: float | None = None
     pool_limit: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """What a delete removed: dense points (vectors) and keyword points."""
+
+    vectors: int = 0
+    keywords: int = 0
+
+    def __add__(self, other: Deleted) -> Deleted:
+        return Deleted(self.vectors + other.vectors, self.keywords + other.keywords)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,17 +267,24 @@ class VectorIndex(Protocol):
     async def ping(self) -> None: ...
 
     async def upsert(self, points: Sequence[VectorPoint], indexed_at: int) -> list[str]:
-        """Insert or replace (same id) points; durable once it returns. Their ids, in order."""
+        """Insert or replace (same id) dense points; durable once it returns. Their ids, in order."""
 
-    async def delete(self, selector: VectorSelector) -> int:
-        """Delete the selected points in every dimension; returns how many there were."""
+    async def upsert_keywords(self, points: Sequence[KeywordPoint], indexed_at: int) -> list[str]:
+        """Insert or replace (same id) keyword points; durable once it returns. Their ids, in order."""
+
+    async def delete(self, selector: VectorSelector) -> Deleted:
+        """Delete the selected dense points in every dimension and, unless the selector names
+        a model, the selected keyword points; says how many of each there were."""
 
     async def query(self, query: IndexQuery) -> IndexResult: ...
 
     async def has_point(self, dimension: int, point_id: str) -> bool: ...
 
+    async def has_keyword_point(self, point_id: str) -> bool: ...
+
     async def model_dimensions(self, tenant: str, model_id: str) -> list[int]:
         """Dimensions that hold the tenant's points of `model_id`, ascending."""
 
     async def stats(self, tenant: str) -> tuple[list[ModelCount], list[CollectionCount]]:
-        """The tenant's points per (model, dimension), most first, and per collection."""
+        """The tenant's dense points per (model, dimension), most first, and per collection
+        (the keyword index is the collection of dimension 0)."""

@@ -1,9 +1,11 @@
-"""Background indexing queue: bounded, drop-oldest, a fixed number of workers.
+"""Background indexing queue: bounded, drop-oldest, a fixed number of workers, in batches.
 
-Saving a message never waits for its embedding. Jobs of the same message run in the
-order they were queued (a rewrite waits for the save before it), jobs of different
-messages run concurrently up to `concurrency`. A full queue drops its oldest job and
-counts it (`dropped`, logged); the search path does not go through this queue.
+Saving a message never waits for its indexing. A worker takes up to `batch` queued jobs at
+once (one engine write, one embedder request for all of them). Jobs of the same message run
+in the order they were queued (a rewrite waits for the save before it, never in the same
+batch); jobs of different messages run concurrently, up to `concurrency` batches. The queue
+holds at most `max_queue` jobs, or one save call's when that is more: beyond that the oldest
+job is dropped, counted (`dropped`) and logged. The search path does not go through it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from memoryd.domain.models import Message
@@ -20,13 +22,15 @@ from memoryd.observability.metrics import VECTOR_QUEUE_DEPTH, VECTOR_QUEUE_DROPP
 
 log = logging.getLogger(__name__)
 
+BATCH = 64
+
 
 @dataclass(frozen=True, slots=True)
 class IndexJob:
     tenant: str
     session_id: str
     message: Message
-    rewrite: bool = False  # a rewrite replaces an existing point only
+    rewrite: bool = False  # rewritten content: read the stored message
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -35,15 +39,21 @@ class IndexJob:
 
 class Indexer:
     def __init__(
-        self, handle: Callable[[IndexJob], Awaitable[None]], *, concurrency: int = 10, max_queue: int = 500
+        self,
+        handle: Callable[[list[IndexJob]], Awaitable[None]],
+        *,
+        concurrency: int = 10,
+        max_queue: int = 500,
+        batch: int = BATCH,
     ) -> None:
         self.handle = handle
         self.concurrency = concurrency if concurrency > 0 else 64
         self.max_queue = max_queue
+        self.batch = max(1, batch)
         self.dropped = 0
         self._queue: deque[IndexJob] = deque()
         self._ready = asyncio.Event()
-        self._locks: dict[tuple[str, str, str], tuple[asyncio.Lock, int]] = {}
+        self._running: set[tuple[str, str, str]] = set()  # keys of jobs being handled
         self._workers: list[asyncio.Task] = []
         self._busy = 0
         self._idle = asyncio.Event()
@@ -53,13 +63,22 @@ class Indexer:
         return len(self._queue)
 
     def submit(self, job: IndexJob) -> None:
-        if self.max_queue > 0 and len(self._queue) >= self.max_queue:
-            self._queue.popleft()
-            self.dropped += 1
-            VECTOR_QUEUE_DROPPED.inc()
-            if self.dropped == 1 or self.dropped % 100 == 0:
-                log.warning("index queue full: dropped the oldest job (dropped=%d)", self.dropped)
-        self._queue.append(job)
+        self.submit_all([job])
+
+    def submit_all(self, jobs: Sequence[IndexJob]) -> None:
+        """Queue the jobs of one call; drops the oldest queued jobs beyond the bound (never
+        those of this call)."""
+        if not jobs:
+            return
+        if self.max_queue > 0:
+            excess = min(len(self._queue), len(self._queue) + len(jobs) - self.max_queue)
+            for _ in range(max(0, excess)):
+                self._queue.popleft()
+                self.dropped += 1
+                VECTOR_QUEUE_DROPPED.inc()
+                if self.dropped == 1 or self.dropped % 100 == 0:
+                    log.warning("index queue full: dropped the oldest job (dropped=%d)", self.dropped)
+        self._queue.extend(jobs)
         VECTOR_QUEUE_DEPTH.set(len(self._queue))
         self._idle.clear()
         self._ready.set()
@@ -80,36 +99,40 @@ class Indexer:
         """Wait until the queue is empty and no job runs (tests, graceful shutdown)."""
         await self._idle.wait()
 
+    def _take(self) -> list[IndexJob]:
+        """Up to `batch` jobs from the front whose message has no job running or queued before
+        them; the others keep their places."""
+        taken: list[IndexJob] = []
+        waiting: deque[IndexJob] = deque()
+        blocked: set[tuple[str, str, str]] = set()
+        while self._queue and len(taken) < self.batch:
+            job = self._queue.popleft()
+            if job.key in self._running or job.key in blocked:
+                blocked.add(job.key)
+                waiting.append(job)
+                continue
+            self._running.add(job.key)
+            taken.append(job)
+        waiting.extend(self._queue)
+        self._queue = waiting
+        VECTOR_QUEUE_DEPTH.set(len(self._queue))
+        return taken
+
     async def _work(self) -> None:
         while True:
-            while not self._queue:
+            jobs = self._take()
+            if not jobs:
                 self._ready.clear()
                 await self._ready.wait()
-            job = self._queue.popleft()
-            VECTOR_QUEUE_DEPTH.set(len(self._queue))
+                continue
             self._busy += 1
-            lock = self._lock(job.key)
             try:
-                async with lock:
-                    await self.handle(job)
-            except Exception:  # noqa: BLE001 - one bad job must not stop the worker
-                log.warning("indexing a message failed", exc_info=True)
+                await self.handle(jobs)
+            except Exception:  # noqa: BLE001 - one bad batch must not stop the worker
+                log.warning("indexing %d messages failed", len(jobs), exc_info=True)
             finally:
-                self._release(job.key)
+                self._running.difference_update(job.key for job in jobs)
                 self._busy -= 1
+                self._ready.set()  # jobs waiting for these messages may run now
                 if not self._queue and not self._busy:
                     self._idle.set()
-
-    def _lock(self, key: tuple[str, str, str]) -> asyncio.Lock:
-        lock, users = self._locks.get(key, (None, 0))
-        if lock is None:
-            lock = asyncio.Lock()
-        self._locks[key] = (lock, users + 1)
-        return lock
-
-    def _release(self, key: tuple[str, str, str]) -> None:
-        lock, users = self._locks[key]
-        if users <= 1:
-            del self._locks[key]
-        else:
-            self._locks[key] = (lock, users - 1)

@@ -2,9 +2,10 @@
 (domain.vectors.VectorIndex: a Qdrant server or Qdrant Edge) in step with the message store.
 
 As `MemoryHooks` (domain/hooks.py) it hears about every message change:
-- saved / rewritten messages are queued for background embedding when an embedder is
-  configured (rewrites only replace points that exist);
-- deleted messages lose their vectors (by id and by (session, timestamp)); when Qdrant
+- saved / rewritten user and assistant messages are queued for background indexing: a
+  keyword point always, a dense point too when an embedder is configured (rewrites only
+  replace dense points that exist; a rewrite into nothing searchable removes both);
+- deleted messages lose their points (by id and by (session, timestamp)); when Qdrant
   cannot take the delete, it goes to the durable outbox and the message call still succeeds;
 - clearing vectors (ClearSession / ClearAll) answers CLEARED, or DEFERRED when the work
   went to the outbox. Clearing all also deletes the legacy-model marker.
@@ -17,7 +18,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memoryd.domain import deadline, recall
@@ -35,13 +36,16 @@ from memoryd.domain.vectors import (
     LEGACY_KEY,
     LEGACY_NAMESPACE,
     CollectionCount,
+    Deleted,
     IndexQuery,
+    KeywordPoint,
     ModelCount,
     VectorIndex,
     VectorPoint,
     VectorRecord,
     VectorSelector,
 )
+from memoryd.domain.windows import Window, WindowRequest
 from memoryd.vectors.embedder import OpenAIEmbedder
 from memoryd.vectors.indexer import Indexer, IndexJob
 from memoryd.vectors.outbox import SYSTEM_TENANT, Outbox, OutboxDrainer
@@ -50,6 +54,9 @@ from memoryd.vectors.reconcile import DeletionReconciler
 log = logging.getLogger(__name__)
 
 INDEXED_ROLES = ("user", "assistant")
+KEYWORD_DIMENSION = 0  # the keyword index's row among the collections (VectorIndex.stats)
+# Existence checks after indexing read a session's seq range at once up to this span.
+EXISTS_SPAN = 1000
 # How long a consistency delete may wait for Qdrant before it goes to the outbox.
 HOOK_DELETE_SECONDS = 2.0
 # A tenant's legacy-model marker is read once per this many seconds, not per search (it
@@ -61,8 +68,10 @@ LEGACY_CACHE_TENANTS = 10_000
 @dataclass(frozen=True, slots=True)
 class SearchResult:
     hits: list[recall.Hit]
-    model_id: str
+    model_id: str  # empty without a semantic part
     excluded_other_models: int
+    semantic: bool = True  # which parts ran
+    keyword: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +82,7 @@ class Stats:
     index_queue_length: int
     index_dropped: int
     outbox_pending: int
+    keyword_points: int = 0
 
 
 def _first_str(*values: Any) -> str:
@@ -120,7 +130,7 @@ class VectorMemory(MemoryHooks):
         index: VectorIndex,
         store: Store,
         *,
-        half_life_ms: int = recall.DEFAULT_HALF_LIFE_MS,
+        defaults: recall.RecallDefaults = recall.RecallDefaults(),
         control_kinds: Sequence[str] = recall.DEFAULT_CONTROL_KINDS,
         embedder: OpenAIEmbedder | None = None,
         index_concurrency: int = 10,
@@ -130,7 +140,7 @@ class VectorMemory(MemoryHooks):
     ) -> None:
         self.index = index
         self.store = store
-        self.half_life_ms = half_life_ms
+        self.defaults = defaults
         self.control_kinds = tuple(control_kinds)
         self.embedder = embedder
         self.outbox = Outbox(store)
@@ -141,9 +151,8 @@ class VectorMemory(MemoryHooks):
             max_backoff_seconds=outbox_max_backoff_seconds,
             reconciler=DeletionReconciler(store, index, SYSTEM_TENANT),
         )
-        self.indexer = (
-            Indexer(self._index_job, concurrency=index_concurrency, max_queue=index_queue_size) if embedder else None
-        )
+        # Every saved message gets a keyword point, so the indexer runs with or without an embedder.
+        self.indexer = Indexer(self._index, concurrency=index_concurrency, max_queue=index_queue_size)
         self._dimensions: dict[tuple[str, str], int] = {}  # (tenant, model) -> dimension, seen in Qdrant
         self._warned_models: set[tuple[str, str]] = set()
         self._legacy: dict[str, tuple[str, float]] = {}  # tenant -> (legacy model, read until)
@@ -152,12 +161,10 @@ class VectorMemory(MemoryHooks):
     # -- lifecycle -------------------------------------------------------------
     async def open(self) -> None:
         await self.index.open()
-        if self.indexer is not None:
-            self.indexer.start()
+        self.indexer.start()
 
     async def close(self) -> None:
-        if self.indexer is not None:
-            await self.indexer.stop()
+        await self.indexer.stop()
         if self.embedder is not None:
             await self.embedder.close()
         await self.index.close()
@@ -218,10 +225,13 @@ class VectorMemory(MemoryHooks):
 
     # -- VectorService -----------------------------------------------------------
     async def upsert(self, tenant: str, points: Sequence[VectorPoint]) -> list[str]:
+        """Caller-supplied vectors; points with text also get their message's keyword point."""
         await self.check_dimensions(
             tenant, [(f"points[{i}].vector", p.record.model_id or "", len(p.vector)) for i, p in enumerate(points)]
         )
-        ids = await self.index.upsert(points, now_ms())
+        indexed_at = now_ms()
+        ids = await self.index.upsert(points, indexed_at)
+        await self.index.upsert_keywords([KeywordPoint(p.tenant, p.record) for p in points if p.record.text], indexed_at)
         for point in points:
             if point.record.model_id:
                 self._dimensions[(tenant, point.record.model_id)] = len(point.vector)
@@ -232,6 +242,22 @@ class VectorMemory(MemoryHooks):
             raise FailedPrecondition("no embedder is configured; send query_vector", reason="EMBEDDER_NOT_CONFIGURED")
         [vector] = await self.embedder.embed([text])
         return vector, self.embedder.model_id
+
+    async def _with_vector(self, query: recall.RecallQuery) -> recall.RecallQuery:
+        """The query with its semantic part: the caller's vector, else the server embedder's
+        vector of the text when the semantic part weighs something. Without an embedder a text
+        query is keyword-only; a semantic-only one (keyword_weight 0) is FAILED_PRECONDITION."""
+        if query.vector or not query.text.strip() or query.keyword_weight >= 1:
+            return query
+        if self.embedder is None:
+            if query.keyword_weight <= 0:
+                raise FailedPrecondition(
+                    "a semantic search (keyword_weight 0) needs query_vector or a server embedder",
+                    reason="EMBEDDER_NOT_CONFIGURED",
+                )
+            return query
+        vector, model_id = await self.embed_query(query.text)
+        return replace(query, vector=vector, model_id=model_id)
 
     async def legacy_model(self, tenant: str, model_id: str) -> str:
         """The model legacy vectors count as; the first search records the current one."""
@@ -258,29 +284,32 @@ class VectorMemory(MemoryHooks):
         return model_id
 
     async def search(self, tenant: str, query: recall.RecallQuery) -> SearchResult:
-        await self.check_dimensions(tenant, [("query_vector", query.model_id, len(query.vector))])
-        legacy = await self.legacy_model(tenant, query.model_id)
+        query = await self._with_vector(query)
+        semantic = query.semantic
+        if semantic:
+            await self.check_dimensions(tenant, [("query_vector", query.model_id, len(query.vector))])
+            legacy = await self.legacy_model(tenant, query.model_id)
+        else:
+            legacy = ""
         found = await self.index.query(
             IndexQuery(
-                query.point_filter(tenant, legacy),
+                query.point_filter(tenant, legacy) if semantic else replace(query, model_id="").point_filter(tenant, ""),
                 query.candidate_limit,
-                query.vector,
+                query.vector if semantic else (),
                 min_score=query.min_score or None,  # 0 keeps all
-                pool_limit=query.candidate_limit,
+                pool_limit=query.candidate_limit if semantic else 0,
+                text=query.text if query.keyword else "",
             )
         )
-        excluded = recall.excluded_models(found.pool_models, query.model_id, legacy)
+        excluded = recall.excluded_models(found.pool_models, query.model_id, legacy) if semantic else Counter()
         self._warn_excluded(query.model_id, excluded)
-        ranked = recall.rank(found.candidates, query, now_ms(), self.half_life_ms)
+        ranked = recall.rank(found.candidates, query, query.reference_time or now_ms())
 
-        async def read(range_query: RangeQuery) -> list[Message]:
-            return await self.store.range(tenant, range_query)
+        async def read(requests: Sequence[WindowRequest]) -> list[Window]:
+            return await self.store.context_windows(tenant, requests)
 
-        async def expand(record: VectorRecord) -> recall.Window:
-            return await recall.context_window(read, record, query.context_window, query.control_kinds)
-
-        hits = await recall.select_hits(ranked, query, expand)
-        return SearchResult(hits, query.model_id, sum(excluded.values()))
+        hits = await recall.select_hits(ranked, query, read)
+        return SearchResult(hits, query.model_id if semantic else "", sum(excluded.values()), semantic, query.keyword)
 
     def _warn_excluded(self, model_id: str, excluded: Counter[str]) -> None:
         new = sorted(m for m in excluded if (model_id, m) not in self._warned_models)
@@ -293,7 +322,7 @@ class VectorMemory(MemoryHooks):
                 ",".join(new),
             )
 
-    async def delete(self, selector: VectorSelector, *, clear_marker: bool = False) -> int:
+    async def delete(self, selector: VectorSelector, *, clear_marker: bool = False) -> Deleted:
         removed = await self.index.delete(selector)
         if selector.model_id is not None:
             self._forget_dimensions(selector.tenant, selector.model_id)
@@ -312,9 +341,10 @@ class VectorMemory(MemoryHooks):
             models,
             collections,
             legacy if isinstance(legacy, str) else "",
-            len(self.indexer) if self.indexer else 0,
-            self.indexer.dropped if self.indexer else 0,
+            len(self.indexer),
+            self.indexer.dropped,
             await self.outbox.count(),
+            sum(c.count for c in collections if c.dimension == KEYWORD_DIMENSION),
         )
 
     # -- consistency (MemoryHooks) -------------------------------------------------
@@ -323,7 +353,7 @@ class VectorMemory(MemoryHooks):
         token = deadline.set_remaining(min(HOOK_DELETE_SECONDS, remaining) if remaining is not None else HOOK_DELETE_SECONDS)
         try:
             removed = await self.index.delete(selector)
-            return ClearOutcome.CLEARED, removed
+            return ClearOutcome.CLEARED, removed.vectors
         except StorageUnavailable:
             pass
         finally:
@@ -372,34 +402,87 @@ class VectorMemory(MemoryHooks):
         )
 
     def _queue(self, tenant: str, session_id: str, messages: Sequence[Message], *, rewrite: bool) -> None:
-        if self.indexer is None:
-            return
-        for message in messages:
-            # Rewrites arrive as references (no content): the job reads the stored message.
-            if self.indexable(message) or (rewrite and message.role in INDEXED_ROLES):
-                self.indexer.submit(IndexJob(tenant, session_id, message, rewrite))
+        # Rewrites arrive as references (no content): the job reads the stored message.
+        self.indexer.submit_all(
+            [
+                IndexJob(tenant, session_id, message, rewrite)
+                for message in messages
+                if self.indexable(message) or (rewrite and message.role in INDEXED_ROLES)
+            ]
+        )
 
-    async def _index_job(self, job: IndexJob) -> None:
-        assert self.embedder is not None
-        message = job.message
-        if job.rewrite:
-            message = await self._stored(job)
-            if message is None or not self.indexable(message):
-                return
-        [vector] = await self.embedder.embed([message_text(message)])
-        model_id = self.embedder.model_id
-        point = VectorPoint(job.tenant, vector, record_of_message(job.session_id, message, model_id))
-        expected = await self._dimension_of(job.tenant, model_id)
-        if expected is not None and expected != len(vector):
-            log.warning("embedder returned %d dimensions; model %s uses %d: not indexed", len(vector), model_id, expected)
+    async def _index(self, jobs: list[IndexJob]) -> None:
+        """Index a batch: keyword points for every message, dense points when an embedder is
+        configured (for a rewrite only where one exists), then take back the points of messages
+        deleted meanwhile."""
+        current: list[tuple[IndexJob, Message]] = []
+        for job in jobs:
+            message = job.message
+            if job.rewrite:
+                stored = await self._stored(job)
+                if stored is None:
+                    continue  # deleted: the delete removed its points
+                if not self.indexable(stored):
+                    await self.index.delete(self._points_of(job))  # rewritten into nothing searchable
+                    continue
+                message = stored
+            current.append((job, message))
+        if not current:
             return
-        if job.rewrite and not await self.index.has_point(len(vector), point.id):
-            return  # never indexed: a rewrite does not add it (seed 003)
-        await self.index.upsert([point], now_ms())
-        self._dimensions[(job.tenant, model_id)] = len(vector)
-        if await self._stored(job) is None:
-            # Deleted while it was being embedded: take the point back out.
-            await self.index.delete(VectorSelector(job.tenant, session_id=job.session_id, message_ids=(job.message.id,)))
+        indexed_at = now_ms()
+        await self.index.upsert_keywords(
+            [KeywordPoint(job.tenant, record_of_message(job.session_id, m, None)) for job, m in current], indexed_at
+        )
+        if self.embedder is not None:
+            await self._embed(current)
+        gone = await self._gone([job for job, _ in current])
+        for job in gone:
+            await self.index.delete(self._points_of(job))
+
+    async def _embed(self, current: list[tuple[IndexJob, Message]]) -> None:
+        assert self.embedder is not None
+        model_id = self.embedder.model_id
+        try:
+            vectors = await self.embedder.embed([message_text(m) for _, m in current])
+        except StorageUnavailable as error:
+            log.warning("embedding %d messages failed (%s): their vectors stay as they were", len(current), error.reason)
+            return
+        points = []
+        for (job, message), vector in zip(current, vectors):
+            point = VectorPoint(job.tenant, vector, record_of_message(job.session_id, message, model_id))
+            expected = await self._dimension_of(job.tenant, model_id)
+            if expected is not None and expected != len(vector):
+                log.warning("embedder returned %d dimensions; model %s uses %d: not indexed", len(vector), model_id, expected)
+                continue
+            if job.rewrite and not await self.index.has_point(len(vector), point.id):
+                continue  # never embedded: a rewrite does not add it (seed 003)
+            points.append(point)
+        if points:
+            await self.index.upsert(points, now_ms())
+            for point in points:
+                self._dimensions[(point.tenant, model_id)] = len(point.vector)
+
+    @staticmethod
+    def _points_of(job: IndexJob) -> VectorSelector:
+        return VectorSelector(job.tenant, session_id=job.session_id, message_ids=(job.message.id,))
+
+    async def _gone(self, jobs: Sequence[IndexJob]) -> list[IndexJob]:
+        """Jobs whose message is no longer stored (deleted while it was being indexed): one
+        read of the seq range per session when it is compact, else one per message."""
+        by_session: dict[tuple[str, str], list[IndexJob]] = {}
+        for job in jobs:
+            by_session.setdefault((job.tenant, job.session_id), []).append(job)
+        gone: list[IndexJob] = []
+        for (tenant, session_id), group in by_session.items():
+            seqs = [job.message.seq for job in group]
+            low, high = min(seqs), max(seqs)
+            if low > 0 and high - low < EXISTS_SPAN:
+                rows = await self.store.messages_by_seq(tenant, session_id, low, high, high - low + 1)
+                present = {m.id for m in rows}
+                gone += [job for job in group if job.message.id not in present]
+            else:
+                gone += [job for job in group if await self._stored(job) is None]
+        return gone
 
     async def _stored(self, job: IndexJob) -> Message | None:
         """The message as stored now (None once deleted)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memoryd.domain import recall
 from memoryd.domain.store import Store
 from memoryd.domain.vectors import VectorIndex
 from memoryd.vectors.embedder import OpenAIEmbedder
@@ -42,6 +43,22 @@ def build_index(config) -> VectorIndex:
     )
 
 
+FUSIONS = {"relative": recall.Fusion.RELATIVE_SCORE, "rrf": recall.Fusion.RECIPROCAL_RANK}
+
+
+def recall_defaults(config) -> recall.RecallDefaults:
+    """The ranking defaults of SearchMemory and SearchEntries (Config bounds the numbers); an
+    unknown fusion stops the start."""
+    if config.recall_fusion not in FUSIONS:
+        raise ValueError(f"recall_fusion must be one of {', '.join(FUSIONS)}")
+    return recall.RecallDefaults(
+        time_weight=config.recall_time_weight,
+        half_life_ms=max(1, int(config.recall_half_life_hours * 3600 * 1000)),
+        keyword_weight=config.recall_keyword_weight,
+        fusion=FUSIONS[config.recall_fusion],
+    )
+
+
 def build_vectors(config, store: Store) -> VectorMemory:
     index = build_index(config)
     embedder = None
@@ -56,7 +73,7 @@ def build_vectors(config, store: Store) -> VectorMemory:
     return VectorMemory(
         index,
         store,
-        half_life_ms=max(1, int(config.recall_half_life_hours * 3600 * 1000)),
+        defaults=recall_defaults(config),
         control_kinds=kinds,
         embedder=embedder,
         index_concurrency=config.index_concurrency,

@@ -1,8 +1,9 @@
 """The VectorIndex operations, written once over a few engine primitives that each Qdrant
 adapter implements: a Qdrant server (server.py) and Qdrant Edge in-process (edge.py).
 
-Layout: one collection (server) or shard (Edge) per vector dimension, cosine distance.
-Every read and delete filters on the tenant.
+Layout: one collection (server) or shard (Edge) per vector dimension, cosine distance, and
+one keyword index (points.KEYWORD_SPACE) of BM25 sparse vectors (keywords.py). Every read
+and delete filters on the tenant.
 """
 
 from __future__ import annotations
@@ -10,29 +11,40 @@ from __future__ import annotations
 import abc
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memoryd.domain.vectors import (
     Candidate,
     CollectionCount,
+    Deleted,
     IndexQuery,
     IndexResult,
+    KeywordPoint,
     ModelCount,
     PointFilter,
     VectorPoint,
     VectorSelector,
+    dense_point_ids,
 )
+from memoryd.domain import keywords
 from memoryd.storage.qdrant import points as p
+
+Vector = Sequence[float] | keywords.Sparse
+Row = tuple[str, Vector, dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
 class Search:
-    vector: Sequence[float]
+    """One engine query: nearest dense points, or (a Sparse vector) best BM25 keyword points
+    with IDF statistics over the points of `idf_corpus`."""
+
+    vector: Vector
     filter: p.All
     limit: int
     min_score: float | None = None
     payload: bool | list[str] = True
+    idf_corpus: p.All | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,77 +65,119 @@ class QdrantIndexBase(abc.ABC):
 
     @abc.abstractmethod
     async def dimensions(self) -> list[int]:
-        """Dimensions that have a collection, ascending."""
+        """Dimensions that have a dense collection, ascending."""
 
     @abc.abstractmethod
-    async def _ensure(self, dimension: int) -> None:
-        """Create the dimension's collection with its payload indexes, unless it exists."""
+    async def _ensure(self, space: int) -> None:
+        """Create the space's collection with its payload indexes, unless it exists."""
 
     @abc.abstractmethod
-    async def _exists(self, dimension: int) -> bool: ...
+    async def _exists(self, space: int) -> bool: ...
 
     @abc.abstractmethod
-    async def _upsert(self, dimension: int, points: list[tuple[str, list[float], dict[str, Any]]]) -> None: ...
+    async def _upsert(self, space: int, points: list[Row]) -> None: ...
 
     @abc.abstractmethod
-    async def _count(self, dimension: int, flt: p.All) -> int: ...
+    async def _count(self, space: int, flt: p.All) -> int: ...
 
     @abc.abstractmethod
-    async def _delete(self, dimension: int, flt: p.All) -> None: ...
+    async def _delete(self, space: int, flt: p.All) -> None: ...
 
     @abc.abstractmethod
-    async def _facet(self, dimension: int, key: str, flt: p.All) -> list[tuple[Any, int]]: ...
+    async def _facet(self, space: int, key: str, flt: p.All) -> list[tuple[Any, int]]: ...
 
     @abc.abstractmethod
-    async def _search(self, dimension: int, searches: list[Search]) -> list[list[Found]]:
+    async def _search(self, space: int, searches: list[Search]) -> list[list[Found]]:
         """Several searches in one engine call, results in order."""
 
     @abc.abstractmethod
-    async def _contains(self, dimension: int, point_id: str) -> bool: ...
+    async def _contains(self, space: int, point_id: str) -> bool: ...
 
-    def collection(self, dimension: int) -> str:
-        return p.collection_name(self.prefix, dimension)
+    def collection(self, space: int) -> str:
+        return p.collection_name(self.prefix, space)
 
     # -- VectorIndex ------------------------------------------------------------------
     async def upsert(self, points: Sequence[VectorPoint], indexed_at: int) -> list[str]:
         ids = [point.id for point in points]
-        by_dimension: dict[int, list[tuple[str, list[float], dict[str, Any]]]] = {}
+        by_dimension: dict[int, list[Row]] = {}
         for point_id, point in zip(ids, points):
             by_dimension.setdefault(len(point.vector), []).append(
-                (point_id, point.vector, p.payload_of(point, indexed_at))
+                (point_id, point.vector, p.payload_of(point.tenant, point.record, indexed_at))
             )
         for dimension, rows in by_dimension.items():
             await self._ensure(dimension)
             await self._upsert(dimension, rows)
         return ids
 
-    async def delete(self, selector: VectorSelector) -> int:
+    async def upsert_keywords(self, points: Sequence[KeywordPoint], indexed_at: int) -> list[str]:
+        ids = [point.id for point in points]
+        if points:
+            rows: list[Row] = [
+                (point_id, keywords.document_vector(point.record.text), p.payload_of(point.tenant, point.record, indexed_at))
+                for point_id, point in zip(ids, points)
+            ]
+            await self._ensure(p.KEYWORD_SPACE)
+            await self._upsert(p.KEYWORD_SPACE, rows)
+        return ids
+
+    async def delete(self, selector: VectorSelector) -> Deleted:
         flt = p.selector_filter(selector)
-        removed = 0
-        for dimension in await self.dimensions():
-            found = await self._count(dimension, flt)
+        removed = Deleted()
+        spaces = await self.dimensions()
+        if selector.model_id is None and await self._exists(p.KEYWORD_SPACE):
+            spaces.append(p.KEYWORD_SPACE)  # keyword points have no model
+        for space in spaces:
+            found = await self._count(space, flt)
             if found:
-                await self._delete(dimension, flt)
-                removed += found
+                await self._delete(space, flt)
+                removed += Deleted(keywords=found) if space == p.KEYWORD_SPACE else Deleted(vectors=found)
         return removed
 
     async def query(self, query: IndexQuery) -> IndexResult:
+        """Keyword candidates first; then one batch in the dense collection: the nearest points,
+        the pool, and the semantic scores of the keyword candidates (by their dense point ids)."""
+        found_by_keyword = await self._keyword_candidates(query) if query.text else []
+        if not query.vector:
+            return IndexResult(found_by_keyword)
         dimension = len(query.vector)
         if not await self._exists(dimension):
-            return IndexResult([])
-        searches = [Search(query.vector, p.point_filter(query.filter), query.limit, query.min_score)]
+            return IndexResult(found_by_keyword)
+        flt = query.filter
+        searches = [Search(query.vector, p.point_filter(flt), query.limit, query.min_score)]
         if query.pool_limit > 0:
-            scope_only = PointFilter(query.filter.tenant, query.filter.scope)
+            scope_only = PointFilter(flt.tenant, flt.scope)
             searches.append(Search(query.vector, p.point_filter(scope_only), query.pool_limit, payload=["model_id"]))
+        owners: dict[str, Candidate] = {}  # dense point id -> the keyword candidate of its message
+        for candidate in found_by_keyword:
+            for point_id in dense_point_ids(flt.tenant, candidate.record, flt.model_id or "", flt.legacy):
+                owners[point_id] = candidate
+        if owners:
+            lookup = p.point_filter(flt, p.HasId(tuple(owners)))
+            searches.append(Search(query.vector, lookup, len(owners), query.min_score))
         results = await self._search(dimension, searches)
-        candidates = [Candidate(f.id, f.score, p.record_of(f.payload)) for f in results[0]]
+        nearest = [Candidate(f.id, f.score, p.record_of(f.payload)) for f in results[0]]
         pool: Counter[str | None] = Counter()
-        for found in results[1] if len(results) > 1 else ():
-            pool[found.payload.get("model_id") or None] += 1
-        return IndexResult(candidates, pool)
+        if query.pool_limit > 0:
+            for found in results[1]:
+                pool[found.payload.get("model_id") or None] += 1
+        looked_up = results[-1] if owners else []
+        return IndexResult(merge(nearest, looked_up, owners, found_by_keyword), pool)
+
+    async def _keyword_candidates(self, query: IndexQuery) -> list[Candidate]:
+        vector = keywords.query_vector(query.text)
+        if not vector.indices or not await self._exists(p.KEYWORD_SPACE):
+            return []
+        flt = query.filter
+        no_model = PointFilter(flt.tenant, flt.scope, exclude_roles=flt.exclude_roles)
+        search = Search(vector, p.point_filter(no_model), query.limit, idf_corpus=p.tenant_filter(flt.tenant))
+        [found] = await self._search(p.KEYWORD_SPACE, [search])
+        return [Candidate(f.id, None, p.record_of(f.payload), keyword=f.score) for f in found]
 
     async def has_point(self, dimension: int, point_id: str) -> bool:
-        return await self._exists(dimension) and await self._contains(dimension, point_id)
+        return dimension > 0 and await self._exists(dimension) and await self._contains(dimension, point_id)
+
+    async def has_keyword_point(self, point_id: str) -> bool:
+        return await self._exists(p.KEYWORD_SPACE) and await self._contains(p.KEYWORD_SPACE, point_id)
 
     async def model_dimensions(self, tenant: str, model_id: str) -> list[int]:
         flt = p.tenant_filter(tenant, p.Match("model_id", model_id))
@@ -132,6 +186,9 @@ class QdrantIndexBase(abc.ABC):
     async def stats(self, tenant: str) -> tuple[list[ModelCount], list[CollectionCount]]:
         models: list[ModelCount] = []
         collections: list[CollectionCount] = []
+        if await self._exists(p.KEYWORD_SPACE):
+            keyword_points = await self._count(p.KEYWORD_SPACE, p.tenant_filter(tenant))
+            collections.append(CollectionCount(self.collection(p.KEYWORD_SPACE), p.KEYWORD_SPACE, keyword_points))
         for dimension in await self.dimensions():
             total = await self._count(dimension, p.tenant_filter(tenant))
             collections.append(CollectionCount(self.collection(dimension), dimension, total))
@@ -145,3 +202,33 @@ class QdrantIndexBase(abc.ABC):
                 models.append(ModelCount(None, untagged, dimension))
         models.sort(key=lambda m: (-m.count, m.model_id or ""))
         return models, collections
+
+
+def merge(
+    nearest: list[Candidate],
+    looked_up: list[Found],
+    owners: dict[str, Candidate],
+    found_by_keyword: list[Candidate],
+) -> list[Candidate]:
+    """One candidate per message: the nearest dense points (with the keyword score of their
+    message when it was a keyword candidate), then the other keyword candidates (with the
+    semantic score of their dense point when the lookup found one)."""
+    by_message: dict[tuple[str, str], Candidate] = {c.record.message_key: c for c in found_by_keyword}
+    dense: dict[tuple[str, str], Candidate] = {}
+    for found in looked_up:
+        owner = owners[found.id]
+        key = owner.record.message_key
+        if key not in dense or found.score > (dense[key].semantic or -2.0):
+            dense[key] = Candidate(found.id, found.score, p.record_of(found.payload), owner.keyword)
+    merged: dict[tuple[str, str], Candidate] = {}
+    for candidate in nearest:
+        key = candidate.record.message_key
+        if key in merged:
+            continue
+        keyword = by_message.get(key)
+        merged[key] = replace(candidate, keyword=keyword.keyword) if keyword is not None else candidate
+    for candidate in found_by_keyword:
+        key = candidate.record.message_key
+        if key not in merged:
+            merged[key] = dense.get(key, candidate)
+    return list(merged.values())

@@ -1,7 +1,8 @@
 """VectorIndex on Qdrant Edge (qdrant-edge-py): the Qdrant engine in-process, the embedded
 default, under `<data-dir>/vectors`. Layout and the reasons for it: docs/VECTORS.md.
 
-- One shard *pair* per dimension (`<prefix>_d<dim>/a`, `/b`): the serving shard answers
+- One shard *pair* per dimension (`<prefix>_d<dim>/a`, `/b`) and one for the keyword index
+  (`<prefix>_keywords`, BM25 sparse vectors): the serving shard answers
   every call; the standby is the same data, brought up to date and indexed (HNSW) by the
   builder process (edge_build.py) and then swapped in. Qdrant Edge's optimize() blocks and
   holds the GIL for its whole run, so it never runs in the server process.
@@ -35,6 +36,7 @@ import qdrant_edge as qe
 from memoryd.domain import deadline
 from memoryd.domain.errors import StorageUnavailable
 from memoryd.storage.qdrant import edge_engine as engine
+from memoryd.domain import keywords
 from memoryd.storage.qdrant import points as p
 from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Search
 
@@ -90,11 +92,12 @@ class _Handle:
 
 
 class _Pair:
-    """The serving and standby shards of one dimension, their state and operation log."""
+    """The serving and standby shards of one space (a dimension, or the keyword index), their
+    state and operation log."""
 
-    def __init__(self, folder: Path, dimension: int, state: engine.PairState, serving: qe.EdgeShard, seq: int) -> None:
+    def __init__(self, folder: Path, space: int, state: engine.PairState, serving: qe.EdgeShard, seq: int) -> None:
         self.folder = folder
-        self.dimension = dimension
+        self.space = space
         self.state = state
         self.serving = _Handle(serving)
         self.seq = seq
@@ -108,14 +111,14 @@ class _Pair:
         self.next_build = 0.0
 
     @classmethod
-    def open(cls, folder: Path, dimension: int, build_threads: int, indexing_threshold_kb: int) -> _Pair:
+    def open(cls, folder: Path, space: int, build_threads: int, indexing_threshold_kb: int) -> _Pair:
         """Load (or create) the pair; replay logged writes the serving shard may lack after a crash."""
         folder.mkdir(parents=True, exist_ok=True)
         state = engine.PairState.load(folder)
         if state is None:
             for name in engine.SHARD_NAMES:
                 shutil.rmtree(folder / name, ignore_errors=True)
-                engine.create_shard(folder / name, dimension, build_threads, indexing_threshold_kb).close()
+                engine.create_shard(folder / name, space, build_threads, indexing_threshold_kb).close()
             state = engine.PairState()
             state.save(folder)
         serving = engine.load_shard(folder / state.serving)
@@ -125,7 +128,7 @@ class _Pair:
             seq, replayed = max(seq, entry_seq), replayed + 1
         if replayed:
             log.info("vector shard %s: replayed %d logged writes", folder.name, replayed)
-        return cls(folder, dimension, state, serving, seq)
+        return cls(folder, space, state, serving, seq)
 
     def write(self, op: engine.Op, rows: list[engine.Row] | None = None) -> None:
         with self.thread_lock:
@@ -163,6 +166,22 @@ class _Pair:
             self.state.save(self.folder)
             self.oplog.close()
         self.serving.retire()
+
+
+def _request(search: Search) -> qe.QueryRequest:
+    if isinstance(search.vector, keywords.Sparse):
+        query = qe.Query.Nearest(qe.SparseVector(search.vector.indices, search.vector.values), using=p.KEYWORD_VECTOR)
+    else:
+        query = qe.Query.Nearest(list(search.vector))
+    corpus = search.idf_corpus
+    return qe.QueryRequest(
+        limit=search.limit,
+        query=query,
+        filter=engine.to_filter(search.filter),
+        score_threshold=search.min_score,
+        with_payload=search.payload,
+        params=qe.SearchParams(idf=qe.IdfParams(corpus=engine.to_filter(corpus))) if corpus is not None else None,
+    )
 
 
 class EdgeIndex(QdrantIndexBase):
@@ -240,10 +259,10 @@ class EdgeIndex(QdrantIndexBase):
             self._lock_warned = False
             try:
                 for folder in sorted(self.root.iterdir()):
-                    dimension = p.dimension_of(self.prefix, folder.name)
-                    if dimension is not None and folder.is_dir():
-                        self._pairs[dimension] = await self._run(
-                            _Pair.open, folder, dimension, self.build_threads, self.indexing_threshold_kb, budget=None
+                    space = p.space_of(self.prefix, folder.name)
+                    if space is not None and folder.is_dir():
+                        self._pairs[space] = await self._run(
+                            _Pair.open, folder, space, self.build_threads, self.indexing_threshold_kb, budget=None
                         )
             except BaseException:
                 await self._release_lock(handle)
@@ -330,87 +349,79 @@ class EdgeIndex(QdrantIndexBase):
         except Exception as error:  # noqa: BLE001 - Edge raises plain Exception for engine errors
             raise _unavailable(f"vector store unavailable ({type(error).__name__}: {str(error)[:200]})") from error
 
-    async def _pair(self, dimension: int) -> _Pair:
+    async def _pair(self, space: int) -> _Pair:
         await self._ready()
-        pair = self._pairs.get(dimension)
+        pair = self._pairs.get(space)
         if pair is None:
-            raise _unavailable(f"no vector shard of dimension {dimension}")
+            raise _unavailable(f"no vector shard {self.collection(space)}")
         return pair
 
-    async def _read(self, dimension: int, fn: Callable[[qe.EdgeShard], T]) -> T:
-        pair = await self._pair(dimension)
+    async def _read(self, space: int, fn: Callable[[qe.EdgeShard], T]) -> T:
+        pair = await self._pair(space)
         handle = pair.serving
         return await self._run(lambda: fn(handle.shard), handle=handle)
 
-    async def _write(self, dimension: int, op: engine.Op, rows: list[engine.Row] | None = None) -> None:
-        pair = await self._pair(dimension)
+    async def _write(self, space: int, op: engine.Op, rows: list[engine.Row] | None = None) -> None:
+        pair = await self._pair(space)
         async with pair.write_lock:
             await self._run(pair.write, op, rows)
 
     # -- primitives ------------------------------------------------------------------
     async def dimensions(self) -> list[int]:
         await self._ready()
-        return sorted(self._pairs)
+        return sorted(space for space in self._pairs if space != p.KEYWORD_SPACE)
 
-    async def _exists(self, dimension: int) -> bool:
+    async def _exists(self, space: int) -> bool:
         await self._ready()
-        return dimension in self._pairs
+        return space in self._pairs
 
-    async def _ensure(self, dimension: int) -> None:
+    async def _ensure(self, space: int) -> None:
         await self._ready()
-        if dimension in self._pairs:
+        if space in self._pairs:
             return
         async with self._create_lock:
-            if dimension not in self._pairs:
-                folder = self.root / self.collection(dimension)
-                self._pairs[dimension] = await self._run(
-                    _Pair.open, folder, dimension, self.build_threads, self.indexing_threshold_kb, budget=None
+            if space not in self._pairs:
+                folder = self.root / self.collection(space)
+                self._pairs[space] = await self._run(
+                    _Pair.open, folder, space, self.build_threads, self.indexing_threshold_kb, budget=None
                 )
                 log.info("vector shard ready: %s", folder.name)
 
-    async def _upsert(self, dimension: int, points: list[tuple[str, list[float], dict[str, Any]]]) -> None:
-        await self._write(dimension, engine.Upsert.of(points), points)
+    async def _upsert(self, space: int, points: list[engine.Row]) -> None:
+        await self._write(space, engine.Upsert.of(points), points)
 
-    async def _delete(self, dimension: int, flt: p.All) -> None:
-        await self._write(dimension, engine.Delete(flt))
+    async def _delete(self, space: int, flt: p.All) -> None:
+        await self._write(space, engine.Delete(flt))
 
-    async def _count(self, dimension: int, flt: p.All) -> int:
+    async def _count(self, space: int, flt: p.All) -> int:
         request = qe.CountRequest(exact=True, filter=engine.to_filter(flt))
-        return await self._read(dimension, lambda shard: shard.count(request))
+        return await self._read(space, lambda shard: shard.count(request))
 
-    async def _facet(self, dimension: int, key: str, flt: p.All) -> list[tuple[Any, int]]:
+    async def _facet(self, space: int, key: str, flt: p.All) -> list[tuple[Any, int]]:
         request = qe.FacetRequest(key, limit=p.FACET_LIMIT, exact=True, filter=engine.to_filter(flt))
-        response = await self._read(dimension, lambda shard: shard.facet(request))
+        response = await self._read(space, lambda shard: shard.facet(request))
         return [(hit.value, hit.count) for hit in response.hits]
 
-    async def _search(self, dimension: int, searches: list[Search]) -> list[list[Found]]:
+    async def _search(self, space: int, searches: list[Search]) -> list[list[Found]]:
+        requests = [_request(s) for s in searches]
+
         def run(shard: qe.EdgeShard) -> list[list[Found]]:
-            requests = [
-                qe.QueryRequest(
-                    limit=s.limit,
-                    query=qe.Query.Nearest(list(s.vector)),
-                    filter=engine.to_filter(s.filter),
-                    score_threshold=s.min_score,
-                    with_payload=s.payload,
-                )
-                for s in searches
-            ]
             results = shard.query_batch(qe.QueryBatchRequest(requests)) if len(requests) > 1 else [shard.query(requests[0])]
             return [[Found(str(pt.id), pt.score, pt.payload or {}) for pt in r] for r in results]
 
-        return await self._read(dimension, run)
+        return await self._read(space, run)
 
-    async def indexing(self, dimension: int) -> tuple[int, int]:
-        """(points, points in HNSW-indexed segments) of the dimension's serving shard."""
-        info = await self._read(dimension, lambda shard: shard.info())
+    async def indexing(self, space: int) -> tuple[int, int]:
+        """(points, points in HNSW-indexed segments) of the space's serving shard."""
+        info = await self._read(space, lambda shard: shard.info())
         return info.points_count, info.indexed_vectors_count
 
-    async def retrieve(self, dimension: int, ids: list[str]) -> list[Any]:
+    async def retrieve(self, space: int, ids: list[str]) -> list[Any]:
         """Records (id, vector, payload) of those of the points that exist."""
-        return await self._read(dimension, lambda shard: shard.retrieve(ids, True, True))
+        return await self._read(space, lambda shard: shard.retrieve(ids, True, True))
 
-    async def _contains(self, dimension: int, point_id: str) -> bool:
-        return bool(await self._read(dimension, lambda shard: shard.retrieve([point_id], False, False)))
+    async def _contains(self, space: int, point_id: str) -> bool:
+        return bool(await self._read(space, lambda shard: shard.retrieve([point_id], False, False)))
 
     # -- background: flush and index builds ------------------------------------------
     async def _maintain(self) -> None:
@@ -431,21 +442,22 @@ class EdgeIndex(QdrantIndexBase):
         waiting = await self._run(engine.unindexed, handle.shard, budget=None, handle=handle)
         logged = (pair.folder / engine.OPLOG_FILE).stat().st_size
         threshold = self.rebuild_threshold_kb * 1024
-        if waiting * pair.dimension * 4 >= threshold or logged >= threshold * REBUILD_LOG_FACTOR:
-            pair.build = asyncio.create_task(self._build_in_background(pair), name=f"qdrant-edge-build-{pair.dimension}")
+        # (A keyword shard's sparse vectors are always indexed: only its log starts builds.)
+        if waiting * pair.space * 4 >= threshold or logged >= threshold * REBUILD_LOG_FACTOR:
+            pair.build = asyncio.create_task(self._build_in_background(pair), name=f"qdrant-edge-build-{pair.space}")
 
     async def _build_in_background(self, pair: _Pair) -> None:
         try:
-            if not await self.rebuild(pair.dimension):
+            if not await self.rebuild(pair.space):
                 pair.next_build = time.monotonic() + BUILD_RETRY_SECONDS
         finally:
             pair.build = None
 
-    async def rebuild(self, dimension: int) -> bool:
+    async def rebuild(self, space: int) -> bool:
         """Bring the standby up to date and index it in the builder process, then swap it in.
         Searches and writes go on meanwhile; the swap itself holds writes for the few writes
         that arrived last. False (logged) when the builder failed."""
-        pair = await self._pair(dimension)
+        pair = await self._pair(space)
         standby = pair.state.standby
         started = time.monotonic()
         pair.builder = await asyncio.create_subprocess_exec(

@@ -21,6 +21,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
+from memoryd.domain import keywords
 from memoryd.storage.qdrant import points as p
 
 # Segments holding more than this many KB of vectors get an HNSW index when the builder
@@ -33,9 +34,16 @@ SEGMENT_NUMBER = 8
 
 
 # -- shards ---------------------------------------------------------------------------
-def shard_config(dimension: int, build_threads: int, indexing_threshold_kb: int = INDEXING_THRESHOLD_KB) -> qe.EdgeConfig:
+def shard_config(space: int, build_threads: int, indexing_threshold_kb: int = INDEXING_THRESHOLD_KB) -> qe.EdgeConfig:
+    """A dense shard of `space` dimensions, or (KEYWORD_SPACE) the keyword shard: only the
+    BM25 sparse vector, with the IDF modifier."""
+    if space == p.KEYWORD_SPACE:
+        dense, sparse = None, {p.KEYWORD_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
+    else:
+        dense, sparse = qe.EdgeVectorParams(size=space, distance=qe.Distance.Cosine), None
     return qe.EdgeConfig(
-        vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine),
+        vectors=dense,
+        sparse_vectors=sparse,
         hnsw_config=qe.HnswIndexConfig(
             m=p.HNSW_M,
             ef_construct=p.HNSW_EF_CONSTRUCT,
@@ -50,8 +58,8 @@ def shard_config(dimension: int, build_threads: int, indexing_threshold_kb: int 
     )
 
 
-def create_shard(path: Path, dimension: int, build_threads: int, indexing_threshold_kb: int) -> qe.EdgeShard:
-    shard = qe.EdgeShard.create(str(path), shard_config(dimension, build_threads, indexing_threshold_kb))
+def create_shard(path: Path, space: int, build_threads: int, indexing_threshold_kb: int) -> qe.EdgeShard:
+    shard = qe.EdgeShard.create(str(path), shard_config(space, build_threads, indexing_threshold_kb))
     ensure_indexes(shard)
     return shard
 
@@ -96,6 +104,8 @@ def _condition(cond: p.Cond) -> Any:
             return qe.FieldCondition(key, match=qe.MatchAny(list(values)))
         case p.Below(key, lt):
             return qe.FieldCondition(key, range=qe.RangeFloat(lt=lt))
+        case p.HasId(ids):
+            return qe.HasIdCondition(set(ids))
         case p.Missing(key):
             return qe.IsEmptyCondition(key)
         case p.All():
@@ -104,16 +114,41 @@ def _condition(cond: p.Cond) -> Any:
 
 
 # -- writes ---------------------------------------------------------------------------
-Row = tuple[str, list[float], dict[str, Any]]
+Row = tuple[str, "list[float] | keywords.Sparse", dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
 class Upsert:
-    rows: tuple[tuple[str, bytes, dict[str, Any]], ...]  # vectors as float32 bytes
+    # Dense vectors as float32 bytes; sparse ones as (uint32 indices, float32 values) bytes.
+    rows: tuple[tuple[str, bytes | tuple[bytes, bytes], dict[str, Any]], ...]
 
     @classmethod
     def of(cls, rows: Sequence[Row]) -> Upsert:
-        return cls(tuple((i, array("f", v).tobytes(), payload) for i, v, payload in rows))
+        return cls(tuple((i, _encode(v), payload) for i, v, payload in rows))
+
+
+def _encode(vector: list[float] | keywords.Sparse) -> bytes | tuple[bytes, bytes]:
+    if isinstance(vector, keywords.Sparse):
+        return array("I", vector.indices).tobytes(), array("f", vector.values).tobytes()
+    return array("f", vector).tobytes()
+
+
+def _decode(raw: bytes | tuple[bytes, bytes]) -> list[float] | keywords.Sparse:
+    if isinstance(raw, tuple):
+        indices, values = array("I"), array("f")
+        indices.frombytes(raw[0])
+        values.frombytes(raw[1])
+        return keywords.Sparse(indices.tolist(), values.tolist())
+    vector = array("f")
+    vector.frombytes(raw)
+    return vector.tolist()
+
+
+def to_vector(vector: list[float] | keywords.Sparse) -> Any:
+    """A point's vector as Edge takes it: the default dense vector, or the named sparse one."""
+    if isinstance(vector, keywords.Sparse):
+        return {p.KEYWORD_VECTOR: qe.SparseVector(vector.indices, vector.values)}
+    return vector
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +163,8 @@ def apply(shard: qe.EdgeShard, op: Op, rows: Sequence[Row] | None = None) -> Non
     """Apply a logged write; `rows`: the upsert's points as given (skips decoding the log's copy)."""
     if isinstance(op, Upsert):
         if rows is None:
-            rows = []
-            for point_id, raw, payload in op.rows:
-                vector = array("f")
-                vector.frombytes(raw)
-                rows.append((point_id, vector.tolist(), payload))
-        shard.update(qe.UpdateOperation.upsert_points([qe.Point(i, v, payload) for i, v, payload in rows]))
+            rows = [(point_id, _decode(raw), payload) for point_id, raw, payload in op.rows]
+        shard.update(qe.UpdateOperation.upsert_points([qe.Point(i, to_vector(v), payload) for i, v, payload in rows]))
     else:
         shard.update(qe.UpdateOperation.delete_points_by_filter(to_filter(op.filter)))
 

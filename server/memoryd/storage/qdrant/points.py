@@ -4,7 +4,12 @@ translates into its client's classes (qdrant_client.models / qdrant_edge).
 
 A point's payload: `tenant`, `session_id`, `timestamp`, `role`, `platform`, `sender_id`,
 `mentioned_ids`, `speaker_label`, `text`, `indexed_at`, and `model_id` / `message_id`
-when set (a legacy vector has no `model_id`).
+when set (a legacy vector and a keyword point have no `model_id`).
+
+Spaces: a collection (server) or shard pair (Edge) per dense dimension, `<prefix>_d<dim>`,
+and one keyword index, `<prefix>_keywords`, whose points hold a BM25 sparse vector
+(keywords.py) instead of a dense one. The adapters key both by an int: the dimension, or
+KEYWORD_SPACE (0, a dimension no dense vector has).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memoryd.domain.vectors import PointFilter, Scope, VectorPoint, VectorRecord, VectorSelector
+from memoryd.domain.vectors import PointFilter, Scope, VectorRecord, VectorSelector
 
 # Payload indexes, created idempotently with every collection / shard. `tenant` is the
 # tenant key (per-tenant HNSW graphs); the others only filter (no graph links of their own).
@@ -28,6 +33,9 @@ HNSW_EF_CONSTRUCT = 100
 # exactly instead of walking a graph (Qdrant's default).
 FULL_SCAN_THRESHOLD_KB = 10_000
 FACET_LIMIT = 10_000
+KEYWORD_SPACE = 0
+KEYWORD_COLLECTION = "keywords"
+KEYWORD_VECTOR = "bm25"  # the keyword points' named sparse vector (IDF modifier)
 
 
 # -- engine-neutral filters ---------------------------------------------------------
@@ -50,6 +58,11 @@ class Below:
 
 
 @dataclass(frozen=True, slots=True)
+class HasId:
+    ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Missing:
     """The field is absent, null or empty."""
 
@@ -65,7 +78,7 @@ class All:
     must_not: tuple[Cond, ...] = ()
 
 
-Cond = Match | AnyOf | Below | Missing | All
+Cond = Match | AnyOf | Below | HasId | Missing | All
 
 
 def tenant_filter(tenant: str, *conditions: Cond) -> All:
@@ -92,8 +105,8 @@ def scope_filter(tenant: str, scope: Scope) -> All:
     return tenant_filter(tenant, *([condition] if condition else []))
 
 
-def point_filter(flt: PointFilter) -> All:
-    must: list[Cond] = [Match(TENANT_FIELD, flt.tenant)]
+def point_filter(flt: PointFilter, *extra: Cond) -> All:
+    must: list[Cond] = [Match(TENANT_FIELD, flt.tenant), *extra]
     condition = scope_condition(flt.scope)
     if condition is not None:
         must.append(condition)
@@ -127,10 +140,9 @@ def selector_filter(selector: VectorSelector) -> All:
 
 
 # -- payload ------------------------------------------------------------------------
-def payload_of(point: VectorPoint, indexed_at: int) -> dict[str, Any]:
-    r = point.record
+def payload_of(tenant: str, r: VectorRecord, indexed_at: int) -> dict[str, Any]:
     payload: dict[str, Any] = {
-        TENANT_FIELD: point.tenant,
+        TENANT_FIELD: tenant,
         "session_id": r.session_id,
         "timestamp": r.timestamp,
         "role": r.role,
@@ -163,8 +175,8 @@ def record_of(payload: dict[str, Any]) -> VectorRecord:
     )
 
 
-def collection_name(prefix: str, dimension: int) -> str:
-    return f"{prefix}_d{dimension}"
+def collection_name(prefix: str, space: int) -> str:
+    return f"{prefix}_{KEYWORD_COLLECTION}" if space == KEYWORD_SPACE else f"{prefix}_d{space}"
 
 
 def dimension_of(prefix: str, name: str) -> int | None:
@@ -173,5 +185,13 @@ def dimension_of(prefix: str, name: str) -> int | None:
     return int(rest) if name.startswith(marker) and rest.isdigit() else None
 
 
+def space_of(prefix: str, name: str) -> int | None:
+    """The space a collection / shard folder name holds (a dimension, or KEYWORD_SPACE)."""
+    if name == collection_name(prefix, KEYWORD_SPACE):
+        return KEYWORD_SPACE
+    dimension = dimension_of(prefix, name)
+    return dimension or None
+
+
 def dimensions_of(prefix: str, names: Sequence[str]) -> list[int]:
-    return sorted(d for d in (dimension_of(prefix, n) for n in names) if d is not None)
+    return sorted(d for d in (dimension_of(prefix, n) for n in names) if d)

@@ -20,8 +20,9 @@ from qdrant_client import models as qm
 
 from memoryd.domain import deadline
 from memoryd.domain.errors import StorageUnavailable
+from memoryd.domain import keywords
 from memoryd.storage.qdrant import points as p
-from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Search
+from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Row, Search, Vector
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +47,35 @@ def _condition(cond: p.Cond) -> qm.Condition:
             return qm.FieldCondition(key=key, match=qm.MatchAny(any=list(values)))
         case p.Below(key, lt):
             return qm.FieldCondition(key=key, range=qm.Range(lt=lt))
+        case p.HasId(ids):
+            return qm.HasIdCondition(has_id=list(ids))
         case p.Missing(key):
             return qm.IsEmptyCondition(is_empty=qm.PayloadField(key=key))
         case p.All():
             return to_filter(cond)
     raise TypeError(f"unknown condition {cond!r}")
+
+
+def _vector(vector: Vector) -> Any:
+    """A point's vector: the default dense vector, or the named BM25 sparse one."""
+    if isinstance(vector, keywords.Sparse):
+        return {p.KEYWORD_VECTOR: qm.SparseVector(indices=vector.indices, values=vector.values)}
+    return list(vector)
+
+
+def _request(search: Search) -> qm.QueryRequest:
+    sparse = isinstance(search.vector, keywords.Sparse)
+    corpus = search.idf_corpus
+    return qm.QueryRequest(
+        query=_vector(search.vector)[p.KEYWORD_VECTOR] if sparse else list(search.vector),
+        using=p.KEYWORD_VECTOR if sparse else None,
+        filter=to_filter(search.filter),
+        limit=search.limit,
+        score_threshold=search.min_score,
+        with_payload=search.payload,
+        # Per-tenant IDF (Qdrant 1.19+): another tenant's words never change a tenant's scores.
+        params=qm.SearchParams(idf=qm.IdfCorpusParams(corpus=to_filter(corpus))) if corpus is not None else None,
+    )
 
 
 class QdrantServerIndex(QdrantIndexBase):
@@ -71,7 +96,7 @@ class QdrantServerIndex(QdrantIndexBase):
         self.grpc_port = grpc_port
         self.timeout = timeout
         self._client: AsyncQdrantClient | None = None
-        self._ready: set[int] = set()  # dimensions whose collection exists with its indexes
+        self._ready: set[int] = set()  # spaces whose collection exists with its indexes
         self._create_lock = asyncio.Lock()
 
     @property
@@ -126,24 +151,30 @@ class QdrantServerIndex(QdrantIndexBase):
         response = await self._call(self._require().get_collections())
         return p.dimensions_of(self.prefix, [c.name for c in response.collections])
 
-    async def _exists(self, dimension: int) -> bool:
-        if dimension in self._ready:
+    async def _exists(self, space: int) -> bool:
+        if space in self._ready:
             return True
-        return await self._call(self._require().collection_exists(self.collection(dimension)))
+        return await self._call(self._require().collection_exists(self.collection(space)))
 
-    async def _ensure(self, dimension: int) -> None:
-        if dimension in self._ready:
+    async def _ensure(self, space: int) -> None:
+        if space in self._ready:
             return
         async with self._create_lock:
-            if dimension in self._ready:
+            if space in self._ready:
                 return
-            client, name = self._require(), self.collection(dimension)
+            client, name = self._require(), self.collection(space)
             if not await self._call(client.collection_exists(name)):
+                if space == p.KEYWORD_SPACE:
+                    vectors: Any = {}
+                    sparse = {p.KEYWORD_VECTOR: qm.SparseVectorParams(modifier=qm.Modifier.IDF)}
+                else:
+                    vectors, sparse = qm.VectorParams(size=space, distance=qm.Distance.COSINE), None
                 try:
                     await self._call(
                         client.create_collection(
                             name,
-                            vectors_config=qm.VectorParams(size=dimension, distance=qm.Distance.COSINE),
+                            vectors_config=vectors,
+                            sparse_vectors_config=sparse,
                             hnsw_config=qm.HnswConfigDiff(
                                 m=p.HNSW_M, payload_m=p.HNSW_PAYLOAD_M, ef_construct=p.HNSW_EF_CONSTRUCT,
                                 full_scan_threshold=p.FULL_SCAN_THRESHOLD_KB,
@@ -157,7 +188,7 @@ class QdrantServerIndex(QdrantIndexBase):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # ":memory:" warns that payload indexes have no effect
                 await self._create_indexes(name)
-            self._ready.add(dimension)
+            self._ready.add(space)
             log.info("vector collection ready: %s", name)
 
     async def _create_indexes(self, name: str) -> None:
@@ -188,43 +219,36 @@ class QdrantServerIndex(QdrantIndexBase):
             # Servers older than `enable_hnsw` refuse the parameters: a plain index then.
             await self._call(client.create_payload_index(collection, key, field_schema=plain))
 
-    async def _upsert(self, dimension: int, points: list[tuple[str, list[float], dict[str, Any]]]) -> None:
-        structs = [qm.PointStruct(id=i, vector=v, payload=payload) for i, v, payload in points]
-        await self._call(self._require().upsert(self.collection(dimension), points=structs, wait=True))
+    async def _upsert(self, space: int, points: list[Row]) -> None:
+        structs = [qm.PointStruct(id=i, vector=_vector(v), payload=payload) for i, v, payload in points]
+        await self._call(self._require().upsert(self.collection(space), points=structs, wait=True))
 
-    async def _count(self, dimension: int, flt: p.All) -> int:
-        found = await self._call(self._require().count(self.collection(dimension), count_filter=to_filter(flt), exact=True))
+    async def _count(self, space: int, flt: p.All) -> int:
+        found = await self._call(self._require().count(self.collection(space), count_filter=to_filter(flt), exact=True))
         return found.count
 
-    async def _delete(self, dimension: int, flt: p.All) -> None:
+    async def _delete(self, space: int, flt: p.All) -> None:
         await self._call(
             self._require().delete(
-                self.collection(dimension), points_selector=qm.FilterSelector(filter=to_filter(flt)), wait=True
+                self.collection(space), points_selector=qm.FilterSelector(filter=to_filter(flt)), wait=True
             )
         )
 
-    async def _facet(self, dimension: int, key: str, flt: p.All) -> list[tuple[Any, int]]:
+    async def _facet(self, space: int, key: str, flt: p.All) -> list[tuple[Any, int]]:
         response = await self._call(
             self._require().facet(
-                self.collection(dimension), key=key, facet_filter=to_filter(flt), limit=p.FACET_LIMIT, exact=True
+                self.collection(space), key=key, facet_filter=to_filter(flt), limit=p.FACET_LIMIT, exact=True
             )
         )
         return [(hit.value, hit.count) for hit in response.hits]
 
-    async def _search(self, dimension: int, searches: list[Search]) -> list[list[Found]]:
-        requests = [
-            qm.QueryRequest(
-                query=list(s.vector),
-                filter=to_filter(s.filter),
-                limit=s.limit,
-                score_threshold=s.min_score,
-                with_payload=s.payload,
-            )
-            for s in searches
-        ]
-        responses = await self._call(self._require().query_batch_points(self.collection(dimension), requests=requests))
+    async def _search(self, space: int, searches: list[Search]) -> list[list[Found]]:
+        requests = [_request(s) for s in searches]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ":memory:" warns that search params other than idf have no effect
+            responses = await self._call(self._require().query_batch_points(self.collection(space), requests=requests))
         return [[Found(str(pt.id), float(pt.score), pt.payload or {}) for pt in r.points] for r in responses]
 
-    async def _contains(self, dimension: int, point_id: str) -> bool:
-        found = await self._call(self._require().retrieve(self.collection(dimension), ids=[point_id], with_payload=False))
+    async def _contains(self, space: int, point_id: str) -> bool:
+        found = await self._call(self._require().retrieve(self.collection(space), ids=[point_id], with_payload=False))
         return bool(found)

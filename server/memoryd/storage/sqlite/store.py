@@ -28,6 +28,8 @@ from memoryd.domain.models import MetadataEntry, RangeQuery, RecentQuery, Sessio
 from memoryd.domain.models import SERVER_NAMESPACE, SYSTEM_TENANT, utf8_len
 from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, Store, check_event_filter
+from memoryd.domain.windows import Window, WindowRequest
+from memoryd.storage.sqlite import windows
 from memoryd.storage.sqlite.schema import INDEXES, MIGRATIONS, PRAGMAS, SCHEMA
 from memoryd.wire import decode_body, decode_messages, encode_body, encode_messages
 
@@ -536,6 +538,10 @@ class SqliteStore(Store):
             return _read_messages(conn.execute(sql, params), query.max_bytes)
 
         return await self._query(read)
+
+    async def context_windows(self, tenant: str, requests: Sequence[WindowRequest]) -> list[Window]:
+        # One trip to a reader for all windows of a search (storage/sqlite/windows.py).
+        return await self._query(windows.read, tenant, requests, MESSAGE_COLUMNS, _row_to_message)
 
     async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
         # Every filter is part of the query, so the LIMIT counts only matches: the

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from memoryd.v1 import entry_service_pb2 as pb
 from memoryd.v1 import entry_service_pb2_grpc as pb_grpc
+from memoryd.domain import recall
 from memoryd.domain.entries import MAX_ENTRY_CHARS, Entries, Entry, normalize
 from memoryd.transport.auth import Authenticator
 from memoryd.transport.rpc import unary
@@ -14,6 +15,7 @@ from memoryd.transport.validation import Check
 MAX_TAGS = 32
 # Raw text may carry extra whitespace that normalization folds away, but not without bound.
 MAX_RAW_TEXT_BYTES = 64 << 10
+FUSIONS = (0, *(f.value for f in recall.Fusion))
 
 
 def entry_to_proto(entry: Entry, target: pb.Entry) -> None:
@@ -73,9 +75,22 @@ class EntryServicer(pb_grpc.EntryServiceServicer):
         check.non_negative("limit", request.limit)
         check.text_bytes("query", request.query, self.limits.max_text_bytes)
         self._embedding(check, "query_embedding", request.query_embedding, "model_id", request.model_id)
+        if request.HasField("keyword_weight") and not (
+            math.isfinite(request.keyword_weight) and 0.0 <= request.keyword_weight <= 1.0
+        ):
+            check.fail("keyword_weight", "must be between 0 and 1")
+        if request.fusion not in FUSIONS:
+            check.fail("fusion", f"unknown enum value {request.fusion}")
         check.done()
         hits, semantic = await self.entries.search(
-            tenant, request.scope, request.query, request.limit, list(request.query_embedding), request.model_id
+            tenant,
+            request.scope,
+            request.query,
+            request.limit,
+            list(request.query_embedding),
+            request.model_id,
+            keyword_weight=request.keyword_weight if request.HasField("keyword_weight") else None,
+            fusion=recall.Fusion(request.fusion) if request.fusion else None,
         )
         response = pb.SearchEntriesResponse(semantic=semantic)
         for hit in hits:

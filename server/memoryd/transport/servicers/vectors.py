@@ -22,6 +22,15 @@ MAX_EXCLUDED_IDS = 1000
 MAX_BOOST = 100.0
 SCOPES = [s.value for s in recall.RecallScope]
 ROLES = list(pb.RecallRoles.values())
+FUSIONS = (0, *(f.value for f in recall.Fusion))
+MAX_HALF_LIFE_HOURS = 87_600.0  # ten years
+HOUR_MS = 3_600_000
+RETRIEVALS = {  # (semantic part ran, keyword part ran)
+    (True, False): pb.RECALL_RETRIEVAL_SEMANTIC,
+    (False, True): pb.RECALL_RETRIEVAL_KEYWORD,
+    (True, True): pb.RECALL_RETRIEVAL_HYBRID,
+    (False, False): pb.RECALL_RETRIEVAL_UNSPECIFIED,
+}
 
 
 def _finite(vector) -> bool:
@@ -88,23 +97,33 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
     async def SearchMemory(self, request: pb.SearchMemoryRequest, context, tenant: str) -> pb.SearchMemoryResponse:
         check = Check(self.limits)
         has_vector, has_text = bool(request.query_vector), bool(request.query_text)
-        if has_vector == has_text:
-            check.fail("query_vector", "exactly one of query_vector and query_text is required")
+        if not (has_vector or has_text):
+            check.fail("query_vector", "one of query_vector and query_text is required")
         if has_vector:
             self._vector(check, "query_vector", request.query_vector)
             check.name("model_id", request.model_id)
-        else:
+        if has_text:
             check.text_bytes("query_text", request.query_text, self.limits.max_text_bytes)
-            embedder = self.vectors.embedder
-            if request.model_id and embedder is not None and request.model_id != embedder.model_id:
-                check.fail("model_id", f"query_text is embedded with {embedder.model_id!r}")
+        embedder = self.vectors.embedder
+        if has_text and not has_vector and request.model_id and embedder is not None and request.model_id != embedder.model_id:
+            check.fail("model_id", f"query_text is embedded with {embedder.model_id!r}")
         if not 0 <= request.top_k <= recall.MAX_TOP_K:
             check.fail("top_k", f"must be between 1 and {recall.MAX_TOP_K} (0 means {recall.DEFAULT_TOP_K})")
         _unit_interval(check, "min_score", request.min_score, -1.0, 1.0)
         if request.HasField("time_weight"):
             _unit_interval(check, "time_weight", request.time_weight, 0.0, 1.0)
+        if request.HasField("keyword_weight"):
+            _unit_interval(check, "keyword_weight", request.keyword_weight, 0.0, 1.0)
         if request.HasField("user_priority_boost"):
             _unit_interval(check, "user_priority_boost", request.user_priority_boost, 0.0, MAX_BOOST)
+        if request.HasField("half_life_hours"):
+            _unit_interval(check, "half_life_hours", request.half_life_hours, 0.0, MAX_HALF_LIFE_HOURS)
+            if request.half_life_hours == 0:
+                check.fail("half_life_hours", "must be above 0")
+        if request.HasField("reference_time"):
+            check.positive("reference_time", request.reference_time)
+        if request.fusion not in FUSIONS:
+            check.fail("fusion", f"unknown enum value {request.fusion}")
         if request.scope not in (0, *SCOPES):
             check.fail("scope", f"unknown enum value {request.scope}")
         if request.recall_roles not in ROLES:
@@ -124,16 +143,22 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
         check.names("control_kinds", request.control_kinds)
         check.done()
 
-        if has_vector:
-            vector, model_id = list(request.query_vector), request.model_id
-        else:
-            vector, model_id = await self.vectors.embed_query(request.query_text)
+        defaults = self.vectors.defaults
         query = recall.RecallQuery(
-            vector=vector,
-            model_id=model_id,
+            vector=list(request.query_vector),
+            model_id=request.model_id,
+            text=request.query_text,
             top_k=request.top_k or recall.DEFAULT_TOP_K,
             min_score=request.min_score,
-            time_weight=request.time_weight if request.HasField("time_weight") else recall.DEFAULT_TIME_WEIGHT,
+            time_weight=request.time_weight if request.HasField("time_weight") else defaults.time_weight,
+            half_life_ms=(
+                max(1, round(request.half_life_hours * HOUR_MS))
+                if request.HasField("half_life_hours")
+                else defaults.half_life_ms
+            ),
+            reference_time=request.reference_time if request.HasField("reference_time") else None,
+            keyword_weight=request.keyword_weight if request.HasField("keyword_weight") else defaults.keyword_weight,
+            fusion=recall.Fusion(request.fusion) if request.fusion else defaults.fusion,
             scope=scope,
             session_id=request.session_id,
             platform=request.platform,
@@ -151,13 +176,17 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             control_kinds=tuple(request.control_kinds) or self.vectors.control_kinds,
         )
         result = await self.vectors.search(tenant, query)
-        response = pb.SearchMemoryResponse(model_id=result.model_id, excluded_other_models=result.excluded_other_models)
+        response = pb.SearchMemoryResponse(
+            model_id=result.model_id,
+            excluded_other_models=result.excluded_other_models,
+            retrieval=RETRIEVALS[(result.semantic, result.keyword)],
+        )
         for hit in result.hits:
-            r = hit.record
+            r, candidate = hit.record, hit.ranked.candidate
             out = response.hits.add(
                 score=hit.ranked.score,
-                semantic_score=hit.ranked.candidate.semantic,
-                point_id=hit.ranked.candidate.point_id,
+                semantic_score=candidate.semantic or 0.0,
+                point_id=candidate.point_id,
                 model_id=r.model_id or "",
                 session_id=r.session_id,
                 message_id=r.message_id,
@@ -170,7 +199,13 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                 text=hit.text,
                 truncated_chars=hit.truncated_chars,
                 boosted=hit.ranked.boosted,
+                keyword_score=candidate.keyword or 0.0,
+                relevance=hit.ranked.relevance,
+                semantic_match=candidate.semantic is not None,
+                keyword_match=candidate.keyword is not None,
             )
+            if hit.in_context_of is not None:
+                out.in_context_of = hit.in_context_of
             for items, target in ((hit.before, out.before), (hit.after, out.after)):
                 for item in items:
                     context_message = target.add(truncated_chars=item.truncated_chars)
@@ -199,7 +234,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             selector = VectorSelector(tenant, model_id=request.model.model_id)
         check.done()
         deleted = await self.vectors.delete(selector, clear_marker=which == "all")
-        return pb.DeleteVectorsResponse(deleted_count=deleted)
+        return pb.DeleteVectorsResponse(deleted_count=deleted.vectors, keyword_points_deleted=deleted.keywords)
 
     @unary
     async def GetVectorStats(
@@ -212,6 +247,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             index_queue_length=stats.index_queue_length,
             index_dropped=stats.index_dropped,
             outbox_pending=stats.outbox_pending,
+            keyword_points=stats.keyword_points,
         )
         for m in stats.models:
             response.models.add(model_id=m.model_id or "", count=m.count, dimension=m.dimension)
