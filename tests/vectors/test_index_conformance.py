@@ -12,8 +12,18 @@ import uuid
 import pytest
 
 from memoryd.domain.models import now_ms
-from memoryd.domain.recall import RecallQuery, RecallScope
-from memoryd.domain.vectors import Deleted, IndexQuery, PointFilter, Scope, VectorPoint, VectorRecord, VectorSelector
+from memoryd.domain.recall import Fusion, RecallQuery, RecallScope
+from memoryd.domain import keywords
+from memoryd.domain.vectors import (
+    Deleted,
+    IndexQuery,
+    KeywordPoint,
+    PointFilter,
+    Scope,
+    VectorPoint,
+    VectorRecord,
+    VectorSelector,
+)
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.vectors.memory import VectorMemory
 from tests.vectors.conftest import INDEX_TARGETS, make_index, unit
@@ -146,7 +156,127 @@ async def test_stats_and_model_dimensions(index):
     assert await index.dimensions() == [4, 8]
 
 
+# -- keywords and hybrid ------------------------------------------------------------
+def kw(tenant, text, *, session="s1", ts=1000, role="user", message_id=None, **fields):
+    record = VectorRecord(session, ts, None, uuid.uuid4().hex if message_id is None else message_id, role, text=text, **fields)
+    return KeywordPoint(tenant, record)
+
+
+async def keyword_hits(index, flt: PointFilter, text: str, limit=10) -> list[tuple[str, float]]:
+    found = await index.query(IndexQuery(flt, limit, text=text))
+    assert all(c.semantic is None for c in found.candidates)
+    return [(c.record.message_id, c.keyword) for c in found.candidates]
+
+
+async def test_keyword_search_is_bm25_in_english_and_in_chinese(index):
+    texts = {
+        "hike": "We went hiking in the mountains last weekend",
+        "hikes": "Hiking, hiking, always hiking: she hikes every day",
+        "lake": "The lake near the mountains was cold",
+        "zh-hike": "我昨天和朋友去山里徒步旅行",
+        "zh-book": "他喜欢在图书馆读书",
+    }
+    await index.upsert_keywords([kw("a", t, message_id=m) for m, t in texts.items()], 1)
+    hits = await keyword_hits(index, PointFilter("a"), "hiking trip")
+    # Stemmed ("hikes", "hiking"), term frequency saturates but counts; "trip" matches nothing.
+    assert [m for m, _ in hits] == ["hikes", "hike"]
+    assert hits[0][1] > hits[1][1] > 0
+    # The score is BM25 with Qdrant's IDF over the tenant's keyword points.
+    documents = [keywords.document_vector(t) for t in texts.values()]
+    frequencies: dict[int, int] = {}
+    for d in documents:
+        for token in d.indices:
+            frequencies[token] = frequencies.get(token, 0) + 1
+    expected = keywords.score(keywords.query_vector("hiking trip"), keywords.document_vector(texts["hike"]), frequencies, 5)
+    assert hits[1][1] == pytest.approx(expected, rel=1e-4)
+    # Chinese is segmented into words: one word finds its sentence.
+    assert [m for m, _ in await keyword_hits(index, PointFilter("a"), "徒步")] == ["zh-hike"]
+    assert [m for m, _ in await keyword_hits(index, PointFilter("a"), "图书馆")] == ["zh-book"]
+    # Length normalization: of two texts with the word once, the shorter ranks first.
+    assert [m for m, _ in await keyword_hits(index, PointFilter("a"), "mountain")] == ["lake", "hike"]
+    # Stopwords and words of no point find nothing.
+    assert await keyword_hits(index, PointFilter("a"), "the and of") == []
+    assert await keyword_hits(index, PointFilter("a"), "volcano") == []
+
+
+async def test_keyword_idf_scopes_and_roles(index):
+    await index.upsert_keywords(
+        [
+            kw("a", "coffee every morning", message_id="a1", session="s1"),
+            kw("a", "tea in the afternoon", message_id="a2", session="s2", role="assistant", platform="qq"),
+            kw("a", "coffee and tea", message_id="a3", session="s2", sender_id="bob"),
+        ],
+        1,
+    )
+    before = await keyword_hits(index, PointFilter("a"), "coffee")
+    # Another tenant's words never change a tenant's scores (IDF per tenant) nor its hits.
+    await index.upsert_keywords([kw("b", f"coffee {i}", message_id=f"b{i}") for i in range(20)], 1)
+    assert await keyword_hits(index, PointFilter("a"), "coffee") == before
+    assert {m for m, _ in before} == {"a1", "a3"}
+    assert [m for m, _ in await keyword_hits(index, PointFilter("a", Scope(session_id="s1")), "coffee tea")] == ["a1"]
+    assert [m for m, _ in await keyword_hits(index, PointFilter("a", Scope(platform="qq")), "tea")] == ["a2"]
+    others = PointFilter("a", exclude_roles=("assistant",))
+    assert [m for m, _ in await keyword_hits(index, others, "tea")] == ["a3"]
+    # The model condition does not apply to keyword points (they have no model).
+    assert {m for m, _ in await keyword_hits(index, PointFilter("a", model_id=M1), "tea")} == {"a2", "a3"}
+    assert [m for m, _ in await keyword_hits(index, PointFilter("a"), "coffee", limit=1)] == [before[0][0]]
+
+
+async def test_hybrid_query_gives_each_message_both_scores(index):
+    # m1..m4 have dense points of M1 (m1 nearest); m3 and m5 mention "camera"; m5 has no vector.
+    dense = [pt("a", angle, message_id=f"m{i}", text=f"text {i}") for i, angle in enumerate((5, 20, 60, 80), start=1)]
+    await index.upsert(dense, 1)
+    await index.upsert([pt("a", 1, message_id="m3", model=M2, text="other model")], 1)
+    await index.upsert_keywords(
+        [
+            kw("a", "text 1", message_id="m1"),
+            kw("a", "text 2", message_id="m2"),
+            kw("a", "my new camera", message_id="m3"),
+            kw("a", "text 4", message_id="m4"),
+            kw("a", "camera shop", message_id="m5"),
+        ],
+        1,
+    )
+    found = await index.query(IndexQuery(PointFilter("a", model_id=M1), 2, unit(0), text="camera"))
+    by_id = {c.record.message_id: c for c in found.candidates}
+    # The 2 nearest, plus the 2 keyword candidates: one candidate per message.
+    assert sorted(by_id) == ["m1", "m2", "m3", "m5"]
+    assert by_id["m1"].keyword is None and by_id["m1"].semantic == pytest.approx(unit(5)[0], abs=1e-5)
+    # A keyword candidate beyond the nearest still gets its exact semantic score, of M1's point.
+    assert by_id["m3"].semantic == pytest.approx(unit(60)[0], abs=1e-5) and by_id["m3"].keyword > 0
+    assert by_id["m3"].point_id == dense[2].id and by_id["m3"].record.model_id == M1
+    assert by_id["m5"].semantic is None and by_id["m5"].keyword > 0
+    # min_score applies to the semantic score of keyword candidates too.
+    found = await index.query(IndexQuery(PointFilter("a", model_id=M1), 2, unit(0), min_score=0.9, text="camera"))
+    by_id = {c.record.message_id: c for c in found.candidates}
+    assert by_id["m3"].semantic is None and by_id["m1"].semantic is not None
+
+
+async def test_deletes_and_stats_of_keyword_points(index):
+    a1, a2 = kw("a", "first words", message_id="a1", session="s1"), kw("a", "second words", session="s2", ts=7)
+    await index.upsert_keywords([a1, a2, kw("b", "words of b", message_id="b1")], 1)
+    await index.upsert([pt("a", 1, message_id="a1", session="s1")], 1)
+    assert await index.has_keyword_point(a1.id) and not await index.has_keyword_point(kw("a", "x").id)
+    _, collections = await index.stats("a")
+    assert [(c.collection, c.dimension, c.count) for c in collections] == [
+        (f"{index.prefix}_keywords", 0, 2), (f"{index.prefix}_d4", 4, 1)
+    ]
+    assert await index.dimensions() == [4]  # the keyword index is no dense dimension
+    # A model selector leaves keyword points alone; the others delete them too.
+    assert await index.delete(VectorSelector("a", model_id=M1)) == Deleted(1, 0)
+    assert await index.delete(VectorSelector("a", session_id="s2", timestamps=(7,))) == Deleted(0, 1)
+    assert await index.delete(VectorSelector("a", session_id="s1", message_ids=("a1",))) == Deleted(0, 1)
+    assert not await index.has_keyword_point(a1.id)
+    assert await index.delete(VectorSelector("b")) == Deleted(0, 1)
+
+
 # -- congruence ---------------------------------------------------------------------
+# Common words, and rare ones that queries ask for: each query matches fewer texts than its
+# keyword candidates, so no engine's order of tied scores at the cut decides what is found.
+COMMON = "hiking coffee garden music 咖啡 旅行 读书 朋友".split()
+RARE = "camera piano lake 徒步 摄影 花园".split()
+
+
 def corpus(tenant: str, rng: random.Random, now: int) -> list[VectorPoint]:
     made = []
     for i in range(400):
@@ -160,7 +290,7 @@ def corpus(tenant: str, rng: random.Random, now: int) -> list[VectorPoint]:
             platform=rng.choice(["qq", "discord"]),
             sender_id=rng.choice(["alice", "bob", "carol"]),
             mentioned_ids=tuple(rng.sample(["alice", "bob", "carol"], rng.randrange(2))),
-            text=f"text {i}",
+            text=" ".join(rng.choices(COMMON, k=rng.randrange(1, 6)) + [w for w in RARE if rng.random() < 0.03]),
         )
         made.append(VectorPoint(tenant, vector, record))
     return made
@@ -181,7 +311,17 @@ def searches(rng: random.Random) -> list[RecallQuery]:
                     others_only=others_only, min_score=0.05 if others_only else 0.0, context_window=0, **extra,
                 )
             )
+    # Hybrid (both fusions) and keyword-only, in English and Chinese.
+    for i, text in enumerate(("camera piano", "徒步 摄影", "lake 花园")):
+        vector = [rng.gauss(0, 1) for _ in range(16)]
+        made.append(RecallQuery(vector=vector, model_id=M1, text=text, top_k=7, context_window=0))
+        made.append(RecallQuery(vector=vector, model_id=M1, text=text, top_k=7, context_window=0, fusion=Fusion(2 - i % 2)))
+        made.append(RecallQuery(text=text, top_k=7, context_window=0, scope=RecallScope.SESSION, session_id=f"s{i + 3}"))
     return made
+
+
+def _rounded(score: float | None) -> float | None:
+    return None if score is None else round(score, 4)
 
 
 async def test_search_memory_is_congruent_across_adapters(tmp_path):
@@ -206,7 +346,9 @@ async def test_search_memory_is_congruent_across_adapters(tmp_path):
                 seen.append(
                     (
                         [h.record.message_id for h in result.hits],
-                        [round(h.ranked.candidate.semantic, 5) for h in result.hits],
+                        [_rounded(h.ranked.candidate.semantic) for h in result.hits],
+                        [_rounded(h.ranked.candidate.keyword) for h in result.hits],
+                        [_rounded(h.ranked.score) for h in result.hits],
                         result.excluded_other_models,
                     )
                 )
@@ -215,6 +357,7 @@ async def test_search_memory_is_congruent_across_adapters(tmp_path):
             await vectors.close()
             await store.close()
     reference = outcomes["edge"]
-    assert any(hits for hits, _, _ in reference) and any(excluded for _, _, excluded in reference)
+    assert any(hits for hits, *_ in reference) and any(seen[-1] for seen in reference)
+    assert [i for i, seen in enumerate(reference) if any(k is not None for k in seen[2])] == list(range(8, 17))
     for target, seen in outcomes.items():
         assert seen == reference, target

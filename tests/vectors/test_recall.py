@@ -348,3 +348,88 @@ async def test_a_negative_min_score_still_filters_and_zero_keeps_everything(vect
     await vectors.upsert(tenant, [point(tenant, 120, text="opposite-ish"), point(tenant, 170, text="opposite")])
     assert len((await vectors.search(tenant, query(min_score=0.0))).hits) == 2
     assert [h.text for h in (await vectors.search(tenant, query(min_score=-0.9))).hits] == ["opposite-ish"]
+
+
+# -- hybrid -------------------------------------------------------------------------
+async def _hybrid_corpus(vectors, tenant, now):
+    """Dense points of M1 (their keyword points come with their text), and one message with
+    only a keyword point."""
+    await vectors.upsert(
+        tenant,
+        [
+            point(tenant, 5, message_id="near", ts=now, text="weather report"),
+            point(tenant, 30, message_id="both", ts=now, text="my camera broke"),
+            point(tenant, 60, message_id="far", ts=now, text="a camera and a camera bag"),
+        ],
+    )
+    from memoryd.domain.vectors import KeywordPoint
+
+    record = VectorRecord("s1", now, None, "words", "user", text="camera shop camera lens camera")
+    await vectors.index.upsert_keywords([KeywordPoint(tenant, record)], now)
+
+
+async def test_hybrid_relevance_is_the_documented_fusion(vectors, tenant):
+    now = now_ms()
+    await _hybrid_corpus(vectors, tenant, now)
+    result = await vectors.search(tenant, query(text="camera", top_k=4, keyword_weight=0.4))
+    assert result.semantic and result.keyword
+    candidates = [h.ranked.candidate for h in result.hits]
+    assert {c.record.message_id for c in candidates} == {"near", "both", "far", "words"}
+    semantic = recall.min_max([c.semantic for c in candidates])
+    keyword = recall.min_max([c.keyword for c in candidates])
+    for hit, s, k in zip(result.hits, semantic, keyword):
+        assert hit.ranked.relevance == pytest.approx(0.6 * s + 0.4 * k)
+        assert hit.ranked.score == pytest.approx(hit.ranked.relevance)  # time_weight 0
+    by_id = {h.record.message_id: h.ranked.candidate for h in result.hits}
+    assert by_id["near"].keyword is None and by_id["words"].semantic is None
+    assert by_id["words"].point_id != "" and by_id["both"].semantic == pytest.approx(sim(30), abs=1e-5)
+
+    rrf = await vectors.search(tenant, query(text="camera", top_k=4, fusion=recall.Fusion.RECIPROCAL_RANK))
+    for hit in rrf.hits:
+        c = hit.ranked.candidate
+        ranks = [
+            sorted((x for x in (h.ranked.candidate.semantic for h in rrf.hits) if x is not None), reverse=True),
+            sorted((x for x in (h.ranked.candidate.keyword for h in rrf.hits) if x is not None), reverse=True),
+        ]
+        parts = [0.0 if v is None else 1 / (recall.RRF_K + r.index(v) + 1) for v, r in zip((c.semantic, c.keyword), ranks)]
+        assert hit.ranked.relevance == pytest.approx((0.5 * parts[0] + 0.5 * parts[1]) * (recall.RRF_K + 1))
+    # The first in both parts would be 1; "both" is second by meaning and by keywords here.
+    assert max(h.ranked.relevance for h in rrf.hits) <= 1.0
+
+    # keyword_weight 0 is semantic-only (the text is not searched), 1 keyword-only.
+    dense = await vectors.search(tenant, query(text="camera", top_k=4, keyword_weight=0.0))
+    assert not dense.keyword and [h.record.message_id for h in dense.hits] == ["near", "both", "far"]
+    assert [h.ranked.relevance for h in dense.hits] == [h.ranked.candidate.semantic for h in dense.hits]
+    words = await vectors.search(tenant, query(text="camera", top_k=4, keyword_weight=1.0))
+    assert not words.semantic and words.model_id == "" and words.hits[0].record.message_id == "words"
+    assert {h.record.message_id for h in words.hits} == {"words", "both", "far"}
+
+
+async def test_min_score_in_a_hybrid_search_needs_a_semantic_score(vectors, tenant):
+    now = now_ms()
+    await _hybrid_corpus(vectors, tenant, now)
+    result = await vectors.search(tenant, query(text="camera", top_k=4, min_score=sim(45)))
+    # "far" (60 degrees) and "words" (no vector) are below min_score / without a semantic score.
+    assert {h.record.message_id for h in result.hits} == {"near", "both"}
+    # min_score does not apply to a keyword-only search.
+    words = await vectors.search(tenant, query(text="camera", top_k=4, keyword_weight=1.0, min_score=sim(45)))
+    assert len(words.hits) == 3
+
+
+async def test_recency_is_measured_from_the_reference_time(vectors, tenant):
+    base = 1_600_000_000_000
+    half_life = 10 * DAY
+    await vectors.upsert(
+        tenant,
+        [point(tenant, 20, ts=base - 10 * DAY, text="older"), point(tenant, 20, ts=base, text="at reference"),
+         point(tenant, 20, ts=base + 5 * DAY, text="after reference")],
+    )  # fmt: skip
+    q = query(time_weight=0.5, half_life_ms=half_life, reference_time=base, top_k=3)
+    result = await vectors.search(tenant, q)
+    score = {h.text: h.ranked.score for h in result.hits}
+    assert score["at reference"] == pytest.approx(0.5 * sim(20) + 0.5)
+    assert score["older"] == pytest.approx(0.5 * sim(20) + 0.25)  # one half-life before it
+    assert score["after reference"] == pytest.approx(score["at reference"])  # later counts as then
+    # Without a reference time, recency is measured from now: years-old messages weigh ~0.
+    today = await vectors.search(tenant, query(time_weight=0.5, half_life_ms=half_life, top_k=3))
+    assert max(h.ranked.score for h in today.hits) == pytest.approx(0.5 * sim(20), abs=1e-6)

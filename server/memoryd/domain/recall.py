@@ -206,12 +206,13 @@ def min_max(scores: Sequence[float | None]) -> list[float]:
 
 
 def reciprocal_ranks(scores: Sequence[float | None]) -> list[float]:
-    """1 / (RRF_K + rank) by descending score (rank 1 is the best), 0 for a missing score."""
-    order = sorted((i for i, s in enumerate(scores) if s is not None), key=lambda i: -scores[i])  # type: ignore[operator]
-    fused = [0.0] * len(scores)
-    for rank, i in enumerate(order, start=1):
-        fused[i] = 1.0 / (RRF_K + rank)
-    return fused
+    """1 / (RRF_K + rank) by descending score (rank 1 is the best; equal scores share the
+    better rank, so the order an engine returns ties in never matters), 0 for a missing score."""
+    present = sorted((s for s in scores if s is not None), reverse=True)
+    first_rank: dict[float, int] = {}
+    for rank, score in enumerate(present, start=1):
+        first_rank.setdefault(score, rank)
+    return [0.0 if s is None else 1.0 / (RRF_K + first_rank[s]) for s in scores]
 
 
 def fuse(
