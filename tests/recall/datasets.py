@@ -1,0 +1,113 @@
+"""The recall benchmark's question sets, as conversations to save and questions to ask.
+
+- LoCoMo (`load_locomo`): very long-term conversations between two people over many
+  sessions, questions annotated with the turns that hold the evidence (`D<session>:<turn>`).
+  Read from the dataset's JSON files (github snap-research/locomo, data/locomo10.json or the
+  per-conversation files of data/locomo10.zip); nothing is fetched.
+- The recency set (recency_set.py): facts that change over a conversation; the evidence of
+  a question is the newest statement.
+
+A turn's content is saved as "<speaker>: <text>" (plus its shared photo's caption), the
+form the LoCoMo paper's retrievers indexed, so the figures compare.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+# Turns of one session are this far apart (the dataset dates sessions, not turns).
+TURN_GAP_MS = 30_000
+DAY_MS = 86_400_000
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    id: str  # the dataset's turn id, e.g. "D3:7"
+    session: str
+    speaker: str
+    text: str
+    timestamp: int  # ms since the epoch
+    role: str = "user"
+
+    @property
+    def content(self) -> str:
+        return f"{self.speaker}: {self.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    text: str
+    evidence: tuple[str, ...]  # turn ids
+    category: str
+
+
+@dataclass(slots=True)
+class Conversation:
+    name: str  # saved as its own tenant: IDF and every search stay within the conversation
+    turns: list[Turn] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+
+    @property
+    def asked_at(self) -> int:
+        """The questions' reference time: the day after the conversation's last turn."""
+        return max(t.timestamp for t in self.turns) + DAY_MS
+
+
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+def _session_time(text: str) -> int:
+    """LoCoMo dates sessions like "1:56 pm on 8 May, 2023"."""
+    moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def _evidence(raw: list[str], known: set[str]) -> tuple[str, ...]:
+    """Turn ids of the annotation, repaired where the dataset mistyped them ("D8:6; D9:17",
+    "D:11:26", "D30:05"); ids of no turn are left out."""
+    found = []
+    for part in re.split(r"[;,\s]+", " ".join(raw)):
+        match = re.fullmatch(r"D:?(\d+):0*(\d+)", part)
+        if match and (turn := f"D{match[1]}:{match[2]}") in known:
+            found.append(turn)
+    return tuple(dict.fromkeys(found))
+
+
+def _locomo_files(path: Path) -> list[tuple[str, dict]]:
+    if path.is_dir():
+        return [(p.stem, json.loads(p.read_text())) for p in sorted(path.glob("*.json"))]
+    data = json.loads(path.read_text())
+    items = data if isinstance(data, list) else [data]
+    return [(str(item.get("sample_id", i)), item.get("conversation", item) | {"qa": item.get("qa", [])}) for i, item in enumerate(items)]
+
+
+def load_locomo(path: Path) -> list[Conversation]:
+    conversations = []
+    for name, data in _locomo_files(Path(path)):
+        conversation = Conversation(f"locomo-{name}")
+        roles = {data["speaker_a"]: "user", data["speaker_b"]: "assistant"}
+        sessions = sorted(
+            (int(key.split("_")[1]), key) for key, value in data.items()
+            if re.fullmatch(r"session_\d+", key) and isinstance(value, list)
+        )  # fmt: skip
+        for number, key in sessions:
+            start = _session_time(data[f"{key}_date_time"])
+            for i, turn in enumerate(data[key]):
+                text = turn["text"]
+                if turn.get("blip_caption"):
+                    text += f" [shares a photo of {turn['blip_caption']}]"
+                conversation.turns.append(
+                    Turn(turn["dia_id"], f"session-{number}", turn["speaker"], text, start + i * TURN_GAP_MS,
+                         roles.get(turn["speaker"], "user"))
+                )  # fmt: skip
+        known = {t.id for t in conversation.turns}
+        for qa in data["qa"]:
+            evidence = _evidence(qa.get("evidence") or [], known)
+            if evidence:
+                conversation.questions.append(Question(qa["question"], evidence, LOCOMO_CATEGORIES[qa["category"]]))
+        conversations.append(conversation)
+    return conversations
