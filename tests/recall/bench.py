@@ -179,7 +179,13 @@ def table(title: str, rows: list[tuple[str, dict[int, Outcome]]], categories: li
 
 
 async def run_set(
-    client: Client, name: str, conversations: list[Conversation], settings: list[Setting], concurrency: int, report: dict
+    client: Client,
+    name: str,
+    conversations: list[Conversation],
+    settings: list[Setting],
+    concurrency: int,
+    report: dict,
+    out: Path | None = None,
 ) -> str:
     started = time.monotonic()
     data = [(c, await load(client, c)) for c in conversations]
@@ -196,6 +202,8 @@ async def run_set(
             str(k): {"all": o.mean(), **{c: o.mean(c) for c in sorted(o.recall)}} for k, o in by_k.items()
         }
         print(f"  {setting.name}: " + " / ".join(f"{by_k[k].mean():.1f}" for k in KS), file=sys.stderr)
+        if out is not None:
+            out.write_text(json.dumps(report, indent=1))  # what is measured so far survives an interrupt
     categories = sorted({c for _, by_k in rows for c in by_k[10].recall})
     return table(f"{name}: evidence recall % ({questions} questions)", rows, categories)
 
@@ -232,12 +240,17 @@ async def run(args: argparse.Namespace) -> None:
         MEMORYD_INDEX_QUEUE_SIZE="100000",  # the loader saves faster than the model embeds
     )
     settings = main_settings() + (sweep_settings() if args.sweep else [])
+    if args.only:
+        unknown = set(args.only) - {s.name for s in settings}
+        if unknown:
+            raise SystemExit(f"no such configuration: {', '.join(sorted(unknown))}")
+        settings = [s for s in settings if s.name in args.only]
     report: dict = {"settings": {s.name: s.fields for s in settings}}
     with tempfile.TemporaryDirectory(prefix="memoryd-recall-") as folder:
         server, port = serve(Path(folder))
         client = Client(port)
         try:
-            tables = [await run_set(client, name, conversations, settings, args.concurrency, report)
+            tables = [await run_set(client, name, conversations, settings, args.concurrency, report, args.out)
                       for name, conversations in sets]  # fmt: skip
             tables.append(await latency(client, sets[0][1], report))
         finally:
@@ -258,7 +271,8 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="also the fusion and time-weight grids")
     parser.add_argument("--concurrency", type=int, default=4, help="SearchMemory calls in flight while scoring")
     parser.add_argument("--embedder-threads", type=int, default=1, help="torch threads of the embedder")
-    parser.add_argument("--out", type=Path, help="also write every number as JSON here")
+    parser.add_argument("--out", type=Path, help="also write every number as JSON here (after each configuration)")
+    parser.add_argument("--only", action="append", metavar="NAME", help="run only this configuration (repeatable)")
     args = parser.parse_args()
     if not args.locomo and args.no_recency:
         parser.error("nothing to run: give --locomo, or keep the recency set")
