@@ -581,7 +581,7 @@ type SearchMemoryRequest struct {
 	// history and evaluations.
 	ReferenceTime *int64 `protobuf:"varint,20,opt,name=reference_time,json=referenceTime,proto3,oneof" json:"reference_time,omitempty"`
 	// Half-life of recency in hours, above 0 and at most 87600 (ten years).
-	// Unset means the server default (MEMORYD_RECALL_HALF_LIFE_HOURS, 720 = 30
+	// Unset means the server default (MEMORYD_RECALL_HALF_LIFE_HOURS, 2160 = 90
 	// days unless configured).
 	HalfLifeHours *float32 `protobuf:"fixed32,21,opt,name=half_life_hours,json=halfLifeHours,proto3,oneof" json:"half_life_hours,omitempty"`
 	unknownFields protoimpl.UnknownFields

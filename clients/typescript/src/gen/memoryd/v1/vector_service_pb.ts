@@ -347,7 +347,7 @@ export type SearchMemoryRequest = Message<"memoryd.v1.SearchMemoryRequest"> & {
 
   /**
    * Half-life of recency in hours, above 0 and at most 87600 (ten years).
-   * Unset means the server default (MEMORYD_RECALL_HALF_LIFE_HOURS, 720 = 30
+   * Unset means the server default (MEMORYD_RECALL_HALF_LIFE_HOURS, 2160 = 90
    * days unless configured).
    *
    * @generated from field: optional float half_life_hours = 21;
