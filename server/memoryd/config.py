@@ -132,7 +132,7 @@ class Config:
         minimum=1,
     )
     recall_half_life_hours: float = setting(
-        720.0, "SearchMemory recency half-life (docs/RECALL.md)", minimum=0.001, maximum=87_600
+        2160.0, "SearchMemory recency half-life (docs/RECALL.md)", minimum=0.001, maximum=87_600
     )
     recall_time_weight: float = setting(0.1, "SearchMemory default weight of recency, 0 to 1", minimum=0, maximum=1)
     recall_keyword_weight: float = setting(

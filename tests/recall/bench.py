@@ -238,6 +238,9 @@ async def run(args: argparse.Namespace) -> None:
         MEMORYD_EMBEDDER_MODEL_ID=embedder.MODEL_ID,
         MEMORYD_TOKENS=",".join(f"{t}: {token(t)}" for t in tenants),
         MEMORYD_INDEX_QUEUE_SIZE="100000",  # the loader saves faster than the model embeds
+        # One model instance answers every batch in turn: more batches in flight only wait in
+        # line, up to the embedder's timeout (a failed batch is not retried).
+        MEMORYD_INDEX_CONCURRENCY="2",
     )
     settings = main_settings() + (sweep_settings() if args.sweep else [])
     if args.only:

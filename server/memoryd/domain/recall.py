@@ -45,7 +45,7 @@ MAX_CONTEXT_WINDOW = 50
 # Server defaults of the ranking knobs, chosen by the recall benchmark (docs/RECALL.md).
 # The reference system's time weight (0.3 at a 7-day half-life) remains one request away.
 DEFAULT_TIME_WEIGHT = 0.1
-DEFAULT_HALF_LIFE_MS = 30 * 24 * 3600 * 1000
+DEFAULT_HALF_LIFE_MS = 90 * 24 * 3600 * 1000
 DEFAULT_KEYWORD_WEIGHT = 0.5
 SEED_TIME_WEIGHT = 0.3
 RRF_K = 60
