@@ -209,8 +209,8 @@ const (
 	RecallStatus_RECALL_STATUS_UNSPECIFIED RecallStatus = 0
 	// Recall ran; `recalled` holds its hits (possibly none).
 	RecallStatus_RECALL_STATUS_OK RecallStatus = 1
-	// Recall could not run (no vector service or embedder configured, or it
-	// failed); see recall_detail.
+	// Recall could not run (no vector service configured, or it failed); see
+	// recall_detail.
 	RecallStatus_RECALL_STATUS_UNAVAILABLE RecallStatus = 2
 	// Recall was requested but there was nothing to search for (no user message).
 	RecallStatus_RECALL_STATUS_SKIPPED RecallStatus = 3
@@ -1049,8 +1049,9 @@ type AssembleContextRequest struct {
 	// Maximum recalled memories, 0 to 100. 0 means 5.
 	RecallTopK int32 `protobuf:"varint,5,opt,name=recall_top_k,json=recallTopK,proto3" json:"recall_top_k,omitempty"`
 	// Optional embedding of the last user message, computed by the caller with
-	// `recall_model_id`. Without it the server's embedder embeds the text; when
-	// neither is available recall reports RECALL_STATUS_UNAVAILABLE.
+	// `recall_model_id`: recall is then hybrid (keywords and this vector).
+	// Without it the server's embedder embeds the text; without an embedder
+	// either, recall is by keywords only.
 	RecallQueryVector []float32 `protobuf:"fixed32,6,rep,packed,name=recall_query_vector,json=recallQueryVector,proto3" json:"recall_query_vector,omitempty"`
 	// Embedding model of `recall_query_vector`; required when it is set.
 	RecallModelId string `protobuf:"bytes,7,opt,name=recall_model_id,json=recallModelId,proto3" json:"recall_model_id,omitempty"`

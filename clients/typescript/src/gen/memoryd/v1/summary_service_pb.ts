@@ -516,8 +516,9 @@ export type AssembleContextRequest = Message<"memoryd.v1.AssembleContextRequest"
 
   /**
    * Optional embedding of the last user message, computed by the caller with
-   * `recall_model_id`. Without it the server's embedder embeds the text; when
-   * neither is available recall reports RECALL_STATUS_UNAVAILABLE.
+   * `recall_model_id`: recall is then hybrid (keywords and this vector).
+   * Without it the server's embedder embeds the text; without an embedder
+   * either, recall is by keywords only.
    *
    * @generated from field: repeated float recall_query_vector = 6;
    */
@@ -781,8 +782,8 @@ export enum RecallStatus {
   OK = 1,
 
   /**
-   * Recall could not run (no vector service or embedder configured, or it
-   * failed); see recall_detail.
+   * Recall could not run (no vector service configured, or it failed); see
+   * recall_detail.
    *
    * @generated from enum value: RECALL_STATUS_UNAVAILABLE = 2;
    */
