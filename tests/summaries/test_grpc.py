@@ -125,13 +125,13 @@ async def test_assemble_context_over_grpc(server, sid):
     )
     assert [m.message.content for m in tight.messages] == ["new question 你好"]
     assert tight.summary.text == "SSSSS" and tight.summary_truncated and tight.used_chars == 20
+    # Recall is keyword recall here (no embedder): "old question" is recalled, then cut too.
+    assert tight.recall_status == spb.RECALL_STATUS_OK
     assert [(c.part, c.reason, c.truncated) for c in tight.cuts] == [
         (spb.CONTEXT_PART_SUMMARY, spb.CUT_REASON_BUDGET, True),
         (spb.CONTEXT_PART_RECENT, spb.CUT_REASON_BUDGET, False),
+        (spb.CONTEXT_PART_RECALL, spb.CUT_REASON_BUDGET, False),
     ]
-    assert tight.recall_status in (spb.RECALL_STATUS_OK, spb.RECALL_STATUS_UNAVAILABLE)
-    if tight.recall_status == spb.RECALL_STATUS_UNAVAILABLE:
-        assert tight.recall_detail
     with pytest.raises(grpc.aio.AioRpcError) as invalid:
         await server.summaries.AssembleContext(
             spb.AssembleContextRequest(session_id=sid, budget_chars=-1, recall_query_vector=[float("nan")])
@@ -192,9 +192,10 @@ async def test_assemble_context_recalls_through_the_vector_service(server, sid):
     )
     await save(server, sid, "what is my cat called?")
     request = spb.AssembleContextRequest(session_id=sid, include_recall=True)
-    without_vector = await server.summaries.AssembleContext(request)
-    assert without_vector.recall_status == spb.RECALL_STATUS_UNAVAILABLE
-    assert "embedder" in without_vector.recall_detail and not without_vector.recalled
+    # Without a vector and without an embedder, recall is by keywords ("cat", "called").
+    by_keywords = await server.summaries.AssembleContext(request)
+    assert by_keywords.recall_status == spb.RECALL_STATUS_OK
+    assert [(r.id, r.text) for r in by_keywords.recalled] == [(old.id, "my cat is called Miso")]
 
     request.recall_query_vector.extend([0.9, 0.1, 0.0])
     request.recall_model_id = model

@@ -217,6 +217,10 @@ async def test_keyword_idf_scopes_and_roles(index):
     assert [m for m, _ in await keyword_hits(index, PointFilter("a", Scope(platform="qq")), "tea")] == ["a2"]
     others = PointFilter("a", exclude_roles=("assistant",))
     assert [m for m, _ in await keyword_hits(index, others, "tea")] == ["a3"]
+    # The caller's excluded messages are never candidates, by keyword or by vector.
+    assert [m for m, _ in await keyword_hits(index, PointFilter("a", exclude_message_ids=("a1",)), "coffee")] == ["a3"]
+    await index.upsert([pt("a", 10, message_id="a1"), pt("a", 20, message_id="a3")], 1)
+    assert await ids(index, PointFilter("a", exclude_message_ids=("a1", "zz"))) == ["a3"]
     # The model condition does not apply to keyword points (they have no model).
     assert {m for m, _ in await keyword_hits(index, PointFilter("a", model_id=M1), "tea")} == {"a2", "a3"}
     assert [m for m, _ in await keyword_hits(index, PointFilter("a"), "coffee", limit=1)] == [before[0][0]]

@@ -8,7 +8,8 @@ store's Store.context_windows bound to a tenant), so the same code runs on every
 A search has a semantic part (a query vector, unless keyword_weight is 1) and a keyword
 part (a query text, unless keyword_weight is 0); with both it is hybrid. Ranking:
 1. The index returns up to `candidate_limit` candidates per part, every condition pushed
-   into the engine's query (scope, roles; the model and min_score for the semantic part).
+   into the engine's query (scope, roles, the caller's excluded messages; the model and
+   min_score for the semantic part).
    A keyword candidate also gets the semantic score of its message's dense point.
 2. With a semantic part and min_score != 0, a candidate without a semantic score of at
    least min_score is dropped (min_score applies to the semantic score only).
@@ -131,13 +132,15 @@ class RecallQuery:
 
     def point_filter(self, tenant: str, legacy_model: str) -> PointFilter:
         """The candidates' conditions: scope, the query's model (legacy vectors count as
-        `legacy_model`), and with others-only no assistant replies."""
+        `legacy_model`), with others-only no assistant replies, and none of the messages the
+        caller excludes (so they take no candidate's place and shift no normalization)."""
         return PointFilter(
             tenant,
             self.index_scope,
             model_id=self.model_id or None,
             legacy=bool(self.model_id) and legacy_model == self.model_id,
             exclude_roles=("assistant",) if self.others_only else (),
+            exclude_message_ids=tuple(sorted(self.exclude_message_ids)),
         )
 
 

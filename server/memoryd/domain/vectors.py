@@ -197,13 +197,15 @@ class VectorStats:
 class PointFilter:
     """Which of a tenant's points a query may return: the scope and, when `model_id` is set,
     that model (`legacy`: vectors without a model id count as it too), minus `exclude_roles`
-    (a point without a role is a "user", see VectorRecord.effective_role)."""
+    (a point without a role is a "user", see VectorRecord.effective_role) and minus the
+    points of the messages `exclude_message_ids`."""
 
     tenant: str
     scope: Scope = Scope()
     model_id: str | None = None
     legacy: bool = False
     exclude_roles: tuple[str, ...] = ()
+    exclude_message_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -168,7 +168,7 @@ class QdrantIndexBase(abc.ABC):
         if not vector.indices or not await self._exists(p.KEYWORD_SPACE):
             return []
         flt = query.filter
-        no_model = PointFilter(flt.tenant, flt.scope, exclude_roles=flt.exclude_roles)
+        no_model = replace(flt, model_id=None, legacy=False)
         search = Search(vector, p.point_filter(no_model), query.limit, idf_corpus=p.tenant_filter(flt.tenant))
         [found] = await self._search(p.KEYWORD_SPACE, [search])
         return [Candidate(f.id, None, p.record_of(f.payload), keyword=f.score) for f in found]

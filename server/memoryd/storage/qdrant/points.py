@@ -120,6 +120,8 @@ def point_filter(flt: PointFilter, *extra: Cond) -> All:
             roles += ("",)
             must_not.append(Missing("role"))
         must_not.append(AnyOf("role", roles))
+    if flt.exclude_message_ids:
+        must_not.append(AnyOf("message_id", flt.exclude_message_ids))
     return All(must=tuple(must), must_not=tuple(must_not))
 
 
