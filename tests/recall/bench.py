@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -222,6 +223,10 @@ async def latency(client: Client, conversations: list[Conversation], report: dic
 
 
 async def run(args: argparse.Namespace) -> None:
+    # A terminated run still stops its server and embedder (the `finally` below).
+    current = asyncio.current_task()
+    assert current is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, current.cancel)
     with tempfile.TemporaryDirectory(prefix="memoryd-minilm-") as unpacked:
         model = embedder.load_model(Path(unpacked), args.embedder_threads)
     embeddings = embedder.Embedder(model)
