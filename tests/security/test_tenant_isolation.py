@@ -137,9 +137,13 @@ async def test_tenant_reads_nothing_and_changes_nothing_of_another(matrix, attac
             vec.SearchMemoryRequest(query_vector=[1.0, 0.5, 0.25], model_id=model, top_k=100, min_score=-1, scope=recall_scope, **extra),
         )
         assert not found.hits
+    # Keyword recall (the victim's messages have keyword points too) finds none of them.
+    by_words = await a.call("vectors", "SearchMemory", vec.SearchMemoryRequest(query_text=secret, top_k=100))
+    assert all(secret not in h.text for h in by_words.hits)
     stats = await a.call("vectors", "GetVectorStats", vec.GetVectorStatsRequest())
     assert model not in {m.model_id for m in stats.models}  # the attacker's own vectors are other models
-    assert sum(c.count for c in stats.collections) == sum(m.count for m in stats.models)
+    # The dense collections count the attacker's vectors only (the keyword index is dimension 0).
+    assert sum(c.count for c in stats.collections if c.dimension) == sum(m.count for m in stats.models)
     assert not (await a.call("summaries", "ListSummaries", summ.ListSummariesRequest(session_id=session))).summaries
     cursor = await a.call("summaries", "GetSummaryCursor", summ.GetSummaryCursorRequest(session_id=session))
     assert cursor.cursor == 0 and cursor.summary_count == 0 and cursor.last_seq == 0

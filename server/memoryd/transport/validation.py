@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from google.protobuf import struct_pb2
 from memoryd.v1 import message_pb2
+from memoryd.domain import recall
 from memoryd.domain.errors import MAX_LISTED_VIOLATIONS, FieldViolation, InvalidArgument
 from memoryd.domain.limits import MAX_JSON_DEPTH, Limits
 
@@ -85,6 +86,16 @@ class Check:
     def positive(self, field: str, value: int) -> None:
         if value <= 0:
             self.fail(field, "must be positive")
+
+    def between(self, field: str, value: float, low: float, high: float) -> None:
+        """A finite number in [low, high] (NaN and infinities never are)."""
+        if not math.isfinite(value) or not low <= value <= high:
+            self.fail(field, f"must be between {low:g} and {high:g}")
+
+    def fusion(self, field: str, value: int) -> None:
+        """A RecallFusion: unset (the server default) or one the domain knows."""
+        if value not in (0, *(f.value for f in recall.Fusion)):
+            self.fail(field, f"unknown enum value {value}")
 
     def text_bytes(self, field: str, value: str, maximum: int) -> None:
         if len(value) > maximum // 4 and len(value.encode("utf-8")) > maximum:

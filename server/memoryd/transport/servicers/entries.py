@@ -15,7 +15,6 @@ from memoryd.transport.validation import Check
 MAX_TAGS = 32
 # Raw text may carry extra whitespace that normalization folds away, but not without bound.
 MAX_RAW_TEXT_BYTES = 64 << 10
-FUSIONS = (0, *(f.value for f in recall.Fusion))
 
 
 def entry_to_proto(entry: Entry, target: pb.Entry) -> None:
@@ -75,12 +74,9 @@ class EntryServicer(pb_grpc.EntryServiceServicer):
         check.non_negative("limit", request.limit)
         check.text_bytes("query", request.query, self.limits.max_text_bytes)
         self._embedding(check, "query_embedding", request.query_embedding, "model_id", request.model_id)
-        if request.HasField("keyword_weight") and not (
-            math.isfinite(request.keyword_weight) and 0.0 <= request.keyword_weight <= 1.0
-        ):
-            check.fail("keyword_weight", "must be between 0 and 1")
-        if request.fusion not in FUSIONS:
-            check.fail("fusion", f"unknown enum value {request.fusion}")
+        if request.HasField("keyword_weight"):
+            check.between("keyword_weight", request.keyword_weight, 0.0, 1.0)
+        check.fusion("fusion", request.fusion)
         check.done()
         hits, semantic = await self.entries.search(
             tenant,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -22,7 +21,6 @@ MAX_EXCLUDED_IDS = 1000
 MAX_BOOST = 100.0
 SCOPES = [s.value for s in recall.RecallScope]
 ROLES = list(pb.RecallRoles.values())
-FUSIONS = (0, *(f.value for f in recall.Fusion))
 MAX_HALF_LIFE_HOURS = 87_600.0  # ten years
 HOUR_MS = 3_600_000
 RETRIEVALS = {  # (semantic part ran, keyword part ran)
@@ -35,11 +33,6 @@ RETRIEVALS = {  # (semantic part ran, keyword part ran)
 
 def _finite(vector) -> bool:
     return bool(np.isfinite(np.asarray(vector, dtype=np.float64)).all())
-
-
-def _unit_interval(check: Check, field: str, value: float, low: float, high: float) -> None:
-    if not math.isfinite(value) or not low <= value <= high:
-        check.fail(field, f"must be between {low:g} and {high:g}")
 
 
 class VectorServicer(pb_grpc.VectorServiceServicer):
@@ -109,21 +102,20 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             check.fail("model_id", f"query_text is embedded with {embedder.model_id!r}")
         if not 0 <= request.top_k <= recall.MAX_TOP_K:
             check.fail("top_k", f"must be between 1 and {recall.MAX_TOP_K} (0 means {recall.DEFAULT_TOP_K})")
-        _unit_interval(check, "min_score", request.min_score, -1.0, 1.0)
+        check.between("min_score", request.min_score, -1.0, 1.0)
         if request.HasField("time_weight"):
-            _unit_interval(check, "time_weight", request.time_weight, 0.0, 1.0)
+            check.between("time_weight", request.time_weight, 0.0, 1.0)
         if request.HasField("keyword_weight"):
-            _unit_interval(check, "keyword_weight", request.keyword_weight, 0.0, 1.0)
+            check.between("keyword_weight", request.keyword_weight, 0.0, 1.0)
         if request.HasField("user_priority_boost"):
-            _unit_interval(check, "user_priority_boost", request.user_priority_boost, 0.0, MAX_BOOST)
+            check.between("user_priority_boost", request.user_priority_boost, 0.0, MAX_BOOST)
         if request.HasField("half_life_hours"):
-            _unit_interval(check, "half_life_hours", request.half_life_hours, 0.0, MAX_HALF_LIFE_HOURS)
+            check.between("half_life_hours", request.half_life_hours, 0.0, MAX_HALF_LIFE_HOURS)
             if request.half_life_hours == 0:
                 check.fail("half_life_hours", "must be above 0")
         if request.HasField("reference_time"):
             check.positive("reference_time", request.reference_time)
-        if request.fusion not in FUSIONS:
-            check.fail("fusion", f"unknown enum value {request.fusion}")
+        check.fusion("fusion", request.fusion)
         if request.scope not in (0, *SCOPES):
             check.fail("scope", f"unknown enum value {request.scope}")
         if request.recall_roles not in ROLES:
