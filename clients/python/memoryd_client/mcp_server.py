@@ -7,7 +7,8 @@ the Model Context Protocol over stdio (the default) or streamable HTTP:
     memoryd-mcp --transport http --port 8000                   # http://127.0.0.1:8000/mcp
 
 Tools: memory_save, memory_search, memory_forget (long-term entries, EntryService),
-history (GetHistory), recall (SearchMemory by text; needs a server-side embedder) and
+history (GetHistory), recall (SearchMemory by text: keywords, and meaning too when the
+server has an embedder) and
 assemble_context (AssembleContext). Results are the RPC's response in the contract's JSON
 form. A failed call is a tool error (isError) whose text names the status, the reason
 and the fields: "INVALID_ARGUMENT INVALID_ARGUMENT: scope: must not be empty".
@@ -51,7 +52,7 @@ INSTRUCTIONS = (
     "memoryd keeps an agent's memory. Long-term facts live in scopes (for example a user id): "
     "memory_save stores one, memory_search finds them, memory_forget deletes one by id. "
     "Conversations live in sessions: history reads the newest messages, assemble_context builds "
-    "a prompt-sized context (summary + recent messages), recall searches past messages by meaning."
+    "a prompt-sized context (summary + recent messages), recall searches past messages by keywords and meaning."
 )
 SCOPES = {
     "all": vector_service_pb2.RECALL_SCOPE_ALL,
@@ -159,7 +160,7 @@ def build_server(client_for: ClientFor, *, name: str = "memoryd") -> MCPServer:
         scope: Annotated[str, Field(description="all, session, user or platform")] = "all",
         top_k: Annotated[int, Field(description="Most hits to return", ge=1, le=50)] = 5,
     ) -> dict[str, Any]:
-        """Search past messages by meaning, each hit with the messages around it."""
+        """Search past messages by keywords and meaning, each hit with the messages around it."""
         if scope not in SCOPES:
             raise ToolError(f"INVALID_ARGUMENT INVALID_ARGUMENT: scope: must be one of {', '.join(SCOPES)}")
         response = await client_for(ctx).search_memory(

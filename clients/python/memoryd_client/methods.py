@@ -441,7 +441,7 @@ class Methods:
         model_id: str = "",
         top_k: int = 5,
         min_score: float = 0.0,
-        time_weight: float = 0.3,
+        time_weight: float | None = None,
         scope: vector_service_pb2.RecallScope.ValueType = vector_service_pb2.RECALL_SCOPE_ALL,
         session_id: str = "",
         platform: str = "",
@@ -453,10 +453,16 @@ class Methods:
         per_item_max_chars: int = 0,
         exclude_message_ids: Sequence[str] = (),
         control_kinds: Sequence[str] = (),
+        keyword_weight: float | None = None,
+        fusion: vector_service_pb2.RecallFusion.ValueType = vector_service_pb2.RECALL_FUSION_UNSPECIFIED,
+        reference_time: int | None = None,
+        half_life_hours: float | None = None,
         timeout: float | None = None,
     ) -> Call[vector_service_pb2.SearchMemoryResponse]:
-        """Recalls the messages most similar to `query_vector` (or `query_text` with a server
-        embedder), reranked by recency, each with its neighbours in its session."""
+        """Recalls the messages that best match a query: by keywords (`query_text`), by
+        meaning (`query_vector`, or `query_text` with a server embedder) or both fused,
+        reranked by recency (relative to `reference_time`, default now), each with its
+        neighbours in its session. Unset ranking knobs take the server's defaults."""
         request = vector_service_pb2.SearchMemoryRequest(
             query_vector=query_vector,
             query_text=query_text,
@@ -464,6 +470,10 @@ class Methods:
             top_k=top_k,
             min_score=min_score,
             time_weight=time_weight,
+            keyword_weight=keyword_weight,
+            fusion=fusion,
+            reference_time=reference_time,
+            half_life_hours=half_life_hours,
             scope=scope,
             session_id=session_id,
             platform=platform,
