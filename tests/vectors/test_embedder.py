@@ -43,10 +43,17 @@ class EmbeddingHandler(BaseHTTPRequestHandler):
     # Requests whose text contains "slow" wait for this (a test holds an embedding in flight).
     slow_started = threading.Event()
     slow_release = threading.Event()
+    fail_next = 0  # answer this many requests with 503 (an embedder outage)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         EmbeddingHandler.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
+        if EmbeddingHandler.fail_next > 0:
+            EmbeddingHandler.fail_next -= 1
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         if any("slow" in text for text in inputs):
             EmbeddingHandler.slow_started.set()
@@ -73,6 +80,7 @@ def embedding_server():
     EmbeddingHandler.requests.clear()
     EmbeddingHandler.slow_started.clear()
     EmbeddingHandler.slow_release.clear()
+    EmbeddingHandler.fail_next = 0
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     EmbeddingHandler.slow_release.set()
     server.shutdown()
@@ -146,6 +154,56 @@ async def test_the_indexing_queue_drops_the_oldest_jobs_when_full():
     await asyncio.wait_for(indexer.drained(), 10)
     await indexer.stop()
     assert sorted(handled) == ["m3", "m4"]
+
+
+async def test_an_embedding_that_fails_is_retried_until_the_embedder_answers(app):
+    client = Client(app.port)
+    EmbeddingHandler.fail_next = 2  # the embedder is down for the first two attempts
+    await client.save("trip", message("user", "pack the tent", 1000))
+    await asyncio.wait_for(app.vectors.indexer.drained(), 30)
+    stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
+    assert sum(m.count for m in stats.models) == 1
+    assert len(EmbeddingHandler.requests) == 3 and app.vectors.indexer.failed == 0
+    await client.channel.close()
+
+
+async def test_a_batch_is_given_up_after_its_attempts_and_counted():
+    from memoryd.vectors.embedder import EmbedderUnavailable
+
+    calls: list[int] = []
+
+    async def handle(jobs: list[IndexJob]) -> None:
+        calls.append(len(jobs))
+        raise EmbedderUnavailable("embedder request failed (ConnectError)")
+
+    indexer = Indexer(handle, concurrency=1, max_queue=10, attempts=3, backoff_seconds=0.001)
+    indexer.start()
+    indexer.submit_all([IndexJob("t", "s", Message(role="user", content=f"m{i}", id=f"id{i}")) for i in range(2)])
+    await asyncio.wait_for(indexer.drained(), 10)
+    await indexer.stop()
+    assert calls == [2, 2, 2] and indexer.failed == 2
+
+
+async def test_a_later_job_of_a_message_waits_for_the_retries_of_an_earlier_one():
+    from memoryd.vectors.embedder import EmbedderUnavailable
+
+    order: list[str] = []
+    failures = [1]
+
+    async def handle(jobs: list[IndexJob]) -> None:
+        if any(job.message.content == "first" for job in jobs) and failures[0]:
+            failures[0] -= 1
+            raise EmbedderUnavailable("embedder request failed (ConnectError)")
+        order.extend(job.message.content for job in jobs)
+
+    indexer = Indexer(handle, concurrency=4, max_queue=10, backoff_seconds=0.05)
+    indexer.start()
+    indexer.submit(IndexJob("t", "s", Message(role="user", content="first", id="same")))
+    await asyncio.sleep(0.01)  # the first attempt has failed; its retry waits
+    indexer.submit(IndexJob("t", "s", Message(role="user", content="second", id="same"), rewrite=True))
+    await asyncio.wait_for(indexer.drained(), 10)
+    await indexer.stop()
+    assert order == ["first", "second"]
 
 
 async def test_jobs_of_one_message_run_in_order():

@@ -65,6 +65,9 @@ VECTOR_QUEUE_DEPTH = Gauge("memoryd_vector_queue_depth", "Messages waiting for s
 VECTOR_QUEUE_DROPPED = Counter(
     "memoryd_vector_queue_dropped", "Messages dropped from the full embedding queue (oldest first)."
 )
+VECTOR_INDEX_FAILED = Counter(
+    "memoryd_vector_index_failed", "Messages whose indexing was given up after its retries (they keep their old points)."
+)
 
 WATCH = ("memoryd.v1.EventService", "Watch")
 UNARY, SERVER_STREAM, CLIENT_STREAM, BIDI_STREAM = "unary", "server_stream", "client_stream", "bidi_stream"

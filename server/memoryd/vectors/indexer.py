@@ -6,6 +6,11 @@ in the order they were queued (a rewrite waits for the save before it, never in 
 batch); jobs of different messages run concurrently, up to `concurrency` batches. The queue
 holds at most `max_queue` jobs, or one save call's when that is more: beyond that the oldest
 job is dropped, counted (`dropped`) and logged. The search path does not go through it.
+
+A batch that fails because a dependency is unavailable (the embedder, Qdrant) is retried
+with exponential backoff, up to `attempts` times; meanwhile its messages' later jobs wait,
+so order holds. A batch that still fails, or fails otherwise, is counted (`failed`) and
+logged: its messages keep the points they had.
 """
 
 from __future__ import annotations
@@ -17,12 +22,16 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from memoryd.domain.errors import StorageUnavailable
 from memoryd.domain.models import Message
-from memoryd.observability.metrics import VECTOR_QUEUE_DEPTH, VECTOR_QUEUE_DROPPED
+from memoryd.observability.metrics import VECTOR_INDEX_FAILED, VECTOR_QUEUE_DEPTH, VECTOR_QUEUE_DROPPED
 
 log = logging.getLogger(__name__)
 
 BATCH = 64
+ATTEMPTS = 6  # with BACKOFF_SECONDS 0.5 doubling: gives up after ~15 s of outage
+BACKOFF_SECONDS = 0.5
+MAX_BACKOFF_SECONDS = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +54,17 @@ class Indexer:
         concurrency: int = 10,
         max_queue: int = 500,
         batch: int = BATCH,
+        attempts: int = ATTEMPTS,
+        backoff_seconds: float = BACKOFF_SECONDS,
     ) -> None:
         self.handle = handle
+        self.attempts = max(1, attempts)
+        self.backoff_seconds = backoff_seconds
         self.concurrency = concurrency if concurrency > 0 else 64
         self.max_queue = max_queue
         self.batch = max(1, batch)
         self.dropped = 0
+        self.failed = 0  # jobs given up on
         self._queue: deque[IndexJob] = deque()
         self._ready = asyncio.Event()
         self._running: set[tuple[str, str, str]] = set()  # keys of jobs being handled
@@ -127,12 +141,33 @@ class Indexer:
                 continue
             self._busy += 1
             try:
-                await self.handle(jobs)
-            except Exception:  # noqa: BLE001 - one bad batch must not stop the worker
-                log.warning("indexing %d messages failed", len(jobs), exc_info=True)
+                await self._handle_with_retries(jobs)
             finally:
                 self._running.difference_update(job.key for job in jobs)
                 self._busy -= 1
                 self._ready.set()  # jobs waiting for these messages may run now
                 if not self._queue and not self._busy:
                     self._idle.set()
+
+    async def _handle_with_retries(self, jobs: list[IndexJob]) -> None:
+        for attempt in range(1, self.attempts + 1):
+            try:
+                await self.handle(jobs)
+                return
+            except StorageUnavailable as error:
+                if attempt == self.attempts:
+                    self._give_up(jobs, f"{error.reason} after {attempt} attempts")
+                    return
+                delay = min(MAX_BACKOFF_SECONDS, self.backoff_seconds * 2 ** (attempt - 1))
+                log.info("indexing %d messages: %s; retry %d in %.1f s", len(jobs), error.reason, attempt, delay)
+                await asyncio.sleep(delay)
+            except Exception:  # noqa: BLE001 - one bad batch must not stop the worker
+                log.warning("indexing %d messages failed", len(jobs), exc_info=True)
+                self._give_up(jobs, "error")
+                return
+
+    def _give_up(self, jobs: list[IndexJob], why: str) -> None:
+        self.failed += len(jobs)
+        VECTOR_INDEX_FAILED.inc(len(jobs))
+        log.warning("indexing %d messages given up (%s): they keep the points they had (failed=%d)",
+                    len(jobs), why, self.failed)

@@ -442,11 +442,8 @@ class VectorMemory(MemoryHooks):
     async def _embed(self, current: list[tuple[IndexJob, Message]]) -> None:
         assert self.embedder is not None
         model_id = self.embedder.model_id
-        try:
-            vectors = await self.embedder.embed([message_text(m) for _, m in current])
-        except StorageUnavailable as error:
-            log.warning("embedding %d messages failed (%s): their vectors stay as they were", len(current), error.reason)
-            return
+        # EmbedderUnavailable propagates: the indexer retries the batch (keyword upserts are idempotent).
+        vectors = await self.embedder.embed([message_text(m) for _, m in current])
         points = []
         for (job, message), vector in zip(current, vectors):
             point = VectorPoint(job.tenant, vector, record_of_message(job.session_id, message, model_id))
