@@ -11,7 +11,10 @@ import time
 
 import pytest
 
-from memoryd.domain.vectors import IndexQuery, PointFilter, Scope, VectorPoint, VectorRecord, VectorSelector
+from memoryd.domain.vectors import (
+    IndexQuery, KeywordPoint, PointFilter, Scope, VectorPoint, VectorRecord, VectorSelector,
+)
+from memoryd.storage.qdrant.points import KEYWORD_SPACE
 from memoryd.storage.qdrant.edge import EdgeIndex
 
 DIMS = 32
@@ -124,6 +127,35 @@ async def test_writes_survive_a_restart_before_and_after_a_swap(tmp_path):
         assert await again.rebuild(DIMS)  # the standby replays the log kept across the restart
         assert await count(again) == 498
         assert not await again.has_point(DIMS, points(random.Random(3), 1, "s")[0].id)
+    finally:
+        await again.close()
+
+
+async def test_keyword_points_survive_a_restart_before_and_after_a_swap(tmp_path):
+    def note(i: int, text: str) -> KeywordPoint:
+        return KeywordPoint("t", VectorRecord("s", 1000 + i, None, f"k-{i}", "user", text=text))
+
+    async def found(index: EdgeIndex, text: str) -> list[str]:
+        result = await index.query(IndexQuery(PointFilter("t"), 10, text=text))
+        return [c.record.message_id for c in result.candidates]
+
+    index = small_index(tmp_path)
+    await index.open()
+    await index.upsert_keywords([note(i, "a lost umbrella" if i == 3 else f"filler note number {i}") for i in range(50)], 1)
+    await index.upsert_keywords([note(50, "we booked the ferry to Naxos"), note(51, "我们去杭州西湖")], 1)
+    assert await index.rebuild(KEYWORD_SPACE)
+    await index.upsert_keywords([note(52, "the ferry back leaves at noon")], 2)
+    await index.delete(VectorSelector("t", message_ids=("k-3",)))
+    await index.close()
+
+    again = small_index(tmp_path)
+    await again.open()
+    try:
+        for _ in range(2):  # as reopened, then after the standby replayed the log kept across the restart
+            assert sorted(await found(again, "ferry")) == ["k-50", "k-52"]
+            assert await found(again, "西湖") == ["k-51"]
+            assert await found(again, "umbrella") == []  # deleted before the restart
+            assert await again.rebuild(KEYWORD_SPACE)
     finally:
         await again.close()
 
