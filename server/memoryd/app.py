@@ -27,7 +27,7 @@ from memoryd.domain.memory import Memory
 from memoryd.domain.models import now_ms
 from memoryd.domain.paging import PageTokens
 from memoryd.domain.store import Store
-from memoryd.domain.summaries import Summaries, VectorRecall
+from memoryd.domain.summaries import SearchRecaller, Summaries
 from memoryd.domain.watch import WatchHub
 from memoryd.transport import tls
 from memoryd.transport.auth import Authenticator, check_bind, load_tokens, prepare_tokens_file
@@ -38,7 +38,7 @@ from memoryd.transport.servicers.events import EventServicer
 from memoryd.transport.servicers.memory import MemoryServicer
 from memoryd.transport.servicers.metadata import MetadataServicer
 from memoryd.transport.servicers.vectors import VectorServicer
-from memoryd.vectors.memory import VectorMemory
+from memoryd.vectors.recall import VectorRecall
 from memoryd.vectors.setup import build_vectors, recall_defaults
 from memoryd.transport.servicers.entries import EntryServicer
 from memoryd.transport.servicers.summaries import SummaryServicer
@@ -56,7 +56,7 @@ class Parts:
     credentials: grpc.ServerCredentials | None
     memory: Memory
     hub: WatchHub
-    vectors: VectorMemory | None
+    vectors: VectorRecall | None
     page_tokens: PageTokens
     servicers: dict[str, Any] = field(default_factory=dict)  # full service name -> servicer
 
@@ -94,7 +94,7 @@ SERVICES = (
     Service(
         _service(summary_service_pb2, "SummaryService"),
         lambda p: SummaryServicer(
-            Summaries(p.store, p.config.limits, VectorRecall(p.vectors) if p.vectors else None, p.page_tokens), p.auth
+            Summaries(p.store, p.config.limits, SearchRecaller(p.vectors) if p.vectors else None, p.page_tokens), p.auth
         ),
     ),
     Service(
@@ -140,7 +140,7 @@ class App:
     tasks: list[asyncio.Task] = field(default_factory=list)
     http: HttpServer | None = None
     hub: WatchHub | None = None
-    vectors: VectorMemory | None = None
+    vectors: VectorRecall | None = None
     storage_ready: bool = True
 
     @property

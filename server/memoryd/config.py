@@ -91,7 +91,7 @@ class Config:
     allow_insecure_remote: bool = setting(False, "serve a non-loopback address without auth (logged as a warning)")
     downgrade_images: bool = setting(False, "store image segments as [image <hash>] markers (docs/CONTEXT.md)")
     entry_scope_capacity: int = setting(200, "maximum long-term memory entries per scope", minimum=1)
-    # Vector memory (docs/VECTORS.md).
+    # Vector recall (docs/VECTORS.md).
     vectors_enabled: bool = setting(True, "serve VectorService and keep vectors in step with messages (default on)")
     qdrant_url: str = setting(
         "",

@@ -66,9 +66,9 @@ def main_settings() -> list[Setting]:
         for time_name, time_fields in (("tw 0", {"time_weight": 0.0}), ("tw default", {})):
             for window_name, window in (("cw 0", {"context_window": 0}), ("cw default", {})):
                 made.append(Setting(f"{retrieval}, {time_name}, {window_name}", {**weight, **time_fields, **window}))
-    made.append(Setting("dense, seed ranking (tw 0.3, 7-day half-life), cw 0",
+    made.append(Setting("dense, reference ranking (tw 0.3, 7-day half-life), cw 0",
                         {"keyword_weight": 0.0, "time_weight": 0.3, "half_life_hours": 7 * DAY_HOURS, "context_window": 0}))
-    made.append(Setting("hybrid, seed time weight (tw 0.3, 7-day half-life), cw 0",
+    made.append(Setting("hybrid, reference time weight (tw 0.3, 7-day half-life), cw 0",
                         {"time_weight": 0.3, "half_life_hours": 7 * DAY_HOURS, "context_window": 0}))
     return made
 

@@ -1,4 +1,4 @@
-"""Fixtures of the vector memory tests: a real Qdrant (Qdrant Edge in-process always; the
+"""Fixtures of the vector recall tests: a real Qdrant (Qdrant Edge in-process always; the
 server at $MEMORYD_TEST_QDRANT_URL too when set) over a real SQLite message store. No mocks.
 
 Edge is one process per folder, so every test gets its own folder. Against a server,
@@ -21,7 +21,7 @@ from memoryd.domain.vectors import VectorIndex
 from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.qdrant.server import QdrantServerIndex
 from memoryd.storage.sqlite.store import SqliteStore
-from memoryd.vectors.memory import VectorMemory
+from memoryd.vectors.recall import VectorRecall
 
 SERVER_ENV = "MEMORYD_TEST_QDRANT_URL"
 TARGETS = ["edge"] + (["server"] if os.environ.get(SERVER_ENV) else [])
@@ -55,7 +55,7 @@ def target(request) -> str:
 
 @pytest.fixture(params=["sqlite", pytest.param("mongo", marks=pytest.mark.mongo)])
 async def store(request, tmp_path):
-    """The message store under the vector memory: SQLite, and MongoDB (SecantusDB) too."""
+    """The message store under VectorRecall: SQLite, and MongoDB (SecantusDB) too."""
     if request.param == "mongo":
         from memoryd.storage.mongo.store import MongoStore
 
@@ -69,7 +69,7 @@ async def store(request, tmp_path):
 
 @pytest.fixture(params=TARGETS)
 async def vectors(request, tmp_path, store):
-    vm = VectorMemory(make_index(request.param, tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
+    vm = VectorRecall(make_index(request.param, tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
     await vm.open()
     yield vm
     await vm.close()

@@ -25,7 +25,7 @@ from memoryd.domain.vectors import (
     VectorSelector,
 )
 from memoryd.storage.sqlite.store import SqliteStore
-from memoryd.vectors.memory import VectorMemory
+from memoryd.vectors.recall import VectorRecall
 from tests.vectors.conftest import INDEX_TARGETS, make_index, unit
 
 M1, M2 = "test:one", "test:two"
@@ -340,7 +340,7 @@ async def test_search_memory_is_congruent_across_adapters(tmp_path):
         folder.mkdir()
         store = SqliteStore(folder / "memoryd.db")
         await store.open()
-        vectors = VectorMemory(make_index(target, folder), store)
+        vectors = VectorRecall(make_index(target, folder), store)
         await vectors.open()
         try:
             await vectors.upsert("t", data)

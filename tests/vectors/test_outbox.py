@@ -1,4 +1,5 @@
-"""No orphan vectors: deletes that Qdrant cannot take wait in the durable outbox (SPEC §5).
+"""No orphan vectors: deletes that Qdrant cannot take wait in the durable outbox
+(docs/VECTORS.md, "Consistency with the message store").
 
 "Unreachable" is real, never mocked: either the index itself is closed (Edge: its shards
 and the folder are released; server: the connection is gone) and opened again, or the server
@@ -27,7 +28,7 @@ from memoryd.domain.vectors import VectorPoint, VectorRecord
 from memoryd.domain.errors import StorageUnavailable
 from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.sqlite.store import SqliteStore
-from memoryd.vectors.memory import VectorMemory
+from memoryd.vectors.recall import VectorRecall
 from memoryd.vectors.outbox import Outbox
 from tests.vectors.conftest import make_index, msg, unit
 from tests.vectors.test_service import Client, server_config, user
@@ -52,7 +53,7 @@ def closed_port() -> int:
 
 
 async def test_deletes_wait_in_the_outbox_while_qdrant_is_down(target, tmp_path, store, tenant):
-    vectors = VectorMemory(make_index(target, tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
+    vectors = VectorRecall(make_index(target, tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
     await vectors.open()
     memory = Memory(store, Limits(), hooks=vectors)
     saved = (await memory.save_messages(tenant, "s1", [msg("user", f"m{i}", 1000 * (i + 1)) for i in range(3)])).messages
@@ -194,7 +195,7 @@ async def test_a_crash_between_the_message_delete_and_the_vector_delete_leaves_n
     """The message transaction commits, then the process dies before touching Qdrant: here the
     deletions go straight to the store, so no vector hook ever runs. The deletion events that
     committed with them are all the reconciler needs."""
-    vectors = VectorMemory(make_index(target, tmp_path), store)
+    vectors = VectorRecall(make_index(target, tmp_path), store)
     await vectors.open()
     try:
         crashed = Memory(store, Limits())  # no hooks: the immediate vector delete never happens

@@ -1,4 +1,4 @@
-"""SearchMemory semantics against a real Qdrant and a real message store (SPEC §5, seed 003)."""
+"""SearchMemory semantics against a real Qdrant and a real message store (docs/VECTORS.md, "SearchMemory")."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ async def test_point_ids_are_deterministic_and_replace(vectors, tenant):
 async def test_two_models_of_one_dimension_never_mix(vectors, tenant, caplog):
     await vectors.upsert(tenant, [point(tenant, a, model=M2, text=f"m2-{a}") for a in (1, 2, 3)])
     await vectors.upsert(tenant, [point(tenant, a, model=M1, text=f"m1-{a}") for a in (30, 40)])
-    with caplog.at_level(logging.WARNING, logger="memoryd.vectors.memory"):
+    with caplog.at_level(logging.WARNING, logger="memoryd.vectors.recall"):
         result = await vectors.search(tenant, query(top_k=5))
         again = await vectors.search(tenant, query(top_k=5))
     assert [h.text for h in result.hits] == ["m1-30", "m1-40"]

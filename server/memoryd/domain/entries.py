@@ -107,7 +107,9 @@ class SaveResult:
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
+class EntryHit:
+    """One SearchEntries hit (`EntryHit` in the contract)."""
+
     entry: Entry
     score: float
     keyword_score: float
@@ -150,7 +152,7 @@ def rank(
     model_id: str = "",
     keyword_weight: float = recall.DEFAULT_KEYWORD_WEIGHT,
     fusion: recall.Fusion = recall.Fusion.RELATIVE_SCORE,
-) -> tuple[list[Hit], bool]:
+) -> tuple[list[EntryHit], bool]:
     """Hits best first (ties newest first) and whether the semantic part was used: the same
     fusion as SearchMemory (recall.fuse) of BM25 keyword scores and cosine similarities.
 
@@ -160,7 +162,7 @@ def rank(
     use_keywords = bool(query.strip()) and keyword_weight > 0
     use_vectors = bool(query_embedding) and keyword_weight < 1
     if not use_keywords and not use_vectors:
-        return [Hit(e, 0.0, 0.0, 0.0) for e in newest_first[:limit]], False
+        return [EntryHit(e, 0.0, 0.0, 0.0) for e in newest_first[:limit]], False
     keyword = keyword_scores(newest_first, query) if use_keywords else [0.0] * len(newest_first)
     semantic: list[float | None] = [None] * len(newest_first)
     semantic_used = False
@@ -176,14 +178,14 @@ def rank(
         scores = [semantic[i] or 0.0 for i in found]
     else:
         scores = recall.fuse([semantic[i] for i in found], [keyword[i] or None for i in found], keyword_weight, fusion)
-    hits = [Hit(newest_first[i], score, keyword[i], semantic[i] or 0.0) for i, score in zip(found, scores)]
+    hits = [EntryHit(newest_first[i], score, keyword[i], semantic[i] or 0.0) for i, score in zip(found, scores)]
     hits.sort(key=lambda h: -h.score)  # stable: equal scores stay newest first
     return hits[:limit], semantic_used
 
 
 # -- the service --------------------------------------------------------------------
 class Embedder(Protocol):
-    """The server-side embedder, when one is configured (shared with vector memory)."""
+    """The server-side embedder, when one is configured (shared with VectorRecall)."""
 
     model_id: str
 
@@ -320,7 +322,7 @@ class Entries:
         model_id: str = "",
         keyword_weight: float | None = None,
         fusion: recall.Fusion | None = None,
-    ) -> tuple[list[Hit], bool]:
+    ) -> tuple[list[EntryHit], bool]:
         size = min(limit or DEFAULT_SEARCH_LIMIT, self.limits.max_page_size)
         weight = self.defaults.keyword_weight if keyword_weight is None else keyword_weight
         if not query_embedding and query.strip() and weight < 1:

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, Message
 
 
-class MemoryHooks:
+class MessageHooks:
+    """The calls `Memory` makes after each message write; VectorRecall (vectors/recall.py) implements them."""
+
     async def messages_saved(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
         """Called after messages were appended (background indexing)."""
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from memoryd.domain import images, paging, sessions, summaries
 from memoryd.domain.errors import FieldViolation, InvalidArgument
-from memoryd.domain.hooks import MemoryHooks
+from memoryd.domain.hooks import MessageHooks
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import (
     AppendResult,
@@ -65,14 +65,14 @@ class Memory:
         self,
         store: Store,
         limits: Limits,
-        hooks: MemoryHooks | None = None,
+        hooks: MessageHooks | None = None,
         *,
         downgrade_images: bool = False,
         page_tokens: paging.PageTokens | None = None,
     ) -> None:
         self.store = store
         self.limits = limits
-        self.hooks = hooks or MemoryHooks()
+        self.hooks = hooks or MessageHooks()
         self.page_tokens = page_tokens or paging.PageTokens.ephemeral()
         # docs/CONTEXT.md: stored copies keep "[image <hash>]" instead of data: URIs and image URLs.
         self.downgrade_images = downgrade_images

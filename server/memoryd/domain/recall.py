@@ -161,7 +161,9 @@ class Item:
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
+class RecallHit:
+    """One SearchMemory hit (`MemoryHit` in the contract) with its context messages."""
+
     ranked: Ranked
     text: str
     truncated_chars: int
@@ -321,11 +323,11 @@ async def _choose(ranked: Sequence[Ranked], query: RecallQuery, read: WindowRead
     return chosen
 
 
-async def select_hits(ranked: Sequence[Ranked], query: RecallQuery, read: WindowReader) -> list[Hit]:
+async def select_hits(ranked: Sequence[Ranked], query: RecallQuery, read: WindowReader) -> list[RecallHit]:
     """The hits, best first, each with the part of its window that no better hit showed."""
     excluded = query.exclude_message_ids
     shown: dict[Key, int] = {}  # message -> the hit that showed it (as itself or as context)
-    hits: list[Hit] = []
+    hits: list[RecallHit] = []
     for index, (candidate, window, key) in enumerate(await _choose(ranked, query, read)):
         record = candidate.candidate.record
         in_context_of = shown.get(key)
@@ -340,7 +342,7 @@ async def select_hits(ranked: Sequence[Ranked], query: RecallQuery, read: Window
             shown[_message_key(record.session_id, m)] = index
         text, cut = truncate(record.text, query.per_item_max_chars)
         hits.append(
-            Hit(
+            RecallHit(
                 candidate,
                 text,
                 cut,

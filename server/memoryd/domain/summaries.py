@@ -138,7 +138,9 @@ class RecallUnavailable(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class RecallQuery:
+class ContextRecallQuery:
+    """What AssembleContext asks recall for; a Recaller turns it into its own search."""
+
     session_id: str
     text: str
     top_k: int
@@ -148,28 +150,28 @@ class RecallQuery:
 
 
 class Recaller(Protocol):
-    """Semantic recall for AssembleContext; implemented over the vector service."""
+    """Recall for AssembleContext; implemented over VectorRecall's search (SearchRecaller)."""
 
-    async def recall(self, tenant: str, query: RecallQuery) -> list[context.Recalled]: ...
+    async def recall(self, tenant: str, query: ContextRecallQuery) -> list[context.Recalled]: ...
 
 
 class NoRecall:
-    async def recall(self, tenant: str, query: RecallQuery) -> list[context.Recalled]:
+    async def recall(self, tenant: str, query: ContextRecallQuery) -> list[context.Recalled]:
         raise RecallUnavailable("no vector service is configured on this server")
 
 
-class VectorRecall:
-    """Recall through the vector memory (SearchMemory across the tenant's sessions).
+class SearchRecaller:
+    """Recall through SearchMemory's search, across the tenant's sessions.
 
-    `vectors` is the server's VectorMemory: `search(tenant, recall.RecallQuery)` and its
-    `defaults`. The text is searched like SearchMemory's query_text: hybrid with the
+    `vectors` is the server's VectorRecall (vectors/recall.py): its `search(tenant,
+    recall.RecallQuery)` and its `defaults`. The text is searched like SearchMemory's query_text: hybrid with the
     caller's vector or the server embedder's, keyword-only without either.
     """
 
     def __init__(self, vectors: Any) -> None:
         self.vectors = vectors
 
-    async def recall(self, tenant: str, query: RecallQuery) -> list[context.Recalled]:
+    async def recall(self, tenant: str, query: ContextRecallQuery) -> list[context.Recalled]:
         defaults = self.vectors.defaults
         try:
             result = await self.vectors.search(
@@ -387,7 +389,7 @@ class Summaries:
             users = [m for m in latest if m.role == "user" and m.content.strip()]
         if not users:
             return RecallStatus.SKIPPED, "the session has no user message to recall for", []
-        query = RecallQuery(
+        query = ContextRecallQuery(
             session_id=request.session_id,
             text=users[-1].content,
             top_k=request.recall_top_k or DEFAULT_RECALL_TOP_K,

@@ -1,4 +1,4 @@
-"""Vector memory: the data types and the vector-index interface that the recall logic, the
+"""The vector index: the data types and the vector-index interface that the recall logic, the
 vector sync and the Qdrant adapters (server, Edge) share.
 
 An indexed message has a *keyword point* (its text, for BM25; no model, no dense vector) and,
@@ -55,7 +55,7 @@ class VectorRecord:
 
     @property
     def effective_role(self) -> str:
-        # Legacy vectors without a role are treated as the other party (seed 003).
+        # A point without a role is the other party's (docs/VECTORS.md, SearchMemory: Roles).
         return self.role or "user"
 
     @property
@@ -139,7 +139,8 @@ class VectorSelector:
 
     `message_ids` and `timestamps` are alternatives: a point of one of those messages
     or at one of those timestamps (in the selected session) matches — deleting messages
-    removes the vectors of their (session, timestamp) pairs (SPEC §2).
+    removes the vectors of their (session, timestamp) pairs (docs/VECTORS.md, "Consistency
+    with the message store").
     `indexed_before` protects points written after the delete was decided (a retried
     delete from the outbox never removes a newer re-index of the same message).
     """
@@ -252,7 +253,7 @@ class IndexResult:
 
 
 class VectorIndex(Protocol):
-    """What the vector memory needs from a vector engine. Adapters: storage/qdrant/server.py
+    """What VectorRecall needs from a vector engine. Adapters: storage/qdrant/server.py
     (a Qdrant server) and storage/qdrant/edge.py (Qdrant Edge in-process, the embedded default).
 
     One collection (server) or shard (Edge) per vector dimension. Every failure of the engine

@@ -1,1 +1,1 @@
-"""Vector memory: SearchMemory, vector upserts and deletes, and keeping Qdrant in step with the message store."""
+"""Vector recall: SearchMemory, vector upserts and deletes, and keeping Qdrant in step with the message store."""

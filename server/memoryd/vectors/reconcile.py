@@ -1,7 +1,7 @@
 """Vector deletes driven by the durable event log, so a crash can never leave orphans.
 
 The message store writes every messages-deleted event in the same transaction as the
-deletion. The immediate vector delete (VectorMemory.messages_deleted) runs after that
+deletion. The immediate vector delete (VectorRecall.messages_deleted) runs after that
 commit; if the process dies in between, nothing else would remember the work. This
 reconciler reads each tenant's log after a persisted cursor and applies the same delete
 for every message deletion (idempotent, so the usual double application is harmless),
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 CURSOR_NAMESPACE = "memoryd.vector-sync"
 BATCH = 500
-# The deletions whose vectors VectorMemory removes right away; session and tenant clears
+# The deletions whose vectors VectorRecall removes right away; session and tenant clears
 # remove vectors only when the caller names the vectors target.
 DELETION_CAUSES = frozenset({int(EventType.MESSAGES_DELETED), int(EventType.HISTORY_REPLACED)})
 

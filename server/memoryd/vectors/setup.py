@@ -1,4 +1,4 @@
-"""Builds the vector memory from Config (called once by app.start)."""
+"""Builds VectorRecall from Config (called once by app.start)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from memoryd.domain import recall
 from memoryd.domain.store import Store
 from memoryd.domain.vectors import VectorIndex
 from memoryd.vectors.embedder import OpenAIEmbedder
-from memoryd.vectors.memory import VectorMemory
+from memoryd.vectors.recall import VectorRecall
 
 # Where the embedded vector store lives under the data dir, and where earlier releases
 # kept theirs (qdrant-client local mode; migrated into Edge on first start).
@@ -59,7 +59,7 @@ def recall_defaults(config) -> recall.RecallDefaults:
     )
 
 
-def build_vectors(config, store: Store) -> VectorMemory:
+def build_vectors(config, store: Store) -> VectorRecall:
     index = build_index(config)
     embedder = None
     if config.embedder_url:
@@ -70,7 +70,7 @@ def build_vectors(config, store: Store) -> VectorMemory:
             model_id=config.embedder_model_id,
         )
     kinds = tuple(k.strip() for k in config.recall_control_kinds.split(",") if k.strip())
-    return VectorMemory(
+    return VectorRecall(
         index,
         store,
         defaults=recall_defaults(config),

@@ -1,4 +1,4 @@
-"""memoryd.v1.VectorService: validate, call the vector memory, build the response."""
+"""memoryd.v1.VectorService: validate, call VectorRecall, build the response."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from memoryd.transport.auth import Authenticator
 from memoryd.transport.convert import message_to_proto
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
-from memoryd.vectors.memory import VectorMemory
+from memoryd.vectors.recall import VectorRecall
 
 MAX_POINTS = 1000
 MAX_DIMENSION = 65_536  # Qdrant's limit
@@ -36,7 +36,7 @@ def _finite(vector) -> bool:
 
 
 class VectorServicer(pb_grpc.VectorServiceServicer):
-    def __init__(self, vectors: VectorMemory, auth: Authenticator, limits) -> None:
+    def __init__(self, vectors: VectorRecall, auth: Authenticator, limits) -> None:
         self.vectors = vectors
         self.auth = auth
         self.limits = limits

@@ -1,7 +1,8 @@
-"""Vector memory: the VectorService operations and the hooks that keep the vector index
-(domain.vectors.VectorIndex: a Qdrant server or Qdrant Edge) in step with the message store.
+"""VectorRecall, the vector side of recall: the VectorService operations (SearchMemory,
+upserts, deletes, stats) and the hooks that keep the vector index (domain.vectors.VectorIndex:
+a Qdrant server or Qdrant Edge) in step with the message store. docs/VECTORS.md has the design.
 
-As `MemoryHooks` (domain/hooks.py) it hears about every message change:
+As `MessageHooks` (domain/hooks.py) it hears about every message change:
 - saved / rewritten user and assistant messages are queued for background indexing: a
   keyword point always, a dense point too when an embedder is configured (rewrites only
   replace dense points that exist; a rewrite into nothing searchable removes both);
@@ -29,7 +30,7 @@ from memoryd.domain.errors import (
     MemorydError,
     StorageUnavailable,
 )
-from memoryd.domain.hooks import MemoryHooks
+from memoryd.domain.hooks import MessageHooks
 from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, Message, RangeQuery, now_ms
 from memoryd.domain.store import Store
 from memoryd.domain.vectors import (
@@ -67,7 +68,7 @@ LEGACY_CACHE_TENANTS = 10_000
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
-    hits: list[recall.Hit]
+    hits: list[recall.RecallHit]
     model_id: str  # empty without a semantic part
     excluded_other_models: int
     semantic: bool = True  # which parts ran
@@ -124,7 +125,7 @@ def record_of_message(session_id: str, message: Message, model_id: str | None) -
     )
 
 
-class VectorMemory(MemoryHooks):
+class VectorRecall(MessageHooks):
     def __init__(
         self,
         index: VectorIndex,
@@ -277,7 +278,7 @@ class VectorMemory(MemoryHooks):
             self._legacy[tenant] = (recorded, time.monotonic() + LEGACY_CACHE_SECONDS)
             return recorded
         except MemorydError as error:
-            # Seed 003: treat legacy vectors as the current model this time, retry next search.
+            # Without the marker, legacy vectors count as the query's model; the next search retries.
             if not self._marker_warned:
                 self._marker_warned = True
                 log.warning("legacy-model marker unavailable (%s); legacy vectors count as the query model", error.reason)
@@ -347,7 +348,7 @@ class VectorMemory(MemoryHooks):
             sum(c.count for c in collections if c.dimension == KEYWORD_DIMENSION),
         )
 
-    # -- consistency (MemoryHooks) -------------------------------------------------
+    # -- consistency (MessageHooks) -------------------------------------------------
     async def _delete_or_defer(self, selector: VectorSelector) -> tuple[ClearOutcome, int]:
         remaining = deadline.remaining()
         token = deadline.set_remaining(min(HOOK_DELETE_SECONDS, remaining) if remaining is not None else HOOK_DELETE_SECONDS)
@@ -452,7 +453,7 @@ class VectorMemory(MemoryHooks):
                 log.warning("embedder returned %d dimensions; model %s uses %d: not indexed", len(vector), model_id, expected)
                 continue
             if job.rewrite and not await self.index.has_point(len(vector), point.id):
-                continue  # never embedded: a rewrite does not add it (seed 003)
+                continue  # never embedded: a rewrite re-embeds only vectors that exist (docs/VECTORS.md)
             points.append(point)
         if points:
             await self.index.upsert(points, now_ms())
