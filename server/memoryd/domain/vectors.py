@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 # Metadata record (per tenant) naming the model that vectors without a model id belong to.
 LEGACY_NAMESPACE = "memory-vector"
 LEGACY_KEY = "legacy-model"
@@ -21,6 +23,11 @@ LEGACY_KEY = "legacy-model"
 # uuid5 namespaces of point ids; fixed forever (changing one would duplicate every point).
 POINT_NAMESPACE = uuid.UUID("6f1c2a52-41e4-5d0b-9a51-8e2d3f0c7b10")
 KEYWORD_NAMESPACE = uuid.UUID("0b9e4f7a-2c61-5d38-8f14-63a5c9d2e7b4")
+
+
+def finite(values: Sequence[float]) -> bool:
+    """Whether every number is finite: JSON cannot carry NaN or Inf, and Qdrant refuses them."""
+    return bool(np.isfinite(np.asarray(values, dtype=np.float64)).all())
 
 
 def _source(message_id: str, timestamp: int) -> str:

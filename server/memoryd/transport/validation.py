@@ -20,12 +20,12 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-import numpy as np
 from google.protobuf import struct_pb2
 from memoryd.v1 import message_pb2
 from memoryd.domain import recall
 from memoryd.domain.errors import MAX_LISTED_VIOLATIONS, FieldViolation, InvalidArgument
 from memoryd.domain.limits import MAX_JSON_DEPTH, Limits
+from memoryd.domain.vectors import finite
 
 
 def _invisible_characters() -> re.Pattern[str]:
@@ -189,11 +189,6 @@ class Check:
         if self.count(field, messages, self.limits.max_batch_messages, minimum=minimum):
             for i, msg in enumerate(messages):
                 self.message(f"{field}[{i}]", msg)
-
-
-def finite(values: Sequence[float]) -> bool:
-    """Whether every number is finite: JSON cannot carry NaN or Inf, and Qdrant refuses them."""
-    return bool(np.isfinite(np.asarray(values, dtype=np.float64)).all())
 
 
 def _struct_problem(struct) -> str | None:

@@ -8,7 +8,6 @@ the space otherwise (for example `ollama:nomic-embed-text`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -16,6 +15,7 @@ import httpx
 
 from memoryd.domain import deadline
 from memoryd.domain.errors import StorageUnavailable
+from memoryd.domain.vectors import finite
 
 
 class EmbedderUnavailable(StorageUnavailable):
@@ -64,6 +64,6 @@ class OpenAIEmbedder:
             vectors = [[float(x) for x in item["embedding"]] for item in data]
         except (KeyError, TypeError, ValueError) as error:
             raise EmbedderUnavailable("embedder answered an unexpected body") from error
-        if len(vectors) != len(texts) or any(not v or not all(math.isfinite(x) for x in v) for v in vectors):
+        if len(vectors) != len(texts) or any(not v or not finite(v) for v in vectors):
             raise EmbedderUnavailable("embedder answered unusable vectors")
         return vectors

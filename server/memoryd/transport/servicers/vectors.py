@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-
-import numpy as np
-
 from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.v1 import vector_service_pb2_grpc as pb_grpc
 from memoryd.domain import recall
@@ -16,7 +13,6 @@ from memoryd.transport.validation import Check
 from memoryd.vectors.recall import VectorRecall
 
 MAX_POINTS = 1000
-MAX_DIMENSION = 65_536  # Qdrant's limit
 MAX_EXCLUDED_IDS = 1000
 MAX_BOOST = 100.0
 SCOPES = [s.value for s in recall.RecallScope]
@@ -31,23 +27,11 @@ RETRIEVALS = {  # (semantic part ran, keyword part ran)
 }
 
 
-def _finite(vector) -> bool:
-    return bool(np.isfinite(np.asarray(vector, dtype=np.float64)).all())
-
-
 class VectorServicer(pb_grpc.VectorServiceServicer):
     def __init__(self, vectors: VectorRecall, auth: Authenticator, limits) -> None:
         self.vectors = vectors
         self.auth = auth
         self.limits = limits
-
-    def _vector(self, check: Check, field: str, vector) -> None:
-        if not vector:
-            check.fail(field, "must not be empty")
-        elif len(vector) > min(MAX_DIMENSION, check.limits.max_vector_dimension):
-            check.fail(field, f"must have at most {min(MAX_DIMENSION, check.limits.max_vector_dimension)} dimensions")
-        elif not _finite(vector):
-            check.fail(field, "must hold finite numbers only (no NaN or Inf)")
 
     @unary
     async def UpsertVectors(self, request: pb.UpsertVectorsRequest, context, tenant: str) -> pb.UpsertVectorsResponse:
@@ -61,7 +45,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                         check.fail(f"{field}.model_id", "must be empty for a legacy point")
                 else:
                     check.name(f"{field}.model_id", p.model_id)
-                self._vector(check, f"{field}.vector", p.vector)
+                check.vector(f"{field}.vector", p.vector)
                 check.name(f"{field}.session_id", p.session_id)
                 check.name(f"{field}.message_id", p.message_id, required=False)
                 check.positive(f"{field}.timestamp", p.timestamp)
@@ -93,7 +77,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
         if not (has_vector or has_text):
             check.fail("query_vector", "one of query_vector and query_text is required")
         if has_vector:
-            self._vector(check, "query_vector", request.query_vector)
+            check.vector("query_vector", request.query_vector)
             check.name("model_id", request.model_id)
         if has_text:
             check.text_bytes("query_text", request.query_text, self.limits.max_text_bytes)
