@@ -20,8 +20,8 @@ from memoryd.domain.models import Message
 from memoryd.domain.vectors import VectorIndex
 from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.qdrant.server import QdrantServerIndex
-from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.vectors.recall import VectorRecall
+from tests.conftest import BACKENDS, StoreTarget
 
 SERVER_ENV = "MEMORYD_TEST_QDRANT_URL"
 TARGETS = ["edge"] + (["server"] if os.environ.get(SERVER_ENV) else [])
@@ -53,16 +53,11 @@ def target(request) -> str:
     return request.param
 
 
-@pytest.fixture(params=["sqlite", pytest.param("mongo", marks=pytest.mark.mongo)])
+@pytest.fixture(params=BACKENDS)
 async def store(request, tmp_path):
-    """The message store under VectorRecall: SQLite, and MongoDB (SecantusDB) too."""
-    if request.param == "mongo":
-        from memoryd.storage.mongo.store import MongoStore
-
-        store = MongoStore(request.getfixturevalue("mongo_uri"), database=f"memoryd_vectors_{uuid.uuid4().hex[:8]}")
-    else:
-        store = SqliteStore(tmp_path / "memoryd.db")
-    await store.open()
+    """The message store under VectorRecall, on every backend. Its own per test (not the
+    session's shared one): the outbox and the vector-sync cursors are store-wide."""
+    store = await StoreTarget(request.param, request, tmp_path, "memoryd_vectors").open()
     yield store
     await store.close()
 
@@ -78,11 +73,6 @@ async def vectors(request, tmp_path, store):
 @pytest.fixture
 def memory(store, vectors) -> Memory:
     return Memory(store, Limits(delete_batch=3), hooks=vectors)
-
-
-@pytest.fixture
-def tenant() -> str:
-    return f"t-{uuid.uuid4().hex[:10]}"
 
 
 def msg(role: str, content: str, timestamp: int, kind: str | None = None, **metadata) -> Message:
