@@ -3,7 +3,7 @@
     .venv/bin/python tests/load/bench_rss.py            # both bursts, bounded and unbounded
 
 For each configuration a fresh `memoryd serve` (SQLite, defaults otherwise) is started and
-its RSS sampled every 20 ms from /proc:
+its RSS (with any child process) sampled every 20 ms from /proc:
   reads:  200 messages of 1 MiB in one session, then 3 concurrent GetFullHistory clients
           paging through it with page_size=1000;
   writes: 200 concurrent SaveMessage calls of 1 MiB each.
@@ -19,63 +19,24 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import grpc
 
+from loadlib import RssSampler, start_memoryd, tree_rss_bytes
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc, message_pb2
 
 MIB = 1 << 20
 UNBOUNDED = str(1 << 40)
+SAMPLE_SECONDS = 0.02
 CLIENT_OPTIONS = [("grpc.max_receive_message_length", 1 << 30), ("grpc.max_send_message_length", 64 * MIB)]
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-class Sampler:
-    def __init__(self, pid: int) -> None:
-        self.pid, self.peak, self._stop = pid, 0.0, threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, rss_mb(self.pid))
-            time.sleep(0.02)
-
-    def __enter__(self) -> Sampler:
-        self.peak = rss_mb(self.pid)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-def start_server(workdir: Path, *args: str) -> tuple[subprocess.Popen, str]:
-    port_file = workdir / "port"
-    process = subprocess.Popen(
-        [str(Path(sys.executable).with_name("memoryd")), "serve", "--listen", "127.0.0.1:0", "--data-dir",
-         str(workdir / "data"), "--port-file", str(port_file), "--log-level", "warning", *args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while not (port_file.exists() and port_file.read_text().strip()):
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError("memoryd did not start")
-        time.sleep(0.05)
-    return process, f"127.0.0.1:{port_file.read_text().strip()}"
+    return tree_rss_bytes(pid) / MIB
 
 
 def big_message(i: int) -> message_pb2.Message:
@@ -118,25 +79,23 @@ async def seed(target: str, count: int) -> None:
 
 def measure(label: str, args: list[str], messages: int, readers: int, writers: int, settle: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        process, target = start_server(Path(tmp), *args)
-        try:
+        work = Path(tmp)
+        with start_memoryd("memoryd", work, work / "data", "--log-level", "warning", *args) as server:
+            target, pid = server.address, server.pid
             asyncio.run(seed(target, messages))
             time.sleep(settle)
             result = {"config": label}
-            before = rss_mb(process.pid)
-            with Sampler(process.pid) as sampler:
+            before = rss_mb(pid)
+            with RssSampler(pid, SAMPLE_SECONDS) as sampler:
                 read = asyncio.run(read_burst(target, readers))
             time.sleep(settle)
-            result["reads"] = {"before": before, "peak": sampler.peak, "after": rss_mb(process.pid), "messages": read}
-            before = rss_mb(process.pid)
-            with Sampler(process.pid) as sampler:
+            result["reads"] = {"before": before, "peak": sampler.peak / MIB, "after": rss_mb(pid), "messages": read}
+            before = rss_mb(pid)
+            with RssSampler(pid, SAMPLE_SECONDS) as sampler:
                 asyncio.run(write_burst(target, writers, "burst"))
             time.sleep(settle)
-            result["writes"] = {"before": before, "peak": sampler.peak, "after": rss_mb(process.pid)}
+            result["writes"] = {"before": before, "peak": sampler.peak / MIB, "after": rss_mb(pid)}
             return result
-        finally:
-            process.terminate()
-            process.wait(timeout=60)
 
 
 def main() -> None:
