@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -117,6 +119,63 @@ async def test_the_pool_reports_the_models_nearest_in_scope(index):
     result = await index.query(query)
     assert len(result.candidates) == 2
     assert result.pool_models == {M2: 5, None: 1, M1: 1}
+
+
+def _mixed_points(rng: random.Random, tenant: str, count: int, other_share: float) -> list[VectorPoint]:
+    """Points of M1, M2 and no model, of each role, in two sessions, some without a message id."""
+    made = []
+    for i in range(count):
+        model = M2 if rng.random() < other_share else rng.choice((M1, M1, M1, None))
+        record = VectorRecord(
+            rng.choice(("s1", "s2")), 1000 + i, model, "" if i % 17 == 0 else f"m{i}", rng.choice(("user", "assistant", ""))
+        )
+        made.append(VectorPoint(tenant, [rng.gauss(0, 1) for _ in range(8)], record))
+    return made
+
+
+def _conditions() -> list[PointFilter]:
+    return [
+        PointFilter("a", model_id=M1),
+        PointFilter("a", model_id=M1, legacy=True),
+        PointFilter("a", Scope(session_id="s2"), model_id=M1, legacy=True, exclude_roles=("assistant",)),
+        PointFilter("a", model_id=M1, exclude_roles=("user",), exclude_message_ids=("m3", "m4", "m5")),
+        PointFilter("a", model_id=M2),
+        PointFilter("a", Scope(session_id="s1")),
+    ]
+
+
+async def test_the_conditions_admit_what_the_engine_filter_admits(index):
+    """PointFilter.admits_beyond_scope (applied to a scope-only query's results) and the
+    engine filter agree on every point."""
+    rng = random.Random(3)
+    await index.upsert(_mixed_points(rng, "a", 300, 0.3), 1)
+    for flt in _conditions():
+        engine = (await index.query(IndexQuery(flt, 300, unit(0, 8)))).candidates
+        scope_only = (await index.query(IndexQuery(flt.scope_only, 300, unit(0, 8)))).candidates
+        admitted = [c.point_id for c in scope_only if flt.admits_beyond_scope(c.record)]
+        assert sorted(c.point_id for c in engine) == sorted(admitted), flt
+        assert engine and (len(admitted) < len(scope_only) or flt == flt.scope_only)  # some points, not all
+
+
+@pytest.mark.parametrize("other_share", [0.05, 0.9])
+async def test_candidates_and_pool_from_one_traversal_equal_two_queries(index, other_share):
+    """Whether the scope's nearest points fill the candidates (the query model dominates) or
+    the filtered query has to run too (another model dominates), a search with a pool gets the
+    candidates a search without one gets, and the pool a scope-only query gets."""
+    rng = random.Random(5)
+    await index.upsert(_mixed_points(rng, "a", 400, other_share), 1)
+    for n in range(12):
+        vector = [rng.gauss(0, 1) for _ in range(8)]
+        for flt in _conditions():
+            for min_score in (None, 0.2):
+                query = IndexQuery(flt, 12, vector, min_score=min_score, pool_limit=12)
+                result = await index.query(query)
+                alone = await index.query(replace(query, pool_limit=0))
+                pool = await index.query(IndexQuery(flt.scope_only, 12, vector))
+                assert [(c.point_id, round(c.semantic, 5)) for c in result.candidates] == [
+                    (c.point_id, round(c.semantic, 5)) for c in alone.candidates
+                ]
+                assert result.pool_models == Counter(c.record.model_id for c in pool.candidates)
 
 
 async def test_deletes_by_each_selector_across_dimensions(index):

@@ -215,6 +215,22 @@ class PointFilter:
     exclude_roles: tuple[str, ...] = ()
     exclude_message_ids: tuple[str, ...] = ()
 
+    def admits_beyond_scope(self, record: VectorRecord) -> bool:
+        """Whether a point of the tenant's scope also meets the model, role and message
+        conditions: the same rule the adapters push into the engine (storage/qdrant/points.py
+        point_filter), for results of a scope-only query."""
+        if self.model_id is not None and record.model_id != self.model_id:
+            if not (self.legacy and record.model_id is None):
+                return False
+        if record.effective_role in self.exclude_roles:
+            return False
+        return not (record.message_id and record.message_id in self.exclude_message_ids)
+
+    @property
+    def scope_only(self) -> PointFilter:
+        """The tenant's scope, without the model, role and message conditions."""
+        return PointFilter(self.tenant, self.scope)
+
 
 @dataclass(frozen=True, slots=True)
 class IndexQuery:

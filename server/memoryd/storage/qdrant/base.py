@@ -54,9 +54,18 @@ class Found:
     payload: dict[str, Any]
 
 
+# One traversal for candidates and pool (QdrantIndexBase._nearest_and_pool): how many of the
+# scope's nearest points it reads, as a multiple of the larger of the two limits, and for how
+# many searches a filter that fell short goes straight to two queries (per tenant and conditions).
+SHARED_SPAN = 2
+SHARED_RETRY_AFTER = 16
+SHARED_KEYS = 10_000
+
+
 class QdrantIndexBase(abc.ABC):
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
+        self._shared_skips: dict[tuple, int] = {}  # see _nearest_and_pool
 
     # -- primitives (per adapter) -----------------------------------------------------
     @property
@@ -134,8 +143,9 @@ class QdrantIndexBase(abc.ABC):
         return removed
 
     async def query(self, query: IndexQuery) -> IndexResult:
-        """Keyword candidates first; then one batch in the dense collection: the nearest points,
-        the pool, and the semantic scores of the keyword candidates (by their dense point ids)."""
+        """Keyword candidates first; then one batch in the dense collection: the nearest points
+        (and with them the pool), and the semantic scores of the keyword candidates (by their
+        dense point ids)."""
         found_by_keyword = await self._keyword_candidates(query) if query.text else []
         if not query.vector:
             return IndexResult(found_by_keyword)
@@ -143,25 +153,51 @@ class QdrantIndexBase(abc.ABC):
         if not await self._exists(dimension):
             return IndexResult(found_by_keyword)
         flt = query.filter
-        searches = [Search(query.vector, p.point_filter(flt), query.limit, query.min_score)]
-        if query.pool_limit > 0:
-            scope_only = PointFilter(flt.tenant, flt.scope)
-            searches.append(Search(query.vector, p.point_filter(scope_only), query.pool_limit, payload=["model_id"]))
         owners: dict[str, Candidate] = {}  # dense point id -> the keyword candidate of its message
         for candidate in found_by_keyword:
             for point_id in dense_point_ids(flt.tenant, candidate.record, flt.model_id or "", flt.legacy):
                 owners[point_id] = candidate
+        lookup = None
         if owners:
-            lookup = p.point_filter(flt, p.HasId(tuple(owners)))
-            searches.append(Search(query.vector, lookup, len(owners), query.min_score))
-        results = await self._search(dimension, searches)
-        nearest = [Candidate(f.id, f.score, p.record_of(f.payload)) for f in results[0]]
-        pool: Counter[str | None] = Counter()
-        if query.pool_limit > 0:
-            for found in results[1]:
-                pool[found.payload.get("model_id") or None] += 1
-        looked_up = results[-1] if owners else []
-        return IndexResult(merge(nearest, looked_up, owners, found_by_keyword), pool)
+            lookup = Search(query.vector, p.point_filter(flt, p.HasId(tuple(owners))), len(owners), query.min_score)
+        nearest, pool, looked_up = await self._nearest_and_pool(dimension, query, lookup)
+        return IndexResult(merge(nearest, looked_up, owners, found_by_keyword), _models(pool))
+
+    async def _nearest_and_pool(
+        self, dimension: int, query: IndexQuery, lookup: Search | None
+    ) -> tuple[list[Candidate], list[Found], list[Found]]:
+        """The candidates (the `limit` nearest points `filter` admits), the pool (when asked
+        for) and what `lookup` found, in one call to the engine when it can be.
+
+        With a pool, one traversal can serve both: the scope's nearest `span` points are the
+        pool's first `pool_limit`, and when at least `limit` of them meet the model, role and
+        min_score conditions, those are the candidates too (a point the conditions admit that
+        lies nearer would be among them). When they are not (another model's vectors dominate
+        the scope), the filtered query runs as well; a key that fell short skips the attempt
+        for its next SHARED_RETRY_AFTER searches."""
+        flt, vector = query.filter, query.vector
+        lookups = [lookup] if lookup is not None else []
+        candidates_search = Search(vector, p.point_filter(flt), query.limit, query.min_score)
+        if query.pool_limit <= 0:
+            [found, *looked_up] = await self._search(dimension, [candidates_search, *lookups])
+            return _candidates(found), [], looked_up[0] if looked_up else []
+        pool_search = Search(vector, p.point_filter(flt.scope_only), query.pool_limit, payload=["model_id"])
+        key = (flt.tenant, flt.model_id, flt.legacy, flt.exclude_roles, bool(flt.exclude_message_ids))
+        if self._shared_skips.get(key, 0) > 0:
+            self._shared_skips[key] -= 1
+            [found, pool, *looked_up] = await self._search(dimension, [candidates_search, pool_search, *lookups])
+            return _candidates(found), pool, looked_up[0] if looked_up else []
+        span = max(query.limit, query.pool_limit) * SHARED_SPAN
+        [nearest, *looked_up] = await self._search(dimension, [replace(pool_search, limit=span, payload=True), *lookups])
+        pool = nearest[: query.pool_limit]
+        admitted, complete = _admitted(nearest, flt, query.limit, query.min_score, span)
+        if not complete:
+            if len(self._shared_skips) >= SHARED_KEYS:
+                self._shared_skips.clear()
+            self._shared_skips[key] = SHARED_RETRY_AFTER
+            [found] = await self._search(dimension, [candidates_search])
+            admitted = _candidates(found)
+        return admitted, pool, looked_up[0] if looked_up else []
 
     async def _keyword_candidates(self, query: IndexQuery) -> list[Candidate]:
         vector = keywords.query_vector(query.text)
@@ -202,6 +238,32 @@ class QdrantIndexBase(abc.ABC):
                 models.append(ModelCount(None, untagged, dimension))
         models.sort(key=lambda m: (-m.count, m.model_id or ""))
         return models, collections
+
+
+def _candidates(found: list[Found]) -> list[Candidate]:
+    return [Candidate(f.id, f.score, p.record_of(f.payload)) for f in found]
+
+
+def _models(pool: list[Found]) -> Counter[str | None]:
+    return Counter(f.payload.get("model_id") or None for f in pool)
+
+
+def _admitted(
+    scope_nearest: list[Found], flt: PointFilter, limit: int, min_score: float | None, span: int
+) -> tuple[list[Candidate], bool]:
+    """The first `limit` of the scope's nearest points that `flt` and `min_score` admit, and
+    whether they are all there are: `limit` of them, or the scope (or the points at or above
+    min_score) ran out within the span."""
+    admitted = []
+    for found in scope_nearest:
+        if min_score is not None and found.score < min_score:
+            return admitted, True  # nearest first: nothing further reaches min_score
+        record = p.record_of(found.payload)
+        if flt.admits_beyond_scope(record):
+            admitted.append(Candidate(found.id, found.score, record))
+            if len(admitted) == limit:
+                return admitted, True
+    return admitted, len(scope_nearest) < span
 
 
 def merge(
