@@ -146,12 +146,15 @@ const (
 	// The server's default (MEMORYD_RECALL_FUSION; RECALL_FUSION_RELATIVE_SCORE
 	// unless configured).
 	RecallFusion_RECALL_FUSION_UNSPECIFIED RecallFusion = 0
-	// Each part's scores min-max normalized over the candidates (the lowest 0,
-	// the highest 1; a candidate the part did not find 0), then
-	// (1 - keyword_weight) * semantic + keyword_weight * keyword.
+	// The semantic scores min-max normalized over the candidates (the lowest 0,
+	// the highest 1), the keyword scores over [floor, best] spread over at least
+	// a quarter of the best (floor 0, or the lowest listed score when the keyword
+	// list was cut at its limit), a candidate a part did not find 0, then
+	// (1 - keyword_weight) * semantic + keyword_weight * keyword; a hybrid
+	// search states it on the span of its candidates' cosines.
 	RecallFusion_RECALL_FUSION_RELATIVE_SCORE RecallFusion = 1
 	// Reciprocal rank fusion: per part, weight / (60 + rank), scaled so that the
-	// first place in both parts is 1.
+	// first place in both parts is 1 (in a hybrid search, the highest cosine).
 	RecallFusion_RECALL_FUSION_RECIPROCAL_RANK RecallFusion = 2
 )
 
@@ -535,7 +538,7 @@ type SearchMemoryRequest struct {
 	// it does not apply to keyword-only searches.
 	MinScore float32 `protobuf:"fixed32,5,opt,name=min_score,json=minScore,proto3" json:"min_score,omitempty"`
 	// Weight of recency, 0 (relevance only) to 1 (recency only). Unset means the
-	// server default (MEMORYD_RECALL_TIME_WEIGHT, 0.1 unless configured; the
+	// server default (MEMORYD_RECALL_TIME_WEIGHT, 0.05 unless configured; the
 	// reference system used 0.3).
 	TimeWeight *float32 `protobuf:"fixed32,6,opt,name=time_weight,json=timeWeight,proto3,oneof" json:"time_weight,omitempty"`
 	// Which sessions to recall from. Unset means RECALL_SCOPE_ALL.
@@ -858,7 +861,9 @@ type MemoryHit struct {
 	// `keyword_match` is false.
 	KeywordScore float32 `protobuf:"fixed32,18,opt,name=keyword_score,json=keywordScore,proto3" json:"keyword_score,omitempty"`
 	// Relevance before recency and the boost: the semantic score in a
-	// semantic-only search, else the fused score (0 to 1).
+	// semantic-only search; in a hybrid one the fused score stated on the span
+	// of the candidates' semantic scores (lowest + fused * (highest - lowest));
+	// in a keyword-only one the normalized keyword score (0 to 1).
 	Relevance float32 `protobuf:"fixed32,19,opt,name=relevance,proto3" json:"relevance,omitempty"`
 	// Whether the message has a semantic score: the search had a semantic part
 	// and the message a vector of the query's model (at least `min_score`).

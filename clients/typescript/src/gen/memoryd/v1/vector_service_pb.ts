@@ -226,7 +226,7 @@ export type SearchMemoryRequest = Message<"memoryd.v1.SearchMemoryRequest"> & {
 
   /**
    * Weight of recency, 0 (relevance only) to 1 (recency only). Unset means the
-   * server default (MEMORYD_RECALL_TIME_WEIGHT, 0.1 unless configured; the
+   * server default (MEMORYD_RECALL_TIME_WEIGHT, 0.05 unless configured; the
    * reference system used 0.3).
    *
    * @generated from field: optional float time_weight = 6;
@@ -515,7 +515,9 @@ export type MemoryHit = Message<"memoryd.v1.MemoryHit"> & {
 
   /**
    * Relevance before recency and the boost: the semantic score in a
-   * semantic-only search, else the fused score (0 to 1).
+   * semantic-only search; in a hybrid one the fused score stated on the span
+   * of the candidates' semantic scores (lowest + fused * (highest - lowest));
+   * in a keyword-only one the normalized keyword score (0 to 1).
    *
    * @generated from field: float relevance = 19;
    */
@@ -1026,9 +1028,12 @@ export enum RecallFusion {
   UNSPECIFIED = 0,
 
   /**
-   * Each part's scores min-max normalized over the candidates (the lowest 0,
-   * the highest 1; a candidate the part did not find 0), then
-   * (1 - keyword_weight) * semantic + keyword_weight * keyword.
+   * The semantic scores min-max normalized over the candidates (the lowest 0,
+   * the highest 1), the keyword scores over [floor, best] spread over at least
+   * a quarter of the best (floor 0, or the lowest listed score when the keyword
+   * list was cut at its limit), a candidate a part did not find 0, then
+   * (1 - keyword_weight) * semantic + keyword_weight * keyword; a hybrid
+   * search states it on the span of its candidates' cosines.
    *
    * @generated from enum value: RECALL_FUSION_RELATIVE_SCORE = 1;
    */
@@ -1036,7 +1041,7 @@ export enum RecallFusion {
 
   /**
    * Reciprocal rank fusion: per part, weight / (60 + rank), scaled so that the
-   * first place in both parts is 1.
+   * first place in both parts is 1 (in a hybrid search, the highest cosine).
    *
    * @generated from enum value: RECALL_FUSION_RECIPROCAL_RANK = 2;
    */
