@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from memoryd import addresses
+from memoryd.domain import recall
 from memoryd.domain.limits import Limits, check_bounds, setting
 
 
@@ -134,9 +135,14 @@ class Config:
     recall_half_life_hours: float = setting(
         2160.0, "SearchMemory recency half-life (docs/RECALL.md)", minimum=0.001, maximum=87_600
     )
-    recall_time_weight: float = setting(0.1, "SearchMemory default weight of recency, 0 to 1", minimum=0, maximum=1)
+    recall_time_weight: float = setting(
+        recall.DEFAULT_TIME_WEIGHT, "SearchMemory default weight of recency, 0 to 1", minimum=0, maximum=1
+    )
     recall_keyword_weight: float = setting(
-        0.5, "SearchMemory / SearchEntries default weight of keywords against meaning, 0 to 1", minimum=0, maximum=1
+        recall.DEFAULT_KEYWORD_WEIGHT,
+        "SearchMemory / SearchEntries default weight of keywords against meaning, 0 to 1",
+        minimum=0,
+        maximum=1,
     )
     recall_fusion: str = setting("relative", "hybrid fusion: relative (min-max scores) or rrf (reciprocal ranks)")
     recall_control_kinds: str = setting(

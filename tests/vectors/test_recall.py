@@ -375,10 +375,16 @@ async def test_hybrid_relevance_is_the_documented_fusion(vectors, tenant):
     assert result.semantic and result.keyword
     candidates = [h.ranked.candidate for h in result.hits]
     assert {c.record.message_id for c in candidates} == {"near", "both", "far", "words"}
-    semantic = recall.min_max([c.semantic for c in candidates])
-    keyword = recall.min_max([c.keyword for c in candidates])
-    for hit, s, k in zip(result.hits, semantic, keyword):
-        assert hit.ranked.relevance == pytest.approx(0.6 * s + 0.4 * k)
+    # Semantic min-max; keyword over [0, best] (4 keyword candidates, fewer than the limit of
+    # 16: every other point scores 0); the fusion stated on the span of the cosines.
+    cosines = [c.semantic for c in candidates if c.semantic is not None]
+    lo, hi = min(cosines), max(cosines)
+    best = max(c.keyword for c in candidates if c.keyword is not None)
+    for hit in result.hits:
+        c = hit.ranked.candidate
+        s = 0.0 if c.semantic is None else (c.semantic - lo) / (hi - lo)
+        k = 0.0 if c.keyword is None else c.keyword / best
+        assert hit.ranked.relevance == pytest.approx(lo + (hi - lo) * (0.6 * s + 0.4 * k))
         assert hit.ranked.score == pytest.approx(hit.ranked.relevance)  # time_weight 0
     by_id = {h.record.message_id: h.ranked.candidate for h in result.hits}
     assert by_id["near"].keyword is None and by_id["words"].semantic is None
@@ -392,9 +398,10 @@ async def test_hybrid_relevance_is_the_documented_fusion(vectors, tenant):
             sorted((x for x in (h.ranked.candidate.keyword for h in rrf.hits) if x is not None), reverse=True),
         ]
         parts = [0.0 if v is None else 1 / (recall.RRF_K + r.index(v) + 1) for v, r in zip((c.semantic, c.keyword), ranks)]
-        assert hit.ranked.relevance == pytest.approx((0.5 * parts[0] + 0.5 * parts[1]) * (recall.RRF_K + 1))
-    # The first in both parts would be 1; "both" is second by meaning and by keywords here.
-    assert max(h.ranked.relevance for h in rrf.hits) <= 1.0
+        fused = (0.5 * parts[0] + 0.5 * parts[1]) * (recall.RRF_K + 1)
+        assert hit.ranked.relevance == pytest.approx(lo + (hi - lo) * fused)
+    # The first in both parts would be the highest cosine; "both" is second by meaning and by keywords here.
+    assert max(h.ranked.relevance for h in rrf.hits) <= hi
 
     # keyword_weight 0 is semantic-only (the text is not searched), 1 keyword-only.
     dense = await vectors.search(tenant, query(text="camera", top_k=4, keyword_weight=0.0))
@@ -403,6 +410,37 @@ async def test_hybrid_relevance_is_the_documented_fusion(vectors, tenant):
     words = await vectors.search(tenant, query(text="camera", top_k=4, keyword_weight=1.0))
     assert not words.semantic and words.model_id == "" and words.hits[0].record.message_id == "words"
     assert {h.record.message_id for h in words.hits} == {"words", "both", "far"}
+
+
+async def test_keyword_near_ties_of_a_cut_list_leave_the_order_to_meaning(vectors, tenant):
+    """Six messages share only the speaker's name with the query; the keyword part returns 4
+    (top_k 1 x 4), all with the same BM25, and more match: they are near-ties, worth nothing,
+    so the nearest by meaning wins (min-max would have given each of them the full keyword weight)."""
+    now = now_ms()
+    short = [point(tenant, angle, message_id=f"short-{angle}", ts=now, text=f"avery: {word}")
+             for angle, word in ((40, "tea"), (45, "rain"), (50, "bus"), (55, "jazz"), (60, "snow"))]  # fmt: skip
+    best = point(tenant, 10, message_id="best", ts=now, text="avery: we moved to toronto with boxes, cats, plants, books")
+    await vectors.upsert(tenant, [*short, best])
+    result = await vectors.search(tenant, query(text="avery", top_k=1))
+    assert [h.record.message_id for h in result.hits] == ["best"]
+    tied = await vectors.search(tenant, query(text="avery", top_k=1, keyword_weight=1.0))
+    assert tied.hits[0].ranked.relevance == 0.0 and tied.hits[0].ranked.candidate.keyword > 0
+    # Asked for more than match, the list is complete: every other point scores 0, and each
+    # listed message's keyword part is its share of the best BM25 (all 1 here, but the long one).
+    complete = await vectors.search(tenant, query(text="avery", top_k=2, keyword_weight=1.0))
+    assert [h.ranked.relevance for h in complete.hits] == [pytest.approx(1.0)] * 2
+
+
+def test_fusion_rules_in_their_edge_cases():
+    # A cut list whose scores all tie weighs nothing; a complete one is scaled by its best.
+    assert recall.keyword_normalized([2.0, 2.0, None], cut=True) == [0.0, 0.0, 0.0]
+    assert recall.keyword_normalized([2.0, 1.0, None], cut=False) == [1.0, 0.5, 0.0]
+    # Cut: spread over at least a quarter of the best score, from the lowest listed one.
+    assert recall.keyword_normalized([8.0, 7.0, 4.0], cut=True) == [1.0, 0.75, 0.0]
+    assert recall.keyword_normalized([8.0, 7.0], cut=True) == [0.5, 0.0]
+    # The fused score is stated on the span of the cosines; without a span it stays as it is.
+    assert recall.on_semantic_scale([1.0, 0.5, 0.0], [0.6, None, 0.2]) == pytest.approx([0.6, 0.4, 0.2])
+    assert recall.on_semantic_scale([1.0, 0.25], [0.7, None]) == [1.0, 0.25]
 
 
 async def test_min_score_in_a_hybrid_search_needs_a_semantic_score(vectors, tenant):

@@ -173,7 +173,7 @@ def rank(
             semantic[i] = similarity if similarity >= MIN_SEMANTIC else None
     found = [i for i in range(len(newest_first)) if keyword[i] > 0 or semantic[i] is not None]
     if not semantic_used:
-        scores = recall.min_max([keyword[i] for i in found])
+        scores = recall.keyword_normalized([keyword[i] for i in found], cut=False)  # every entry is scored
     elif not use_keywords:
         scores = [semantic[i] or 0.0 for i in found]
     else:

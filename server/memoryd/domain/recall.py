@@ -14,9 +14,12 @@ part (a query text, unless keyword_weight is 0); with both it is hybrid. Ranking
 2. With a semantic part and min_score != 0, a candidate without a semantic score of at
    least min_score is dropped (min_score applies to the semantic score only).
 3. relevance: semantic only: the cosine. Otherwise the fusion of the two parts
-   (RELATIVE_SCORE: each part's scores min-max normalized over the candidates, a
-   candidate without one scoring 0, weighted (1 - keyword_weight) and keyword_weight;
-   RECIPROCAL_RANK: weighted 1 / (RRF_K + rank) per part, scaled so rank 1 in both is 1).
+   (RELATIVE_SCORE: the semantic scores min-max normalized over the candidates, the keyword
+   scores by `keyword_normalized` (near-ties stay near each other), a candidate without a
+   score 0, weighted (1 - keyword_weight) and keyword_weight; RECIPROCAL_RANK: weighted
+   1 / (RRF_K + rank) per part, scaled so rank 1 in both is 1). A hybrid search states the
+   fused score on the span of the candidates' cosines (`on_semantic_scale`), so recency
+   weighs against it as it does against a cosine.
 4. score = (1 - w) * relevance + w * recency, recency = 0.5 ** (age / half_life) with the
    age measured from the reference time (default now); in user scope, hits sent by or
    mentioning a current speaker are multiplied by the boost.
@@ -45,11 +48,13 @@ DEFAULT_CONTEXT_WINDOW = 2
 MAX_CONTEXT_WINDOW = 50
 # Server defaults of the ranking knobs, chosen by the recall benchmark (docs/RECALL.md).
 # The reference system's time weight (0.3 at a 7-day half-life) remains one request away.
-DEFAULT_TIME_WEIGHT = 0.1
+DEFAULT_TIME_WEIGHT = 0.05
 DEFAULT_HALF_LIFE_MS = 90 * 24 * 3600 * 1000
 DEFAULT_KEYWORD_WEIGHT = 0.5
 SEED_TIME_WEIGHT = 0.3
 RRF_K = 60
+# Keyword scores are spread over at least this share of the best one (keyword_normalized).
+KEYWORD_MIN_RANGE = 0.25
 # Event markers that are not anybody's words (compression dividers, directives and their
 # replies): never context. Callers override per request.
 DEFAULT_CONTROL_KINDS = ("summary", "compress-marker", "directive", "directive-reply")
@@ -210,6 +215,36 @@ def min_max(scores: Sequence[float | None]) -> list[float]:
     return [0.0 if s is None else (s - lo) / (hi - lo) for s in scores]
 
 
+def keyword_normalized(scores: Sequence[float | None], cut: bool) -> list[float]:
+    """BM25 scores on [0, 1]: (s - floor) / max(best - floor, KEYWORD_MIN_RANGE * best), a
+    missing score 0. The floor is what a point the keyword part did not return scores: 0 (it
+    matches no query word) unless the part's list was `cut` at its limit, when unlisted points
+    may score up to the lowest listed one, the floor. Listed scores within a quarter of the
+    best are near-ties (the same common word, such as a speaker's name, in turns of different
+    lengths) and stay within a quarter of each other instead of spanning [0, 1]."""
+    present = [s for s in scores if s is not None]
+    if not present:
+        return [0.0] * len(scores)
+    best = max(present)
+    floor = min(present) if cut else 0.0
+    span = max(best - floor, KEYWORD_MIN_RANGE * best)
+    if span <= 0:
+        return [0.0 if s is None else 1.0 for s in scores]
+    return [0.0 if s is None else (s - floor) / span for s in scores]
+
+
+def on_semantic_scale(fused: Sequence[float], semantic: Sequence[float | None]) -> list[float]:
+    """Fused scores on [0, 1] restated on the span of the semantic scores (lowest cosine +
+    fused * (highest - lowest)), so that a time weight trades relevance for recency at the
+    same rate in a hybrid search as in a semantic one; unchanged with fewer than two distinct
+    semantic scores (no span to state them on)."""
+    present = [s for s in semantic if s is not None]
+    if not present or max(present) <= min(present):
+        return list(fused)
+    lo, hi = min(present), max(present)
+    return [lo + (hi - lo) * f for f in fused]
+
+
 def reciprocal_ranks(scores: Sequence[float | None]) -> list[float]:
     """1 / (RRF_K + rank) by descending score (rank 1 is the best; equal scores share the
     better rank, so the order an engine returns ties in never matters), 0 for a missing score."""
@@ -221,28 +256,37 @@ def reciprocal_ranks(scores: Sequence[float | None]) -> list[float]:
 
 
 def fuse(
-    semantic: Sequence[float | None], keyword: Sequence[float | None], keyword_weight: float, fusion: Fusion
+    semantic: Sequence[float | None],
+    keyword: Sequence[float | None],
+    keyword_weight: float,
+    fusion: Fusion,
+    keyword_cut: bool = False,
 ) -> list[float]:
-    """Relevance in [0, 1] of each candidate from its semantic and keyword scores."""
+    """Relevance in [0, 1] of each candidate from its semantic and keyword scores;
+    `keyword_cut`: the keyword scores are a list cut at a limit (keyword_normalized)."""
     w = keyword_weight
     if fusion is Fusion.RECIPROCAL_RANK:
         best = 1.0 / (RRF_K + 1)
         return [
             ((1 - w) * s + w * k) / best for s, k in zip(reciprocal_ranks(semantic), reciprocal_ranks(keyword))
         ]
-    return [(1 - w) * s + w * k for s, k in zip(min_max(semantic), min_max(keyword))]
+    return [(1 - w) * s + w * k for s, k in zip(min_max(semantic), keyword_normalized(keyword, keyword_cut))]
 
 
 def rank(candidates: Iterable[Candidate], query: RecallQuery, now: int) -> list[Ranked]:
     kept = list(candidates)
+    # The keyword part returned as many as it was asked for: more points may match.
+    keyword_cut = sum(c.keyword is not None for c in kept) >= query.candidate_limit
     if query.semantic and query.min_score != 0:
         kept = [c for c in kept if c.semantic is not None and c.semantic >= query.min_score]
     if not query.keyword:
         relevance = [c.semantic if c.semantic is not None else 0.0 for c in kept]
+    elif not query.semantic:
+        relevance = fuse([None] * len(kept), [c.keyword for c in kept], 1.0, query.fusion, keyword_cut)
     else:
-        semantic = [c.semantic for c in kept] if query.semantic else [None] * len(kept)
-        weight = query.keyword_weight if query.semantic else 1.0
-        relevance = fuse(semantic, [c.keyword for c in kept], weight, query.fusion)
+        semantic = [c.semantic for c in kept]
+        fused = fuse(semantic, [c.keyword for c in kept], query.keyword_weight, query.fusion, keyword_cut)
+        relevance = on_semantic_scale(fused, semantic)
     w = query.time_weight
     ranked = []
     for candidate, rel in zip(kept, relevance):
