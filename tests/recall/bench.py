@@ -83,6 +83,9 @@ def sweep_settings() -> list[Setting]:
         for days in (7, 30, 90, 365):
             made.append(Setting(f"hybrid, tw {weight}, half-life {days} d",
                                 {"time_weight": weight, "half_life_hours": days * DAY_HOURS, "context_window": 0}))
+            made.append(Setting(f"dense, tw {weight}, half-life {days} d",
+                                {"keyword_weight": 0.0, "time_weight": weight, "half_life_hours": days * DAY_HOURS,
+                                 "context_window": 0}))  # fmt: skip
     return made
 
 
