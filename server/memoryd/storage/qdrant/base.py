@@ -122,7 +122,7 @@ class QdrantIndexBase(abc.ABC):
         ids = [point.id for point in points]
         if points:
             rows: list[Row] = [
-                (point_id, keywords.document_vector(point.record.text), p.payload_of(point.tenant, point.record, indexed_at))
+                (point_id, keywords.document_vector(point.record.text), p.payload_of(point.tenant, point.record, indexed_at, keyword=True))
                 for point_id, point in zip(ids, points)
             ]
             await self._ensure(p.KEYWORD_SPACE)

@@ -2,9 +2,9 @@
 payload indexes, and every filter as an engine-neutral tree (`Cond`) that each adapter
 translates into its client's classes (qdrant_client.models / qdrant_edge).
 
-A point's payload: `tenant`, `session_id`, `timestamp`, `role`, `platform`, `sender_id`,
-`mentioned_ids`, `speaker_label`, `text`, `indexed_at`, and `model_id` / `message_id`
-when set (a legacy vector and a keyword point have no `model_id`).
+A point's payload: `tenant`, `session_id`, `timestamp`, `indexed_at`, and those of
+`message_id`, `role`, `platform`, `sender_id`, `mentioned_ids`, `speaker_label`, `text`
+and `model_id` that are set (a legacy vector and a keyword point have no `model_id`).
 
 Spaces: a collection (server) or shard pair (Edge) per dense dimension, `<prefix>_d<dim>`,
 and one keyword index, `<prefix>_keywords`, whose points hold a BM25 sparse vector
@@ -142,23 +142,31 @@ def selector_filter(selector: VectorSelector) -> All:
 
 
 # -- payload ------------------------------------------------------------------------
-def payload_of(tenant: str, r: VectorRecord, indexed_at: int) -> dict[str, Any]:
+def payload_of(tenant: str, r: VectorRecord, indexed_at: int, *, keyword: bool = False) -> dict[str, Any]:
+    """The point's payload. Empty fields are left out: every filter treats a missing field as
+    empty (`Missing`; a `Match` / `AnyOf` of a non-empty value never matches it) and
+    `record_of` reads it back empty, while each string value costs Qdrant Edge's binding
+    about 2 µs to convert (docs/PERFORMANCE.md). A keyword point (`keyword`) has no `model_id`."""
     payload: dict[str, Any] = {
         TENANT_FIELD: tenant,
         "session_id": r.session_id,
         "timestamp": r.timestamp,
-        "role": r.role,
-        "platform": r.platform,
-        "sender_id": r.sender_id,
-        "mentioned_ids": list(r.mentioned_ids),
-        "speaker_label": r.speaker_label,
-        "text": r.text,
         "indexed_at": indexed_at,
     }
-    if r.model_id:
+    for key, value in (
+        ("message_id", r.message_id),
+        ("role", r.role),
+        ("platform", r.platform),
+        ("sender_id", r.sender_id),
+        ("speaker_label", r.speaker_label),
+        ("text", r.text),
+    ):
+        if value:
+            payload[key] = value
+    if r.mentioned_ids:
+        payload["mentioned_ids"] = list(r.mentioned_ids)
+    if r.model_id and not keyword:
         payload["model_id"] = r.model_id
-    if r.message_id:
-        payload["message_id"] = r.message_id
     return payload
 
 
