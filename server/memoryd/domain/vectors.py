@@ -8,6 +8,7 @@ and are deleted by the same selectors (docs/VECTORS.md, "Storage layout").
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections import Counter
 from collections.abc import Sequence
@@ -26,8 +27,10 @@ KEYWORD_NAMESPACE = uuid.UUID("0b9e4f7a-2c61-5d38-8f14-63a5c9d2e7b4")
 
 
 def finite(values: Sequence[float]) -> bool:
-    """Whether every number is finite: JSON cannot carry NaN or Inf, and Qdrant refuses them."""
-    return bool(np.isfinite(np.asarray(values, dtype=np.float64)).all())
+    """Whether every number is finite: JSON cannot carry NaN or Inf, and Qdrant refuses them.
+    A finite sum proves it in one pass (NaN and Inf propagate through a sum); only a sum that
+    overflowed needs the element-wise check."""
+    return math.isfinite(sum(values)) or bool(np.isfinite(np.asarray(values, dtype=np.float64)).all())
 
 
 def _source(message_id: str, timestamp: int) -> str:
@@ -285,6 +288,11 @@ class VectorIndex(Protocol):
 
     @property
     def target(self) -> str: ...
+
+    @property
+    def shared(self) -> bool:
+        """Whether other processes may write it too (a Qdrant server shared by replicas): then
+        this process does not hear of every message delete (VectorRecall reads back after indexing)."""
 
     async def open(self) -> None: ...
 
