@@ -40,6 +40,7 @@ class IndexJob:
     session_id: str
     message: Message
     rewrite: bool = False  # rewritten content: read the stored message
+    queued_at: float = 0.0  # time.monotonic() when it was queued
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -58,6 +58,13 @@ INDEXED_ROLES = ("user", "assistant")
 KEYWORD_DIMENSION = 0  # the keyword index's row among the collections (VectorIndex.stats)
 # Existence checks after indexing read a session's seq range at once up to this span.
 EXISTS_SPAN = 1000
+# A batch reads its messages back from the store (to take back the points of any deleted
+# while it was indexed) only for sessions that had a message delete since this long before
+# the job was queued: a delete can commit between a save's commit and its hook (a concurrent
+# PopMessages). Sessions whose last delete time is kept: past that the record starts afresh,
+# and jobs queued up to then read back.
+DELETE_GRACE_SECONDS = 5.0
+DELETES_REMEMBERED = 10_000
 # How long a consistency delete may wait for Qdrant before it goes to the outbox.
 HOOK_DELETE_SECONDS = 2.0
 # A tenant's legacy-model marker is read once per this many seconds, not per search (it
@@ -138,6 +145,7 @@ class VectorRecall(MessageHooks):
         index_queue_size: int = 500,
         outbox_poll_seconds: float = 5.0,
         outbox_max_backoff_seconds: float = 60.0,
+        deletes_remembered: int = DELETES_REMEMBERED,
     ) -> None:
         self.index = index
         self.store = store
@@ -158,6 +166,11 @@ class VectorRecall(MessageHooks):
         self._warned_models: set[tuple[str, str]] = set()
         self._legacy: dict[str, tuple[str, float]] = {}  # tenant -> (legacy model, read until)
         self._marker_warned = False
+        # (tenant, session) -> time.monotonic() of its last message delete heard here.
+        self._deleted_at: dict[tuple[str, str], float] = {}
+        self._deletes_remembered = max(1, deletes_remembered)
+        self._deletes_forgotten_at = float("-inf")
+        self.read_backs = 0  # sessions read back after indexing (tests)
 
     # -- lifecycle -------------------------------------------------------------
     async def open(self) -> None:
@@ -366,6 +379,7 @@ class VectorRecall(MessageHooks):
     async def messages_deleted(self, tenant: str, session_id: str, removed: Sequence[Message]) -> None:
         if not removed:
             return
+        self._note_delete(tenant, session_id)  # before the points go: an indexing batch checks it after writing
         await self._delete_or_defer(
             VectorSelector(
                 tenant,
@@ -404,9 +418,10 @@ class VectorRecall(MessageHooks):
 
     def _queue(self, tenant: str, session_id: str, messages: Sequence[Message], *, rewrite: bool) -> None:
         # Rewrites arrive as references (no content): the job reads the stored message.
+        queued_at = time.monotonic()
         self.indexer.submit_all(
             [
-                IndexJob(tenant, session_id, message, rewrite)
+                IndexJob(tenant, session_id, message, rewrite, queued_at)
                 for message in messages
                 if self.indexable(message) or (rewrite and message.role in INDEXED_ROLES)
             ]
@@ -415,7 +430,7 @@ class VectorRecall(MessageHooks):
     async def _index(self, jobs: list[IndexJob]) -> None:
         """Index a batch: keyword points for every message, dense points when an embedder is
         configured (for a rewrite only where one exists), then take back the points of messages
-        deleted meanwhile."""
+        deleted meanwhile (read back only where a delete may have happened: _may_be_gone)."""
         current: list[tuple[IndexJob, Message]] = []
         for job in jobs:
             message = job.message
@@ -436,7 +451,7 @@ class VectorRecall(MessageHooks):
         )
         if self.embedder is not None:
             await self._embed(current)
-        gone = await self._gone([job for job, _ in current])
+        gone = await self._gone([job for job, _ in current if self._may_be_gone(job)])
         for job in gone:
             await self.index.delete(self._points_of(job))
 
@@ -460,6 +475,23 @@ class VectorRecall(MessageHooks):
             for point in points:
                 self._dimensions[(point.tenant, model_id)] = len(point.vector)
 
+    def _note_delete(self, tenant: str, session_id: str) -> None:
+        if len(self._deleted_at) >= self._deletes_remembered:
+            self._deleted_at.clear()
+            self._deletes_forgotten_at = time.monotonic()
+        self._deleted_at[(tenant, session_id)] = time.monotonic()
+
+    def _may_be_gone(self, job: IndexJob) -> bool:
+        """Whether the job's message may have been deleted since it was queued. On an index
+        other processes write too (a Qdrant server shared by replicas) always: their deletes
+        are never heard here."""
+        if self.index.shared:
+            return True
+        since = job.queued_at - DELETE_GRACE_SECONDS
+        return self._deleted_at.get((job.tenant, job.session_id), float("-inf")) >= since or (
+            self._deletes_forgotten_at >= since
+        )
+
     @staticmethod
     def _points_of(job: IndexJob) -> VectorSelector:
         return VectorSelector(job.tenant, session_id=job.session_id, message_ids=(job.message.id,))
@@ -471,6 +503,7 @@ class VectorRecall(MessageHooks):
         for job in jobs:
             by_session.setdefault((job.tenant, job.session_id), []).append(job)
         gone: list[IndexJob] = []
+        self.read_backs += len(by_session)
         for (tenant, session_id), group in by_session.items():
             seqs = [job.message.seq for job in group]
             low, high = min(seqs), max(seqs)

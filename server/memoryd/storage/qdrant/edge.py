@@ -220,6 +220,10 @@ class EdgeIndex(QdrantIndexBase):
         self._maintenance: asyncio.Task | None = None
 
     @property
+    def shared(self) -> bool:
+        return False  # one process owns the folder
+
+    @property
     def target(self) -> str:
         return f"edge:{self.root}"
 

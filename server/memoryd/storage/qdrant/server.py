@@ -100,6 +100,10 @@ class QdrantServerIndex(QdrantIndexBase):
         self._create_lock = asyncio.Lock()
 
     @property
+    def shared(self) -> bool:
+        return True  # several memoryd replicas may share the collections
+
+    @property
     def target(self) -> str:
         return self.url
 
