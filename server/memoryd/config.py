@@ -126,6 +126,11 @@ class Config:
         "key that signs page tokens (default: one created once in the database)",
         secret=True,
     )
+    index_message_keywords: bool = setting(
+        True,
+        "give saved user/assistant messages keyword (BM25) points, so a text SearchMemory needs no embedder "
+        "(off: only UpsertVectors texts; docs/VECTORS.md)",
+    )
     index_concurrency: int = setting(10, "background indexing batches at once", minimum=1)
     index_queue_size: int = setting(
         500,

@@ -141,6 +141,7 @@ class VectorRecall(MessageHooks):
         defaults: recall.RecallDefaults = recall.RecallDefaults(),
         control_kinds: Sequence[str] = recall.DEFAULT_CONTROL_KINDS,
         embedder: OpenAIEmbedder | None = None,
+        index_message_keywords: bool = True,
         index_concurrency: int = 10,
         index_queue_size: int = 500,
         outbox_poll_seconds: float = 5.0,
@@ -152,6 +153,7 @@ class VectorRecall(MessageHooks):
         self.defaults = defaults
         self.control_kinds = tuple(control_kinds)
         self.embedder = embedder
+        self.index_message_keywords = index_message_keywords
         self.outbox = Outbox(store)
         self.drainer = OutboxDrainer(
             self.outbox,
@@ -160,7 +162,8 @@ class VectorRecall(MessageHooks):
             max_backoff_seconds=outbox_max_backoff_seconds,
             reconciler=DeletionReconciler(store, index, SYSTEM_TENANT),
         )
-        # Every saved message gets a keyword point, so the indexer runs with or without an embedder.
+        # Saved messages get a keyword point (unless index_message_keywords is off), so the
+        # indexer runs with or without an embedder.
         self.indexer = Indexer(self._index, concurrency=index_concurrency, max_queue=index_queue_size)
         self._dimensions: dict[tuple[str, str], int] = {}  # (tenant, model) -> dimension, seen in Qdrant
         self._warned_models: set[tuple[str, str]] = set()
@@ -267,6 +270,12 @@ class VectorRecall(MessageHooks):
             if query.keyword_weight <= 0:
                 raise FailedPrecondition(
                     "a semantic search (keyword_weight 0) needs query_vector or a server embedder",
+                    reason="EMBEDDER_NOT_CONFIGURED",
+                )
+            if not self.index_message_keywords:
+                raise FailedPrecondition(
+                    "keyword indexing of saved messages is off (MEMORYD_INDEX_MESSAGE_KEYWORDS) and no embedder "
+                    "is configured: send query_vector",
                     reason="EMBEDDER_NOT_CONFIGURED",
                 )
             return query
@@ -417,6 +426,8 @@ class VectorRecall(MessageHooks):
         )
 
     def _queue(self, tenant: str, session_id: str, messages: Sequence[Message], *, rewrite: bool) -> None:
+        if not (rewrite or self.index_message_keywords or self.embedder):
+            return  # nothing to index a new message for
         # Rewrites arrive as references (no content): the job reads the stored message.
         queued_at = time.monotonic()
         self.indexer.submit_all(
@@ -428,8 +439,9 @@ class VectorRecall(MessageHooks):
         )
 
     async def _index(self, jobs: list[IndexJob]) -> None:
-        """Index a batch: keyword points for every message, dense points when an embedder is
-        configured (for a rewrite only where one exists), then take back the points of messages
+        """Index a batch: keyword points for every message (with index_message_keywords off, for
+        a rewrite only where one exists), dense points when an embedder is configured (for a
+        rewrite only where one exists), then take back the points of messages
         deleted meanwhile (read back only where a delete may have happened: _may_be_gone)."""
         current: list[tuple[IndexJob, Message]] = []
         for job in jobs:
@@ -446,9 +458,13 @@ class VectorRecall(MessageHooks):
         if not current:
             return
         indexed_at = now_ms()
-        await self.index.upsert_keywords(
-            [KeywordPoint(job.tenant, record_of_message(job.session_id, m, None)) for job, m in current], indexed_at
-        )
+        keyword_points = [KeywordPoint(job.tenant, record_of_message(job.session_id, m, None)) for job, m in current]
+        if not self.index_message_keywords:
+            keyword_points = [
+                point for (job, _), point in zip(current, keyword_points)
+                if job.rewrite and await self.index.has_keyword_point(point.id)
+            ]
+        await self.index.upsert_keywords(keyword_points, indexed_at)
         if self.embedder is not None:
             await self._embed(current)
         gone = await self._gone([job for job, _ in current if self._may_be_gone(job)])

@@ -76,6 +76,7 @@ def build_vectors(config, store: Store) -> VectorRecall:
         defaults=recall_defaults(config),
         control_kinds=kinds,
         embedder=embedder,
+        index_message_keywords=config.index_message_keywords,
         index_concurrency=config.index_concurrency,
         index_queue_size=config.index_queue_size,
         outbox_poll_seconds=config.vector_outbox_poll_seconds,
