@@ -333,6 +333,21 @@ async def test_deletes_and_stats_of_keyword_points(index):
     assert await index.delete(VectorSelector("b")) == Deleted(0, 1)
 
 
+async def test_keyword_re_upserts_replace_text_and_count_as_indexed_again(index):
+    """Re-sending keyword points (what UpsertVectors does for texts the background indexing
+    already has) leaves one point per message with its latest text (the last of a batch) and
+    its latest indexed_at: a delete decided between the two writes (an outbox delete) spares it."""
+    await index.upsert_keywords([kw("a", "alpine hiking", message_id="m1"), kw("a", "lake swimming", message_id="m2")], 100)
+    await index.upsert_keywords([kw("a", "alpine hiking", message_id="m1"), kw("a", "lake sailing", message_id="m2")], 200)
+    await index.upsert_keywords([kw("a", "first draft", message_id="m3"), kw("a", "final words", message_id="m3")], 200)
+    found = await keyword_hits(index, PointFilter("a"), "alpine sailing final")
+    assert sorted(m for m, _ in found) == ["m1", "m2", "m3"]
+    assert await keyword_hits(index, PointFilter("a"), "swimming") == []
+    assert await keyword_hits(index, PointFilter("a"), "draft") == []
+    assert await index.delete(VectorSelector("a", indexed_before=150)) == Deleted(0, 0)
+    assert await index.delete(VectorSelector("a", indexed_before=201)) == Deleted(0, 3)
+
+
 # -- congruence ---------------------------------------------------------------------
 # Common words, and rare ones that queries ask for: each query matches fewer texts than its
 # keyword candidates, so no engine's order of tied scores at the cut decides what is found.
