@@ -45,7 +45,8 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                         check.fail(f"{field}.model_id", "must be empty for a legacy point")
                 else:
                     check.name(f"{field}.model_id", p.model_id)
-                check.vector(f"{field}.vector", p.vector)
+                vector = list(p.vector)  # one pass over the repeated field: check and store this list
+                check.vector(f"{field}.vector", vector)
                 check.name(f"{field}.session_id", p.session_id)
                 check.name(f"{field}.message_id", p.message_id, required=False)
                 check.positive(f"{field}.timestamp", p.timestamp)
@@ -65,7 +66,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                     speaker_label=p.speaker_label,
                     text=p.text,
                 )
-                points.append(VectorPoint(tenant, list(p.vector), record))
+                points.append(VectorPoint(tenant, vector, record))
         check.done()
         ids = await self.vectors.upsert(tenant, points)
         return pb.UpsertVectorsResponse(point_ids=ids)
