@@ -1,15 +1,17 @@
-"""domain.vectors.finite: the one-pass sum must agree with the element-wise check everywhere,
-including sums that overflow while every number is finite."""
+"""domain.vectors' hot helpers against their plain definitions: finite (the one-pass sum must
+agree with the element-wise check everywhere, including sums that overflow while every number
+is finite) and the point ids (uuid5, computed without UUID objects)."""
 
 from __future__ import annotations
 
 import math
+import uuid
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.domain.vectors import finite
+from memoryd.domain.vectors import KEYWORD_NAMESPACE, POINT_NAMESPACE, finite, keyword_point_id, point_id
 
 
 def _elementwise(values: list[float]) -> bool:
@@ -27,3 +29,14 @@ def test_sums_that_overflow_or_cancel():
     assert not finite([math.inf, -math.inf])  # the sum is NaN
     assert not finite([0.5, math.nan])
     assert finite([]) and finite(np.zeros(384, dtype=np.float32).tolist())
+
+
+@given(st.text(), st.text(), st.text(), st.integers(min_value=0, max_value=2**62), st.one_of(st.none(), st.text()))
+def test_point_ids_are_the_uuid5_of_their_source(tenant, session, message_id, timestamp, model_id):
+    source = f"id:{message_id}" if message_id else f"ts:{timestamp}"
+    assert point_id(tenant, session, message_id, timestamp, model_id) == str(
+        uuid.uuid5(POINT_NAMESPACE, "\x1f".join((tenant, session, source, model_id or "")))
+    )
+    assert keyword_point_id(tenant, session, message_id, timestamp) == str(
+        uuid.uuid5(KEYWORD_NAMESPACE, "\x1f".join((tenant, session, source)))
+    )

@@ -8,6 +8,7 @@ and are deleted by the same selectors (docs/VECTORS.md, "Storage layout").
 
 from __future__ import annotations
 
+import hashlib
 import math
 import uuid
 from collections import Counter
@@ -37,15 +38,25 @@ def _source(message_id: str, timestamp: int) -> str:
     return f"id:{message_id}" if message_id else f"ts:{timestamp}"
 
 
+def _uuid5(namespace: bytes, name: str) -> str:
+    """str(uuid.uuid5(UUID(bytes=namespace), name)) without building UUID objects (a third of
+    the time; every upserted point computes one or two)."""
+    digest = bytearray(hashlib.sha1(namespace + name.encode()).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    x = digest.hex()
+    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
+
+
 def point_id(tenant: str, session_id: str, message_id: str, timestamp: int, model_id: str | None) -> str:
     """Deterministic id of the point indexing one message in one model: re-indexing replaces it."""
     source = _source(message_id, timestamp)
-    return str(uuid.uuid5(POINT_NAMESPACE, "\x1f".join((tenant, session_id, source, model_id or ""))))
+    return _uuid5(POINT_NAMESPACE.bytes, "\x1f".join((tenant, session_id, source, model_id or "")))
 
 
 def keyword_point_id(tenant: str, session_id: str, message_id: str, timestamp: int) -> str:
     """Deterministic id of a message's keyword point (one per message, whatever its models)."""
-    return str(uuid.uuid5(KEYWORD_NAMESPACE, "\x1f".join((tenant, session_id, _source(message_id, timestamp)))))
+    return _uuid5(KEYWORD_NAMESPACE.bytes, "\x1f".join((tenant, session_id, _source(message_id, timestamp))))
 
 
 @dataclass(frozen=True, slots=True)
