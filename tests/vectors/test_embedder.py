@@ -156,6 +156,23 @@ async def test_the_indexing_queue_drops_the_oldest_jobs_when_full():
     assert sorted(handled) == ["m3", "m4"]
 
 
+async def test_a_woken_worker_lingers_to_fill_its_batch_but_never_past_the_bound():
+    batches: list[list[str]] = []
+
+    async def handle(jobs: list[IndexJob]) -> None:
+        batches.append([job.message.content for job in jobs])
+
+    indexer = Indexer(handle, concurrency=1, max_queue=100, batch=4, linger_seconds=0.2)
+    indexer.start()
+    await asyncio.sleep(0)  # the worker waits for jobs
+    for i in range(6):  # one save after another, within the linger
+        indexer.submit(IndexJob("t", "s", Message(role="user", content=f"m{i}", id=f"id{i}")))
+        await asyncio.sleep(0)
+    await asyncio.wait_for(indexer.drained(), 10)
+    await indexer.stop()
+    assert batches == [["m0", "m1", "m2", "m3"], ["m4", "m5"]]
+
+
 async def test_an_embedding_that_fails_is_retried_until_the_embedder_answers(app):
     client = Client(app.port)
     EmbeddingHandler.fail_next = 2  # the embedder is down for the first two attempts

@@ -1,7 +1,8 @@
 """Background indexing queue: bounded, drop-oldest, a fixed number of workers, in batches.
 
 Saving a message never waits for its indexing. A worker takes up to `batch` queued jobs at
-once (one engine write, one embedder request for all of them). Jobs of the same message run
+once (one engine write, one embedder request for all of them); woken with fewer queued, it
+first waits `linger_seconds` for more. Jobs of the same message run
 in the order they were queued (a rewrite waits for the save before it, never in the same
 batch); jobs of different messages run concurrently, up to `concurrency` batches. The queue
 holds at most `max_queue` jobs, or one save call's when that is more: beyond that the oldest
@@ -29,6 +30,10 @@ from memoryd.observability.metrics import VECTOR_INDEX_FAILED, VECTOR_QUEUE_DEPT
 log = logging.getLogger(__name__)
 
 BATCH = 64
+# A worker woken with fewer than a batch of jobs queued waits this long for more first: under
+# a stream of saves, batches of tens of messages instead of one or two each (every batch is
+# one engine write with its fixed costs). Indexing lags saves by at most this much more.
+LINGER_SECONDS = 0.02
 ATTEMPTS = 6  # with BACKOFF_SECONDS 0.5 doubling: gives up after ~15 s of outage
 BACKOFF_SECONDS = 0.5
 MAX_BACKOFF_SECONDS = 30.0
@@ -57,6 +62,7 @@ class Indexer:
         batch: int = BATCH,
         attempts: int = ATTEMPTS,
         backoff_seconds: float = BACKOFF_SECONDS,
+        linger_seconds: float = LINGER_SECONDS,
     ) -> None:
         self.handle = handle
         self.attempts = max(1, attempts)
@@ -64,6 +70,7 @@ class Indexer:
         self.concurrency = concurrency if concurrency > 0 else 64
         self.max_queue = max_queue
         self.batch = max(1, batch)
+        self.linger_seconds = max(0.0, linger_seconds)
         self.dropped = 0
         self.failed = 0  # jobs given up on
         self._queue: deque[IndexJob] = deque()
@@ -139,6 +146,8 @@ class Indexer:
             if not jobs:
                 self._ready.clear()
                 await self._ready.wait()
+                if self.linger_seconds and len(self._queue) < self.batch:
+                    await asyncio.sleep(self.linger_seconds)
                 continue
             self._busy += 1
             try:
