@@ -110,10 +110,12 @@ async def test_saved_messages_are_indexed_in_the_background_and_found_by_text(ap
         message("system", "hiking delivery report", 3000),
         message("user", "hiking summary", 4000, kind="summary"),
         message("notice", "hiking notice", 5000),
+        message("user", "   ", 6000),  # nothing to search for: queued, then skipped by the job
     )
     await app.vectors.indexer.drained()
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert stats.embedder_configured and [(m.model_id, m.count) for m in stats.models] == [("openai:bow", 2)]
+    assert stats.keyword_points == 2
     assert EmbeddingHandler.requests[0]["path"] == "/v1/embeddings"
     assert EmbeddingHandler.requests[0]["auth"] == "Bearer secret-key"
 

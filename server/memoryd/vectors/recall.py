@@ -428,13 +428,16 @@ class VectorRecall(MessageHooks):
     def _queue(self, tenant: str, session_id: str, messages: Sequence[Message], *, rewrite: bool) -> None:
         if not (rewrite or self.index_message_keywords or self.embedder):
             return  # nothing to index a new message for
-        # Rewrites arrive as references (no content): the job reads the stored message.
+        # Rewrites arrive as references (no content): the job reads the stored message. Only
+        # role and kind are looked at here: whether the text is empty is the job's question,
+        # since reading it decodes the body, which the save's response would then re-encode
+        # instead of copying (domain/models.py, EncodedBodyMessage).
         queued_at = time.monotonic()
         self.indexer.submit_all(
             [
                 IndexJob(tenant, session_id, message, rewrite, queued_at)
                 for message in messages
-                if self.indexable(message) or (rewrite and message.role in INDEXED_ROLES)
+                if message.role in INDEXED_ROLES and (rewrite or message.kind not in self.control_kinds)
             ]
         )
 
@@ -454,6 +457,8 @@ class VectorRecall(MessageHooks):
                     await self.index.delete(self._points_of(job))  # rewritten into nothing searchable
                     continue
                 message = stored
+            elif not self.indexable(message):
+                continue  # nothing to search for (no text)
             current.append((job, message))
         if not current:
             return
