@@ -463,6 +463,17 @@ def seed_vectors(address: str, points: int, start_ts: int) -> int:
     return asyncio.run(_upsert_vectors(address, points, start_ts))
 
 
+def indexing_stats(address: str) -> dict:
+    """What the background indexing kept up with (GetVectorStats of the default tenant)."""
+    from memoryd.v1 import vector_service_pb2, vector_service_pb2_grpc
+
+    with grpc.insecure_channel(address) as channel:
+        stats = vector_service_pb2_grpc.VectorServiceStub(channel).GetVectorStats(
+            vector_service_pb2.GetVectorStatsRequest(), timeout=30
+        )
+    return {"keyword_points": stats.keyword_points, "queued": stats.index_queue_length, "dropped": stats.index_dropped}
+
+
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 

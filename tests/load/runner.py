@@ -40,6 +40,7 @@ from loadlib import (
     env_float,
     env_int,
     human_bytes,
+    indexing_stats,
     measure,
     memoryd_supports,
     now_ms,
@@ -200,6 +201,10 @@ class Suite:
             if fanout and "fanout" in PHASES:
                 self.run_fanout(server, target)
             run("save_message")
+            if "memoryd.v1.VectorService/GetVectorStats" in self.methods(server):
+                # Saved messages are keyword-indexed in the background (a bounded queue that
+                # drops the oldest): CPU per call compares only at equal work done.
+                self.extra[f"indexing_{target}"] = indexing_stats(server.address)
 
     def run_fanout(self, server: Server, target: str) -> None:
         subscribers = env_int("LOAD_FANOUT_SUBSCRIBERS", 20)

@@ -11,7 +11,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from loadlib import SCENARIOS, GhzResult, env_float, run_ghz, start_memoryd, tail
+from loadlib import SCENARIOS, GhzResult, env_float, indexing_stats, run_ghz, start_memoryd, tail
 
 
 def main() -> int:
@@ -35,6 +35,10 @@ def main() -> int:
                 thread.start()
             for thread in threads:
                 thread.join()
+            indexing = indexing_stats(server.address)  # saved messages get keyword points meanwhile
+        print(f"smoke indexing: {indexing['keyword_points']} keyword points, {indexing['dropped']} jobs dropped")
+        if results.get("save_message") and results["save_message"].count and not indexing["keyword_points"]:
+            failures.append("indexing: no saved message got a keyword point")
         for name, r in sorted(results.items()):
             print(
                 f"smoke {name}: {r.count} calls, {r.rps:.0f} RPS, p50 {r.p50_ms:.2f} ms, "
