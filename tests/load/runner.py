@@ -553,7 +553,7 @@ def main() -> int:
         if key in suite.extra:
             print(f"{key}: {suite.extra[key]}")
     for key, extra in suite.extra.items():
-        if key.startswith("vectors_"):
+        if key.startswith(("vectors_", "indexing_")):
             print(f"{key}: {extra}")
     out = Path(os.environ.get("LOAD_OUT") or workdir / "results.json")
     out.write_text(
