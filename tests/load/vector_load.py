@@ -64,13 +64,11 @@ def session_id(tenant: str, n: int) -> str:
     return f"load-vec-{tenant[-1]}-{n}"
 
 
-async def _seed_tenant(address: str, tenant: str, points: int, start_ts: int, stats: dict) -> None:
-    rng = np.random.default_rng(abs(hash(tenant)) % (1 << 32))
-    options = [("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)]
-    async with grpc.aio.insecure_channel(address, options=options) as channel:
+async def save_sessions(address: str, tenant: str, points: int, start_ts: int) -> list[tuple[str, message_pb2.Message]]:
+    """The messages the points index (sessions of 50), through SaveMessages: (session, stored message)."""
+    stored: list[tuple[str, message_pb2.Message]] = []
+    async with grpc.aio.insecure_channel(address) as channel:
         memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
-        vectors = vector_service_pb2_grpc.VectorServiceStub(channel)
-        stored: list[tuple[str, message_pb2.Message]] = []
         for s in range(points // SESSION_SIZE):
             messages = [
                 message_pb2.Message(role="user" if i % 2 == 0 else "assistant", content=CONTENT.format(n=i),
@@ -82,20 +80,35 @@ async def _seed_tenant(address: str, tenant: str, points: int, start_ts: int, st
                 metadata=_metadata(tenant), timeout=120,
             )
             stored += [(session_id(tenant, s), m) for m in response.messages]
-        started = time.monotonic()
+    return stored
+
+
+async def upsert_points(address: str, tenant: str, stored: list[tuple[str, message_pb2.Message]], *,
+                        with_text: bool = True) -> None:
+    """Batched UpsertVectors of one point per stored message (10% of the second model)."""
+    rng = np.random.default_rng(abs(hash(tenant)) % (1 << 32))
+    options = [("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)]
+    async with grpc.aio.insecure_channel(address, options=options) as channel:
+        vectors = vector_service_pb2_grpc.VectorServiceStub(channel)
         for offset in range(0, len(stored), UPSERT_BATCH):
             chunk = stored[offset : offset + UPSERT_BATCH]
             batch = [
                 vector_service_pb2.VectorPoint(
                     model_id=OTHER_MODEL if (offset + i) % 10 == 0 else MAIN_MODEL, vector=vector,
                     session_id=session, message_id=m.id, timestamp=m.timestamp, role=m.role, platform="common",
-                    text=m.content,
+                    text=m.content if with_text else "",
                 )
                 for i, ((session, m), vector) in enumerate(zip(chunk, _vectors(rng, len(chunk))))
             ]
             await vectors.UpsertVectors(vector_service_pb2.UpsertVectorsRequest(points=batch),
                                         metadata=_metadata(tenant), timeout=120)
-        stats[tenant] = {"points": len(stored), "upsert_seconds": time.monotonic() - started}
+
+
+async def _seed_tenant(address: str, tenant: str, points: int, start_ts: int, stats: dict) -> None:
+    stored = await save_sessions(address, tenant, points, start_ts)
+    started = time.monotonic()
+    await upsert_points(address, tenant, stored)
+    stats[tenant] = {"points": len(stored), "upsert_seconds": time.monotonic() - started}
 
 
 def seed(server: Server, points: int, start_ts: int) -> dict:

@@ -1,0 +1,29 @@
+"""The write benchmark still runs end to end (at toy sizes; its timings are not asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).with_name("bench_writes.py")
+
+
+def run(*args: str) -> dict:
+    done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_upserts_with_and_without_text():
+    with_text = run("upserts", "--points", "200", "--settle-seconds", "0.5")
+    assert with_text["points"] == 200 and with_text["text"] and with_text["cpu_us_per_point"] > 0
+    assert not run("upserts", "--points", "200", "--settle-seconds", "0", "--no-text")["text"]
+
+
+def test_saves_report_the_indexing_they_caused_both_ways():
+    on = run("saves", "--calls", "40")
+    assert on["calls"] == 40 and on["keyword_points"] == 40 and on["dropped"] == 0 and on["cpu_us_per_call"] > 0
+    off = run("saves", "--calls", "40", "--env", "MEMORYD_INDEX_MESSAGE_KEYWORDS=false")
+    assert off["keyword_points"] == 0 and off["env"] == ["MEMORYD_INDEX_MESSAGE_KEYWORDS=false"]
