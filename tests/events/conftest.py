@@ -260,10 +260,10 @@ async def seed_events(
     A metadata write without records appends just its events, in one transaction: 100,000
     events take under a second on SQLite, where one PublishEvent each would be one commit each.
     """
-    for start in range(0, count, chunk):
+    for first in range(0, count, chunk):
         drafts = [
             EventDraft(type_of(i), session_of(i), SEED_PAYLOADS[type_of(i)])
-            for i in range(start, min(count, start + chunk))
+            for i in range(first, min(count, first + chunk))
         ]
         await store.write_metadata_guarded(DEFAULT_TENANT, [], None, drafts, now_ms())
     return (await store.event_bounds(DEFAULT_TENANT))[1]

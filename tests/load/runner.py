@@ -51,7 +51,6 @@ from loadlib import (
     server_methods,
     start_memoryd,
     start_noop,
-    start_server,
     which,
     free_port,
 )

@@ -28,7 +28,7 @@ from memoryd.transport.auth import (
     load_tokens,
     parse_tokens,
 )
-from tests.security.harness import Caller, error_details, new_token, start_app
+from tests.security.harness import Caller, error_details, new_token
 
 MEMORYD = str(Path(sys.executable).with_name("memoryd"))
 
