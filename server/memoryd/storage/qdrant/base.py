@@ -176,19 +176,18 @@ class QdrantIndexBase(abc.ABC):
         the scope), the filtered query runs as well; a key that fell short skips the attempt
         for its next SHARED_RETRY_AFTER searches."""
         flt, vector = query.filter, query.vector
-        lookups = [lookup] if lookup is not None else []
         candidates_search = Search(vector, p.point_filter(flt), query.limit, query.min_score)
         if query.pool_limit <= 0:
-            [found, *looked_up] = await self._search(dimension, [candidates_search, *lookups])
-            return _candidates(found), [], looked_up[0] if looked_up else []
+            [found], looked_up = await self._search_with(dimension, [candidates_search], lookup)
+            return _candidates(found), [], looked_up
         pool_search = Search(vector, p.point_filter(flt.scope_only), query.pool_limit, payload=["model_id"])
         key = (flt.tenant, flt.model_id, flt.legacy, flt.exclude_roles, bool(flt.exclude_message_ids))
         if self._shared_skips.get(key, 0) > 0:
             self._shared_skips[key] -= 1
-            [found, pool, *looked_up] = await self._search(dimension, [candidates_search, pool_search, *lookups])
-            return _candidates(found), pool, looked_up[0] if looked_up else []
+            [found, pool], looked_up = await self._search_with(dimension, [candidates_search, pool_search], lookup)
+            return _candidates(found), pool, looked_up
         span = max(query.limit, query.pool_limit) * SHARED_SPAN
-        [nearest, *looked_up] = await self._search(dimension, [replace(pool_search, limit=span, payload=True), *lookups])
+        [nearest], looked_up = await self._search_with(dimension, [replace(pool_search, limit=span, payload=True)], lookup)
         pool = nearest[: query.pool_limit]
         admitted, complete = _admitted(nearest, flt, query.limit, query.min_score, span)
         if not complete:
@@ -197,7 +196,14 @@ class QdrantIndexBase(abc.ABC):
             self._shared_skips[key] = SHARED_RETRY_AFTER
             [found] = await self._search(dimension, [candidates_search])
             admitted = _candidates(found)
-        return admitted, pool, looked_up[0] if looked_up else []
+        return admitted, pool, looked_up
+
+    async def _search_with(
+        self, dimension: int, searches: list[Search], lookup: Search | None
+    ) -> tuple[list[list[Found]], list[Found]]:
+        """`searches` and, in the same engine call, `lookup` (what it found: [] without one)."""
+        results = await self._search(dimension, [*searches, *([lookup] if lookup is not None else [])])
+        return results[: len(searches)], results[len(searches)] if lookup is not None else []
 
     async def _keyword_candidates(self, query: IndexQuery) -> list[Candidate]:
         vector = keywords.query_vector(query.text)
