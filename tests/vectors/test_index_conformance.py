@@ -178,6 +178,47 @@ async def test_candidates_and_pool_from_one_traversal_equal_two_queries(index, o
                 assert result.pool_models == Counter(c.record.model_id for c in pool.candidates)
 
 
+async def test_a_filter_that_fell_short_skips_the_shared_attempt_then_retries_and_the_record_is_bounded(
+    index, monkeypatch
+):
+    """After a shortfall the key's next SHARED_RETRY_AFTER searches make one engine call
+    (both queries), then the attempt runs again; past SHARED_KEYS keys the record starts afresh."""
+    from memoryd.storage.qdrant import base
+
+    rng = random.Random(9)
+    await index.upsert(_mixed_points(rng, "a", 200, 0.9), 1)  # M2 dominates: M1 falls short
+    calls = []
+    search = index._search
+
+    async def counted(space, searches):
+        calls.append(len(searches))
+        return await search(space, searches)
+
+    monkeypatch.setattr(index, "_search", counted)
+    monkeypatch.setattr(base, "SHARED_RETRY_AFTER", 3)
+    monkeypatch.setattr(base, "SHARED_KEYS", 2)
+    vector = [rng.gauss(0, 1) for _ in range(8)]
+
+    def query(model: str | None, **conditions) -> IndexQuery:
+        return IndexQuery(PointFilter("a", model_id=model, **conditions), 12, vector, pool_limit=12)
+
+    await index.query(query(M1))  # the attempt (scope's nearest), short: the filtered query too
+    assert calls == [1, 1]
+    for _ in range(3):  # skipped: candidates and pool in one call
+        await index.query(query(M1))
+    assert calls[2:] == [2, 2, 2]
+    del calls[:]
+    await index.query(query(M1))  # retried
+    assert calls == [1, 1]
+    await index.query(query(M2))  # M2 dominates: the attempt fills the candidates
+    assert calls == [1, 1, 1]
+    assert len(index._shared_skips) == 1  # M1's key, short again
+    await index.query(query(M1, legacy=True))  # a second key that falls short
+    assert len(index._shared_skips) == 2
+    await index.query(query(M1, exclude_roles=("assistant",)))  # a third: the record starts afresh
+    assert list(index._shared_skips.values()) == [3]
+
+
 async def test_deletes_by_each_selector_across_dimensions(index):
     now = now_ms()
     await index.upsert(
