@@ -121,7 +121,7 @@ class _Pair:
                 engine.create_shard(folder / name, space, build_threads, indexing_threshold_kb).close()
             state = engine.PairState()
             state.save(folder)
-        serving = engine.load_shard(folder / state.serving)
+        serving = engine.load_shard(folder / state.serving, space)
         seq, replayed = max(state.serving_seq, state.standby_seq), 0
         for entry_seq, op in engine.read_ops(folder / engine.OPLOG_FILE, state.serving_seq):
             engine.apply(serving, op)  # idempotent: the log's order is the shard's order
@@ -466,7 +466,7 @@ class EdgeIndex(QdrantIndexBase):
         started = time.monotonic()
         pair.builder = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "memoryd.storage.qdrant.edge_build",
-            str(pair.folder), standby, str(pair.state.standby_seq),
+            str(pair.folder), standby, str(pair.state.standby_seq), str(pair.space),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         out, err = await pair.builder.communicate()
@@ -475,7 +475,7 @@ class EdgeIndex(QdrantIndexBase):
             log.warning("vector index build of %s failed (exit %s): %s", pair.folder.name, code, err.decode()[-500:])
             return False
         report = json.loads(out)
-        built = await self._run(engine.load_shard, pair.folder / standby, budget=None)
+        built = await self._run(engine.load_shard, pair.folder / standby, pair.space, budget=None)
         after = await self._run(pair.catch_up, built, report["seq"], budget=None)
         async with pair.write_lock:
             await self._run(pair.swap, built, after, budget=None)

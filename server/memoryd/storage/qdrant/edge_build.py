@@ -1,4 +1,4 @@
-"""The index builder: `python -m memoryd.storage.qdrant.edge_build <pair folder> <standby> <after seq>`.
+"""The index builder: `python -m memoryd.storage.qdrant.edge_build <pair folder> <standby> <after seq> <space>`.
 
 Runs in its own process, at low priority, because Qdrant Edge's optimize() blocks and
 holds the GIL for its whole run (seconds to minutes): inside the server it would stop
@@ -19,11 +19,11 @@ from pathlib import Path
 from memoryd.storage.qdrant import edge_engine as engine
 
 
-def build(folder: Path, standby: str, after: int) -> dict:
+def build(folder: Path, standby: str, after: int, space: int) -> dict:
     started = time.monotonic()
     log_path = folder / engine.OPLOG_FILE
     size = log_path.stat().st_size if log_path.exists() else 0
-    shard = engine.load_shard(folder / standby)
+    shard = engine.load_shard(folder / standby, space)
     try:
         last, applied = after, 0
         for seq, op in engine.read_ops(log_path, after, limit_bytes=size):
@@ -48,12 +48,12 @@ def build(folder: Path, standby: str, after: int) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    folder, standby, after = Path(argv[0]), argv[1], int(argv[2])
+    folder, standby, after, space = Path(argv[0]), argv[1], int(argv[2]), int(argv[3])
     try:
         os.nice(10)  # the serving process comes first
     except OSError:
         pass
-    print(json.dumps(build(folder, standby, after)), flush=True)
+    print(json.dumps(build(folder, standby, after, space)), flush=True)
     return 0
 
 if __name__ == "__main__":

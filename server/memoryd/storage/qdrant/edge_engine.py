@@ -60,25 +60,26 @@ def shard_config(space: int, build_threads: int, indexing_threshold_kb: int = IN
 
 def create_shard(path: Path, space: int, build_threads: int, indexing_threshold_kb: int) -> qe.EdgeShard:
     shard = qe.EdgeShard.create(str(path), shard_config(space, build_threads, indexing_threshold_kb))
-    ensure_indexes(shard)
+    ensure_indexes(shard, space)
     return shard
 
 
-def load_shard(path: Path) -> qe.EdgeShard:
+def load_shard(path: Path, space: int) -> qe.EdgeShard:
     shard = qe.EdgeShard.load(str(path))
-    ensure_indexes(shard)
+    ensure_indexes(shard, space)
     return shard
 
 
-def ensure_indexes(shard: qe.EdgeShard) -> None:
-    """The payload indexes, created when missing (idempotent)."""
+def ensure_indexes(shard: qe.EdgeShard, space: int) -> None:
+    """The space's payload indexes (points.indexed_fields), created when missing and dropped
+    when no longer wanted (a shard written by an earlier release): idempotent."""
     present = set(shard.info().payload_schema)
-    wanted: list[tuple[str, Any]] = [(p.TENANT_FIELD, qe.KeywordIndexParams(is_tenant=True))]
-    wanted += [(key, qe.KeywordIndexParams(enable_hnsw=False)) for key in p.KEYWORD_FIELDS]
-    wanted += [(key, qe.IntegerIndexParams(lookup=True, range=True, enable_hnsw=False)) for key in p.INTEGER_FIELDS]
-    for key, params in wanted:
-        if key not in present:
-            shard.update(qe.UpdateOperation.create_field_index(key, params))
+    wanted = p.indexed_fields(space)
+    for key in sorted(present - wanted):
+        shard.update(qe.UpdateOperation.delete_field_index(key))
+    for key in sorted(wanted - present):
+        params = qe.KeywordIndexParams(is_tenant=True) if key == p.TENANT_FIELD else qe.KeywordIndexParams(enable_hnsw=False)
+        shard.update(qe.UpdateOperation.create_field_index(key, params))
 
 
 def unindexed(shard: qe.EdgeShard) -> int:

@@ -20,11 +20,13 @@ from typing import Any
 
 from memoryd.domain.vectors import PointFilter, Scope, VectorRecord, VectorSelector
 
-# Payload indexes, created idempotently with every collection / shard. `tenant` is the
-# tenant key (per-tenant HNSW graphs); the others only filter (no graph links of their own).
+# Payload indexes, created idempotently with every collection / shard (and those no filter
+# needs dropped): `tenant` is the tenant key (per-tenant HNSW graphs); the keyword fields
+# only filter (no graph links of their own). `timestamp` and `indexed_at` have none: only
+# deletes filter on them, beside the tenant and mostly a session, whose indexes select the
+# points, and each index costs every write (docs/VECTORS.md, "Payload indexes").
 TENANT_FIELD = "tenant"
 KEYWORD_FIELDS = ("model_id", "session_id", "platform", "message_id", "sender_id", "mentioned_ids", "role")
-INTEGER_FIELDS = ("timestamp", "indexed_at")
 # Multitenancy (Qdrant's guide): no global graph (m=0), a graph per tenant (payload_m).
 HNSW_M = 0
 HNSW_PAYLOAD_M = 16
@@ -139,6 +141,16 @@ def selector_filter(selector: VectorSelector) -> All:
     if selector.timestamps:
         should.append(AnyOf("timestamp", tuple(selector.timestamps)))
     return All(must=tuple(must), should=tuple(should))
+
+
+def keyword_fields(space: int) -> tuple[str, ...]:
+    """The keyword-indexed fields of a space: a keyword point has no `model_id`."""
+    return tuple(k for k in KEYWORD_FIELDS if k != "model_id") if space == KEYWORD_SPACE else KEYWORD_FIELDS
+
+
+def indexed_fields(space: int) -> frozenset[str]:
+    """Every payload index a space's collection / shard should have."""
+    return frozenset((TENANT_FIELD, *keyword_fields(space)))
 
 
 # -- payload ------------------------------------------------------------------------

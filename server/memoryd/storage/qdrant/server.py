@@ -191,28 +191,28 @@ class QdrantServerIndex(QdrantIndexBase):
                         raise
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # ":memory:" warns that payload indexes have no effect
-                await self._create_indexes(name)
+                await self._ensure_indexes(name, space)
             self._ready.add(space)
             log.info("vector collection ready: %s", name)
 
-    async def _create_indexes(self, name: str) -> None:
+    async def _ensure_indexes(self, name: str, space: int) -> None:
+        """The space's payload indexes (points.indexed_fields); those no longer wanted (a
+        collection written by an earlier release) are dropped."""
         client = self._require()
+        wanted = p.indexed_fields(space)
+        info = await self._call(client.get_collection(name))
+        for key in sorted(set(info.payload_schema or {}) - wanted):
+            await self._call(client.delete_payload_index(name, key))
         await self._call(
             client.create_payload_index(
                 name, p.TENANT_FIELD,
                 field_schema=qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True),
             )
         )
-        for key in p.KEYWORD_FIELDS:
+        for key in p.keyword_fields(space):
             await self._index(
                 name, key, qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, enable_hnsw=False),
                 qm.PayloadSchemaType.KEYWORD,
-            )
-        for key in p.INTEGER_FIELDS:
-            await self._index(
-                name, key,
-                qm.IntegerIndexParams(type=qm.IntegerIndexType.INTEGER, lookup=True, range=True, enable_hnsw=False),
-                qm.PayloadSchemaType.INTEGER,
             )
 
     async def _index(self, collection: str, key: str, params: Any, plain: qm.PayloadSchemaType) -> None:
