@@ -40,20 +40,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
         if check.count("points", request.points, MAX_POINTS, minimum=1):
             for i, p in enumerate(request.points):
                 field = f"points[{i}]"
-                if p.legacy:
-                    if p.model_id:
-                        check.fail(f"{field}.model_id", "must be empty for a legacy point")
-                else:
-                    check.name(f"{field}.model_id", p.model_id)
-                vector = list(p.vector)  # one pass over the repeated field: check and store this list
-                check.vector(f"{field}.vector", vector)
-                check.name(f"{field}.session_id", p.session_id)
-                check.name(f"{field}.message_id", p.message_id, required=False)
-                check.positive(f"{field}.timestamp", p.timestamp)
-                for name in ("role", "platform", "sender_id", "speaker_label"):
-                    check.name(f"{field}.{name}", getattr(p, name), required=False)
-                check.names(f"{field}.mentioned_ids", p.mentioned_ids)
-                check.text_bytes(f"{field}.text", p.text, self.limits.max_content_bytes)
+                # Each field read once: every read of a upb field builds a new Python object.
                 record = VectorRecord(
                     session_id=p.session_id,
                     timestamp=p.timestamp,
@@ -66,6 +53,20 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                     speaker_label=p.speaker_label,
                     text=p.text,
                 )
+                if p.legacy:
+                    if p.model_id:
+                        check.fail(f"{field}.model_id", "must be empty for a legacy point")
+                else:
+                    check.name(f"{field}.model_id", record.model_id)
+                vector = p.vector[:]  # one pass over the repeated field: a list to check and store
+                check.vector(f"{field}.vector", vector)
+                check.name(f"{field}.session_id", record.session_id)
+                check.name(f"{field}.message_id", record.message_id, required=False)
+                check.positive(f"{field}.timestamp", record.timestamp)
+                for name in ("role", "platform", "sender_id", "speaker_label"):
+                    check.name(f"{field}.{name}", getattr(record, name), required=False)
+                check.names(f"{field}.mentioned_ids", record.mentioned_ids)
+                check.text_bytes(f"{field}.text", record.text, self.limits.max_content_bytes)
                 points.append(VectorPoint(tenant, vector, record))
         check.done()
         ids = await self.vectors.upsert(tenant, points)
