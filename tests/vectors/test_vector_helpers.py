@@ -1,6 +1,7 @@
-"""domain.vectors' hot helpers against their plain definitions: finite (the one-pass sum must
-agree with the element-wise check everywhere, including sums that overflow while every number
-is finite) and the point ids (uuid5, computed without UUID objects)."""
+"""The vector path's hot helpers against their plain definitions: domain.vectors' finite (the
+one-pass sum must agree with the element-wise check everywhere, including sums that overflow
+while every number is finite) and point ids (uuid5, computed without UUID objects), and the
+Qdrant Edge operation log's vector encoding."""
 
 from __future__ import annotations
 
@@ -40,3 +41,16 @@ def test_point_ids_are_the_uuid5_of_their_source(tenant, session, message_id, ti
     assert keyword_point_id(tenant, session, message_id, timestamp) == str(
         uuid.uuid5(KEYWORD_NAMESPACE, "\x1f".join((tenant, session, source)))
     )
+
+
+@given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), min_size=1, max_size=400))
+def test_the_operation_log_packs_vectors_as_array_f_does(values):
+    """edge_engine's vector encoding (one struct per dimension) against its plain definition:
+    the float32 bytes of array("f"), read back as the same float32 values."""
+    from array import array
+
+    from memoryd.storage.qdrant import edge_engine
+
+    encoded = edge_engine._encode(values)
+    assert encoded == array("f", values).tobytes()
+    assert edge_engine._decode(encoded) == array("f", values).tolist()
