@@ -48,6 +48,15 @@ def sim(angle_degrees: float) -> float:
     return math.cos(math.radians(angle_degrees))
 
 
+@pytest.fixture(params=INDEX_TARGETS)
+async def index(request, tmp_path):
+    """An open vector index on each conformance target (INDEX_TARGETS)."""
+    index = make_index(request.param, tmp_path)
+    await index.open()
+    yield index
+    await index.close()
+
+
 @pytest.fixture(params=TARGETS)
 def target(request) -> str:
     return request.param

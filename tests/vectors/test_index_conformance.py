@@ -33,14 +33,6 @@ from tests.vectors.conftest import INDEX_TARGETS, make_index, unit
 M1, M2 = "test:one", "test:two"
 
 
-@pytest.fixture(params=INDEX_TARGETS)
-async def index(request, tmp_path):
-    index = make_index(request.param, tmp_path)
-    await index.open()
-    yield index
-    await index.close()
-
-
 def pt(tenant, angle, *, model=M1, session="s1", ts=1000, role="user", message_id=None, dims=4, **fields):
     record = VectorRecord(session, ts, model, uuid.uuid4().hex if message_id is None else message_id, role, **fields)
     return VectorPoint(tenant, unit(angle, dims), record)

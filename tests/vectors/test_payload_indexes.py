@@ -10,15 +10,7 @@ import pytest
 from memoryd.domain.vectors import Deleted, KeywordPoint, VectorPoint, VectorRecord, VectorSelector
 from memoryd.storage.qdrant import points as p
 from memoryd.storage.qdrant.edge import EdgeIndex
-from tests.vectors.conftest import INDEX_TARGETS, TARGETS, make_index, unit
-
-
-@pytest.fixture(params=INDEX_TARGETS)
-async def index(request, tmp_path):
-    index = make_index(request.param, tmp_path)
-    await index.open()
-    yield index
-    await index.close()
+from tests.vectors.conftest import TARGETS, make_index, unit
 
 
 def record(session: str, ts: int, message_id: str, text: str = "", model: str | None = "m1") -> VectorRecord:
