@@ -222,3 +222,70 @@ async def test_a_growing_log_starts_a_build_even_when_few_points_wait(tmp_path):
         assert await count(index) == 10
     finally:
         await index.close()
+
+
+def test_keyword_writes_upsert_new_texts_and_rewrite_only_the_changed_payload_of_the_same_text():
+    from memoryd.storage.qdrant import edge_engine as engine
+
+    base = {"tenant": "t", "session_id": "s", "timestamp": 1, "indexed_at": 1, "text": "same words"}
+    stored = {
+        "same": {**base, "platform": "qq", "role": "user"},
+        "other-text": {**base, "text": "old words"},
+        "gone-field": {**base, "sender_id": "alice", "mentioned_ids": ["bob"]},
+        "unchanged": {**base, "indexed_at": 2},
+    }
+    rows = [
+        ("new", "fresh words", {**base, "text": "fresh words"}),
+        ("same", "same words", {**base, "indexed_at": 2, "platform": "qq", "role": "user"}),
+        ("other-text", "new words", {**base, "text": "new words"}),
+        ("gone-field", "same words", {**base, "indexed_at": 2, "mentioned_ids": ["bob", "carol"]}),
+        ("unchanged", "same words", {**base, "indexed_at": 2}),
+        ("same", "same words", {**base, "indexed_at": 2, "platform": "discord", "role": "user"}),  # the last row wins
+    ]
+    upserts, ops = engine.keyword_writes(rows, stored)
+    assert [(i, v, pl["text"]) for i, v, pl in upserts] == [
+        ("new", engine.keywords.document_vector("fresh words"), "fresh words"),
+        ("other-text", engine.keywords.document_vector("new words"), "new words"),
+    ]
+    assert ops[0] == engine.Upsert.of(upserts)
+    assert sorted(ops[1:], key=repr) == sorted([
+        engine.SetPayload(("same",), {"indexed_at": 2, "platform": "discord"}),
+        engine.SetPayload(("gone-field",), {"indexed_at": 2, "mentioned_ids": ["bob", "carol"]}),
+        engine.DeletePayload(("gone-field",), ("sender_id",)),
+    ], key=repr)  # "unchanged" needs no write at all
+
+
+async def test_rewritten_keyword_payloads_replay_after_a_crash_even_past_a_later_delete(tmp_path):
+    """The serving shard after kill -9 holds every write (its WAL) and replays the operation
+    log over it: a payload rewrite of a point a later write deleted must apply as a no-op.
+    The builder replays the same log into the standby."""
+    import json
+
+    def note(i: int, platform: str, text: str = "") -> KeywordPoint:
+        return KeywordPoint("t", VectorRecord("s", 1000 + i, None, f"k-{i}", "user", platform, text=text or f"ferry note {i}"))
+
+    async def stored(index: EdgeIndex) -> dict[str, dict]:
+        records = await index.retrieve(KEYWORD_SPACE, [note(i, "").id for i in range(3)])
+        return {r.payload["message_id"]: {k: v for k, v in r.payload.items() if k != "indexed_at"} for r in records}
+
+    index = small_index(tmp_path)
+    await index.open()
+    await index.upsert_keywords([note(i, "qq") for i in range(3)], 1)
+    await index.upsert_keywords([note(0, "discord"), note(1, ""), note(2, "qq", "a new text")], 2)
+    await index.delete(VectorSelector("t", message_ids=("k-1",)))
+    before = await stored(index)
+    await index.close()
+    state = tmp_path / "vectors" / "memoryd_keywords" / "state.json"
+    state.write_text(json.dumps({**json.loads(state.read_text()), "serving_seq": 1}))  # kill -9 after a swap that followed the first write
+
+    again = small_index(tmp_path)
+    await again.open()
+    try:
+        assert await stored(again) == before
+        assert before["k-0"]["platform"] == "discord" and "k-1" not in before and before["k-2"]["text"] == "a new text"
+        result = await again.query(IndexQuery(PointFilter("t", Scope(platform="discord")), 10, text="ferry"))
+        assert [c.record.message_id for c in result.candidates] == ["k-0"]
+        assert await again.rebuild(KEYWORD_SPACE)  # the builder replays the same log into the standby
+        assert await stored(again) == before
+    finally:
+        await again.close()

@@ -318,6 +318,58 @@ async def test_keyword_idf_scopes_and_roles(index):
     assert [m for m, _ in await keyword_hits(index, PointFilter("a"), "coffee", limit=1)] == [before[0][0]]
 
 
+@pytest.mark.parametrize("target", INDEX_TARGETS)
+async def test_keyword_points_re_upserted_with_the_same_text_search_as_if_written_afresh(target, tmp_path):
+    """Messages first indexed with other fields (as SaveMessage's indexing leaves them), then
+    upserted with text and their final fields (Edge then rewrites only the changed payload),
+    against an index that only ever saw the final points: the same hits, scores and records
+    for keyword and hybrid searches with every filter."""
+    texts = ["coffee every morning", "tea in the afternoon", "coffee and tea", "green tea", "the ferry to Naxos"]
+    final = [
+        dict(session="s1", platform="qq", sender_id="bob", mentioned_ids=("carol",), speaker_label="Bob"),
+        dict(session="s2", role="assistant", platform="qq"),
+        dict(session="s2", sender_id="alice"),
+        dict(session="s1", role="assistant", mentioned_ids=("bob", "dave")),
+        dict(session="s3", platform="discord", sender_id="carol"),
+    ]
+    first = [dict(session=f["session"], platform="web", sender_id="zed", speaker_label="Z") for f in final]
+
+    def points(fields, indexed_at):
+        notes = [kw("a", t, message_id=f"m{i}", ts=1000 + i, **{k: v for k, v in f.items() if k != "session"}, session=f["session"])
+                 for i, (t, f) in enumerate(zip(texts, fields))]
+        return notes, [VectorPoint("a", unit(10 * i), n.record) for i, n in enumerate(notes)]
+
+    rewritten, fresh = make_index(target, tmp_path / "rewritten"), make_index(target, tmp_path / "fresh")
+    for index in (rewritten, fresh):
+        await index.open()
+    try:
+        notes, _ = points(first, 1)
+        await rewritten.upsert_keywords(notes, 1)
+        for index in (rewritten, fresh):
+            notes, dense = points(final, 2)
+            await index.upsert(dense, 2)
+            await index.upsert_keywords(notes, 2)
+        filters = [
+            PointFilter("a"),
+            PointFilter("a", Scope(session_id="s2")),
+            PointFilter("a", Scope(platform="qq")),
+            PointFilter("a", Scope(speaker_ids=("bob",))),
+            PointFilter("a", Scope(speaker_ids=("carol",))),
+            PointFilter("a", exclude_roles=("assistant",)),
+            PointFilter("a", exclude_message_ids=("m2",)),
+            PointFilter("a", model_id=M1),
+        ]
+        for flt in filters:
+            for query in (IndexQuery(flt, 10, text="coffee tea ferry"), IndexQuery(flt, 10, unit(0), text="tea")):
+                got = [(await index.query(query)).candidates for index in (rewritten, fresh)]
+                assert [(c.record, c.keyword, c.semantic) for c in got[0]] == [(c.record, c.keyword, c.semantic) for c in got[1]]
+        assert [m for m, _ in await keyword_hits(rewritten, PointFilter("a", Scope(platform="web")), "tea")] == []
+        assert [m for m, _ in await keyword_hits(rewritten, PointFilter("a", Scope(speaker_ids=("bob",))), "coffee tea")] == ["m0", "m3"]
+    finally:
+        for index in (rewritten, fresh):
+            await index.close()
+
+
 async def test_hybrid_query_gives_each_message_both_scores(index):
     # m1..m4 have dense points of M1 (m1 nearest); m3 and m5 mention "camera"; m5 has no vector.
     dense = [pt("a", angle, message_id=f"m{i}", text=f"text {i}") for i, angle in enumerate((5, 20, 60, 80), start=1)]

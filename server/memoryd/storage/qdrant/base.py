@@ -32,6 +32,7 @@ from memoryd.storage.qdrant import points as p
 
 Vector = Sequence[float] | keywords.Sparse
 Row = tuple[str, Vector, dict[str, Any]]
+KeywordRow = tuple[str, str, dict[str, Any]]  # a keyword point: id, text, payload
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,13 +122,17 @@ class QdrantIndexBase(abc.ABC):
     async def upsert_keywords(self, points: Sequence[KeywordPoint], indexed_at: int) -> list[str]:
         ids = [point.id for point in points]
         if points:
-            rows: list[Row] = [
-                (point_id, keywords.document_vector(point.record.text), p.payload_of(point.tenant, point.record, indexed_at, keyword=True))
+            rows: list[KeywordRow] = [
+                (point_id, point.record.text, p.payload_of(point.tenant, point.record, indexed_at, keyword=True))
                 for point_id, point in zip(ids, points)
             ]
             await self._ensure(p.KEYWORD_SPACE)
-            await self._upsert(p.KEYWORD_SPACE, rows)
+            await self._upsert_keywords(rows)
         return ids
+
+    async def _upsert_keywords(self, rows: list[KeywordRow]) -> None:
+        """Keyword points, each with the BM25 vector of its text."""
+        await self._upsert(p.KEYWORD_SPACE, [(i, keywords.document_vector(text), payload) for i, text, payload in rows])
 
     async def delete(self, selector: VectorSelector) -> Deleted:
         flt = p.selector_filter(selector)

@@ -132,10 +132,22 @@ class _Pair:
 
     def write(self, op: engine.Op, rows: list[engine.Row] | None = None) -> None:
         with self.thread_lock:
-            self.seq += 1
-            self.oplog.append(self.seq, op)
-            engine.apply(self.serving.shard, op, rows)
-            self.dirty = True
+            self._log_and_apply(op, rows)
+
+    def write_keywords(self, rows: list[engine.KeywordRow]) -> None:
+        """Keyword points, rewriting only the changed payload of those whose stored text is the
+        same (engine.keyword_writes); the read and the writes hold the lock: nothing between."""
+        with self.thread_lock:
+            found = self.serving.shard.retrieve([row[0] for row in rows], True, False)
+            upserts, ops = engine.keyword_writes(rows, {str(r.id): r.payload or {} for r in found})
+            for op in ops:
+                self._log_and_apply(op, upserts if isinstance(op, engine.Upsert) else None)
+
+    def _log_and_apply(self, op: engine.Op, rows: list[engine.Row] | None) -> None:
+        self.seq += 1
+        self.oplog.append(self.seq, op)
+        engine.apply(self.serving.shard, op, rows)
+        self.dirty = True
 
     def flush(self) -> None:
         self.dirty = False
@@ -393,6 +405,11 @@ class EdgeIndex(QdrantIndexBase):
 
     async def _upsert(self, space: int, points: list[engine.Row]) -> None:
         await self._write(space, engine.Upsert.of(points), points)
+
+    async def _upsert_keywords(self, rows: list[engine.KeywordRow]) -> None:
+        pair = await self._pair(p.KEYWORD_SPACE)
+        async with pair.write_lock:
+            await self._run(pair.write_keywords, rows)
 
     async def _delete(self, space: int, flt: p.All) -> None:
         await self._write(space, engine.Delete(flt))
