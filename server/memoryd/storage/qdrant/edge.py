@@ -377,10 +377,11 @@ class EdgeIndex(QdrantIndexBase):
         handle = pair.serving
         return await self._run(lambda: fn(handle.shard), handle=handle)
 
-    async def _write(self, space: int, op: engine.Op, rows: list[engine.Row] | None = None) -> None:
+    async def _write(self, space: int, write: Callable[[_Pair], None]) -> None:
+        """write(pair) in the thread pool; writers wait on the pair's lock, not in the pool."""
         pair = await self._pair(space)
         async with pair.write_lock:
-            await self._run(pair.write, op, rows)
+            await self._run(write, pair)
 
     # -- primitives ------------------------------------------------------------------
     async def dimensions(self) -> list[int]:
@@ -404,15 +405,13 @@ class EdgeIndex(QdrantIndexBase):
                 log.info("vector shard ready: %s", folder.name)
 
     async def _upsert(self, space: int, points: list[engine.Row]) -> None:
-        await self._write(space, engine.Upsert.of(points), points)
+        await self._write(space, lambda pair: pair.write(engine.Upsert.of(points), points))
 
     async def _upsert_keywords(self, rows: list[engine.KeywordRow]) -> None:
-        pair = await self._pair(p.KEYWORD_SPACE)
-        async with pair.write_lock:
-            await self._run(pair.write_keywords, rows)
+        await self._write(p.KEYWORD_SPACE, lambda pair: pair.write_keywords(rows))
 
     async def _delete(self, space: int, flt: p.All) -> None:
-        await self._write(space, engine.Delete(flt))
+        await self._write(space, lambda pair: pair.write(engine.Delete(flt)))
 
     async def _count(self, space: int, flt: p.All) -> int:
         request = qe.CountRequest(exact=True, filter=engine.to_filter(flt))
