@@ -11,7 +11,7 @@ at once, `text` set unless --no-text): points/s and server CPU µs per point ove
 concurrent clients, then waits until the background keyword indexing has drained: RPS and
 server CPU µs per call including that indexing, keyword points made, jobs dropped, RSS.
 `--env NAME=VALUE` sets server settings (e.g. MEMORYD_INDEX_MESSAGE_KEYWORDS=false).
-Prints one JSON line. Results: docs/PERFORMANCE.md, run W.
+Prints one JSON line. Results: docs/PERFORMANCE.md, runs W and U.
 """
 
 from __future__ import annotations
