@@ -96,7 +96,7 @@ class Config:
     vectors_enabled: bool = setting(True, "serve VectorService and keep vectors in step with messages (default on)")
     qdrant_url: str = setting(
         "",
-        "Qdrant server URL (REST port); empty: Qdrant Edge in-process under <data-dir>/vectors",
+        "Qdrant server URL (REST port); empty: Qdrant Edge under <data-dir>/vectors",
     )
     qdrant_api_key: str = setting("", "API key of the Qdrant server", secret=True)
     qdrant_grpc_port: int = setting(
@@ -107,6 +107,11 @@ class Config:
     )
     qdrant_collection_prefix: str = setting("memoryd", "collections are <prefix>_d<dimension>")
     qdrant_timeout_seconds: float = setting(5.0, "bound of one Qdrant call without a caller deadline", minimum=0.001)
+    vector_engine_process: bool = setting(
+        True,
+        "Qdrant Edge: run the engine in a child process (its calls hold the GIL: in the server process each "
+        "one would stall every other call; docs/VECTORS.md)",
+    )
     vector_threads: int = setting(2, "Qdrant Edge: threads running its calls (bounds how many run at once)", minimum=1)
     vector_build_threads: int = setting(1, "Qdrant Edge: threads of the background index builder process", minimum=1)
     vector_rebuild_threshold_kb: int = setting(

@@ -60,19 +60,50 @@ class Server:
 
     def kill9(self) -> None:
         assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
+        self._signal_and_wait(signal.SIGKILL, 30)
 
     def terminate(self) -> int:
         """SIGTERM; returns the exit code."""
         assert self.process is not None
-        self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=60)
+        return self._signal_and_wait(signal.SIGTERM, 60)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=30)
+            self._signal_and_wait(signal.SIGKILL, 30)
+
+    def _signal_and_wait(self, signum: int, timeout: float) -> int:
+        """Signal the server and wait until it and its own processes (the vector engine, an
+        index builder) are gone: they hold the data dir's vector folder until they exit."""
+        family = descendants(self.process.pid)
+        self.process.send_signal(signum)
+        code = self.process.wait(timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while any(alive(pid) for pid in family):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"memoryd's processes {family} outlived it by {timeout}s")
+            time.sleep(0.05)
+        return code
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def descendants(pid: int) -> list[int]:
+    found = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as children:
+                for child in map(int, children.read().split()):
+                    found += [child, *descendants(child)]
+    except FileNotFoundError:
+        pass
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Running (not a zombie waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False

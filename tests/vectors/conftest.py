@@ -19,15 +19,17 @@ from memoryd.domain.memory import Memory
 from memoryd.domain.models import Message
 from memoryd.domain.vectors import VectorIndex
 from memoryd.storage.qdrant.edge import EdgeIndex
+from memoryd.storage.qdrant.edge_process import EdgeProcessIndex
 from memoryd.storage.qdrant.server import QdrantServerIndex
 from memoryd.vectors.recall import VectorRecall
 from tests.conftest import BACKENDS, StoreTarget
 
 SERVER_ENV = "MEMORYD_TEST_QDRANT_URL"
 TARGETS = ["edge"] + (["server"] if os.environ.get(SERVER_ENV) else [])
-# The vector-index conformance cases also run the server adapter against qdrant-client's
-# in-process implementation of the server API, so its code runs here without a server.
-INDEX_TARGETS = ["edge", "server-memory"] + TARGETS[1:]
+# The vector-index conformance cases also run Edge behind its process boundary (the server's
+# default) and the server adapter against qdrant-client's in-process implementation of the
+# server API, so its code runs here without a server.
+INDEX_TARGETS = ["edge", "edge-process", "server-memory"] + TARGETS[1:]
 
 
 def make_index(target: str, folder: Path, prefix: str | None = None, **edge) -> VectorIndex:
@@ -35,6 +37,8 @@ def make_index(target: str, folder: Path, prefix: str | None = None, **edge) -> 
         return QdrantServerIndex(os.environ[SERVER_ENV], prefix=prefix or f"t{uuid.uuid4().hex[:10]}")
     if target == "server-memory":
         return QdrantServerIndex(":memory:", prefix=prefix or "memoryd")
+    if target == "edge-process":
+        return EdgeProcessIndex(folder / "vectors", prefix=prefix or "memoryd", **edge)
     return EdgeIndex(folder / "vectors", prefix=prefix or "memoryd", **edge)
 
 

@@ -177,6 +177,9 @@ async def test_a_filter_that_fell_short_skips_the_shared_attempt_then_retries_an
     (both queries), then the attempt runs again; past SHARED_KEYS keys the record starts afresh."""
     from memoryd.storage.qdrant import base
 
+    if not hasattr(index, "_shared_skips"):
+        pytest.skip("the shared traversal runs inside the engine process; its in-process adapter case covers it")
+
     rng = random.Random(9)
     await index.upsert(_mixed_points(rng, "a", 200, 0.9), 1)  # M2 dominates: M1 falls short
     calls = []

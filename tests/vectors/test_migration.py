@@ -57,7 +57,8 @@ async def test_a_local_mode_data_dir_moves_into_edge_point_by_point(tmp_path, ca
     written = write_local_mode(old, random.Random(3))
 
     with caplog.at_level(logging.INFO, logger="memoryd.storage.qdrant.migrate"):
-        app = await start(server_config("edge", tmp_path))
+        # In-process engine: the test reads the shards (retrieve) and the migration's log records.
+        app = await start(server_config("edge", tmp_path, vector_engine_process=False))
     try:
         assert not old.exists()  # verified, then removed
         index = app.vectors.index
@@ -94,7 +95,8 @@ async def test_an_unreadable_old_folder_is_kept_and_vectors_still_work(tmp_path,
     old.mkdir()
     (old / "meta.json").write_text("{not json")
     with caplog.at_level(logging.ERROR, logger="memoryd.storage.qdrant.migrate"):
-        app = await start(server_config("edge", tmp_path))
+        # In-process engine: the test reads the shards (retrieve) and the migration's log records.
+        app = await start(server_config("edge", tmp_path, vector_engine_process=False))
     try:
         assert (old / "meta.json").exists()
         assert any("the folder is kept" in r.getMessage() for r in caplog.records)

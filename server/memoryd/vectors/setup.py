@@ -32,8 +32,7 @@ def build_index(config) -> VectorIndex:
     from memoryd.storage.qdrant.edge import EdgeIndex
 
     data_dir = Path(config.data_dir)
-    return EdgeIndex(
-        data_dir / EDGE_FOLDER,
+    settings = dict(
         prefix=config.qdrant_collection_prefix,
         timeout=config.qdrant_timeout_seconds,
         threads=config.vector_threads,
@@ -41,6 +40,11 @@ def build_index(config) -> VectorIndex:
         rebuild_threshold_kb=config.vector_rebuild_threshold_kb,
         migrate_from=data_dir / LOCAL_MODE_FOLDER,
     )
+    if config.vector_engine_process:
+        from memoryd.storage.qdrant.edge_process import EdgeProcessIndex
+
+        return EdgeProcessIndex(data_dir / EDGE_FOLDER, log_level=config.log_level, **settings)
+    return EdgeIndex(data_dir / EDGE_FOLDER, **settings)
 
 
 FUSIONS = {"relative": recall.Fusion.RELATIVE_SCORE, "rrf": recall.Fusion.RECIPROCAL_RANK}

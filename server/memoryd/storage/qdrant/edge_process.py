@@ -1,0 +1,344 @@
+"""The embedded vector index (EdgeIndex) in a process of its own, behind the same VectorIndex.
+
+qdrant-edge-py 0.9 holds the GIL for the whole of every engine call (query, count, update:
+docs/PERFORMANCE.md, run G), so in the server process each search's engine time stops the
+event loop. Here the engine runs in a child process with its own GIL; the server process
+only sends each call (pickled, over a socket pair) and awaits the answer.
+
+- The child owns the data dir's vector folder exactly as an in-process EdgeIndex would (lock
+  file, shards, builder processes): `python -m memoryd.storage.qdrant.edge_process <fd>
+  <settings json>`. It answers calls concurrently, each bounded by the caller's remaining
+  deadline, which travels with the call.
+- The child exits when the server process closes the socket (its stop) or dies (end of file,
+  or the parent-death signal), closing the shards on the way; writes it acknowledged are in
+  the shards' WAL already. It ignores SIGINT and SIGTERM sent to the whole process group.
+- If the child dies, calls in flight and new ones get StorageUnavailable and the next call
+  starts a new child: the server recovers by itself, like a reconnect to a Qdrant server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copyreg
+import ctypes
+import dataclasses
+import itertools
+import json
+import logging
+import pickle
+import signal
+import socket
+import struct
+import sys
+from pathlib import Path
+from typing import Any
+
+from memoryd.domain import deadline
+from memoryd.domain.errors import MemorydError, StorageUnavailable
+from memoryd.domain.vectors import (
+    Candidate,
+    CollectionCount,
+    Deleted,
+    IndexQuery,
+    IndexResult,
+    KeywordPoint,
+    ModelCount,
+    PointFilter,
+    Scope,
+    VectorPoint,
+    VectorRecord,
+    VectorSelector,
+)
+
+log = logging.getLogger(__name__)
+
+_HEADER = struct.Struct("!I")
+
+
+def _pickle_by_fields(cls: type) -> None:
+    """Pickle the dataclass as its constructor's arguments: about half the cost of pickle's
+    default for frozen, slotted dataclasses, on every search's candidates."""
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    copyreg.pickle(cls, lambda obj: (cls, tuple(getattr(obj, name) for name in names)))
+
+
+for _cls in (VectorRecord, Candidate, IndexResult, IndexQuery, PointFilter, Scope, VectorPoint, KeywordPoint, VectorSelector, Deleted, ModelCount, CollectionCount):
+    _pickle_by_fields(_cls)
+
+# The calls a child answers: the VectorIndex protocol (domain/vectors.py) and, as both Qdrant
+# adapters have it, `dimensions`.
+CALLS = frozenset(
+    {"open", "ping", "upsert", "upsert_keywords", "delete", "query", "has_point", "has_keyword_point",
+     "model_dimensions", "stats", "dimensions"}
+)
+# How long a child may take to start and to close its shards on stop.
+START_SECONDS = 30.0
+STOP_SECONDS = 30.0
+# What the parent adds to a call's own deadline before it gives up on the child's answer
+# (the child bounds the call itself; this covers the trip).
+REPLY_MARGIN_SECONDS = 1.0
+
+
+async def _send(writer: asyncio.StreamWriter, message: Any) -> None:
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    writer.write(_HEADER.pack(len(body)) + body)
+    await writer.drain()
+
+
+async def _receive(reader: asyncio.StreamReader) -> Any:
+    (size,) = _HEADER.unpack(await reader.readexactly(_HEADER.size))
+    return pickle.loads(await reader.readexactly(size))
+
+
+class EdgeProcessIndex:
+    """VectorIndex whose calls an EdgeIndex in a child process answers."""
+
+    def __init__(self, root: Path, *, timeout: float = 5.0, log_level: str = "info", **settings: Any) -> None:
+        """`settings`: EdgeIndex's keyword arguments (plain values and paths)."""
+        self.root = Path(root)
+        self.prefix = settings.get("prefix", "memoryd")  # of its collections' names, as EdgeIndex's
+        self.timeout = timeout
+        self.log_level = log_level
+        self.settings = {"timeout": timeout, **{k: str(v) if isinstance(v, Path) else v for k, v in settings.items()}}
+        self._child: asyncio.subprocess.Process | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._reader_task: asyncio.Task | None = None
+        self._pending: dict[int, asyncio.Future] = {}
+        self._ids = itertools.count()
+        self._starting = asyncio.Lock()
+        self._closed = True
+
+    @property
+    def shared(self) -> bool:
+        return False  # one process owns the folder
+
+    @property
+    def target(self) -> str:
+        return f"edge:{self.root}"
+
+    @property
+    def pid(self) -> int | None:
+        """The engine process's, while one runs."""
+        return self._child.pid if self._child is not None else None
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def open(self) -> None:
+        self._closed = False
+        await self._writer_ready()
+
+    async def close(self) -> None:
+        self._closed = True
+        child, writer = self._child, self._writer
+        if child is None:
+            return
+        if writer is not None:
+            writer.close()  # end of file: the child closes its shards and exits
+        try:
+            async with asyncio.timeout(STOP_SECONDS):
+                await child.wait()
+        except TimeoutError:
+            log.warning("vector engine process %s did not stop in %.0fs: killed", child.pid, STOP_SECONDS)
+            child.kill()
+            await child.wait()
+        await self._forget(child, "vector store is closed")
+        if self._reader_task is not None:
+            await asyncio.gather(self._reader_task, return_exceptions=True)
+            self._reader_task = None
+
+    async def _start(self) -> None:
+        parent, ours = socket.socketpair()
+        try:
+            child = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", __name__, str(parent.fileno()), self.log_level, str(self.root),
+                json.dumps(self.settings),
+                pass_fds=(parent.fileno(),), stdin=asyncio.subprocess.DEVNULL,
+            )
+        finally:
+            parent.close()
+        reader, writer = await asyncio.open_connection(sock=ours)
+        self._child, self._writer = child, writer
+        self._reader_task = asyncio.create_task(self._read_replies(child, reader))
+        log.info("vector engine process %s started for %s", child.pid, self.root)
+
+    async def _read_replies(self, child: asyncio.subprocess.Process, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                call_id, ok, value = await _receive(reader)
+                future = self._pending.pop(call_id, None)
+                if future is not None and not future.done():
+                    if ok:
+                        future.set_result(value)
+                    else:
+                        future.set_exception(value)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass
+        code = await child.wait()
+        if not self._closed:
+            log.warning("vector engine process %s exited (code %s); the next call starts another", child.pid, code)
+        await self._forget(child, f"vector engine process exited (code {code})")
+
+    async def _forget(self, child: asyncio.subprocess.Process, reason: str) -> None:
+        if self._child is not child:
+            return
+        self._child, writer, self._writer = None, self._writer, None
+        if writer is not None:
+            writer.close()
+        pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(StorageUnavailable(reason))
+
+    # -- calls -----------------------------------------------------------------------
+    async def _writer_ready(self) -> asyncio.StreamWriter:
+        """The socket to a running engine process whose index is open: started (and opened)
+        here when there is none."""
+        if self._closed:
+            raise StorageUnavailable("vector store is closed")
+        if self._writer is None:
+            async with self._starting:
+                if self._writer is None:
+                    try:
+                        async with asyncio.timeout(START_SECONDS):
+                            await self._start()
+                    except (OSError, TimeoutError) as error:
+                        raise StorageUnavailable(f"vector engine process did not start ({error})") from error
+                    # Opening may migrate an old data dir first (minutes, logged): no deadline.
+                    await self._roundtrip(self._writer, "open", (), None)
+        writer = self._writer
+        if writer is None:
+            raise StorageUnavailable("vector engine process exited")
+        return writer
+
+    async def _call(self, name: str, *args: Any) -> Any:
+        writer = await self._writer_ready()
+        return await self._roundtrip(writer, name, args, deadline.remaining(self.timeout))
+
+    async def _roundtrip(self, writer: asyncio.StreamWriter | None, name: str, args: tuple, remaining: float | None) -> Any:
+        if writer is None:
+            raise StorageUnavailable("vector engine process exited")
+        call_id = next(self._ids)
+        future = asyncio.get_running_loop().create_future()
+        self._pending[call_id] = future
+        try:
+            await _send(writer, (call_id, name, args, remaining))
+            async with asyncio.timeout(None if remaining is None else remaining + REPLY_MARGIN_SECONDS):
+                return await future
+        except TimeoutError as error:
+            raise StorageUnavailable("vector engine process did not answer in time") from error
+        except (ConnectionError, OSError) as error:
+            raise StorageUnavailable(f"vector engine process unreachable ({error})") from error
+        finally:
+            self._pending.pop(call_id, None)
+
+    async def ping(self) -> None:
+        await self._call("ping")
+
+    async def upsert(self, points: list[VectorPoint], indexed_at: int) -> list[str]:
+        return await self._call("upsert", list(points), indexed_at)
+
+    async def upsert_keywords(self, points: list[KeywordPoint], indexed_at: int) -> list[str]:
+        return await self._call("upsert_keywords", list(points), indexed_at)
+
+    async def delete(self, selector: VectorSelector) -> Deleted:
+        return await self._call("delete", selector)
+
+    async def query(self, query: IndexQuery) -> IndexResult:
+        return await self._call("query", query)
+
+    async def has_point(self, dimension: int, point_id: str) -> bool:
+        return await self._call("has_point", dimension, point_id)
+
+    async def has_keyword_point(self, point_id: str) -> bool:
+        return await self._call("has_keyword_point", point_id)
+
+    async def model_dimensions(self, tenant: str, model_id: str) -> list[int]:
+        return await self._call("model_dimensions", tenant, model_id)
+
+    async def stats(self, tenant: str) -> tuple[list[ModelCount], list[CollectionCount]]:
+        return await self._call("stats", tenant)
+
+    async def dimensions(self) -> list[int]:
+        """The dimensions that have a collection (shard)."""
+        return await self._call("dimensions")
+
+
+# -- the child ----------------------------------------------------------------------------
+# The child stops when the server process says so (end of file), not on the terminal's or a
+# service manager's signals to the whole group: the server may still be writing while it stops.
+# PARENT_GONE is a second way out when the server process dies (Linux's parent-death signal).
+PARENT_GONE = signal.SIGUSR1
+
+
+def _stop_with_parent_only() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, PARENT_GONE)  # PR_SET_PDEATHSIG
+
+
+async def _serve(fd: int, root: Path, settings: dict[str, Any]) -> None:
+    from memoryd.storage.qdrant.edge import EdgeIndex
+
+    if settings.get("migrate_from"):
+        settings["migrate_from"] = Path(settings["migrate_from"])
+    index = EdgeIndex(root, **settings)
+    reader, writer = await asyncio.open_connection(sock=socket.socket(fileno=fd))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(PARENT_GONE, stop.set)
+    tasks: set[asyncio.Task] = set()
+
+    async def answer(call_id: int, name: str, args: tuple, remaining: float | None) -> None:
+        token = deadline.set_remaining(remaining)
+        try:
+            if name not in CALLS:
+                raise StorageUnavailable(f"unknown vector engine call {name!r}")
+            reply = (call_id, True, await getattr(index, name)(*args))
+        except MemorydError as error:
+            reply = (call_id, False, _portable(error))
+        except Exception as error:  # noqa: BLE001 - every failure reaches the caller as unavailable
+            log.exception("vector engine call %s failed", name)
+            reply = (call_id, False, StorageUnavailable(f"vector store failed ({type(error).__name__})"))
+        finally:
+            deadline.reset(token)
+        with contextlib.suppress(ConnectionError, OSError):
+            await _send(writer, reply)
+
+    async def read_calls() -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError, OSError):
+            while True:
+                task = asyncio.create_task(answer(*await _receive(reader)))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+        stop.set()
+
+    reading = asyncio.create_task(read_calls())
+    await stop.wait()
+    reading.cancel()
+    await asyncio.gather(reading, *tasks, return_exceptions=True)
+    await index.close()
+    writer.close()
+
+
+def _portable(error: MemorydError) -> MemorydError:
+    """The error as the parent can unpickle it (the domain's errors take keyword arguments)."""
+    try:
+        pickle.loads(pickle.dumps(error))
+        return error
+    except Exception:  # noqa: BLE001
+        return StorageUnavailable(str(error))
+
+
+def main(argv: list[str]) -> int:
+    from memoryd import logs
+
+    fd, level, root, settings = int(argv[0]), argv[1], Path(argv[2]), json.loads(argv[3])
+    logs.configure(level)
+    _stop_with_parent_only()
+    asyncio.run(_serve(fd, root, settings))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
