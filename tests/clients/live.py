@@ -1,7 +1,7 @@
 """A real `memoryd serve` process for client tests, and a gRPC fault-injecting proxy.
 
 The server is the installed `memoryd` command (the same one users run) on an
-ephemeral port, embedded SQLite in a temporary data dir. The proxy forwards raw
+ephemeral port, embedded SQLite in a temporary data dir (tests.processes.MemorydServer). The proxy forwards raw
 bytes to it and can fail chosen attempts with a status before they reach the
 server, or cut a Watch stream; results always come from the real server.
 
@@ -19,94 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
-import shutil
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import grpc
 
 from memoryd.v1 import event_service_pb2
-
-STARTUP_TIMEOUT = 30.0
-
-
-def memoryd_executable() -> str:
-    explicit = os.environ.get("MEMORYD_BIN")
-    if explicit:
-        return explicit
-    beside_python = Path(sys.executable).with_name("memoryd")
-    if beside_python.exists():
-        return str(beside_python)
-    found = shutil.which("memoryd")
-    if found is None:
-        raise RuntimeError("memoryd not found: pip install -e . (or set MEMORYD_BIN)")
-    return found
-
-
-class MemorydProcess:
-    """`memoryd serve --listen 127.0.0.1:PORT --port-file F --data-dir D` as a child process."""
-
-    def __init__(self, workdir: Path, env: dict[str, str] | None = None) -> None:
-        self.workdir = workdir
-        self.env = {**os.environ, **(env or {})}
-        self.data_dir = workdir / "data"
-        self.port_file = workdir / "port"
-        self.log_path = workdir / "memoryd.log"
-        self.port = 0  # 0 until the first start: then the bound port, reused by restarts
-        self.process: subprocess.Popen | None = None
-
-    @property
-    def target(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        self.port_file.unlink(missing_ok=True)
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
-            [
-                memoryd_executable(),
-                "serve",
-                "--listen",
-                f"127.0.0.1:{self.port}",
-                "--http-listen",  # restarts reuse the gRPC port, whose + 1 may be taken by then
-                "127.0.0.1:0",
-                "--port-file",
-                str(self.port_file),
-                "--data-dir",
-                str(self.data_dir),
-            ],
-            stdout=log,
-            stderr=log,
-            env=self.env,
-        )
-        log.close()
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not self.port_file.exists() or not self.port_file.read_text().strip():
-            if self.process.poll() is not None:
-                raise RuntimeError(f"memoryd exited with {self.process.returncode}:\n{self.log_path.read_text()}")
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"memoryd did not start:\n{self.log_path.read_text()}")
-            time.sleep(0.05)
-        self.port = int(self.port_file.read_text())
-
-    def stop(self) -> None:
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
 
 
 @dataclass

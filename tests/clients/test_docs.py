@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.clients.live import MemorydProcess
+from tests.processes import MemorydServer
 
 ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
@@ -63,7 +63,7 @@ def stripped(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("where", "body"), blocks("python"), ids=[w for w, _ in blocks("python")])
-def test_python_snippets_run(memoryd: MemorydProcess, tmp_path, where: str, body: str):
+def test_python_snippets_run(memoryd: MemorydServer, tmp_path, where: str, body: str):
     code = body.replace("127.0.0.1:50051", memoryd.target)
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=snippet_environment()
@@ -78,7 +78,7 @@ def snippet_environment() -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("where", "body"), blocks("json"), ids=[w for w, _ in blocks("json")])
-async def test_mcp_host_configurations_start_the_server(memoryd: MemorydProcess, where: str, body: str):
+async def test_mcp_host_configurations_start_the_server(memoryd: MemorydServer, where: str, body: str):
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 

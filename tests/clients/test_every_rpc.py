@@ -45,7 +45,8 @@ from memoryd_client import (
     session_attributes,
     to_dict,
 )
-from tests.clients.live import Fault, FaultProxy, MemorydProcess
+from tests.clients.live import Fault, FaultProxy
+from tests.processes import MemorydServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = [
@@ -195,7 +196,7 @@ async def exercise_every_method(client: MemoryClient | SyncMemoryClient, tag: st
 
 
 @pytest.mark.parametrize("flavor", ["async", "sync"])
-async def test_every_unary_rpc_has_a_typed_method(private_memoryd: MemorydProcess, flavor: str):
+async def test_every_unary_rpc_has_a_typed_method(private_memoryd: MemorydServer, flavor: str):
     proxy = FaultProxy(private_memoryd.target)
     await proxy.start()
     try:
@@ -244,7 +245,7 @@ def test_docs_list_the_classification_of_every_rpc():
 
 
 @pytest.mark.parametrize("path", sorted(UNARY))
-async def test_unavailable_is_retried_only_for_idempotent_rpcs(memoryd: MemorydProcess, path: str):
+async def test_unavailable_is_retried_only_for_idempotent_rpcs(memoryd: MemorydServer, path: str):
     proxy = FaultProxy(memoryd.target, faults=[Fault(path, grpc.StatusCode.UNAVAILABLE, times=1)])
     await proxy.start()
     method = UNARY[path]

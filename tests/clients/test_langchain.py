@@ -33,7 +33,7 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 
 from memoryd_client import MemoryClient, SyncMemoryClient, message, session_attributes, tool_call
 from memoryd_client.langchain import MemorydChatMessageHistory
-from tests.clients.live import MemorydProcess
+from tests.processes import MemorydServer
 
 EVERY_TYPE = [
     SystemMessage("You are terse.", id="sys-1"),
@@ -64,7 +64,7 @@ EVERY_TYPE = [
 
 
 @pytest.fixture
-def sync_client(memoryd: MemorydProcess) -> Iterator[SyncMemoryClient]:
+def sync_client(memoryd: MemorydServer) -> Iterator[SyncMemoryClient]:
     with SyncMemoryClient(memoryd.target) as client:
         yield client
 

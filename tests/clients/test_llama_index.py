@@ -17,7 +17,7 @@ from llama_index.core.storage.chat_store.base import BaseChatStore
 
 from memoryd_client import MemoryClient, SyncMemoryClient, message, session_attributes, tool_call
 from memoryd_client.llama_index import MemorydChatStore
-from tests.clients.live import MemorydProcess
+from tests.processes import MemorydServer
 
 WORDS = str.split
 
@@ -42,7 +42,7 @@ MESSAGES = [
 
 
 @pytest.fixture
-def sync_client(memoryd: MemorydProcess) -> Iterator[SyncMemoryClient]:
+def sync_client(memoryd: MemorydServer) -> Iterator[SyncMemoryClient]:
     with SyncMemoryClient(memoryd.target) as client:
         yield client
 

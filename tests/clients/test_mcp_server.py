@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -26,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from memoryd_client import MemoryClient, message
-from tests.clients.live import MemorydProcess
+from tests.processes import MemorydServer, ServerProcess
 from tests.vectors.test_embedder import EmbeddingHandler
 
 ACME, GLOBEX = "token-acme-0123456789", "token-globex-0123456789"
@@ -35,8 +34,8 @@ BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory) -> Iterator[MemorydProcess]:
-    server = MemorydProcess(tmp_path_factory.mktemp("mcp"), env={"MEMORYD_TOKENS": f"acme: {ACME}, globex: {GLOBEX}"})
+def secured(tmp_path_factory) -> Iterator[MemorydServer]:
+    server = MemorydServer(tmp_path_factory.mktemp("mcp"), env={"MEMORYD_TOKENS": f"acme: {ACME}, globex: {GLOBEX}"})
     server.start()
     yield server
     server.stop()
@@ -52,21 +51,15 @@ async def stdio_session(target: str, token: str | None) -> AsyncIterator[ClientS
 
 
 @pytest.fixture(scope="module")
-def http_mcp(secured: MemorydProcess, tmp_path_factory) -> Iterator[str]:
-    port_file = tmp_path_factory.mktemp("mcp-http") / "port"
-    process = subprocess.Popen(
-        [str(BIN / "memoryd-mcp"), "--transport", "http", "--port", "0", "--port-file", str(port_file),
-         "--target", secured.target],
-        stderr=subprocess.PIPE,
-    )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while not (port_file.exists() and port_file.read_text()):
-        assert process.poll() is None, process.stderr.read().decode()
-        assert time.monotonic() < deadline, "memoryd-mcp did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port_file.read_text()}/mcp"
-    process.terminate()
-    process.wait(timeout=15)
+def http_mcp(secured: MemorydServer, tmp_path_factory) -> Iterator[str]:
+    server = ServerProcess(
+        [str(BIN / "memoryd-mcp"), "--transport", "http", "--port", "0", "--target", secured.target],
+        tmp_path_factory.mktemp("mcp-http"),
+        name="memoryd-mcp",
+    )
+    server.start()
+    yield f"http://{server.target}/mcp"
+    server.terminate()
 
 
 @asynccontextmanager
@@ -95,7 +88,7 @@ async def tool_error(session: ClientSession, tool: str, **arguments) -> str:
     return result.content[0].text.removeprefix(f"Error executing tool {tool}: ")
 
 
-async def exercise_every_tool(session: ClientSession, memoryd: MemorydProcess, token: str) -> None:
+async def exercise_every_tool(session: ClientSession, memoryd: MemorydServer, token: str) -> None:
     scope, chat = f"scope-{uuid.uuid4().hex[:8]}", f"chat-{uuid.uuid4().hex[:8]}"
     assert {t.name for t in (await session.list_tools()).tools} == TOOLS
 
@@ -117,17 +110,17 @@ async def exercise_every_tool(session: ClientSession, memoryd: MemorydProcess, t
     assert (await call(session, "memory_search", scope=scope, query="tea"))["hits"] == []
 
 
-async def test_every_tool_over_stdio_with_the_token_from_the_environment(secured: MemorydProcess):
+async def test_every_tool_over_stdio_with_the_token_from_the_environment(secured: MemorydServer):
     async with stdio_session(secured.target, ACME) as session:
         await exercise_every_tool(session, secured, ACME)
 
 
-async def test_every_tool_over_http_with_the_callers_authorization_header(secured: MemorydProcess, http_mcp: str):
+async def test_every_tool_over_http_with_the_callers_authorization_header(secured: MemorydServer, http_mcp: str):
     async with http_session(http_mcp, GLOBEX) as session:
         await exercise_every_tool(session, secured, GLOBEX)
 
 
-async def test_each_http_caller_reaches_its_own_tenant(secured: MemorydProcess, http_mcp: str):
+async def test_each_http_caller_reaches_its_own_tenant(secured: MemorydServer, http_mcp: str):
     scope = f"shared-{uuid.uuid4().hex[:8]}"
     async with http_session(http_mcp, ACME) as acme, http_session(http_mcp, GLOBEX) as globex:
         await call(acme, "memory_save", scope=scope, text="acme's secret plan")
@@ -137,7 +130,7 @@ async def test_each_http_caller_reaches_its_own_tenant(secured: MemorydProcess, 
         assert [h.entry.text for h in (await client.search_entries(scope, "plan")).hits] == ["acme's secret plan"]
 
 
-async def test_memoryd_errors_are_tool_errors_with_the_reason(secured: MemorydProcess, http_mcp: str):
+async def test_memoryd_errors_are_tool_errors_with_the_reason(secured: MemorydServer, http_mcp: str):
     async with http_session(http_mcp, None) as anonymous:
         assert (await tool_error(anonymous, "history", session_id="s")).startswith("UNAUTHENTICATED TOKEN_MISSING: ")
     async with stdio_session(secured.target, None) as anonymous:
@@ -154,7 +147,7 @@ async def test_recall_by_text_with_the_servers_embedder(tmp_path):
     embedder = ThreadingHTTPServer(("127.0.0.1", 0), EmbeddingHandler)
     threading.Thread(target=embedder.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{embedder.server_address[1]}/v1"
-    server = MemorydProcess(tmp_path, env={"MEMORYD_EMBEDDER_URL": url, "MEMORYD_EMBEDDER_MODEL": "bow"})
+    server = MemorydServer(tmp_path, env={"MEMORYD_EMBEDDER_URL": url, "MEMORYD_EMBEDDER_MODEL": "bow"})
     server.start()
     try:
         async with MemoryClient(server.target) as client:

@@ -24,7 +24,8 @@ from memoryd_client import (
     to_dict,
 )
 from memoryd_client.example import run as run_example
-from tests.clients.live import Fault, FaultProxy, MemorydProcess, StreamCut
+from tests.clients.live import Fault, FaultProxy, StreamCut
+from tests.processes import MemorydServer
 
 SAVE = "/memoryd.v1.MemoryService/SaveMessage"
 WATCH = "/memoryd.v1.EventService/Watch"
@@ -46,7 +47,7 @@ async def test_example_scenario(client: MemoryClient, session_id: str):
     assert [m.id for m in outcome.history_after] == [outcome.saved[0].id, outcome.saved[2].id]
 
 
-def test_example_runs_as_a_program(memoryd: MemorydProcess):
+def test_example_runs_as_a_program(memoryd: MemorydServer):
     result = subprocess.run(
         [sys.executable, "-m", "memoryd_client.example", "--target", memoryd.target],
         capture_output=True,
@@ -195,7 +196,7 @@ async def test_watch_from_now_resumes_without_a_gap_before_its_first_event(proxy
     assert watch_requests[1].HasField("after_seq") and watch_requests[1].after_seq < event.seq
 
 
-async def test_watch_resumes_across_a_server_restart(private_memoryd: MemorydProcess, session_id: str):
+async def test_watch_resumes_across_a_server_restart(private_memoryd: MemorydServer, session_id: str):
     async with MemoryClient(private_memoryd.target) as client:
         async with client.watch([session_id], [EventType.EVENT_TYPE_MESSAGES_APPENDED]) as events:
             await events.started()
@@ -215,7 +216,7 @@ async def test_watch_resumes_across_a_server_restart(private_memoryd: MemorydPro
 
 
 async def test_watch_from_a_compacted_seq_raises(tmp_path, session_id: str):
-    server = MemorydProcess(
+    server = MemorydServer(
         tmp_path,
         env={"MEMORYD_EVENT_RETENTION_COUNT": "2", "MEMORYD_EVENT_COMPACTION_INTERVAL_SECONDS": "0.1"},
     )
@@ -246,7 +247,7 @@ async def test_watch_from_a_compacted_seq_raises(tmp_path, session_id: str):
 
 
 async def test_bearer_tokens_select_the_tenant(tmp_path, session_id: str):
-    server = MemorydProcess(tmp_path, env={"MEMORYD_TOKENS": "acme: token-acme-0123456789, globex: token-globex-0123456789"})
+    server = MemorydServer(tmp_path, env={"MEMORYD_TOKENS": "acme: token-acme-0123456789, globex: token-globex-0123456789"})
     await asyncio.to_thread(server.start)
     try:
         async with (

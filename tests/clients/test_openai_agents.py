@@ -181,9 +181,9 @@ async def test_an_item_that_is_not_json_is_refused(client: MemoryClient, session
 
 
 async def test_histories_longer_than_the_servers_page_limit_are_read_whole(tmp_path):
-    from tests.clients.live import MemorydProcess
+    from tests.processes import MemorydServer
 
-    server = MemorydProcess(tmp_path, env={"MEMORYD_MAX_PAGE_SIZE": "3"})
+    server = MemorydServer(tmp_path, env={"MEMORYD_MAX_PAGE_SIZE": "3"})
     server.start()
     try:
         async with MemoryClient(server.target) as client:

@@ -20,14 +20,15 @@ from memoryd_client import (
     UnavailableError,
     message,
 )
-from tests.clients.live import Fault, FaultProxy, MemorydProcess, StreamCut
+from tests.clients.live import Fault, FaultProxy, StreamCut
+from tests.processes import MemorydServer
 
 SAVE = "/memoryd.v1.MemoryService/SaveMessage"
 SAVE_BATCH = "/memoryd.v1.MemoryService/SaveMessages"
 WATCH = "/memoryd.v1.EventService/Watch"
 
 
-def test_save_read_and_watch_a_deletion(memoryd: MemorydProcess, session_id: str):
+def test_save_read_and_watch_a_deletion(memoryd: MemorydServer, session_id: str):
     with SyncMemoryClient(memoryd.target) as client:
         saved = [client.save_message(session_id, message("user", text)).message for text in ["a", "b", "c"]]
         with client.watch([session_id], [EventType.EVENT_TYPE_MESSAGES_DELETED]) as events:
@@ -42,7 +43,7 @@ def test_save_read_and_watch_a_deletion(memoryd: MemorydProcess, session_id: str
     assert [m.id for m in history] == [saved[0].id, saved[2].id]
 
 
-def test_invalid_argument_carries_the_details(memoryd: MemorydProcess):
+def test_invalid_argument_carries_the_details(memoryd: MemorydServer):
     with SyncMemoryClient(memoryd.target) as client, pytest.raises(InvalidArgumentError) as caught:
         client.get_history("", limit=-1)
 
@@ -101,7 +102,7 @@ async def test_watch_resumes_from_the_last_seq(proxy: FaultProxy, session_id: st
     assert watch_requests[1].after_seq == received[1].seq
 
 
-def test_close_from_another_thread_ends_the_iteration(memoryd: MemorydProcess, session_id: str):
+def test_close_from_another_thread_ends_the_iteration(memoryd: MemorydServer, session_id: str):
     with SyncMemoryClient(memoryd.target) as client:
         events = client.watch([session_id])
         events.started()

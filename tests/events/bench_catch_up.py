@@ -251,7 +251,6 @@ def main() -> None:
             print(f"  the replay meanwhile: {progress.rate(phases['windows']):.0f} events/s while running")
         finally:
             server.terminate()
-            server.wait(timeout=30)
 
 
 if __name__ == "__main__":

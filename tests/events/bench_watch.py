@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import contextlib
 import itertools
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,8 +30,12 @@ from pathlib import Path
 
 import grpc
 
+if __package__ is None or __package__ == "":  # run as a script: the repository's tests package
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 from memoryd.v1 import event_pb2, event_service_pb2, event_service_pb2_grpc
 from memoryd.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
+from tests.processes import ServerProcess
 
 SESSION = "bench"
 
@@ -44,23 +47,17 @@ def percentile(values: list[float], pct: float) -> float:
 
 def serve(
     data_dir: Path, *flags: str, python_flags: str = "", preexec_fn: Callable[[], None] | None = None
-) -> tuple[subprocess.Popen, int]:
+) -> tuple[ServerProcess, int]:
     """`memoryd serve` on `data_dir` in its own process; returns the process and its port."""
-    port_file = data_dir / "port"
     command = [
         sys.executable, *python_flags.split(), "-m", "memoryd", "serve", "--listen", "127.0.0.1:0",
-        "--port-file", str(port_file), "--data-dir", str(data_dir), "--log-level", "warning", *flags,
+        "--data-dir", str(data_dir), "--log-level", "warning", *flags,
     ]  # fmt: skip
-    server = subprocess.Popen(command, stdin=subprocess.DEVNULL, preexec_fn=preexec_fn)
-    deadline = time.monotonic() + 60
-    while not (port_file.exists() and port_file.read_text().strip()):
-        if server.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit("memoryd did not start")
-        time.sleep(0.05)
-    return server, int(port_file.read_text())
+    server = ServerProcess(command, data_dir, preexec_fn=preexec_fn)
+    return server, server.start()
 
 
-def start_server(args: argparse.Namespace, data_dir: Path) -> tuple[subprocess.Popen, int]:
+def start_server(args: argparse.Namespace, data_dir: Path) -> tuple[ServerProcess, int]:
     mongo = ["--mongodb-uri", args.mongodb_uri, "--mongodb-database", f"bench_{uuid.uuid4().hex[:8]}"]
     return serve(data_dir, *(mongo if args.mongodb_uri else []), python_flags=args.python_flags)
 
@@ -225,7 +222,6 @@ def main() -> None:
             report = asyncio.run(bench(args, port))
         finally:
             server.terminate()
-            server.wait(timeout=30)
     backend = "mongodb" if args.mongodb_uri else "sqlite"
     print(f"Watch fan-out, {backend}, {report['subscribers']} subscribers")
     print(

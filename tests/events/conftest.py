@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ from memoryd.config import Config
 from memoryd.domain.models import DEFAULT_TENANT, EventDraft, EventType, now_ms
 from memoryd.domain.store import Store
 from tests.conftest import BACKENDS, mongo_uri_for
+from tests.processes import ServerProcess
 
 WAIT = 30.0  # upper bound for anything a test waits on; never asserted as a timing
 
@@ -78,7 +77,7 @@ class Servers:
     database: str
     apps: list[App] = field(default_factory=list)
     clients: list[Client] = field(default_factory=list)
-    processes: list[subprocess.Popen] = field(default_factory=list)
+    processes: list[ServerProcess] = field(default_factory=list)
 
     def config(self, **overrides) -> Config:
         return Config(
@@ -104,25 +103,18 @@ class Servers:
         """Another `memoryd serve` process on the same data (a second replica)."""
         # Its own data dir: the embedded vector store there is single-process.
         data_dir = self.data_dir / f"replica-{len(self.processes)}"
-        data_dir.mkdir()
-        port_file = data_dir / "port"
-        command = [
-            sys.executable, "-m", "memoryd", "serve",
-            "--listen", "127.0.0.1:0", "--port-file", str(port_file),
-            "--data-dir", str(data_dir),
-            "--mongodb-uri", self.mongodb_uri, "--mongodb-database", self.database,
-            "--log-level", "warning", *flags,
-        ]  # fmt: skip
-        log_path = data_dir / "server.log"
-        with open(log_path, "wb") as log:
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        process = ServerProcess(
+            [
+                sys.executable, "-m", "memoryd", "serve",
+                "--listen", "127.0.0.1:0", "--data-dir", str(data_dir),
+                "--mongodb-uri", self.mongodb_uri, "--mongodb-database", self.database,
+                "--log-level", "warning", *flags,
+            ],
+            data_dir,
+        )  # fmt: skip
         self.processes.append(process)
-        deadline = time.monotonic() + WAIT
-        while not port_file.exists() or not port_file.read_text().strip():
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"memoryd serve did not start; see {log_path}")
-            await asyncio.sleep(0.05)
-        client = Client.connect(int(port_file.read_text()))
+        # Off the event loop: the servers this test runs in-process keep serving meanwhile.
+        client = Client.connect(await asyncio.to_thread(process.start, WAIT))
         self.clients.append(client)
         return client
 
@@ -133,11 +125,6 @@ class Servers:
             await app.stop(0)
         for process in self.processes:
             process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc
 from memoryd.v1 import message_pb2
 from tests.conftest import mongo_uri_for
-from tests.faults.proc import Server
+from tests.processes import MemorydServer
 
 WRITERS = 8
 SESSIONS = 4
@@ -84,7 +84,7 @@ async def test_acknowledged_writes_survive_kill9(request, tmp_path, backend, rou
     if backend == "mongo":
         uri = mongo_uri_for("mongo", request)
         args = ("--mongodb-uri", uri, "--mongodb-database", f"memoryd_crash_{uuid.uuid4().hex[:8]}")
-    server = Server(tmp_path, *args)
+    server = MemorydServer(tmp_path, *args)
     server.start()
     sessions = [f"crash-{i}" for i in range(SESSIONS)]
     attempted: dict[str, tuple[str, bool]] = {}  # key -> (session, batch)
@@ -115,7 +115,7 @@ async def test_acknowledged_writes_survive_kill9(request, tmp_path, backend, rou
 
             tasks = [asyncio.create_task(writer(w)) for w in range(WRITERS)]
             await kill_now.wait()
-            server.kill9()  # with requests in flight
+            server.kill()  # with requests in flight
             await asyncio.gather(*tasks)
             await channel.close()
             assert len(acked) - acked_before >= acks_per_round

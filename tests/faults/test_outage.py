@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc
 from memoryd.v1 import message_pb2
-from tests.faults.proc import Server
+from tests.processes import MemorydServer
 from tests.security.harness import error_details, rich_status
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -48,7 +48,7 @@ def _save(session: str, key: str) -> mem.SaveMessageRequest:
 @pytest.mark.mongo
 async def test_storage_outage_is_unavailable_then_recovers(tmp_path, secantus):
     database = secantus()
-    server = Server(tmp_path, "--mongodb-uri", database.uri, "--health-check-interval-seconds", "0.3")
+    server = MemorydServer(tmp_path, "--mongodb-uri", database.uri, "--health-check-interval-seconds", "0.3")
     server.start()
     acked: dict[str, str] = {}
     attempted: list[str] = []
@@ -118,7 +118,7 @@ async def test_hung_storage_answers_unavailable_before_the_deadline(tmp_path, se
     the network sends abortTransaction over that network, so the store's own timeout has to
     expire before the server's backstop cancels anything."""
     database = secantus()
-    server = Server(tmp_path, "--mongodb-uri", database.uri)
+    server = MemorydServer(tmp_path, "--mongodb-uri", database.uri)
     server.start()
     try:
         async with grpc.aio.insecure_channel(server.target) as channel:

@@ -16,7 +16,7 @@ from memoryd.v1 import event_service_pb2_grpc
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc
 from memoryd.v1 import message_pb2
-from tests.faults.proc import Server
+from tests.processes import MemorydServer
 
 # Watch ends on shutdown either cleanly after a last progress (the cursor to resume from)
 # or with UNAVAILABLE; both tell the client to reconnect with after_seq.
@@ -30,7 +30,7 @@ def _save(content: str) -> mem.SaveMessageRequest:
 
 
 async def test_sigterm_drains_unary_calls_and_ends_streams_resumably(tmp_path):
-    server = Server(tmp_path, "--grace-seconds", "20")
+    server = MemorydServer(tmp_path, "--grace-seconds", "20")
     server.start()
     try:
         channel = grpc.aio.insecure_channel(server.target)

@@ -8,7 +8,7 @@ import pytest
 
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc, message_pb2
-from tests.faults.proc import Server
+from tests.processes import MemorydServer
 from tests.faults.test_outage import NOT_SERVING, SERVING, _health, _until
 
 
@@ -16,7 +16,7 @@ from tests.faults.test_outage import NOT_SERVING, SERVING, _health, _until
 async def test_server_started_during_outage_recovers_by_itself(tmp_path, secantus):
     database = secantus()
     database.stop()
-    server = Server(tmp_path, "--mongodb-uri", database.uri, "--health-check-interval-seconds", "0.3")
+    server = MemorydServer(tmp_path, "--mongodb-uri", database.uri, "--health-check-interval-seconds", "0.3")
     server.start()
     try:
         async with grpc.aio.insecure_channel(server.target) as channel:

@@ -13,7 +13,7 @@ import grpc
 from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.v1 import vector_service_pb2_grpc
 from memoryd.storage.qdrant.edge import EdgeIndex
-from tests.faults.proc import Server
+from tests.processes import MemorydServer
 
 MODEL = "test:crash"
 WRITERS = 6
@@ -25,7 +25,7 @@ def _point(rng: random.Random, key: str) -> pb.VectorPoint:
 
 
 async def test_acknowledged_vector_upserts_survive_kill_9(tmp_path):
-    server = Server(tmp_path)
+    server = MemorydServer(tmp_path)
     server.start()
     acknowledged: dict[str, str] = {}  # message id -> point id
     try:
@@ -48,7 +48,7 @@ async def test_acknowledged_vector_upserts_survive_kill_9(tmp_path):
             tasks = [asyncio.create_task(writer(n)) for n in range(WRITERS)]
             while len(acknowledged) < 2000:
                 await asyncio.sleep(0.05)
-            server.kill9()
+            server.kill()
             stop.set()
             await asyncio.gather(*tasks)
 

@@ -81,7 +81,7 @@ def measure(label: str, args: list[str], messages: int, readers: int, writers: i
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         with start_memoryd("memoryd", work, work / "data", "--log-level", "warning", *args) as server:
-            target, pid = server.address, server.pid
+            target, pid = server.target, server.pid
             asyncio.run(seed(target, messages))
             time.sleep(settle)
             result = {"config": label}

@@ -43,7 +43,7 @@ def upserts(server, points: int, with_text: bool, settle_seconds: float) -> dict
     tenants = list(vector_load.TENANTS)
 
     async def save_all():
-        return await asyncio.gather(*(vector_load.save_sessions(server.address, t, points // 2, start_ts) for t in tenants))
+        return await asyncio.gather(*(vector_load.save_sessions(server.target, t, points // 2, start_ts) for t in tenants))
 
     stored = asyncio.run(save_all())
     time.sleep(settle_seconds)  # the saves' background keyword indexing drains first: only upserts are measured
@@ -51,7 +51,7 @@ def upserts(server, points: int, with_text: bool, settle_seconds: float) -> dict
 
     async def upsert_all():
         await asyncio.gather(*(
-            vector_load.upsert_points(server.address, t, s, with_text=with_text) for t, s in zip(tenants, stored)
+            vector_load.upsert_points(server.target, t, s, with_text=with_text) for t, s in zip(tenants, stored)
         ))
 
     asyncio.run(upsert_all())
@@ -91,7 +91,7 @@ async def _saves(address: str, calls: int) -> tuple[float, dict]:
 
 def saves(server, calls: int) -> dict:
     cpu = tree_cpu_seconds(server.pid)
-    seconds, indexing = asyncio.run(_saves(server.address, calls))
+    seconds, indexing = asyncio.run(_saves(server.target, calls))
     cpu = tree_cpu_seconds(server.pid) - cpu
     return {"calls": calls, "rps": round(calls / seconds), "cpu_us_per_call": round(cpu * 1e6 / calls), **indexing,
             "rss_mib": round(tree_rss_bytes(server.pid) / (1 << 20))}

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +25,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SCENARIOS = HERE / "scenarios"
 VENV_BIN = Path(sys.executable).parent
+sys.path.insert(0, str(REPO))  # these scripts run from here: the repository's tests package
+from tests.processes import ServerProcess  # noqa: E402
+
 GHZ = Path(os.environ.get("GHZ", REPO / "tools" / "bin" / "ghz"))
 
 
@@ -131,63 +133,18 @@ class RssSampler:
         return min(self.samples, key=lambda s: abs(s[0] - second))[1] if self.samples else 0
 
 
-@dataclass
-class Server:
-    """A server process started by the harness; `address` is host:port once it serves."""
-
-    name: str
-    process: subprocess.Popen
-    address: str
-    log_path: Path
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def stop(self, timeout: float = 20.0) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-    def __enter__(self) -> Server:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-def start_server(name: str, argv: Sequence[str], workdir: Path, *, env: dict | None = None, timeout: float = 60.0) -> Server:
-    """Start a server that accepts `--port-file` and wait until it has written it and answers."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    port_file = workdir / f"{name}.port"
-    port_file.unlink(missing_ok=True)
-    log_path = workdir / f"{name}.log"
-    log = open(log_path, "ab")
-    process = subprocess.Popen(
-        [*argv, "--port-file", str(port_file)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, **(env or {})},
-        cwd=REPO,
-    )
-    log.close()
+def start_server(
+    name: str, argv: Sequence[str], workdir: Path, *, env: dict | None = None, timeout: float = 60.0
+) -> ServerProcess:
+    """Start a server that accepts `--port-file`; wait until it has written it and answers."""
+    server = ServerProcess(argv, workdir, name=name, env=env, cwd=REPO)
+    server.start(timeout)
     deadline = time.monotonic() + timeout
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"{name} exited with {process.returncode}; log: {log_path}\n{tail(log_path)}")
-        text = port_file.read_text().strip() if port_file.exists() else ""
-        if text.isdigit():
-            address = f"127.0.0.1:{text}"
-            if _answers(address):
-                return Server(name, process, address, log_path)
-        if time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError(f"{name} did not start within {timeout}s; log: {log_path}\n{tail(log_path)}")
-        time.sleep(0.1)
+    while not _answers(server.target):
+        if server.process.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            raise RuntimeError(f"{name} does not answer; log: {server.log_path}\n{tail(server.log_path)}")
+    return server
 
 
 def tail(path: Path, lines: int = 20) -> str:
@@ -206,12 +163,12 @@ def _answers(address: str) -> bool:
         return False
 
 
-def start_memoryd(name: str, workdir: Path, data_dir: Path, *extra: str, env: dict | None = None) -> Server:
+def start_memoryd(name: str, workdir: Path, data_dir: Path, *extra: str, env: dict | None = None) -> ServerProcess:
     argv = [str(VENV_BIN / "memoryd"), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), *extra]
     return start_server(name, argv, workdir, env=env)
 
 
-def start_noop(workdir: Path, responses: str = "shaped") -> Server:
+def start_noop(workdir: Path, responses: str = "shaped") -> ServerProcess:
     argv = [sys.executable, str(HERE / "noop_server.py"), "--listen", "127.0.0.1:0", "--responses", responses]
     return start_server(f"noop-{responses}", argv, workdir)
 
@@ -327,11 +284,11 @@ def run_ghz(
     )
 
 
-def measure(server: Server, scenario: Path, *, target: str, duration: float, **kwargs) -> GhzResult:
+def measure(server: ServerProcess, scenario: Path, *, target: str, duration: float, **kwargs) -> GhzResult:
     """ghz against a harness-started server, with the server tree's peak RSS during the run."""
     cpu_before, wall_before = tree_cpu_seconds(server.pid), time.monotonic()
     with RssSampler(server.pid) as rss:
-        result = run_ghz(scenario, server.address, target=target, duration=duration, **kwargs)
+        result = run_ghz(scenario, server.target, target=target, duration=duration, **kwargs)
     result.server_cpu = (tree_cpu_seconds(server.pid) - cpu_before) / (time.monotonic() - wall_before)
     result.peak_rss = rss.peak
     return result

@@ -36,7 +36,7 @@ from loadlib import (
     GhzResult,
     RssSampler,
     SeedSpec,
-    Server,
+    ServerProcess,
     env_float,
     env_int,
     human_bytes,
@@ -104,7 +104,7 @@ class Suite:
     # -- running --------------------------------------------------------
     def ghz(
         self,
-        server: Server,
+        server: ServerProcess,
         name: str,
         target: str,
         *,
@@ -130,7 +130,7 @@ class Suite:
         self.results.append(result)
         return result
 
-    def ghz_path(self, server: Server, path: Path, name: str, target: str) -> GhzResult:
+    def ghz_path(self, server: ServerProcess, path: Path, name: str, target: str) -> GhzResult:
         """A generated scenario; its ceiling is the same file against the do-nothing servicer."""
         log(f"{name} on {target} for {DURATION:g}s")
         result = measure(server, path, target=target, duration=DURATION, cpus=GHZ_CPUS)
@@ -142,10 +142,10 @@ class Suite:
         self.results.append(result)
         return result
 
-    def methods(self, server: Server) -> set[str]:
+    def methods(self, server: ServerProcess) -> set[str]:
         cache = getattr(server, "_methods", None)
         if cache is None:
-            cache = server_methods(server.address)
+            cache = server_methods(server.target)
             server._methods = cache  # type: ignore[attr-defined]
         return cache
 
@@ -168,11 +168,11 @@ class Suite:
             SeedSpec("load-recent-", 500, max(1, recent // 500), now - 2 * day, rare_every=100),
         ]
 
-    def seed_into(self, server: Server, specs: list[SeedSpec], key: str, *, batch: int = 1000, concurrency: int = 2) -> None:
+    def seed_into(self, server: ServerProcess, specs: list[SeedSpec], key: str, *, batch: int = 1000, concurrency: int = 2) -> None:
         started = time.monotonic()
-        total = seed(server.address, specs, batch=batch, concurrency=concurrency)
+        total = seed(server.target, specs, batch=batch, concurrency=concurrency)
         if "memoryd.v1.VectorService/UpsertVectors" in self.methods(server) and VECTORS:
-            self.extra[f"vectors_{key}"] = seed_vectors(server.address, VECTORS, self.seed_now - 30 * 86_400_000)
+            self.extra[f"vectors_{key}"] = seed_vectors(server.target, VECTORS, self.seed_now - 30 * 86_400_000)
         elapsed = time.monotonic() - started
         self.extra[f"seed_{key}"] = {"messages": total, "seconds": round(elapsed, 1)}
         log(f"seeded {total} messages in {elapsed:.0f}s ({total / max(elapsed, 1e-9):.0f}/s)")
@@ -203,9 +203,9 @@ class Suite:
             if "memoryd.v1.VectorService/GetVectorStats" in self.methods(server):
                 # Saved messages are keyword-indexed in the background (a bounded queue that
                 # drops the oldest): CPU per call compares only at equal work done.
-                self.extra[f"indexing_{target}"] = indexing_stats(server.address)
+                self.extra[f"indexing_{target}"] = indexing_stats(server.target)
 
-    def run_fanout(self, server: Server, target: str) -> None:
+    def run_fanout(self, server: ServerProcess, target: str) -> None:
         subscribers = env_int("LOAD_FANOUT_SUBSCRIBERS", 20)
         rate = env_float("LOAD_FANOUT_RATE", 100)
         log(f"watch fan-out on {target}: {subscribers} subscribers, {rate:g} writes/s for {DURATION:g}s")
@@ -215,7 +215,7 @@ class Suite:
                     sys.executable,
                     str(HERE / "watch_fanout.py"),
                     "--target",
-                    server.address,
+                    server.target,
                     "--subscribers",
                     str(subscribers),
                     "--rate",
@@ -255,7 +255,7 @@ class Suite:
 
             def drive(name: str) -> None:
                 out[name] = run_ghz(
-                    scenario(name), server.address, target="sqlite-rss", duration=RSS_DURATION, concurrency=8, cpus=GHZ_CPUS
+                    scenario(name), server.target, target="sqlite-rss", duration=RSS_DURATION, concurrency=8, cpus=GHZ_CPUS
                 )
 
             threads = [threading.Thread(target=drive, args=(n,)) for n in ("save_message", "get_history")]

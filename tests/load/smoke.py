@@ -25,7 +25,7 @@ def main() -> int:
             def drive(name: str) -> None:
                 try:
                     results[name] = run_ghz(
-                        SCENARIOS / f"{name}.json", server.address, target="smoke", duration=duration, concurrency=8
+                        SCENARIOS / f"{name}.json", server.target, target="smoke", duration=duration, concurrency=8
                     )
                 except Exception as exc:  # reported below; the other scenario still runs
                     failures.append(f"{name}: {exc}")
@@ -35,7 +35,7 @@ def main() -> int:
                 thread.start()
             for thread in threads:
                 thread.join()
-            indexing = indexing_stats(server.address)  # saved messages get keyword points meanwhile
+            indexing = indexing_stats(server.target)  # saved messages get keyword points meanwhile
         print(f"smoke indexing: {indexing['keyword_points']} keyword points, {indexing['dropped']} jobs dropped")
         if results.get("save_message") and results["save_message"].count and not indexing["keyword_points"]:
             failures.append("indexing: no saved message got a keyword point")

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -23,8 +20,7 @@ from memoryd.v1 import (
     memory_service_pb2_grpc,
     message_pb2,
 )
-
-MEMORYD = str(Path(sys.executable).parent / "memoryd")
+from tests.processes import MemorydServer
 
 
 def _free_port() -> int:
@@ -33,30 +29,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, str]:
-    port_file = tmp_path / "port"
-    process = subprocess.Popen(
-        [MEMORYD, "serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "data"), "--port-file", str(port_file), *extra],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 30
-    while not (port_file.exists() and port_file.read_text().strip().isdigit()):
-        if process.poll() is not None:
-            raise RuntimeError(process.stderr.read().decode())
-        if time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError("memoryd did not start")
-        time.sleep(0.05)
-    return process, f"127.0.0.1:{port_file.read_text().strip()}"
-
-
-def _stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(20)
-    except subprocess.TimeoutExpired:
-        process.kill()
+def _start(tmp_path: Path, *extra: str) -> MemorydServer:
+    server = MemorydServer(tmp_path, *extra)
+    server.start()
+    return server
 
 
 def _scrape(port: int) -> dict[str, float]:
@@ -79,9 +55,9 @@ def _sample(samples: dict[str, float], name: str, **labels: str) -> float:
 @pytest.fixture
 def metrics_server(tmp_path):
     metrics_port, http_port = _free_port(), _free_port()
-    process, address = _start(tmp_path, "--metrics-port", str(metrics_port), "--http-listen", f"127.0.0.1:{http_port}")
-    yield address, metrics_port, http_port
-    _stop(process)
+    server = _start(tmp_path, "--metrics-port", str(metrics_port), "--http-listen", f"127.0.0.1:{http_port}")
+    yield server.target, metrics_port, http_port
+    server.terminate()
 
 
 async def test_metrics_count_calls_per_method_and_status(metrics_server):
@@ -164,8 +140,8 @@ def _listening_ports(pid: int) -> set[int]:
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc")
 def test_metrics_are_off_by_default(tmp_path):
-    process, address = _start(tmp_path, "--http-listen", "off")
+    server = _start(tmp_path, "--http-listen", "off")
     try:
-        assert _listening_ports(process.pid) == {int(address.rsplit(":", 1)[1])}
+        assert _listening_ports(server.pid) == {server.port}
     finally:
-        _stop(process)
+        server.terminate()

@@ -4,45 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import grpc
 import pytest
 
 from memoryd.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
+from tests.processes import MemorydServer, ServerProcess
 
 MEMORYD = str(Path(sys.executable).parent / "memoryd")
-
-
-def _serve(tmp_path: Path, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [MEMORYD, "serve", "--data-dir", str(tmp_path / "data"), *extra],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _wait_port(process: subprocess.Popen, port_file: Path) -> int:
-    deadline = time.monotonic() + 60
-    while not (port_file.exists() and port_file.read_text().strip().isdigit()):
-        if process.poll() is not None:
-            raise RuntimeError(process.stderr.read())
-        if time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError("memoryd did not start")
-        time.sleep(0.05)
-    return int(port_file.read_text())
-
-
-def _stop(process: subprocess.Popen) -> int:
-    process.terminate()
-    try:
-        return process.wait(30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        return process.wait()
 
 
 def _children(pid: int) -> list[int]:
@@ -50,21 +20,21 @@ def _children(pid: int) -> list[int]:
 
 
 def test_several_workers_need_a_qdrant_server(tmp_path):
-    process = _serve(tmp_path, "--listen", "127.0.0.1:0", "--workers", "2")
-    _, stderr = process.communicate(timeout=60)
+    process = subprocess.run(
+        [MEMORYD, "serve", "--data-dir", str(tmp_path / "data"), "--listen", "127.0.0.1:0", "--workers", "2"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    stderr = process.stderr
     assert process.returncode != 0
     assert "Qdrant Edge" in stderr and "needs a Qdrant server" in stderr and "--workers 2" in stderr
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 async def test_two_workers_share_one_port(tmp_path):
-    port_file = tmp_path / "port"
-    process = _serve(
-        tmp_path, "--listen", "127.0.0.1:0", "--workers", "2", "--vectors-enabled", "false", "--port-file", str(port_file)
-    )
+    server = MemorydServer(tmp_path, "--workers", "2", "--vectors-enabled", "false")
+    port = server.start()
     try:
-        port = _wait_port(process, port_file)
-        assert len(_children(process.pid)) == 2
+        assert len(_children(server.pid)) == 2
         # Separate channels are separate connections, which the kernel spreads over the workers;
         # every write lands in the one shared database whichever worker takes it.
         for i in range(8):
@@ -83,23 +53,20 @@ async def test_two_workers_share_one_port(tmp_path):
             history = await stub.GetHistory(memory_service_pb2.GetHistoryRequest(session_id="workers"), timeout=10)
         assert [m.content for m in history.messages] == [f"m{i}" for i in range(8)]
     finally:
-        assert _stop(process) == 0
+        assert server.terminate() == 0
 
 
 def test_a_single_worker_does_not_share_its_port(tmp_path):
-    port_file = tmp_path / "port"
-    first = _serve(tmp_path / "a", "--listen", "127.0.0.1:0", "--port-file", str(port_file))
+    first = MemorydServer(tmp_path / "a")
+    port = first.start()
     try:
-        port = _wait_port(first, port_file)
-        second = _serve(tmp_path / "b", "--listen", f"127.0.0.1:{port}")
-        try:
-            second.communicate(timeout=60)
-        finally:
-            if second.poll() is None:
-                second.kill()
+        second = subprocess.run(
+            [MEMORYD, "serve", "--data-dir", str(tmp_path / "b"), "--listen", f"127.0.0.1:{port}"],
+            capture_output=True, timeout=60,
+        )  # fmt: skip
         assert second.returncode != 0
     finally:
-        _stop(first)
+        first.terminate()
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
@@ -110,20 +77,20 @@ def test_workers_serve_http_on_one_shared_port(tmp_path):
     import json
     import urllib.request
 
-    port_file, log_path = tmp_path / "port", tmp_path / "stderr"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [MEMORYD, "serve", "--data-dir", str(tmp_path / "data"), "--listen", "127.0.0.1:0", "--workers", "2",
-             "--vectors-enabled", "false", "--port-file", str(port_file)],
-            stdout=subprocess.DEVNULL, stderr=log, text=True,
-        )
+    # --listen host:0, not MemorydServer's own --http-listen: the default `auto` is the point.
+    server = ServerProcess(
+        [MEMORYD, "serve", "--data-dir", str(tmp_path / "data"), "--listen", "127.0.0.1:0", "--workers", "2",
+         "--vectors-enabled", "false"],
+        tmp_path,
+    )  # fmt: skip
+    server.start()
     try:
-        _wait_port(process, port_file)
-        serving = [r for r in map(json.loads, log_path.read_text().splitlines()) if r.get("event") == "serving"]
+        serving = [r for r in map(json.loads, server.log().splitlines()) if r.get("event") == "serving"]
         assert len(serving) == 2
         http_ports = {r["http_port"] for r in serving}
         assert len(http_ports) == 1 and 0 not in http_ports
         with urllib.request.urlopen(f"http://127.0.0.1:{http_ports.pop()}/healthz", timeout=10) as response:
             assert response.status == 200
     finally:
-        assert _stop(process) == 0
+        assert server.terminate() == 0
+

@@ -24,7 +24,7 @@ from pathlib import Path
 import grpc
 import numpy as np
 
-from loadlib import CONTENT, Server, env_float, env_int, start_memoryd
+from loadlib import CONTENT, ServerProcess, env_float, env_int, start_memoryd
 from memoryd.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
 from memoryd.v1 import vector_service_pb2, vector_service_pb2_grpc
 
@@ -111,12 +111,12 @@ async def _seed_tenant(address: str, tenant: str, points: int, start_ts: int, st
     stats[tenant] = {"points": len(stored), "upsert_seconds": time.monotonic() - started}
 
 
-def seed(server: Server, points: int, start_ts: int) -> dict:
+def seed(server: ServerProcess, points: int, start_ts: int) -> dict:
     """Both tenants at once; upsert points/s over the time both were upserting."""
     stats: dict = {}
 
     async def both() -> None:
-        await asyncio.gather(*(_seed_tenant(server.address, t, points // 2, start_ts, stats) for t in TENANTS))
+        await asyncio.gather(*(_seed_tenant(server.target, t, points // 2, start_ts, stats) for t in TENANTS))
 
     asyncio.run(both())
     total = sum(s["points"] for s in stats.values())
@@ -124,7 +124,7 @@ def seed(server: Server, points: int, start_ts: int) -> dict:
     return {"points": total, "upsert_seconds": round(seconds, 1), "upsert_points_per_s": round(total / seconds)}
 
 
-def wait_indexed(server: Server, points: int, log) -> dict:
+def wait_indexed(server: ServerProcess, points: int, log) -> dict:
     """Until the builder reports the shard with every point and (almost) all of them indexed."""
     started = time.monotonic()
     while time.monotonic() - started < INDEX_TIMEOUT:
@@ -190,7 +190,7 @@ def run(suite, points: int, label: str, log) -> None:
 
         # Unmeasured warm-up: a freshly started server first pages its shard in from disk.
         for path in paths.values():
-            run_ghz(path, server.address, target="warm-up", duration=WARM_UP_SECONDS)
+            run_ghz(path, server.target, target="warm-up", duration=WARM_UP_SECONDS)
 
         with start_noop(workdir) as noop:
             for name, path in paths.items():

@@ -267,7 +267,6 @@ async def run(args: argparse.Namespace) -> None:
         finally:
             await client.channel.close()
             server.terminate()
-            server.wait(30)
             http.shutdown()
     print("\n".join(tables))
     print(f"\n(LoCoMo paper, DRAGON over dialog turns, all categories: {DRAGON[5]} / {DRAGON[10]} / {DRAGON[25]})")

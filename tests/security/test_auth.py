@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import grpc
@@ -28,6 +26,7 @@ from memoryd.transport.auth import (
     load_tokens,
     parse_tokens,
 )
+from tests.processes import ServerProcess
 from tests.security.harness import Caller, error_details, new_token
 
 MEMORYD = str(Path(sys.executable).with_name("memoryd"))
@@ -194,47 +193,47 @@ def test_security_counts_tokens_or_mtls_as_authentication(tls_files):
         security(Config(listen="0.0.0.0:0", tls_cert=tls_files["server.crt"], tls_key=tls_files["server.key"]))
 
 
-def _run_serve(tmp_path: Path, *args: str, env: dict | None = None, wait_port: bool = False):
-    port_file = tmp_path / "port"
-    command = [MEMORYD, "serve", "--data-dir", str(tmp_path / "data"), "--port-file", str(port_file), *args]
-    process = subprocess.Popen(
-        command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})}, text=True
-    )
-    if not wait_port:
-        _, stderr = process.communicate(timeout=60)
-        return process.returncode, stderr
-    deadline = time.monotonic() + 60
-    while not port_file.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    process.terminate()
-    _, stderr = process.communicate(timeout=60)
-    return port_file.exists(), stderr
+def _serve_argv(tmp_path: Path, *args: str) -> list[str]:
+    return [MEMORYD, "serve", "--data-dir", str(tmp_path / "data"), *args]
+
+
+def _refused(tmp_path: Path, *args: str) -> tuple[int, str]:
+    """Run a `memoryd serve` expected to refuse to start; its exit code and stderr."""
+    argv = [*_serve_argv(tmp_path, *args), "--port-file", str(tmp_path / "port")]
+    process = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    return process.returncode, process.stderr
+
+
+def _served_log(tmp_path: Path, *args: str, env: dict | None = None) -> str:
+    """Start a `memoryd serve` (it must serve), stop it; its log."""
+    server = ServerProcess(_serve_argv(tmp_path, *args), tmp_path, env=env)
+    server.start()
+    server.terminate()
+    return server.log()
 
 
 def test_cli_refuses_public_listen_without_auth(tmp_path):
-    code, stderr = _run_serve(tmp_path, "--listen", "0.0.0.0:0")
+    code, stderr = _refused(tmp_path, "--listen", "0.0.0.0:0")
     assert code == 2
     assert "refusing to listen on 0.0.0.0:0 without authentication" in stderr
     assert not (tmp_path / "port").exists()
 
 
 def test_cli_forced_public_listen_serves_and_warns(tmp_path):
-    served, stderr = _run_serve(tmp_path, "--listen", "0.0.0.0:0", "--allow-insecure-remote", wait_port=True)
-    assert served
+    stderr = _served_log(tmp_path, "--listen", "0.0.0.0:0", "--allow-insecure-remote")
     warnings = [line for line in stderr.splitlines() if '"insecure_remote_listen"' in line]
     assert len(warnings) == 2 and all('"warning"' in w for w in warnings)  # the gRPC and the HTTP listener
 
 
 def test_cli_public_listen_with_tokens_serves(tmp_path):
     token = new_token()
-    served, stderr = _run_serve(tmp_path, "--listen", "0.0.0.0:0", env={"MEMORYD_TOKENS": f"acme: {token}"}, wait_port=True)
-    assert served
+    stderr = _served_log(tmp_path, "--listen", "0.0.0.0:0", env={"MEMORYD_TOKENS": f"acme: {token}"})
     assert token not in stderr
 
 
 def test_cli_refuses_bad_token_file(tmp_path):
     (tmp_path / "tokens").write_text("acme: short\n")
-    code, stderr = _run_serve(tmp_path, "--listen", "127.0.0.1:0", "--tokens-file", str(tmp_path / "tokens"))
+    code, stderr = _refused(tmp_path, "--listen", "127.0.0.1:0", "--tokens-file", str(tmp_path / "tokens"))
     assert code == 2 and "at least 16 characters" in stderr
 
 

@@ -18,7 +18,7 @@ from memoryd.v1 import message_pb2
 from memoryd.v1 import metadata_service_pb2 as meta
 from memoryd.v1 import summary_service_pb2 as summ
 from memoryd.v1 import vector_service_pb2 as vec
-from tests.faults.proc import Server
+from tests.processes import MemorydServer
 from tests.security.harness import Caller, new_token
 
 
@@ -35,7 +35,7 @@ async def test_info_logs_carry_no_content_tokens_or_personal_data(tmp_path):
         "content", "reasoning", "sender", "visible", "segment", "toolargs", "metadata", "summary",
         "entry", "query", "newtext", "compress", "pointtext", "speaker",
     )}
-    server = Server(tmp_path, "--log-level", "info", env={"MEMORYD_TOKENS": f"acme: {token}"})
+    server = MemorydServer(tmp_path, "--log-level", "info", env={"MEMORYD_TOKENS": f"acme: {token}"})
     server.start()
     try:
         async with grpc.aio.insecure_channel(server.target) as channel:
@@ -127,7 +127,7 @@ async def test_every_stderr_line_of_a_server_run_is_json_and_forged_tokens_log_n
     token = new_token()
     mark = uuid.uuid4().hex[:12]
     forged = base64.urlsafe_b64encode(json.dumps({"q": "x", "p": {"ts": mark}}).encode()).decode()
-    server = Server(tmp_path, "--log-level", "info", env={"MEMORYD_TOKENS": f"acme: {token}"})
+    server = MemorydServer(tmp_path, "--log-level", "info", env={"MEMORYD_TOKENS": f"acme: {token}"})
     server.start()
     try:
         async with grpc.aio.insecure_channel(server.target) as channel:
@@ -159,7 +159,7 @@ async def test_every_stderr_line_of_a_server_run_is_json_and_forged_tokens_log_n
 
 
 def test_stdlib_records_are_json_with_their_extra_fields(tmp_path):
-    server = Server(tmp_path, "--workers", "2", "--vectors-enabled", "false")
+    server = MemorydServer(tmp_path, "--workers", "2", "--vectors-enabled", "false")
     server.start()
     try:
         assert server.terminate() == 0
@@ -171,7 +171,7 @@ def test_stdlib_records_are_json_with_their_extra_fields(tmp_path):
 
 
 def test_startup_failures_are_json_and_a_port_in_use_says_so(tmp_path):
-    first = Server(tmp_path / "first", "--vectors-enabled", "false")
+    first = MemorydServer(tmp_path / "first", "--vectors-enabled", "false")
     (tmp_path / "first").mkdir()
     first.start()
     try:

@@ -19,7 +19,7 @@ from memoryd.domain.errors import StorageUnavailable
 from memoryd.domain.vectors import IndexQuery, PointFilter, VectorPoint, VectorRecord
 from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.qdrant.edge_process import EdgeProcessIndex
-from tests.faults.proc import alive
+from tests.processes import alive
 from tests.vectors.conftest import unit
 
 # Bounded waits for a process to come or go (never a speed assertion).
