@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import socket
 import sys
@@ -19,7 +18,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from memoryd.v1 import event_service_pb2, memory_service_pb2, metadata_service_pb2
 from memoryd.v1 import entry_service_pb2, summary_service_pb2, vector_service_pb2
-from memoryd import addresses
+from memoryd import addresses, shutdown
 from memoryd.config import Config
 from memoryd.domain.entries import Entries
 from memoryd.domain.errors import MemorydError, StorageUnavailable
@@ -148,25 +147,27 @@ class App:
         """The bound HTTP/JSON port (0 when HTTP is off)."""
         return self.http.port if self.http is not None else 0
 
-    async def stop(self, grace: float | None = None) -> None:
+    async def stop(self, grace: float | None = None) -> list[str]:
+        """Stop serving: calls in flight get `grace` seconds, every other step a bounded
+        time of its own (memoryd.shutdown). Returns the steps it had to abandon."""
         grace = self.config.grace_seconds if grace is None else grace
         log.info("shutting_down", grace_seconds=grace)
-        await self.health.enter_graceful_shutdown()
+        steps = shutdown.Steps()
+        await steps.run("health", self.health.enter_graceful_shutdown())
         if self.hub is not None:
             self.hub.close()  # Watch streams end cleanly with a last progress; clients resume elsewhere
+        # gRPC cancels the calls still running after `grace`; a handler that ignores the
+        # cancellation would hold its stop open for good.
+        listeners = [steps.run("grpc_server", self.server.stop(grace), grace + shutdown.STEP_SECONDS)]
         if self.http is not None:
-            await asyncio.gather(self.server.stop(grace), self.http.stop(grace))
-        else:
-            await self.server.stop(grace)
-        for task in self.tasks:
-            task.cancel()
-        for task in self.tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            listeners.append(steps.run("http_server", self.http.stop(grace), grace + shutdown.STEP_SECONDS))
+        await asyncio.gather(*listeners)
+        await steps.cancel("background_tasks", self.tasks)
         if self.vectors is not None:
-            await self.vectors.close()
-        await self.store.close()
-        log.info("stopped")
+            await steps.run("vectors", self.vectors.close())
+        await steps.run("storage", self.store.close())
+        log.info("stopped", abandoned=steps.abandoned)
+        return steps.abandoned
 
 
 async def _set_serving(health_servicer: health.aio.HealthServicer, serving: bool) -> None:

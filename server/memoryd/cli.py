@@ -10,7 +10,7 @@ import sys
 
 import structlog
 
-from memoryd import addresses, allocator, logs
+from memoryd import addresses, allocator, logs, shutdown
 from memoryd import config as config_module
 
 
@@ -61,7 +61,8 @@ def mcp(argv: list[str]) -> int:
     return mcp_server.main(argv, prog="memoryd mcp")
 
 
-async def serve(config: config_module.Config, *, worker_index: int = 0, started=None) -> None:
+async def serve(config: config_module.Config, *, worker_index: int = 0, started=None) -> list[str]:
+    """Serve until SIGTERM/SIGINT, then stop; returns the stop steps it had to abandon."""
     from memoryd.app import start
 
     app = await start(config, reuse_port=started is not None, worker_index=worker_index)
@@ -72,7 +73,19 @@ async def serve(config: config_module.Config, *, worker_index: int = 0, started=
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
-    await app.stop()
+    shutdown.start_watchdog(app.config.grace_seconds)
+    return await app.stop()
+
+
+def run_server(config: config_module.Config, **serve_options) -> int:
+    """Serve `config` in this process; returns its exit code (1 when it could not bind)."""
+    try:
+        abandoned, cleanup = shutdown.run(serve(config, **serve_options))
+    except OSError as error:
+        structlog.get_logger("memoryd").error("startup_failed", error=str(error))
+        return 1
+    shutdown.exit_if_abandoned([*abandoned, *cleanup.abandoned], 0)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,12 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if config.workers != 1:
         return serve_workers(config, log)
-    try:
-        asyncio.run(serve(config))
-    except OSError as error:
-        log.error("startup_failed", error=str(error))
-        return 1
-    return 0
+    return run_server(config)
 
 
 def serve_workers(config: config_module.Config, log) -> int:
@@ -136,7 +144,9 @@ def serve_workers(config: config_module.Config, log) -> int:
 
             def worker_main(index: int, address: str, started) -> None:
                 worker_config = dataclasses.replace(config, listen=address, http_listen=http or "off", port_file="")
-                asyncio.run(serve(worker_config, worker_index=index, started=started))
+                code = run_server(worker_config, worker_index=index, started=started)
+                if code:
+                    sys.exit(code)
 
             return workers.run_workers(
                 config.workers, config.listen, worker_main, port_file=Path(config.port_file) if config.port_file else None

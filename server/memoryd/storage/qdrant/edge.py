@@ -326,7 +326,7 @@ class EdgeIndex(QdrantIndexBase):
             await self._release_lock(handle)
         pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=True)
+            await asyncio.to_thread(pool.shutdown)  # off the loop, as SqliteStore.close
 
     async def ping(self) -> None:
         await self._ready()

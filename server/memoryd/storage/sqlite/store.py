@@ -344,10 +344,12 @@ class SqliteStore(Store):
         conn.executescript(INDEXES)
 
     async def close(self) -> None:
-        for executor in (self._writer, self._reader):
+        executors, self._writer, self._reader = (self._writer, self._reader), None, None
+        for executor in executors:
             if executor is not None:
-                executor.shutdown(wait=True)
-        self._writer = self._reader = None
+                # Runs what is queued, off the event loop: a stop that gives up on a stuck
+                # statement must still be able to go on (memoryd.shutdown).
+                await asyncio.to_thread(executor.shutdown)
         with self._connections_lock:
             for conn in self._connections:
                 conn.close()
