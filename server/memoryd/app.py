@@ -185,6 +185,7 @@ async def _watch_storage_health(app: App) -> None:
     """Probe storage; flip health to NOT_SERVING while it is down and back when it returns."""
     serving = app.storage_ready
     while True:
+        shutdown.raise_if_cancelled()
         try:
             # open() is idempotent: it connects a store that was down at startup.
             async with asyncio.timeout(max(app.config.health_check_interval_seconds, 1.0)):
@@ -202,6 +203,7 @@ async def _watch_storage_health(app: App) -> None:
 async def _compact_events(app: App) -> None:
     config = app.config
     while True:
+        shutdown.raise_if_cancelled()
         await asyncio.sleep(config.event_compaction_interval_seconds)
         try:
             removed = await app.store.compact_events(

@@ -32,6 +32,19 @@ STEP_SECONDS = 2.0
 WATCHDOG_STEPS = 10
 
 
+def raise_if_cancelled() -> None:
+    """Raise CancelledError when a cancellation of the running task got lost on the way.
+
+    Python 3.11's asyncio.wait_for returns its inner result when the cancellation arrives
+    just as that completes, and PyMongo awaits its socket writes with it: a MongoDB call
+    may return normally from a cancelled task, which then carries on. The count of pending
+    cancellations still tells. Every background loop calls this once a turn.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 class Steps:
     """The steps of one stop, each bounded; remembers the ones it had to abandon."""
 

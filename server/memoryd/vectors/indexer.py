@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from memoryd import shutdown
 from memoryd.domain.errors import StorageUnavailable
 from memoryd.domain.models import Message
 from memoryd.observability.metrics import VECTOR_INDEX_FAILED, VECTOR_QUEUE_DEPTH, VECTOR_QUEUE_DROPPED
@@ -142,6 +143,7 @@ class Indexer:
 
     async def _work(self) -> None:
         while True:
+            shutdown.raise_if_cancelled()
             jobs = self._take()
             if not jobs:
                 self._ready.clear()

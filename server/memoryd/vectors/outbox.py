@@ -18,6 +18,7 @@ import logging
 import uuid
 from dataclasses import dataclass
 
+from memoryd import shutdown
 from memoryd.domain.errors import MemorydError
 from memoryd.domain.models import now_ms
 from memoryd.domain.store import Store
@@ -116,6 +117,7 @@ class OutboxDrainer:
     async def run(self) -> None:
         backoff = self.min_backoff
         while True:
+            shutdown.raise_if_cancelled()
             try:
                 await self.drain_once()
                 delay, backoff = self.poll_seconds, self.min_backoff

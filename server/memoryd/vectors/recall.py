@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from memoryd import shutdown
 from memoryd.domain import deadline, recall
 from memoryd.domain.errors import (
     FailedPrecondition,
@@ -191,6 +192,7 @@ class VectorRecall(MessageHooks):
         message store's health loop may set every service back to SERVING meanwhile)."""
         last: bool | None = None
         while True:
+            shutdown.raise_if_cancelled()
             try:
                 async with asyncio.timeout(max(interval, 1.0)):
                     await self.index.ping()

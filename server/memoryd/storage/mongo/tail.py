@@ -17,6 +17,7 @@ import logging
 
 from pymongo.errors import OperationFailure, PyMongoError
 
+from memoryd import shutdown
 from memoryd.domain.errors import MemorydError
 from memoryd.storage.mongo.indexes import EVENT_LOG
 from memoryd.storage.mongo.store import MongoStore
@@ -47,6 +48,7 @@ async def follow_commits(
     if mode not in MODES:
         raise ValueError(f"change stream mode must be one of {MODES}, not {mode!r}")
     while mode == "auto":
+        shutdown.raise_if_cancelled()
         try:
             await _follow_change_stream(store)
         except OperationFailure as exc:
@@ -58,6 +60,7 @@ async def follow_commits(
         except (PyMongoError, MemorydError) as exc:
             await _retry_later(store, exc, retry_interval)
     while True:
+        shutdown.raise_if_cancelled()
         await asyncio.sleep(poll_interval)
         store.notifier.notify()
 
@@ -68,6 +71,7 @@ async def _follow_change_stream(store: MongoStore) -> None:
         # Commits that landed while no stream was open are found by this re-read.
         store.notifier.notify()
         async for _change in stream:
+            shutdown.raise_if_cancelled()
             store.notifier.notify()
 
 

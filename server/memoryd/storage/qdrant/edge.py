@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 import portalocker
 import qdrant_edge as qe
 
+from memoryd import shutdown
 from memoryd.domain import deadline
 from memoryd.domain.errors import StorageUnavailable
 from memoryd.storage.qdrant import edge_engine as engine
@@ -446,6 +447,7 @@ class EdgeIndex(QdrantIndexBase):
     # -- background: flush and index builds ------------------------------------------
     async def _maintain(self) -> None:
         while True:
+            shutdown.raise_if_cancelled()
             await asyncio.sleep(self.maintenance_seconds)
             for pair in list(self._pairs.values()):
                 try:

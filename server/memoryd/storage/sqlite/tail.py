@@ -12,6 +12,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+from memoryd import shutdown
 from memoryd.domain.store import Store
 
 # A data_version check is a shared-memory read in WAL mode: cheap enough to run often.
@@ -26,6 +27,7 @@ async def follow_commits(store: Store, path: Path, *, interval: float = INTERVAL
     try:
         seen = None
         while True:
+            shutdown.raise_if_cancelled()
             try:
                 version = conn.execute("PRAGMA data_version").fetchone()[0]
             except sqlite3.OperationalError:
