@@ -10,7 +10,7 @@ import sys
 
 import structlog
 
-from memoryd import addresses, allocator, logs, shutdown
+from memoryd import addresses, allocator, logs, shutdown, workers
 from memoryd import config as config_module
 
 
@@ -65,13 +65,16 @@ async def serve(config: config_module.Config, *, worker_index: int = 0, started=
     """Serve until SIGTERM/SIGINT, then stop; returns the stop steps it had to abandon."""
     from memoryd.app import start
 
-    app = await start(config, reuse_port=started is not None, worker_index=worker_index)
-    if started is not None:
-        started()
+    # The handlers go in before anything starts: a signal during start-up waits for the
+    # start to finish and then stops the server, instead of killing a half-started process.
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    workers.accept_stop_signals()
+    app = await start(config, reuse_port=started is not None, worker_index=worker_index)
+    if started is not None:
+        started()
     await stop.wait()
     shutdown.start_watchdog(app.config.grace_seconds)
     return await app.stop()
@@ -120,8 +123,6 @@ def serve_workers(config: config_module.Config, log) -> int:
     """`--workers N`: fork N processes sharing the port; see memoryd.workers."""
     import dataclasses
     from pathlib import Path
-
-    from memoryd import workers
 
     try:
         workers.check_workers_supported(

@@ -10,6 +10,11 @@ events travel through the database, as between replicas.
 
 If one worker dies, the others are stopped and the parent exits non-zero, so the
 supervisor (systemd, Kubernetes) restarts the whole set rather than running short.
+
+SIGTERM and SIGINT are blocked while the parent forks, so a worker never dies of one
+before it can handle it: the worker keeps them blocked (held pending) until its event loop
+has its handlers (`accept_stop_signals`), and a stop asked for during start-up is then a
+clean stop once the start has finished.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ WorkerMain = Callable[[int, str, Callable[[], None]], None]
 
 STARTUP_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 class WorkersUnsupported(ValueError):
@@ -77,9 +83,15 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
+def accept_stop_signals() -> None:
+    """Deliver SIGTERM/SIGINT again (a worker starts with them blocked); call once their
+    handlers are installed. A no-op in a process that never blocked them."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
 def _worker(index: int, address: str, worker_main: WorkerMain, ready: multiprocessing.connection.Connection) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for sig in STOP_SIGNALS:  # not the parent's handler; still blocked until accept_stop_signals()
+        signal.signal(sig, signal.SIG_DFL)
     _die_with_parent()
 
     def started() -> None:
@@ -102,19 +114,25 @@ def run_workers(count: int, listen: str, worker_main: WorkerMain, *, port_file: 
         address = addresses.join(addresses.bind_host(listen), port)
         processes: list[multiprocessing.process.BaseProcess] = []
         readers: list[multiprocessing.connection.Connection] = []
-        for index in range(count):
-            reader, writer = ctx.Pipe(duplex=False)
-            process = ctx.Process(
-                target=_worker, args=(index, address, worker_main, writer), name=f"memoryd-worker-{index}"
-            )
-            process.start()
-            writer.close()
-            processes.append(process)
-            readers.append(reader)
-        previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # the workers inherit the mask
+        previous = {sig: signal.signal(sig, request_stop) for sig in STOP_SIGNALS}
         try:
-            if not _await_started(processes, readers, lambda: stopping):
-                return _stop_all(processes, exit_code=1)
+            try:
+                for index in range(count):
+                    reader, writer = ctx.Pipe(duplex=False)
+                    process = ctx.Process(
+                        target=_worker, args=(index, address, worker_main, writer), name=f"memoryd-worker-{index}"
+                    )
+                    process.start()
+                    writer.close()
+                    processes.append(process)
+                    readers.append(reader)
+            finally:
+                accept_stop_signals()  # a signal that came meanwhile is handled now
+            outcome = _await_started(processes, readers, lambda: stopping)
+            if outcome != "started":
+                # Asked to stop while starting: a clean stop. A worker that failed: exit 1.
+                return _stop_all(processes, exit_code=0 if outcome == "stopping" else 1)
             if port_file is not None:
                 tmp = port_file.with_name(port_file.name + ".tmp")
                 tmp.write_text(f"{port}\n")
@@ -126,27 +144,32 @@ def run_workers(count: int, listen: str, worker_main: WorkerMain, *, port_file: 
                 signal.signal(sig, handler)
 
 
-def _await_started(processes, readers, stopping: Callable[[], bool]) -> bool:
+def _await_started(processes, readers, stopping: Callable[[], bool]) -> str:
+    """"started" once every worker serves; "stopping" when a stop was asked for first;
+    "failed" when a worker exited or the start took too long."""
     pending = dict(zip(readers, processes, strict=True))
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while pending:
-        if stopping() or time.monotonic() > deadline:
+        if stopping():
+            logger.info("stopping during startup", extra={"pending": len(pending)})
+            return "stopping"
+        if time.monotonic() > deadline:
             logger.error("workers did not start", extra={"pending": len(pending)})
-            return False
+            return "failed"
         sentinels = {process.sentinel: process for process in pending.values()}
         ready = multiprocessing.connection.wait([*pending, *sentinels], timeout=0.5)
         for item in ready:
             if item in sentinels:
                 process = sentinels[item]
                 logger.error("worker exited during startup", extra={"worker": process.name, "code": process.exitcode})
-                return False
+                return "failed"
             try:
                 item.recv()
             except EOFError:
                 continue  # the worker died; its sentinel reports it on the next round
             item.close()
             del pending[item]
-    return True
+    return "started"
 
 
 def _supervise(processes, stopping: Callable[[], bool]) -> int:

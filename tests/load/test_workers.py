@@ -94,3 +94,28 @@ def test_workers_serve_http_on_one_shared_port(tmp_path):
     finally:
         assert server.terminate() == 0
 
+
+# Each worker asks the parent to stop, waits until the parent's SIGTERM to it is pending
+# (it arrives before the worker has a handler, as when a stop comes during start-up), then
+# handles it; run_workers must call that a clean stop.
+_STOP_DURING_STARTUP = """
+import os, signal, sys, threading, time
+from memoryd import workers
+
+def worker_main(index, address, started):
+    os.kill(os.getppid(), signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while signal.SIGTERM not in signal.sigpending() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    workers.accept_stop_signals()
+    sys.exit(0 if stop.wait(30) else 3)
+
+sys.exit(workers.run_workers(2, "127.0.0.1:0", worker_main))
+"""
+
+
+def test_a_stop_during_startup_is_a_clean_stop():
+    done = subprocess.run([sys.executable, "-c", _STOP_DURING_STARTUP], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
