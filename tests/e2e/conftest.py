@@ -23,7 +23,8 @@ class Client:
     app: object
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
+# Package scope: closed once the e2e tests are done, not kept open to the end of the session.
+@pytest.fixture(scope="package", params=BACKENDS)
 async def client(request, tmp_path_factory):
     mongodb_uri = "" if request.param == "sqlite" else mongo_uri_for(request.param, request)
     config = Config(

@@ -41,7 +41,7 @@ class Server:
         await self.app.stop(0)
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
+@pytest.fixture(scope="module", params=BACKENDS)  # closed with this module, not at session end
 async def server(request, tmp_path_factory):
     mongodb_uri = "" if request.param == "sqlite" else mongo_uri_for(request.param, request)
     config = Config(
