@@ -82,11 +82,26 @@ async def _saves(address: str, calls: int) -> tuple[float, dict]:
     stats_stub = vector_service_pb2_grpc.VectorServiceStub(channels[0])
     while (await stats_stub.GetVectorStats(vector_service_pb2.GetVectorStatsRequest())).index_queue_length:
         await asyncio.sleep(0.2)
-    await asyncio.sleep(1.0)  # the last batches finish
-    stats = await stats_stub.GetVectorStats(vector_service_pb2.GetVectorStatsRequest())
+    stats = await _settled_stats(stats_stub, calls)
     for channel in channels:
         await channel.close()
     return seconds, {"keyword_points": stats.keyword_points, "dropped": stats.index_dropped}
+
+
+async def _settled_stats(stub, calls: int, *, quiet_seconds: float = 3.0, bound_seconds: float = 60.0):
+    """The stats once the batches taken off the queue are written: every call's keyword point
+    is there, or the count has not moved for `quiet_seconds` (keywords off), at most
+    `bound_seconds` (a loaded machine takes longer than any fixed pause)."""
+    stats = await stub.GetVectorStats(vector_service_pb2.GetVectorStatsRequest())
+    now = time.monotonic()
+    deadline, quiet_until = now + bound_seconds, now + quiet_seconds
+    while stats.keyword_points < calls and time.monotonic() < min(deadline, quiet_until):
+        await asyncio.sleep(0.2)
+        latest = await stub.GetVectorStats(vector_service_pb2.GetVectorStatsRequest())
+        if latest.keyword_points != stats.keyword_points:
+            quiet_until = time.monotonic() + quiet_seconds
+        stats = latest
+    return stats
 
 
 def saves(server, calls: int) -> dict:
