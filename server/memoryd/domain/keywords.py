@@ -7,10 +7,14 @@ its IDF over the tenant's points at search time; `score` does the same over give
 
 Tokenization: Qdrant's multilingual tokenizer (word segmentation for Chinese and Japanese,
 Unicode word boundaries elsewhere), lower-cased, English and Chinese stopwords removed,
-English (Snowball) stemming. Queries use the same tokenizer, each token weighted 1.
+English (Snowball) stemming. Queries use the same tokenizer, each token weighted 1. Only
+stems are indexed: indexing each word's surface form as well (so that "training" matches
+"training" above the "train" of "the train was late") was measured and trades LoCoMo's
+recall for the recency set's at every weight of the forms (docs/RECALL.md, "Keyword tokens").
 
 Changing any of these parameters changes what old points mean: a new version of them is a
-new sparse vector name and a re-index, never an edit here.
+new sparse vector name and a re-index, never an edit here (tests/vectors/test_keyword_tokens.py
+pins the tokens and weights of `bm25`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import qdrant_edge as qe
 # BM25's term-frequency saturation (the usual value), length normalization, and the document
 # length (tokens, after stopwords) it is relative to. Chat turns are short and the longer
 # ones hold more of what questions ask about: on LoCoMo, b 0.3 instead of the usual 0.75
-# finds more evidence (docs/RECALL.md, "BM25 parameters"); some normalization remains so
+# finds more evidence (docs/RECALL.md, "BM25: b = 0.3"); some normalization remains so
 # that a long reply does not match every word. LoCoMo turns: ~11 tokens after stopwords.
 K1 = 1.2
 B = 0.3
