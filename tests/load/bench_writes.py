@@ -6,7 +6,8 @@ machine than throughput, which it reports too):
 
 `upserts`: a fresh `memoryd serve` (no index builds meanwhile, as the vector phase seeds)
 saves the messages, then batched UpsertVectors (500 points of 384 dims per call, two tenants
-at once, `text` set unless --no-text): points/s and server CPU µs per point over the upserts.
+at once, `text` set unless --no-text): points/s and server CPU µs per point over the upserts
+(with `--probe`, also GetHistory's latency meanwhile: how long the event loop stalls).
 `saves`: `--calls` SaveMessage calls (save_message.json's message, 1,000 sessions) from 16
 concurrent clients, then waits until the background keyword indexing has drained: RPS and
 server CPU µs per call including that indexing, keyword points made, jobs dropped, RSS.
@@ -38,7 +39,7 @@ SAVE_CONTENT = json.loads((SCENARIOS / "save_message.json").read_text())["data"]
 )
 
 
-def upserts(server, points: int, with_text: bool, settle_seconds: float) -> dict:
+def upserts(server, points: int, with_text: bool, settle_seconds: float, probe: bool = False) -> dict:
     start_ts = int(time.time() * 1000) - 30 * 86_400_000
     tenants = list(vector_load.TENANTS)
 
@@ -49,16 +50,45 @@ def upserts(server, points: int, with_text: bool, settle_seconds: float) -> dict
     time.sleep(settle_seconds)  # the saves' background keyword indexing drains first: only upserts are measured
     cpu, started = tree_cpu_seconds(server.pid), time.monotonic()
 
+    latencies: list[float] = []
+
     async def upsert_all():
+        done = asyncio.Event()
+        probing = asyncio.create_task(_probe(server.target, done, latencies)) if probe else None
         await asyncio.gather(*(
             vector_load.upsert_points(server.target, t, s, with_text=with_text) for t, s in zip(tenants, stored)
         ))
+        done.set()
+        if probing is not None:
+            await probing
 
     asyncio.run(upsert_all())
     seconds, cpu = time.monotonic() - started, tree_cpu_seconds(server.pid) - cpu
     total = sum(len(s) for s in stored)
     return {"points": total, "text": with_text, "points_per_s": round(total / seconds),
-            "cpu_us_per_point": round(cpu * 1e6 / total)}
+            "cpu_us_per_point": round(cpu * 1e6 / total), **_percentiles("probe_ms", latencies)}
+
+
+async def _probe(address: str, done: asyncio.Event, latencies: list[float]) -> None:
+    """GetHistory(5) of an empty session every 2 ms while the upserts run: how long the
+    server's event loop leaves other calls waiting."""
+    metadata = (("authorization", f"Bearer {next(iter(vector_load.TENANTS.values()))}"),)
+    async with grpc.aio.insecure_channel(address) as channel:
+        memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        request = memory_service_pb2.GetHistoryRequest(session_id="probe", limit=5)
+        while not done.is_set():
+            started = time.perf_counter()
+            await memory.GetHistory(request, metadata=metadata, timeout=60)
+            latencies.append((time.perf_counter() - started) * 1000)
+            await asyncio.sleep(0.002)
+
+
+def _percentiles(name: str, values: list[float]) -> dict:
+    if not values:
+        return {}
+    ordered = sorted(values)
+    at = lambda q: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)  # noqa: E731
+    return {f"{name}_p50": at(0.5), f"{name}_p99": at(0.99), f"{name}_max": round(ordered[-1], 1), f"{name}_n": len(ordered)}
 
 
 async def _saves(address: str, calls: int) -> tuple[float, dict]:
@@ -117,6 +147,7 @@ def main() -> None:
     parser.add_argument("mode", choices=["upserts", "saves"])
     parser.add_argument("--points", type=int, default=100_000)
     parser.add_argument("--no-text", action="store_true")
+    parser.add_argument("--probe", action="store_true", help="upserts: also time GetHistory calls meanwhile")
     parser.add_argument("--calls", type=int, default=20_000)
     parser.add_argument("--settle-seconds", type=float, default=5.0)
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
@@ -128,7 +159,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memoryd-bench-writes-") as tmp:
         workdir = Path(tmp)
         with start_memoryd("memoryd-bench-writes", workdir, workdir / "data", env=env) as server:
-            result = upserts(server, args.points, not args.no_text, args.settle_seconds) if args.mode == "upserts" else saves(server, args.calls)
+            result = upserts(server, args.points, not args.no_text, args.settle_seconds, args.probe) if args.mode == "upserts" else saves(server, args.calls)
     print(json.dumps({"mode": args.mode, **result, "env": args.env, "load_average": round(os.getloadavg()[0], 1)}))
 
 

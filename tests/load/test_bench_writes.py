@@ -16,9 +16,10 @@ def run(*args: str) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def test_upserts_with_and_without_text():
-    with_text = run("upserts", "--points", "200", "--settle-seconds", "0.5")
+def test_upserts_with_and_without_text_and_the_stall_probe():
+    with_text = run("upserts", "--points", "200", "--settle-seconds", "0.5", "--probe")
     assert with_text["points"] == 200 and with_text["text"] and with_text["cpu_us_per_point"] > 0
+    assert with_text["probe_ms_n"] > 0 and 0 < with_text["probe_ms_p50"] <= with_text["probe_ms_max"]
     assert not run("upserts", "--points", "200", "--settle-seconds", "0", "--no-text")["text"]
 
 

@@ -18,6 +18,7 @@ only sends each call (pickled, over a socket pair) and awaits the answer.
 
 from __future__ import annotations
 
+import array
 import asyncio
 import contextlib
 import copyreg
@@ -31,6 +32,8 @@ import signal
 import socket
 import struct
 import sys
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -235,7 +238,7 @@ class EdgeProcessIndex:
         await self._call("ping")
 
     async def upsert(self, points: list[VectorPoint], indexed_at: int) -> list[str]:
-        return await self._call("upsert", list(points), indexed_at)
+        return await self._call("upsert", [replace(p, vector=_float32(p.vector)) for p in points], indexed_at)
 
     async def upsert_keywords(self, points: list[KeywordPoint], indexed_at: int) -> list[str]:
         return await self._call("upsert_keywords", list(points), indexed_at)
@@ -244,7 +247,7 @@ class EdgeProcessIndex:
         return await self._call("delete", selector)
 
     async def query(self, query: IndexQuery) -> IndexResult:
-        return await self._call("query", query)
+        return await self._call("query", replace(query, vector=_float32(query.vector)))
 
     async def has_point(self, dimension: int, point_id: str) -> bool:
         return await self._call("has_point", dimension, point_id)
@@ -261,6 +264,12 @@ class EdgeProcessIndex:
     async def dimensions(self) -> list[int]:
         """The dimensions that have a collection (shard)."""
         return await self._call("dimensions")
+
+
+def _float32(vector: Sequence[float]) -> array.array:
+    """A vector as float32s, as Edge stores it: pickled as its bytes (a fifth of what a list
+    of floats costs to pickle and unpickle, about 20 µs per 384 dimensions)."""
+    return array.array("f", vector)
 
 
 # -- the child ----------------------------------------------------------------------------
