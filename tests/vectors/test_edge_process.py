@@ -89,7 +89,7 @@ async def test_signals_to_the_process_group_leave_the_engine_to_the_server(index
     assert await found(index, "m2")
 
 
-async def test_a_call_past_its_deadline_is_unavailable(index):
+async def test_a_call_past_its_deadline_is_unavailable_and_never_runs(index):
     await index.ping()
     token = deadline.set_remaining(0.0)
     try:

@@ -215,7 +215,11 @@ class EdgeProcessIndex:
 
     async def _call(self, name: str, *args: Any) -> Any:
         writer = await self._writer_ready()
-        return await self._roundtrip(writer, name, args, deadline.remaining(self.timeout))
+        remaining = deadline.remaining(self.timeout)
+        if remaining is not None and remaining <= 0:
+            # As in EdgeIndex: a call whose deadline has passed before it ran never runs.
+            raise StorageUnavailable("the caller's deadline passed before the vector engine call")
+        return await self._roundtrip(writer, name, args, remaining)
 
     async def _roundtrip(self, writer: asyncio.StreamWriter | None, name: str, args: tuple, remaining: float | None) -> Any:
         if writer is None:
