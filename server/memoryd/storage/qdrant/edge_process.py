@@ -1,13 +1,13 @@
 """The embedded vector index (EdgeIndex) in a process of its own, behind the same VectorIndex.
 
 qdrant-edge-py 0.9 holds the GIL for the whole of every engine call (query, count, update:
-docs/PERFORMANCE.md, run G), so in the server process each search's engine time stops the
+docs/PERFORMANCE.md, run P), so in the server process each search's engine time stops the
 event loop. Here the engine runs in a child process with its own GIL; the server process
 only sends each call (pickled, over a socket pair) and awaits the answer.
 
 - The child owns the data dir's vector folder exactly as an in-process EdgeIndex would (lock
-  file, shards, builder processes): `python -m memoryd.storage.qdrant.edge_process <fd>
-  <settings json>`. It answers calls concurrently, each bounded by the caller's remaining
+  file, shards, builder processes): `python -m memoryd.storage.qdrant.edge_process <socket fd>
+  <log level> <folder> <EdgeIndex settings, JSON>`. It answers calls concurrently, each bounded by the caller's remaining
   deadline, which travels with the call.
 - The child exits when the server process closes the socket (its stop) or dies (end of file,
   or the parent-death signal), closing the shards on the way; writes it acknowledged are in
