@@ -24,6 +24,7 @@ import qdrant_edge as qe
 
 from memoryd.domain import keywords
 from memoryd.storage.qdrant import points as p
+from memoryd.storage.qdrant.base import KeywordRow, Row
 
 # Segments holding more than this many KB of vectors get an HNSW index when the builder
 # optimizes a shard; smaller ones are scanned exactly (about 1 ms per 8 MB on this class
@@ -116,9 +117,6 @@ def _condition(cond: p.Cond) -> Any:
 
 
 # -- writes ---------------------------------------------------------------------------
-Row = tuple[str, "list[float] | keywords.Sparse", dict[str, Any]]
-
-
 @dataclass(frozen=True, slots=True)
 class Upsert:
     # Dense vectors as float32 bytes; sparse ones as (uint32 indices, float32 values) bytes.
@@ -199,9 +197,6 @@ def apply(shard: qe.EdgeShard, op: Op, rows: Sequence[Row] | None = None) -> Non
 
 def _ids_filter(ids: Sequence[str]) -> qe.Filter:
     return qe.Filter(must=[qe.HasIdCondition(set(ids))])
-
-
-KeywordRow = tuple[str, str, dict[str, Any]]  # id, text, payload (base.KeywordRow)
 
 
 def keyword_writes(rows: Sequence[KeywordRow], stored: dict[str, dict[str, Any]]) -> tuple[list[Row], list[Op]]:
