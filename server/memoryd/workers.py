@@ -74,13 +74,14 @@ def reserve_port(listen: str) -> Iterator[int]:
         sock.close()
 
 
-def _die_with_parent() -> None:
-    """Linux: have the kernel send SIGTERM to this worker if the parent dies."""
+def signal_on_parent_death(signum: int = signal.SIGTERM) -> None:
+    """Linux: have the kernel send `signum` to this process when its parent dies (a worker;
+    the vector engine process). Elsewhere a no-op."""
     with contextlib.suppress(Exception):
         import ctypes
 
         pr_set_pdeathsig = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signum)
 
 
 def accept_stop_signals() -> None:
@@ -92,7 +93,7 @@ def accept_stop_signals() -> None:
 def _worker(index: int, address: str, worker_main: WorkerMain, ready: multiprocessing.connection.Connection) -> None:
     for sig in STOP_SIGNALS:  # not the parent's handler; still blocked until accept_stop_signals()
         signal.signal(sig, signal.SIG_DFL)
-    _die_with_parent()
+    signal_on_parent_death()
 
     def started() -> None:
         ready.send(index)

@@ -22,7 +22,6 @@ import array
 import asyncio
 import contextlib
 import copyreg
-import ctypes
 import dataclasses
 import itertools
 import json
@@ -37,6 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from memoryd import workers
 from memoryd.domain import deadline
 from memoryd.domain.errors import MemorydError, StorageUnavailable
 from memoryd.domain.vectors import (
@@ -286,8 +286,7 @@ PARENT_GONE = signal.SIGUSR1
 def _stop_with_parent_only() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, PARENT_GONE)  # PR_SET_PDEATHSIG
+    workers.signal_on_parent_death(PARENT_GONE)
 
 
 async def _serve(fd: int, root: Path, settings: dict[str, Any]) -> None:
