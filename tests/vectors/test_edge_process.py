@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -19,7 +18,7 @@ from memoryd.domain.errors import StorageUnavailable
 from memoryd.domain.vectors import IndexQuery, PointFilter, VectorPoint, VectorRecord
 from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.qdrant.edge_process import EdgeProcessIndex
-from tests.processes import alive
+from tests.processes import descendants, wait_gone
 from tests.vectors.conftest import unit
 
 # Bounded waits for a process to come or go (never a speed assertion).
@@ -28,13 +27,6 @@ WAIT_SECONDS = 30.0
 
 def point(message_id: str, angle: float = 0.0) -> VectorPoint:
     return VectorPoint("t", unit(angle), VectorRecord("s1", 1000, "test:one", message_id, "user", text=f"text {message_id}"))
-
-
-async def wait_gone(pid: int) -> None:
-    deadline_at = time.monotonic() + WAIT_SECONDS
-    while alive(pid):
-        assert time.monotonic() < deadline_at, f"engine process {pid} still running"
-        await asyncio.sleep(0.05)
 
 
 async def found(index, message_id: str) -> bool:
@@ -54,10 +46,9 @@ async def test_the_engine_runs_in_a_child_process_that_stops_with_close(index):
     await index.upsert([point("m1")], 1)
     pid = index.pid
     assert pid is not None and pid != os.getpid()
-    with open(f"/proc/{pid}/stat") as stat:
-        assert int(stat.read().split(") ", 1)[1].split()[1]) == os.getpid()  # our child
+    assert pid in descendants(os.getpid())  # our child
     await index.close()
-    await wait_gone(pid)
+    wait_gone([pid], WAIT_SECONDS)
     assert index.pid is None
     with pytest.raises(StorageUnavailable):
         await index.ping()
@@ -72,7 +63,7 @@ async def test_a_killed_engine_process_answers_unavailable_then_the_next_call_st
     os.kill(pid, signal.SIGKILL)
     with pytest.raises(StorageUnavailable):
         await in_flight
-    await wait_gone(pid)
+    wait_gone([pid], WAIT_SECONDS)
     # The next call starts a new engine process on the same folder: the acknowledged write is there.
     assert await found(index, "acked")
     assert index.pid not in (None, pid)
@@ -124,7 +115,7 @@ async def test_the_engine_process_exits_when_the_server_process_is_killed(tmp_pa
         pid = int(server.stdout.readline())
         server.kill()
         server.wait(WAIT_SECONDS)
-        await wait_gone(pid)
+        wait_gone([pid], WAIT_SECONDS)
     finally:
         if server.poll() is None:
             server.kill()
