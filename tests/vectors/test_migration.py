@@ -18,7 +18,7 @@ from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.app import start
 from memoryd.domain.vectors import VectorPoint, VectorRecord
 from memoryd.storage.qdrant.migrate import unit
-from memoryd.storage.qdrant.points import payload_of
+from memoryd.storage.qdrant.points import TENANT_MODEL_FIELD, payload_of, with_tenant_model
 from tests.vectors.test_service import Client, server_config
 
 
@@ -38,7 +38,9 @@ def write_local_mode(folder, rng: random.Random) -> dict[str, dict]:
             record = VectorRecord(f"s{i % 11}", 1000 + i, model, f"m{i}" if i % 5 else "", rng.choice(["user", "assistant"]),
                                   "qq", f"u{i % 4}", (f"u{(i + 1) % 4}",), f"speaker {i}", f"text {i}")
             point = VectorPoint(tenant, [rng.uniform(-1, 1) for _ in range(dims)], record)
-            structs.append(qm.PointStruct(id=point.id, vector=point.vector, payload=payload_of(point.tenant, point.record, 500 + i)))
+            payload = payload_of(point.tenant, point.record, 500 + i)
+            del payload[TENANT_MODEL_FIELD]  # (that release had no tenant-and-model key)
+            structs.append(qm.PointStruct(id=point.id, vector=point.vector, payload=payload))
         client.upsert(name, points=structs)
         stored, offset = [], None
         while True:
@@ -67,7 +69,7 @@ async def test_a_local_mode_data_dir_moves_into_edge_point_by_point(tmp_path, ca
             found = {str(r.id): r for r in await index.retrieve(dims, list(points))}
             assert found.keys() == points.keys()
             for point_id, (vector, payload) in points.items():
-                assert found[point_id].payload == payload
+                assert found[point_id].payload == with_tenant_model(payload)  # the key model filters match
                 assert np.allclose(unit(found[point_id].vector), unit(vector), atol=1e-6)
         messages = [r.getMessage() for r in caplog.records]
         assert any("memoryd_d4: 1200 points copied and verified" in m for m in messages)

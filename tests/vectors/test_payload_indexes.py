@@ -25,9 +25,11 @@ async def index_fields(index, space: int) -> set[str]:
 
 
 def test_the_indexed_fields_of_each_space():
-    assert p.indexed_fields(4) == {"tenant", "model_id", "session_id", "platform", "message_id", "sender_id", "mentioned_ids", "role"}
-    # keyword points carry no model_id; timestamps and indexing times only narrow deletes
-    assert p.indexed_fields(p.KEYWORD_SPACE) == p.indexed_fields(4) - {"model_id"}
+    assert p.indexed_fields(4) == {
+        "tenant", "model_id", "tenant_model", "session_id", "platform", "message_id", "sender_id", "mentioned_ids", "role"
+    }
+    # keyword points carry no model; timestamps and indexing times only narrow deletes
+    assert p.indexed_fields(p.KEYWORD_SPACE) == p.indexed_fields(4) - {"model_id", "tenant_model"}
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -122,7 +122,11 @@ class _Pair:
                 engine.create_shard(folder / name, space, build_threads, indexing_threshold_kb).close()
             state = engine.PairState()
             state.save(folder)
-        serving = engine.load_shard(folder / state.serving, space)
+        serving, rewritten = engine.load_shard(folder / state.serving, space)
+        if rewritten:
+            state.reindex = True
+            state.save(folder)
+            log.info("vector shard %s: points given their tenant_model key; an index build follows", folder.name)
         seq, replayed = max(state.serving_seq, state.standby_seq), 0
         for entry_seq, op in engine.read_ops(folder / engine.OPLOG_FILE, state.serving_seq):
             engine.apply(serving, op)  # idempotent: the log's order is the shard's order
@@ -465,7 +469,7 @@ class EdgeIndex(QdrantIndexBase):
         logged = (pair.folder / engine.OPLOG_FILE).stat().st_size
         threshold = self.rebuild_threshold_kb * 1024
         # (A keyword shard's sparse vectors are always indexed: only its log starts builds.)
-        if waiting * pair.space * 4 >= threshold or logged >= threshold * REBUILD_LOG_FACTOR:
+        if pair.state.reindex or waiting * pair.space * 4 >= threshold or logged >= threshold * REBUILD_LOG_FACTOR:
             pair.build = asyncio.create_task(self._build_in_background(pair), name=f"qdrant-edge-build-{pair.space}")
 
     async def _build_in_background(self, pair: _Pair) -> None:
@@ -493,7 +497,7 @@ class EdgeIndex(QdrantIndexBase):
             log.warning("vector index build of %s failed (exit %s): %s", pair.folder.name, code, err.decode()[-500:])
             return False
         report = json.loads(out)
-        built = await self._run(engine.load_shard, pair.folder / standby, pair.space, budget=None)
+        built, _ = await self._run(engine.load_shard, pair.folder / standby, pair.space, budget=None)
         after = await self._run(pair.catch_up, built, report["seq"], budget=None)
         async with pair.write_lock:
             await self._run(pair.swap, built, after, budget=None)

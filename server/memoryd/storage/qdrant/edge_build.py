@@ -23,7 +23,7 @@ def build(folder: Path, standby: str, after: int, space: int) -> dict:
     started = time.monotonic()
     log_path = folder / engine.OPLOG_FILE
     size = log_path.stat().st_size if log_path.exists() else 0
-    shard = engine.load_shard(folder / standby, space)
+    shard, _ = engine.load_shard(folder / standby, space)  # (optimize rebuilds what it rewrote)
     try:
         last, applied = after, 0
         for seq, op in engine.read_ops(log_path, after, limit_bytes=size):

@@ -66,22 +66,49 @@ def create_shard(path: Path, space: int, build_threads: int, indexing_threshold_
     return shard
 
 
-def load_shard(path: Path, space: int) -> qe.EdgeShard:
+def load_shard(path: Path, space: int) -> tuple[qe.EdgeShard, bool]:
+    """The shard, and whether ensure_indexes rewrote its points (it then needs an index build)."""
     shard = qe.EdgeShard.load(str(path))
-    ensure_indexes(shard, space)
-    return shard
+    return shard, ensure_indexes(shard, space)
 
 
-def ensure_indexes(shard: qe.EdgeShard, space: int) -> None:
+def ensure_indexes(shard: qe.EdgeShard, space: int) -> bool:
     """The space's payload indexes (points.indexed_fields), created when missing and dropped
-    when no longer wanted (a shard written by an earlier release): idempotent."""
+    when no longer wanted (a shard written by an earlier release): idempotent. True when it
+    gave the points of such a shard their TENANT_MODEL_FIELD."""
     present = set(shard.info().payload_schema)
     wanted = p.indexed_fields(space)
     for key in sorted(present - wanted):
         shard.update(qe.UpdateOperation.delete_field_index(key))
-    for key in sorted(wanted - present):
+    # The tenant-and-model index comes last: once it exists, every point has the field.
+    missing = sorted(wanted - present, key=lambda key: key == p.TENANT_MODEL_FIELD)
+    rewritten = False
+    for key in missing:
+        if key == p.TENANT_MODEL_FIELD:
+            rewritten = _backfill_tenant_model(shard)
         params = qe.KeywordIndexParams(is_tenant=True) if key == p.TENANT_FIELD else qe.KeywordIndexParams(enable_hnsw=False)
         shard.update(qe.UpdateOperation.create_field_index(key, params))
+    return rewritten
+
+
+def _backfill_tenant_model(shard: qe.EdgeShard) -> bool:
+    """points.tenant_model_backfill on this shard. Changing the points' payload voids the
+    tenants' graph links: searches scan exactly until the shard is indexed again (edge.py
+    then builds the pair)."""
+    steps, answer = p.tenant_model_backfill(), None
+    while True:
+        try:
+            step = steps.send(answer)
+        except StopIteration as done:
+            return done.value
+        match step:
+            case p.Count(flt):
+                answer = shard.count(qe.CountRequest(exact=True, filter=to_filter(flt)))
+            case p.Facet(key, flt):
+                response = shard.facet(qe.FacetRequest(key, limit=p.FACET_LIMIT, exact=True, filter=to_filter(flt)))
+                answer = [str(hit.value) for hit in response.hits]
+            case p.SetPayload(flt, payload):
+                answer = shard.update(qe.UpdateOperation.set_payload_by_filter(to_filter(flt), payload))
 
 
 def unindexed(shard: qe.EdgeShard) -> int:
@@ -184,8 +211,11 @@ def apply(shard: qe.EdgeShard, op: Op, rows: Sequence[Row] | None = None) -> Non
     """Apply a logged write; `rows`: the upsert's points as given (skips decoding the log's copy)."""
     match op:
         case Upsert():
-            if rows is None:
-                rows = [(point_id, _decode(raw), payload) for point_id, raw, payload in op.rows]
+            if rows is None:  # (a dense point logged before TENANT_MODEL_FIELD existed lacks it)
+                rows = [
+                    (point_id, _decode(raw), payload if isinstance(raw, tuple) else p.with_tenant_model(payload))
+                    for point_id, raw, payload in op.rows
+                ]
             shard.update(qe.UpdateOperation.upsert_points([qe.Point(i, to_vector(v), payload) for i, v, payload in rows]))
         case Delete():
             shard.update(qe.UpdateOperation.delete_points_by_filter(to_filter(op.filter)))
@@ -288,11 +318,14 @@ SHARD_NAMES = ("a", "b")
 
 @dataclass(slots=True)
 class PairState:
-    """Which shard serves; `serving_seq` / `standby_seq`: every op up to it is in that shard."""
+    """Which shard serves; `serving_seq` / `standby_seq`: every op up to it is in that shard;
+    `reindex`: the serving shard's points were rewritten (ensure_indexes) and need an index
+    build, which clears it."""
 
     serving: str = "a"
     serving_seq: int = 0
     standby_seq: int = 0
+    reindex: bool = False
 
     @property
     def standby(self) -> str:
@@ -304,13 +337,16 @@ class PairState:
             data = json.loads((folder / STATE_FILE).read_text())
         except FileNotFoundError:
             return None
-        return cls(data["serving"], int(data["serving_seq"]), int(data["standby_seq"]))
+        return cls(data["serving"], int(data["serving_seq"]), int(data["standby_seq"]), bool(data.get("reindex")))
 
     def save(self, folder: Path) -> None:
         """Atomically (write, fsync, rename): a crash leaves the old or the new state."""
         tmp = folder / (STATE_FILE + ".tmp")
         with open(tmp, "w") as handle:
-            json.dump({"serving": self.serving, "serving_seq": self.serving_seq, "standby_seq": self.standby_seq}, handle)
+            json.dump(
+                {"serving": self.serving, "serving_seq": self.serving_seq, "standby_seq": self.standby_seq, "reindex": self.reindex},
+                handle,
+            )
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, folder / STATE_FILE)

@@ -38,7 +38,8 @@ class _LocalMode:
 
     def page(self, collection: str, offset: Any) -> tuple[list[tuple[str, list[float], dict[str, Any]]], Any]:
         records, offset = self.client.scroll(collection, limit=BATCH, offset=offset, with_payload=True, with_vectors=True)
-        return [(str(r.id), list(r.vector), dict(r.payload or {})) for r in records], offset
+        # (with the tenant-and-model key model filters match, which that release did not write)
+        return [(str(r.id), list(r.vector), p.with_tenant_model(dict(r.payload or {}))) for r in records], offset
 
     def close(self) -> None:
         self.client.close()

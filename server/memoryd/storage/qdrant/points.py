@@ -4,7 +4,8 @@ translates into its client's classes (qdrant_client.models / qdrant_edge).
 
 A point's payload: `tenant`, `session_id`, `timestamp`, `indexed_at`, and those of
 `message_id`, `role`, `platform`, `sender_id`, `mentioned_ids`, `speaker_label`, `text`
-and `model_id` that are set (a legacy vector and a keyword point have no `model_id`).
+and `model_id` that are set (a legacy vector and a keyword point have no `model_id`); a
+dense point also has `tenant_model` (its tenant and model in one key, for model filters).
 
 Spaces: a collection (server) or shard pair (Edge) per dense dimension, `<prefix>_d<dim>`,
 and one keyword index, `<prefix>_keywords`, whose points hold a BM25 sparse vector
@@ -14,7 +15,7 @@ KEYWORD_SPACE (0, a dimension no dense vector has).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,14 @@ from memoryd.domain.vectors import PointFilter, Scope, VectorRecord, VectorSelec
 # deletes filter on them, beside the tenant and mostly a session, whose indexes select the
 # points, and each index costs every write (docs/VECTORS.md, "Payload indexes").
 TENANT_FIELD = "tenant"
-KEYWORD_FIELDS = ("model_id", "session_id", "platform", "message_id", "sender_id", "mentioned_ids", "role")
+# A dense point's tenant and model in one keyword (tenant_model_key): a model-filtered
+# search matches one value instead of checking the tenant and the model of each point the
+# model's index selects, 3-6x less engine time (docs/VECTORS.md, "Payload indexes").
+TENANT_MODEL_FIELD = "tenant_model"
+KEYWORD_FIELDS = (
+    "model_id", TENANT_MODEL_FIELD, "session_id", "platform", "message_id", "sender_id", "mentioned_ids", "role"
+)
+DENSE_ONLY_FIELDS = ("model_id", TENANT_MODEL_FIELD)
 # Multitenancy (Qdrant's guide): no global graph (m=0), a graph per tenant (payload_m).
 HNSW_M = 0
 HNSW_PAYLOAD_M = 16
@@ -83,6 +91,70 @@ class All:
 Cond = Match | AnyOf | Below | HasId | Missing | All
 
 
+def tenant_model_key(tenant: str, model_id: str | None) -> str:
+    """The TENANT_MODEL_FIELD value: unambiguous for any tenant and model (the tenant's length
+    first); a legacy vector's (no model id) ends after the tenant."""
+    return f"{len(tenant)}:{tenant}:{model_id or ''}"
+
+
+def with_tenant_model(payload: dict[str, Any]) -> dict[str, Any]:
+    """A dense point's payload with its TENANT_MODEL_FIELD (points written before the field
+    existed, read back from an operation log, lack it)."""
+    if TENANT_MODEL_FIELD not in payload:
+        payload = {**payload, TENANT_MODEL_FIELD: tenant_model_key(str(payload.get(TENANT_FIELD, "")), payload.get("model_id"))}
+    return payload
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """Ask: how many points `filter` admits (exactly)."""
+
+    filter: All
+
+
+@dataclass(frozen=True, slots=True)
+class Facet:
+    """Ask: the values of `key` among the points `filter` admits (up to FACET_LIMIT)."""
+
+    key: str
+    filter: All
+
+
+@dataclass(frozen=True, slots=True)
+class SetPayload:
+    """Do: set `payload` on the points `filter` admits."""
+
+    filter: All
+    payload: dict[str, Any]
+
+
+BackfillStep = Count | Facet | SetPayload
+
+
+def tenant_model_backfill() -> Generator[BackfillStep, Any, bool]:
+    """Give the points of a space written before TENANT_MODEL_FIELD existed their key, as
+    steps an adapter carries out on its engine (answering a Count with an int and a Facet
+    with its values); returns whether there were any. Per (tenant, model) group, by filter;
+    `model_id` stored empty by an earlier release counts as legacy, as record_of reads it."""
+    unkeyed = All(must=(Missing(TENANT_MODEL_FIELD),))
+    remaining: int = yield Count(unkeyed)
+    found = bool(remaining)
+    while remaining:  # FACET_LIMIT tenants a pass
+        for tenant in (yield Facet(TENANT_FIELD, unkeyed)):
+            theirs = tenant_filter(tenant, unkeyed)
+            models: list[str | None] = list((yield Facet("model_id", theirs)))
+            if (yield Count(tenant_filter(tenant, unkeyed, Missing("model_id")))):
+                models.append(None)
+            for model in models:
+                model_cond = Missing("model_id") if model is None else Match("model_id", model)
+                yield SetPayload(tenant_filter(tenant, unkeyed, model_cond), {TENANT_MODEL_FIELD: tenant_model_key(tenant, model)})
+        left: int = yield Count(unkeyed)
+        if left >= remaining:  # points without a tenant: no search can reach them anyway
+            break
+        remaining = left
+    return found
+
+
 def tenant_filter(tenant: str, *conditions: Cond) -> All:
     return All(must=(Match(TENANT_FIELD, tenant), *conditions))
 
@@ -108,13 +180,19 @@ def scope_filter(tenant: str, scope: Scope) -> All:
 
 
 def point_filter(flt: PointFilter, *extra: Cond) -> All:
-    must: list[Cond] = [Match(TENANT_FIELD, flt.tenant), *extra]
+    """The engine filter of `flt` (dense points; keyword points have no model). With a model,
+    the tenant-and-model key alone selects the tenant's points of it (and, `legacy`, those
+    without a model id)."""
+    if flt.model_id is None:
+        owner: Cond = Match(TENANT_FIELD, flt.tenant)
+    elif flt.legacy:
+        owner = AnyOf(TENANT_MODEL_FIELD, (tenant_model_key(flt.tenant, flt.model_id), tenant_model_key(flt.tenant, None)))
+    else:
+        owner = Match(TENANT_MODEL_FIELD, tenant_model_key(flt.tenant, flt.model_id))
+    must: list[Cond] = [owner, *extra]
     condition = scope_condition(flt.scope)
     if condition is not None:
         must.append(condition)
-    if flt.model_id is not None:
-        model: Cond = Match("model_id", flt.model_id)
-        must.append(All(should=(model, Missing("model_id"))) if flt.legacy else model)
     must_not: list[Cond] = []
     if flt.exclude_roles:
         roles = tuple(flt.exclude_roles)
@@ -144,8 +222,8 @@ def selector_filter(selector: VectorSelector) -> All:
 
 
 def keyword_fields(space: int) -> tuple[str, ...]:
-    """The keyword-indexed fields of a space: a keyword point has no `model_id`."""
-    return tuple(k for k in KEYWORD_FIELDS if k != "model_id") if space == KEYWORD_SPACE else KEYWORD_FIELDS
+    """The keyword-indexed fields of a space: a keyword point has no model."""
+    return tuple(k for k in KEYWORD_FIELDS if k not in DENSE_ONLY_FIELDS) if space == KEYWORD_SPACE else KEYWORD_FIELDS
 
 
 def indexed_fields(space: int) -> frozenset[str]:
@@ -158,7 +236,8 @@ def payload_of(tenant: str, r: VectorRecord, indexed_at: int, *, keyword: bool =
     """The point's payload. Empty fields are left out: every filter treats a missing field as
     empty (`Missing`; a `Match` / `AnyOf` of a non-empty value never matches it) and
     `record_of` reads it back empty, while each string value costs Qdrant Edge's binding
-    about 2 µs to convert (docs/PERFORMANCE.md). A keyword point (`keyword`) has no `model_id`."""
+    about 2 µs to convert (docs/PERFORMANCE.md). A keyword point (`keyword`) has no
+    `model_id` and no TENANT_MODEL_FIELD."""
     payload: dict[str, Any] = {
         TENANT_FIELD: tenant,
         "session_id": r.session_id,
@@ -177,8 +256,10 @@ def payload_of(tenant: str, r: VectorRecord, indexed_at: int, *, keyword: bool =
             payload[key] = value
     if r.mentioned_ids:
         payload["mentioned_ids"] = list(r.mentioned_ids)
-    if r.model_id and not keyword:
-        payload["model_id"] = r.model_id
+    if not keyword:
+        if r.model_id:
+            payload["model_id"] = r.model_id
+        payload[TENANT_MODEL_FIELD] = tenant_model_key(tenant, r.model_id)
     return payload
 
 

@@ -201,8 +201,11 @@ class QdrantServerIndex(QdrantIndexBase):
         client = self._require()
         wanted = p.indexed_fields(space)
         info = await self._call(client.get_collection(name))
-        for key in sorted(set(info.payload_schema or {}) - wanted):
+        present = set(info.payload_schema or {})
+        for key in sorted(present - wanted):
             await self._call(client.delete_payload_index(name, key))
+        if p.TENANT_MODEL_FIELD in wanted - present:
+            await self._backfill_tenant_model(space)
         await self._call(
             client.create_payload_index(
                 name, p.TENANT_FIELD,
@@ -214,6 +217,25 @@ class QdrantServerIndex(QdrantIndexBase):
                 name, key, qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, enable_hnsw=False),
                 qm.PayloadSchemaType.KEYWORD,
             )
+
+    async def _backfill_tenant_model(self, space: int) -> None:
+        """points.tenant_model_backfill on this collection (the index, created after it,
+        marks it done)."""
+        steps, answer = p.tenant_model_backfill(), None
+        while True:
+            try:
+                step = steps.send(answer)
+            except StopIteration:
+                return
+            match step:
+                case p.Count(flt):
+                    answer = await self._count(space, flt)
+                case p.Facet(key, flt):
+                    answer = [str(value) for value, _ in await self._facet(space, key, flt)]
+                case p.SetPayload(flt, payload):
+                    answer = await self._call(
+                        self._require().set_payload(self.collection(space), payload=payload, points=to_filter(flt), wait=True)
+                    )
 
     async def _index(self, collection: str, key: str, params: Any, plain: qm.PayloadSchemaType) -> None:
         client = self._require()
