@@ -31,8 +31,9 @@ TENANT_FIELD = "tenant"
 # search matches one value instead of checking the tenant and the model of each point the
 # model's index selects, 3-6x less engine time (docs/VECTORS.md, "Payload indexes").
 TENANT_MODEL_FIELD = "tenant_model"
+# (TENANT_MODEL_FIELD last: its index, created after the backfill, marks that done.)
 KEYWORD_FIELDS = (
-    "model_id", TENANT_MODEL_FIELD, "session_id", "platform", "message_id", "sender_id", "mentioned_ids", "role"
+    "model_id", "session_id", "platform", "message_id", "sender_id", "mentioned_ids", "role", TENANT_MODEL_FIELD
 )
 DENSE_ONLY_FIELDS = ("model_id", TENANT_MODEL_FIELD)
 # Multitenancy (Qdrant's guide): no global graph (m=0), a graph per tenant (payload_m).

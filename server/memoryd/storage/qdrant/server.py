@@ -204,8 +204,6 @@ class QdrantServerIndex(QdrantIndexBase):
         present = set(info.payload_schema or {})
         for key in sorted(present - wanted):
             await self._call(client.delete_payload_index(name, key))
-        if p.TENANT_MODEL_FIELD in wanted - present:
-            await self._backfill_tenant_model(space)
         await self._call(
             client.create_payload_index(
                 name, p.TENANT_FIELD,
@@ -213,6 +211,8 @@ class QdrantServerIndex(QdrantIndexBase):
             )
         )
         for key in p.keyword_fields(space):
+            if key == p.TENANT_MODEL_FIELD and key not in present:
+                await self._backfill_tenant_model(space)
             await self._index(
                 name, key, qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, enable_hnsw=False),
                 qm.PayloadSchemaType.KEYWORD,
