@@ -39,12 +39,12 @@ async def found(index, flt: PointFilter) -> set[str]:
     return {c.record.message_id for c in result.candidates}
 
 
-async def assert_model_filters(index, *, legacy_empty: bool = False) -> None:
+async def assert_model_filters(index) -> None:
+    """Each tenant's points of each model, legacy ones with the legacy model, nothing else."""
     assert await found(index, PointFilter("a", model_id="m1")) == {"a-m1-0", "a-m1-1", "a-m1-2"}
     assert await found(index, PointFilter("b", model_id="m1")) == {"b-m1"}
     assert await found(index, PointFilter("a", model_id="m2")) == {"a-m2"}
-    legacy = {"a-legacy", *([LEGACY_EMPTY] if legacy_empty else [])}
-    assert await found(index, PointFilter("a", model_id="m2", legacy=True)) == {"a-m2", *legacy}
+    assert await found(index, PointFilter("a", model_id="m2", legacy=True)) == {"a-m2", "a-legacy"}
     assert await found(index, PointFilter("c", model_id="m1")) == set()
 
 
