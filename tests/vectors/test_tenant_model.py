@@ -129,7 +129,7 @@ async def test_a_server_collection_written_before_the_key_gets_it(tmp_path):
 
 
 def test_the_backfill_steps_name_each_tenant_and_model():
-    """Driven by hand: per tenant, one SetPayload per model ("" and absent: legacy)."""
+    """Driven by hand: per tenant, one SetPayloadWhere per model ("" and absent: legacy)."""
     steps = p.tenant_model_backfill()
     assert steps.send(None) == p.Count(p.All(must=(p.Missing(p.TENANT_MODEL_FIELD),)))
     assert isinstance(steps.send(3), p.Facet)  # the tenants

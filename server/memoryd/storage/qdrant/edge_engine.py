@@ -107,7 +107,7 @@ def _backfill_tenant_model(shard: qe.EdgeShard) -> bool:
             case p.Facet(key, flt):
                 response = shard.facet(qe.FacetRequest(key, limit=p.FACET_LIMIT, exact=True, filter=to_filter(flt)))
                 answer = [str(hit.value) for hit in response.hits]
-            case p.SetPayload(flt, payload):
+            case p.SetPayloadWhere(flt, payload):
                 answer = shard.update(qe.UpdateOperation.set_payload_by_filter(to_filter(flt), payload))
 
 

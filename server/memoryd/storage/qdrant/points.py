@@ -122,14 +122,14 @@ class Facet:
 
 
 @dataclass(frozen=True, slots=True)
-class SetPayload:
+class SetPayloadWhere:
     """Do: set `payload` on the points `filter` admits."""
 
     filter: All
     payload: dict[str, Any]
 
 
-BackfillStep = Count | Facet | SetPayload
+BackfillStep = Count | Facet | SetPayloadWhere
 
 
 def tenant_model_backfill() -> Generator[BackfillStep, Any, bool]:
@@ -148,7 +148,7 @@ def tenant_model_backfill() -> Generator[BackfillStep, Any, bool]:
                 models.append(None)
             for model in models:
                 model_cond = Missing("model_id") if model is None else Match("model_id", model)
-                yield SetPayload(tenant_filter(tenant, unkeyed, model_cond), {TENANT_MODEL_FIELD: tenant_model_key(tenant, model)})
+                yield SetPayloadWhere(tenant_filter(tenant, unkeyed, model_cond), {TENANT_MODEL_FIELD: tenant_model_key(tenant, model)})
         left: int = yield Count(unkeyed)
         if left >= remaining:  # points without a tenant: no search can reach them anyway
             break

@@ -232,7 +232,7 @@ class QdrantServerIndex(QdrantIndexBase):
                     answer = await self._count(space, flt)
                 case p.Facet(key, flt):
                     answer = [str(value) for value, _ in await self._facet(space, key, flt)]
-                case p.SetPayload(flt, payload):
+                case p.SetPayloadWhere(flt, payload):
                     answer = await self._call(
                         self._require().set_payload(self.collection(space), payload=payload, points=to_filter(flt), wait=True)
                     )
