@@ -201,7 +201,22 @@ def _request(search: Search) -> qe.QueryRequest:
     )
 
 
-class EdgeIndex(QdrantIndexBase):
+class EdgeFolder:
+    """What an index over a Qdrant Edge data folder says of itself, whether the engine runs
+    in this process (EdgeIndex) or in its own (edge_process.EdgeProcessIndex)."""
+
+    root: Path
+
+    @property
+    def shared(self) -> bool:
+        return False  # one process owns the folder
+
+    @property
+    def target(self) -> str:
+        return f"edge:{self.root}"
+
+
+class EdgeIndex(EdgeFolder, QdrantIndexBase):
     def __init__(
         self,
         root: Path,
@@ -235,14 +250,6 @@ class EdgeIndex(QdrantIndexBase):
         self._opening = asyncio.Lock()
         self._create_lock = asyncio.Lock()
         self._maintenance: asyncio.Task | None = None
-
-    @property
-    def shared(self) -> bool:
-        return False  # one process owns the folder
-
-    @property
-    def target(self) -> str:
-        return f"edge:{self.root}"
 
     # -- lifecycle -------------------------------------------------------------------
     async def open(self) -> None:

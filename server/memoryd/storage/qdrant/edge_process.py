@@ -53,6 +53,7 @@ from memoryd.domain.vectors import (
     VectorRecord,
     VectorSelector,
 )
+from memoryd.storage.qdrant.edge import EdgeFolder, EdgeIndex
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ async def _receive(reader: asyncio.StreamReader) -> Any:
     return pickle.loads(await reader.readexactly(size))
 
 
-class EdgeProcessIndex:
+class EdgeProcessIndex(EdgeFolder):
     """VectorIndex whose calls an EdgeIndex in a child process answers."""
 
     def __init__(self, root: Path, *, timeout: float = 5.0, log_level: str = "info", **settings: Any) -> None:
@@ -111,14 +112,6 @@ class EdgeProcessIndex:
         self._ids = itertools.count()
         self._starting = asyncio.Lock()
         self._closed = True
-
-    @property
-    def shared(self) -> bool:
-        return False  # one process owns the folder
-
-    @property
-    def target(self) -> str:
-        return f"edge:{self.root}"
 
     @property
     def pid(self) -> int | None:
@@ -290,8 +283,6 @@ def _stop_with_parent_only() -> None:
 
 
 async def _serve(fd: int, root: Path, settings: dict[str, Any]) -> None:
-    from memoryd.storage.qdrant.edge import EdgeIndex
-
     if settings.get("migrate_from"):
         settings["migrate_from"] = Path(settings["migrate_from"])
     index = EdgeIndex(root, **settings)
