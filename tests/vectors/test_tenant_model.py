@@ -145,3 +145,50 @@ def test_the_backfill_steps_name_each_tenant_and_model():
     with pytest.raises(StopIteration) as done:
         steps.send(0)
     assert done.value.value is True
+
+
+def many_tenants() -> list[VectorPoint]:
+    """Eight tenants of two models each (and a legacy point): past a facet page of three."""
+    return [
+        VectorPoint(f"t{n}", unit(m), VectorRecord("s1", 100 + m, model, f"t{n}-{m}", "user"))
+        for n in range(8) for m, model in enumerate(("m1", "m2", None))
+    ]
+
+
+async def test_an_edge_backfill_goes_past_one_facet_page_of_tenants(tmp_path, monkeypatch):
+    monkeypatch.setattr(p, "FACET_LIMIT", 3)
+    made = many_tenants()
+    shard = engine.create_shard(tmp_path / "shard", 4, 1, engine.INDEXING_THRESHOLD_KB)
+    try:
+        shard.update(qe.UpdateOperation.upsert_points([qe.Point(pt.id, pt.vector, old_payload(pt)) for pt in made]))
+        shard.update(qe.UpdateOperation.delete_field_index(p.TENANT_MODEL_FIELD))
+        assert engine.ensure_indexes(shard, 4)
+        stored = shard.retrieve([pt.id for pt in made], True, False)
+        assert {str(r.id): r.payload[p.TENANT_MODEL_FIELD] for r in stored} == {
+            pt.id: p.tenant_model_key(pt.tenant, pt.record.model_id) for pt in made
+        }
+        assert not engine.ensure_indexes(shard, 4)  # done: the index is there
+    finally:
+        shard.close()
+
+
+async def test_a_server_backfill_goes_past_one_facet_page_of_tenants(monkeypatch):
+    monkeypatch.setattr(p, "FACET_LIMIT", 3)
+    made = many_tenants()
+    index = QdrantServerIndex(":memory:", prefix="memoryd")
+    await index.open()
+    try:
+        await index.upsert(made, 1)
+        client, name = index._require(), index.collection(4)
+        await client.delete_payload(name, [p.TENANT_MODEL_FIELD], points=qm.Filter())
+        await client.delete_payload_index(name, p.TENANT_MODEL_FIELD)
+        index._ready.discard(4)
+        await index._ensure(4)
+        stored = await client.retrieve(name, [pt.id for pt in made], with_payload=True)
+        assert {str(r.id): r.payload[p.TENANT_MODEL_FIELD] for r in stored} == {
+            pt.id: p.tenant_model_key(pt.tenant, pt.record.model_id) for pt in made
+        }
+        for n in range(8):
+            assert await found(index, PointFilter(f"t{n}", model_id="m2", legacy=True)) == {f"t{n}-1", f"t{n}-2"}
+    finally:
+        await index.close()
