@@ -516,7 +516,8 @@ func (x *UpsertVectorsResponse) GetPointIds() []string {
 //
 // with the age measured from `reference_time`, multiplied by
 // `user_priority_boost` in RECALL_SCOPE_USER for hits sent by or mentioning a
-// speaker; the best `top_k` distinct messages are the hits.
+// speaker; the best `top_k` distinct messages are the hits, and (unless
+// `keep_repeated_texts`) no two of them have the same text.
 type SearchMemoryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The query embedding: the semantic part. At least one of `query_vector`
@@ -587,8 +588,14 @@ type SearchMemoryRequest struct {
 	// Unset means the server default (MEMORYD_RECALL_HALF_LIFE_HOURS, 2160 = 90
 	// days unless configured).
 	HalfLifeHours *float32 `protobuf:"fixed32,21,opt,name=half_life_hours,json=halfLifeHours,proto3,oneof" json:"half_life_hours,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Whether messages with exactly the same text as a better hit may be hits
+	// too. False (the default): the same words said again (in any session) take
+	// no further hit's place; the better hit counts them in `repeats`. True:
+	// every distinct message can be a hit. Messages without text are never
+	// collapsed.
+	KeepRepeatedTexts bool `protobuf:"varint,22,opt,name=keep_repeated_texts,json=keepRepeatedTexts,proto3" json:"keep_repeated_texts,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SearchMemoryRequest) Reset() {
@@ -768,6 +775,13 @@ func (x *SearchMemoryRequest) GetHalfLifeHours() float32 {
 	return 0
 }
 
+func (x *SearchMemoryRequest) GetKeepRepeatedTexts() bool {
+	if x != nil {
+		return x.KeepRepeatedTexts
+	}
+	return false
+}
+
 // A message next to a hit in the hit's session.
 type ContextMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -875,7 +889,11 @@ type MemoryHit struct {
 	// Set when this hit is also one of the `before` / `after` messages of a
 	// better hit: that hit's index in `hits`. A hit is never left out for being
 	// another hit's context.
-	InContextOf   *int32 `protobuf:"varint,22,opt,name=in_context_of,json=inContextOf,proto3,oneof" json:"in_context_of,omitempty"`
+	InContextOf *int32 `protobuf:"varint,22,opt,name=in_context_of,json=inContextOf,proto3,oneof" json:"in_context_of,omitempty"`
+	// Other candidates of this search with exactly this hit's text (the same
+	// words said again), left out of `hits` for it; 0 with
+	// `keep_repeated_texts`.
+	Repeats       int32 `protobuf:"varint,23,opt,name=repeats,proto3" json:"repeats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1060,6 +1078,13 @@ func (x *MemoryHit) GetKeywordMatch() bool {
 func (x *MemoryHit) GetInContextOf() int32 {
 	if x != nil && x.InContextOf != nil {
 		return *x.InContextOf
+	}
+	return 0
+}
+
+func (x *MemoryHit) GetRepeats() int32 {
+	if x != nil {
+		return x.Repeats
 	}
 	return 0
 }
@@ -1803,7 +1828,7 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x14UpsertVectorsRequest\x12/\n" +
 	"\x06points\x18\x01 \x03(\v2\x17.memoryd.v1.VectorPointR\x06points\"4\n" +
 	"\x15UpsertVectorsResponse\x12\x1b\n" +
-	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\xf0\a\n" +
+	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\xa0\b\n" +
 	"\x13SearchMemoryRequest\x12!\n" +
 	"\fquery_vector\x18\x01 \x03(\x02R\vqueryVector\x12\x1d\n" +
 	"\n" +
@@ -1830,7 +1855,8 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x0ekeyword_weight\x18\x12 \x01(\x02H\x04R\rkeywordWeight\x88\x01\x01\x120\n" +
 	"\x06fusion\x18\x13 \x01(\x0e2\x18.memoryd.v1.RecallFusionR\x06fusion\x12*\n" +
 	"\x0ereference_time\x18\x14 \x01(\x03H\x05R\rreferenceTime\x88\x01\x01\x12+\n" +
-	"\x0fhalf_life_hours\x18\x15 \x01(\x02H\x06R\rhalfLifeHours\x88\x01\x01B\x0e\n" +
+	"\x0fhalf_life_hours\x18\x15 \x01(\x02H\x06R\rhalfLifeHours\x88\x01\x01\x12.\n" +
+	"\x13keep_repeated_texts\x18\x16 \x01(\bR\x11keepRepeatedTextsB\x0e\n" +
 	"\f_time_weightB\x16\n" +
 	"\x14_user_priority_boostB\x11\n" +
 	"\x0f_context_windowB\x17\n" +
@@ -1840,7 +1866,7 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x10_half_life_hours\"h\n" +
 	"\x0eContextMessage\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.memoryd.v1.MessageR\amessage\x12'\n" +
-	"\x0ftruncated_chars\x18\x02 \x01(\x05R\x0etruncatedChars\"\xf8\x05\n" +
+	"\x0ftruncated_chars\x18\x02 \x01(\x05R\x0etruncatedChars\"\x92\x06\n" +
 	"\tMemoryHit\x12\x14\n" +
 	"\x05score\x18\x01 \x01(\x02R\x05score\x12%\n" +
 	"\x0esemantic_score\x18\x02 \x01(\x02R\rsemanticScore\x12\x19\n" +
@@ -1866,7 +1892,8 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\trelevance\x18\x13 \x01(\x02R\trelevance\x12%\n" +
 	"\x0esemantic_match\x18\x14 \x01(\bR\rsemanticMatch\x12#\n" +
 	"\rkeyword_match\x18\x15 \x01(\bR\fkeywordMatch\x12'\n" +
-	"\rin_context_of\x18\x16 \x01(\x05H\x00R\vinContextOf\x88\x01\x01B\x10\n" +
+	"\rin_context_of\x18\x16 \x01(\x05H\x00R\vinContextOf\x88\x01\x01\x12\x18\n" +
+	"\arepeats\x18\x17 \x01(\x05R\arepeatsB\x10\n" +
 	"\x0e_in_context_of\"\xcb\x01\n" +
 	"\x14SearchMemoryResponse\x12)\n" +
 	"\x04hits\x18\x01 \x03(\v2\x15.memoryd.v1.MemoryHitR\x04hits\x12\x19\n" +
