@@ -297,6 +297,28 @@ async def test_hits_and_neighbours_are_deduplicated(vectors, memory, tenant):
     assert u1.id not in [h.record.message_id for h in excluded.hits]
 
 
+async def test_repeated_texts_take_no_further_hit_place(vectors, tenant):
+    """The same words said in many sessions are one hit that counts the others (docs/VECTORS.md,
+    "Selection"), unless the caller keeps repeats; points without text never collapse."""
+    copies = [point(tenant, a, session=f"s{a}", text="The train was late again.") for a in (1, 2, 4, 8)]
+    others = [point(tenant, 3, text="I row on Sundays."), point(tenant, 5, text="Fencing it is.")]
+    untexted = [point(tenant, a, session="bare", text="") for a in (6, 7)]
+    await vectors.upsert(tenant, [*copies, *others, *untexted])
+
+    result = await vectors.search(tenant, query(top_k=5))
+    assert [h.text for h in result.hits] == ["The train was late again.", "I row on Sundays.", "Fencing it is.", "", ""]
+    assert [h.repeats for h in result.hits] == [3, 0, 0, 0, 0]
+    assert result.hits[0].record.session_id == "s1"  # the best-ranked copy stands for the others
+
+    kept = await vectors.search(tenant, query(top_k=5, keep_repeated_texts=True))
+    train, row, fencing = "The train was late again.", "I row on Sundays.", "Fencing it is."
+    assert [h.text for h in kept.hits] == [train, train, row, train, fencing]
+    assert [h.repeats for h in kept.hits] == [0] * 5
+    # Repeats are counted among the search's candidates (top_k × 4 here: angles 1 to 4).
+    few = await vectors.search(tenant, query(top_k=1))
+    assert [(h.text, h.repeats) for h in few.hits] == [("The train was late again.", 2)]
+
+
 async def test_truncation_says_how_many_characters_were_cut(vectors, memory, tenant):
     long = "x" * 50
     saved = (await memory.save_messages(tenant, "s1", [msg("user", long, 1000), msg("user", "y" * 30, 2000)])).messages

@@ -194,6 +194,22 @@ async def test_query_text_without_an_embedder_is_a_keyword_search(client):
     assert caught.value.code() is grpc.StatusCode.FAILED_PRECONDITION
 
 
+async def test_small_talk_said_in_many_sessions_is_one_hit(client):
+    for day in range(4):
+        await client.save(f"week-{day}", user("The train was late again.", 1000 + day))
+    await client.save("sport", user("These days my training is all about fencing.", 500))
+    await client.indexed()
+    request = pb.SearchMemoryRequest(query_text="training", top_k=3, context_window=0)
+    collapsed = await client.vectors.SearchMemory(request)
+    assert sorted((h.text, h.repeats) for h in collapsed.hits) == [
+        ("The train was late again.", 3), ("These days my training is all about fencing.", 0)
+    ]  # fmt: skip
+    request.keep_repeated_texts = True
+    kept = await client.vectors.SearchMemory(request)
+    assert len(kept.hits) == 3 and all(h.repeats == 0 for h in kept.hits)
+    assert len({h.message_id for h in kept.hits}) == 3
+
+
 async def test_deleting_messages_removes_their_vectors(client):
     stored = await client.save("s1", *(user(f"m{i}", 1000 * (i + 1)) for i in range(6)))
     await client.index("s1", stored, [1, 2, 3, 4, 5, 6])

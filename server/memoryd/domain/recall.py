@@ -24,8 +24,10 @@ part (a query text, unless keyword_weight is 0); with both it is hybrid. Ranking
    age measured from the reference time (default now); in user scope, hits sent by or
    mentioning a current speaker are multiplied by the boost.
 5. The best `top_k` distinct messages, minus the caller's exclusions, are the hits (a hit
-   that is also context of a better hit stays a hit, marked `in_context_of`); each gets
-   its context window, minus what better hits already showed.
+   that is also context of a better hit stays a hit, marked `in_context_of`); unless
+   `keep_repeated_texts`, a message with the same text as a better hit is not one (the
+   hit counts it in `repeats`). Each gets its context window, minus what better hits
+   already showed.
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ class RecallQuery:
     per_item_max_chars: int = 0
     exclude_message_ids: frozenset[str] = frozenset()
     control_kinds: tuple[str, ...] = DEFAULT_CONTROL_KINDS
+    keep_repeated_texts: bool = False
 
     @property
     def semantic(self) -> bool:
@@ -175,6 +178,7 @@ class RecallHit:
     before: list[Item] = field(default_factory=list)
     after: list[Item] = field(default_factory=list)
     in_context_of: int | None = None  # index of the better hit whose context shows this one
+    repeats: int = 0  # candidates with this hit's text that it stands for (not hits themselves)
 
     @property
     def record(self) -> VectorRecord:
@@ -334,11 +338,20 @@ def _window_request(record: VectorRecord, query: RecallQuery) -> WindowRequest |
     )
 
 
+def _repeated_text(record: VectorRecord, query: RecallQuery, texts: set[str]) -> bool:
+    """Whether the record says exactly what a better hit says (and the search collapses
+    repeats). The same small talk or greeting said in many sessions would otherwise fill the
+    hit list with copies that tell the agent nothing new (docs/RECALL.md, "Repeated texts")."""
+    return not query.keep_repeated_texts and bool(record.text) and record.text in texts
+
+
 async def _choose(ranked: Sequence[Ranked], query: RecallQuery, read: WindowReader) -> list[tuple[Ranked, Window, Key]]:
-    """The best `top_k` distinct messages the caller does not exclude, with their windows."""
+    """The best `top_k` distinct messages the caller does not exclude, with their windows;
+    no two with the same text unless the query keeps repeats."""
     excluded = query.exclude_message_ids
     chosen: list[tuple[Ranked, Window, Key]] = []
     taken: set[Key] = set()
+    texts: set[str] = set()  # of the chosen and of the batch being read
     position = 0
     while len(chosen) < query.top_k and position < len(ranked):
         batch: list[Ranked] = []
@@ -349,7 +362,10 @@ async def _choose(ranked: Sequence[Ranked], query: RecallQuery, read: WindowRead
             record = candidate.candidate.record
             if record.message_id in excluded or record.message_key in taken or record.message_key in keys:
                 continue
+            if _repeated_text(record, query, texts):
+                continue
             keys.add(record.message_key)
+            texts.add(record.text)
             batch.append(candidate)
         requests = [_window_request(r.candidate.record, query) for r in batch]
         wanted = [r for r in requests if r is not None]
@@ -359,6 +375,10 @@ async def _choose(ranked: Sequence[Ranked], query: RecallQuery, read: WindowRead
             record = candidate.candidate.record
             key = _message_key(record.session_id, window.message) if window.message is not None else record.message_key
             if key in taken or (window.message is not None and window.message.id in excluded):
+                # Not a hit after all (its message already is one, or is excluded): its text
+                # no longer stands for later repeats. (Repeats this batch already skipped stay
+                # skipped; a point without a message id has its message's text in practice.)
+                texts.discard(record.text)
                 continue
             taken.update((key, record.message_key))
             chosen.append((candidate, window, key))
@@ -367,11 +387,20 @@ async def _choose(ranked: Sequence[Ranked], query: RecallQuery, read: WindowRead
     return chosen
 
 
+def _repeats(ranked: Sequence[Ranked], query: RecallQuery) -> Counter[str]:
+    """How many distinct candidate messages have each text (collapsed searches only)."""
+    if query.keep_repeated_texts:
+        return Counter()
+    keys = {r.candidate.record.message_key: r.candidate.record.text for r in ranked if r.candidate.record.text}
+    return Counter(keys.values())
+
+
 async def select_hits(ranked: Sequence[Ranked], query: RecallQuery, read: WindowReader) -> list[RecallHit]:
     """The hits, best first, each with the part of its window that no better hit showed."""
     excluded = query.exclude_message_ids
     shown: dict[Key, int] = {}  # message -> the hit that showed it (as itself or as context)
     hits: list[RecallHit] = []
+    said = _repeats(ranked, query)
     for index, (candidate, window, key) in enumerate(await _choose(ranked, query, read)):
         record = candidate.candidate.record
         in_context_of = shown.get(key)
@@ -393,6 +422,7 @@ async def select_hits(ranked: Sequence[Ranked], query: RecallQuery, read: Window
                 [_truncate_message(m, query.per_item_max_chars) for m in before],
                 [_truncate_message(m, query.per_item_max_chars) for m in after],
                 in_context_of,
+                max(0, said[record.text] - 1),
             )
         )
     return hits

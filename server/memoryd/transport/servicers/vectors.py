@@ -152,6 +152,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             per_item_max_chars=request.per_item_max_chars,
             exclude_message_ids=frozenset(request.exclude_message_ids),
             control_kinds=tuple(request.control_kinds) or self.vectors.control_kinds,
+            keep_repeated_texts=request.keep_repeated_texts,
         )
         result = await self.vectors.search(tenant, query)
         response = pb.SearchMemoryResponse(
@@ -181,6 +182,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                 relevance=hit.ranked.relevance,
                 semantic_match=candidate.semantic is not None,
                 keyword_match=candidate.keyword is not None,
+                repeats=hit.repeats,
             )
             if hit.in_context_of is not None:
                 out.in_context_of = hit.in_context_of
