@@ -319,6 +319,23 @@ async def test_repeated_texts_take_no_further_hit_place(vectors, tenant):
     assert [(h.text, h.repeats) for h in few.hits] == [("The train was late again.", 2)]
 
 
+async def test_a_candidate_that_turns_out_to_be_a_hit_leaves_its_text_to_later_ones(vectors, memory, tenant):
+    """A point without a message id is its message's only once its window is read; when that
+    message is already a hit, the point is no hit, and its text does not hold back a later
+    message that says the same."""
+    [hit] = (await memory.save_messages(tenant, "s1", [msg("user", "u1 the hit", 1_000_000)])).messages
+    await vectors.upsert(
+        tenant,
+        [
+            point(tenant, 1, message_id=hit.id, ts=hit.timestamp, text=hit.content),
+            point(tenant, 2, message_id="", ts=hit.timestamp, text="an older caption"),  # the same message
+            point(tenant, 3, session="s2", text="an older caption"),
+        ],
+    )
+    result = await vectors.search(tenant, query(top_k=2))
+    assert [(h.record.session_id, h.text) for h in result.hits] == [("s1", "u1 the hit"), ("s2", "an older caption")]
+
+
 async def test_truncation_says_how_many_characters_were_cut(vectors, memory, tenant):
     long = "x" * 50
     saved = (await memory.save_messages(tenant, "s1", [msg("user", long, 1000), msg("user", "y" * 30, 2000)])).messages
