@@ -31,7 +31,7 @@ SESSIONS = ("s1", "s2")
 MESSAGES_PER_SESSION = 8
 candidates = st.lists(st.tuples(st.sampled_from(SESSIONS), st.integers(0, MESSAGES_PER_SESSION - 1)), max_size=30)
 # The text of each message (a message's points all carry its text).
-texts = st.lists(
+message_texts = st.lists(
     st.sampled_from(TEXTS), min_size=len(SESSIONS) * MESSAGES_PER_SESSION, max_size=len(SESSIONS) * MESSAGES_PER_SESSION
 )
 
@@ -70,7 +70,7 @@ def expected(ranked: list[Ranked], query: RecallQuery) -> list[tuple[str, int]]:
 @settings(max_examples=300, deadline=None)
 @given(
     rows=candidates,
-    text_of=texts,
+    text_of=message_texts,
     top_k=st.integers(1, 8),
     keep=st.booleans(),
     excluded=st.sets(st.integers(0, MESSAGES_PER_SESSION - 1), max_size=3),
@@ -86,5 +86,5 @@ def test_selection_matches_the_reference_rule(rows, text_of, top_k, keep, exclud
     hits = asyncio.run(select_hits(ranked, query, no_windows))
     assert [(h.record.message_id, h.repeats) for h in hits] == expected(ranked, query)
     if not keep:
-        texts = [h.text for h in hits if h.text]
-        assert len(texts) == len(set(texts))
+        said = [h.text for h in hits if h.text]
+        assert len(said) == len(set(said))
