@@ -512,7 +512,10 @@ func (x *UpsertVectorsResponse) GetPointIds() []string {
 // message's semantic score. Then
 //
 //	relevance = the semantic score (cosine) alone, or the fusion of both parts
-//	score = (1 - time_weight) * relevance + time_weight * 0.5 ^ (age / half_life)
+//	lift = neighbor_weight * (relevance of the best adjacent candidate - the
+//	       lowest candidate's relevance), 0 without one
+//	score = (1 - time_weight) * (relevance + lift)
+//	        + time_weight * 0.5 ^ (age / half_life)
 //
 // with the age measured from `reference_time`, multiplied by
 // `user_priority_boost` in RECALL_SCOPE_USER for hits sent by or mentioning a
@@ -594,8 +597,16 @@ type SearchMemoryRequest struct {
 	// every distinct message can be a hit. Messages without text are never
 	// collapsed.
 	KeepRepeatedTexts bool `protobuf:"varint,22,opt,name=keep_repeated_texts,json=keepRepeatedTexts,proto3" json:"keep_repeated_texts,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Weight of a candidate's adjacent message in its session (the one right
+	// before or after it, as a context window of 1 counts them) when that
+	// message is a candidate too, 0 to 1: the candidate's relevance is lifted by
+	// this times the neighbour's relevance above the lowest candidate's, so the
+	// reply to a matching question (and the question of a matching reply) ranks
+	// higher. 0 ranks every message on its own. Unset means the server default
+	// (MEMORYD_RECALL_NEIGHBOR_WEIGHT, 0.3 unless configured).
+	NeighborWeight *float32 `protobuf:"fixed32,23,opt,name=neighbor_weight,json=neighborWeight,proto3,oneof" json:"neighbor_weight,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SearchMemoryRequest) Reset() {
@@ -782,6 +793,13 @@ func (x *SearchMemoryRequest) GetKeepRepeatedTexts() bool {
 	return false
 }
 
+func (x *SearchMemoryRequest) GetNeighborWeight() float32 {
+	if x != nil && x.NeighborWeight != nil {
+		return *x.NeighborWeight
+	}
+	return 0
+}
+
 // A message next to a hit in the hit's session.
 type ContextMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -840,7 +858,8 @@ func (x *ContextMessage) GetTruncatedChars() int32 {
 // One recalled message.
 type MemoryHit struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Final score after recency weighting and the user boost.
+	// Final score: relevance plus `neighbor_lift`, after recency weighting and
+	// the user boost.
 	Score float32 `protobuf:"fixed32,1,opt,name=score,proto3" json:"score,omitempty"`
 	// Cosine similarity of the message's vector of the query's model to the
 	// query; 0 when `semantic_match` is false.
@@ -893,7 +912,10 @@ type MemoryHit struct {
 	// Other candidates of this search with exactly this hit's text (the same
 	// words said again), left out of `hits` for it; 0 with
 	// `keep_repeated_texts`.
-	Repeats       int32 `protobuf:"varint,23,opt,name=repeats,proto3" json:"repeats,omitempty"`
+	Repeats int32 `protobuf:"varint,23,opt,name=repeats,proto3" json:"repeats,omitempty"`
+	// What an adjacent candidate added to `relevance` (see `neighbor_weight`);
+	// 0 when none did. `score` counts `relevance + neighbor_lift`.
+	NeighborLift  float32 `protobuf:"fixed32,24,opt,name=neighbor_lift,json=neighborLift,proto3" json:"neighbor_lift,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1085,6 +1107,13 @@ func (x *MemoryHit) GetInContextOf() int32 {
 func (x *MemoryHit) GetRepeats() int32 {
 	if x != nil {
 		return x.Repeats
+	}
+	return 0
+}
+
+func (x *MemoryHit) GetNeighborLift() float32 {
+	if x != nil {
+		return x.NeighborLift
 	}
 	return 0
 }
@@ -1828,7 +1857,7 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x14UpsertVectorsRequest\x12/\n" +
 	"\x06points\x18\x01 \x03(\v2\x17.memoryd.v1.VectorPointR\x06points\"4\n" +
 	"\x15UpsertVectorsResponse\x12\x1b\n" +
-	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\xa0\b\n" +
+	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\xe2\b\n" +
 	"\x13SearchMemoryRequest\x12!\n" +
 	"\fquery_vector\x18\x01 \x03(\x02R\vqueryVector\x12\x1d\n" +
 	"\n" +
@@ -1856,17 +1885,19 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x06fusion\x18\x13 \x01(\x0e2\x18.memoryd.v1.RecallFusionR\x06fusion\x12*\n" +
 	"\x0ereference_time\x18\x14 \x01(\x03H\x05R\rreferenceTime\x88\x01\x01\x12+\n" +
 	"\x0fhalf_life_hours\x18\x15 \x01(\x02H\x06R\rhalfLifeHours\x88\x01\x01\x12.\n" +
-	"\x13keep_repeated_texts\x18\x16 \x01(\bR\x11keepRepeatedTextsB\x0e\n" +
+	"\x13keep_repeated_texts\x18\x16 \x01(\bR\x11keepRepeatedTexts\x12,\n" +
+	"\x0fneighbor_weight\x18\x17 \x01(\x02H\aR\x0eneighborWeight\x88\x01\x01B\x0e\n" +
 	"\f_time_weightB\x16\n" +
 	"\x14_user_priority_boostB\x11\n" +
 	"\x0f_context_windowB\x17\n" +
 	"\x15_expand_cross_sessionB\x11\n" +
 	"\x0f_keyword_weightB\x11\n" +
 	"\x0f_reference_timeB\x12\n" +
-	"\x10_half_life_hours\"h\n" +
+	"\x10_half_life_hoursB\x12\n" +
+	"\x10_neighbor_weight\"h\n" +
 	"\x0eContextMessage\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.memoryd.v1.MessageR\amessage\x12'\n" +
-	"\x0ftruncated_chars\x18\x02 \x01(\x05R\x0etruncatedChars\"\x92\x06\n" +
+	"\x0ftruncated_chars\x18\x02 \x01(\x05R\x0etruncatedChars\"\xb7\x06\n" +
 	"\tMemoryHit\x12\x14\n" +
 	"\x05score\x18\x01 \x01(\x02R\x05score\x12%\n" +
 	"\x0esemantic_score\x18\x02 \x01(\x02R\rsemanticScore\x12\x19\n" +
@@ -1893,7 +1924,8 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x0esemantic_match\x18\x14 \x01(\bR\rsemanticMatch\x12#\n" +
 	"\rkeyword_match\x18\x15 \x01(\bR\fkeywordMatch\x12'\n" +
 	"\rin_context_of\x18\x16 \x01(\x05H\x00R\vinContextOf\x88\x01\x01\x12\x18\n" +
-	"\arepeats\x18\x17 \x01(\x05R\arepeatsB\x10\n" +
+	"\arepeats\x18\x17 \x01(\x05R\arepeats\x12#\n" +
+	"\rneighbor_lift\x18\x18 \x01(\x02R\fneighborLiftB\x10\n" +
 	"\x0e_in_context_of\"\xcb\x01\n" +
 	"\x14SearchMemoryResponse\x12)\n" +
 	"\x04hits\x18\x01 \x03(\v2\x15.memoryd.v1.MemoryHitR\x04hits\x12\x19\n" +
