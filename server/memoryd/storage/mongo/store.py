@@ -53,6 +53,7 @@ from memoryd.domain.models import AppendResult, Event, EventDraft, EventType, Me
 from memoryd.domain.models import RecentQuery, SessionInfo, SERVER_NAMESPACE, SYSTEM_TENANT, SessionMessage
 from memoryd.domain.sessions import LABEL_PAIR_SEPARATOR, SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, Store, check_event_filter
+from memoryd.domain.windows import Window, WindowRequest
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
 
 log = structlog.get_logger("memoryd.storage.mongo")
@@ -232,6 +233,21 @@ def range_filter(tenant: str, query: RangeQuery) -> dict[str, Any]:
         where["role"] = {"$in": list(query.roles)}
     where.update(_kind_filter((), query.exclude_kinds))
     return where
+
+
+def window_filters(tenant: str, request: WindowRequest, origin: tuple[int, int]) -> tuple[dict, dict]:
+    """A context window's `before` (sorted NEWEST_FIRST) and `after` (OLDEST_FIRST) around
+    `origin` = (timestamp, seq), as domain/windows.py defines them: the request's kinds left
+    out, system messages too (they are nobody's words and do not count). Served by
+    messages_range; each walk stops after `size` rows."""
+    ts, seq = origin
+    counted = {"tenant": tenant, "session_id": request.session_id, "role": {"$ne": "system"}}
+    counted.update(_kind_filter((), request.exclude_kinds))
+    # (timestamp, seq) < / > origin, written so the timestamp bound stays an index bound
+    # (`< ts + 1` for `<= ts`: see range_filter).
+    before = {**counted, "timestamp": {"$lt": ts + 1}, "$nor": [{"timestamp": ts, "seq": {"$gte": seq}}]}
+    after = {**counted, "timestamp": {"$gte": ts}, "$nor": [{"timestamp": ts, "seq": {"$lte": seq}}]}
+    return before, after
 
 
 def recent_filter(tenant: str, query: RecentQuery) -> dict[str, Any]:
@@ -674,6 +690,32 @@ class MongoStore(Store):
         async def read(db: AsyncDatabase) -> list[Message]:
             cursor = _raw(db, MESSAGES).find(range_filter(tenant, query), MESSAGE_FIELDS).sort(OLDEST_FIRST)
             return await _read_sized(cursor, query.limit, query.max_bytes, _sized_message)
+
+        return await self._read(read)
+
+    async def context_windows(self, tenant: str, requests: Sequence[WindowRequest]) -> list[Window]:
+        # Per window three index walks bounded by its size (anchor, before, after) instead of
+        # the default's paged range scans: SearchMemory reads a window of 1 around every
+        # candidate that shares its session with another (domain/recall.py, adjacency).
+        async def window(db: AsyncDatabase, request: WindowRequest) -> Window:
+            messages = _raw(db, MESSAGES)
+            which = {"id": request.message_id} if request.message_id else {"role": request.role}
+            at = {"tenant": tenant, "session_id": request.session_id, "timestamp": request.timestamp, **which}
+            at.update(_kind_filter((), request.exclude_kinds))
+            found = await _read_sized(messages.find(at, MESSAGE_FIELDS).sort("seq", 1), 1, None, _sized_message)
+            anchor = found[0] if found else None
+            if request.size <= 0:
+                return Window(anchor)
+            # Without its message, everything at the anchor's timestamp is after it.
+            origin = (anchor.timestamp, anchor.seq) if anchor is not None else (request.timestamp, -1)
+            before, after = window_filters(tenant, request, origin)
+            size = request.size
+            older = await _read_sized(messages.find(before, MESSAGE_FIELDS).sort(NEWEST_FIRST), size, None, _sized_message)
+            newer = await _read_sized(messages.find(after, MESSAGE_FIELDS).sort(OLDEST_FIRST), size, None, _sized_message)
+            return Window(anchor, older[::-1], newer)
+
+        async def read(db: AsyncDatabase) -> list[Window]:
+            return list(await asyncio.gather(*(window(db, r) for r in requests)))
 
         return await self._read(read)
 
