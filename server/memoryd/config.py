@@ -155,6 +155,12 @@ class Config:
         maximum=1,
     )
     recall_fusion: str = setting("relative", "hybrid fusion: relative (min-max scores) or rrf (reciprocal ranks)")
+    recall_neighbor_weight: float = setting(
+        recall.DEFAULT_NEIGHBOR_WEIGHT,
+        "SearchMemory default weight of a candidate's adjacent candidate in its session, 0 to 1 (docs/RECALL.md)",
+        minimum=0,
+        maximum=1,
+    )
     recall_control_kinds: str = setting(
         "summary,compress-marker,directive,directive-reply",
         "comma-separated kinds never shown as recall context",

@@ -34,6 +34,7 @@ from memoryd_client import (
     ClearOutcome,
     ClearTarget,
     CompressRequested,
+    InvalidArgumentError,
     MemoryClient,
     RecallScope,
     SyncMemoryClient,
@@ -165,6 +166,9 @@ async def exercise_every_method(client: MemoryClient | SyncMemoryClient, tag: st
         client.search_memory([1.0, 0.1, 0.0, 0.0], model_id=model, scope=RecallScope.RECALL_SCOPE_SESSION, session_id=session)
     )
     assert [hit.message_id for hit in found.hits] == [fresh.id]
+    with pytest.raises(InvalidArgumentError) as bad:
+        await resolve(client.search_memory([1.0, 0.0, 0.0, 0.0], model_id=model, neighbor_weight=2.0))
+    assert [v.field for v in bad.value.field_violations] == ["neighbor_weight"]
     stats = await resolve(client.get_vector_stats())
     assert {m.model_id: m.count for m in stats.models}[model] == 1
     assert await resolve(client.delete_vectors(model_id=model)) == 1

@@ -684,6 +684,7 @@ CASES = [
     ),
     Case("search-no-query", "vectors", "SearchMemory", search(query_vector=[]), "query_vector"),
     Case("search-bad-keyword-weight", "vectors", "SearchMemory", search(query_text="hi", keyword_weight=2), "keyword_weight"),
+    Case("search-bad-neighbor-weight", "vectors", "SearchMemory", search(query_text="hi", neighbor_weight=2), "neighbor_weight"),
     Case("search-nan-query", "vectors", "SearchMemory", search(query_vector=[math.nan, 0, 0]), "query_vector"),
     Case("search-no-model", "vectors", "SearchMemory", search(model_id=""), "model_id"),
     Case("search-top-k-too-big", "vectors", "SearchMemory", search(top_k=101), "top_k"),

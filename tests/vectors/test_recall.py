@@ -510,3 +510,90 @@ async def test_recency_is_measured_from_the_reference_time(vectors, tenant):
     # Without a reference time, recency is measured from now: years-old messages weigh ~0.
     today = await vectors.search(tenant, query(time_weight=0.5, half_life_ms=half_life, top_k=3))
     assert max(h.ranked.score for h in today.hits) == pytest.approx(0.5 * sim(20), abs=1e-6)
+
+
+async def test_an_adjacent_candidate_lifts_its_neighbour_by_the_documented_rule(vectors, memory, tenant):
+    """A reply next to a matching question outranks an equally good message of another
+    session; a candidate two messages away (a non-candidate between) gets nothing; system
+    messages and control kinds between two messages do not separate them (docs/VECTORS.md,
+    "Conversation")."""
+    s1 = (
+        await memory.save_messages(
+            tenant,
+            "s1",
+            [
+                msg("user", "what did you research", 1_000_000),
+                msg("system", "delivery report", 1_001_000),
+                msg("assistant", "compressed", 1_002_000, kind="summary"),
+                msg("assistant", "adoption agencies", 1_003_000),
+                msg("user", "no point of its own", 1_004_000),
+                msg("assistant", "far away", 1_005_000),
+            ],
+        )
+    ).messages
+    [stranger] = (await memory.save_messages(tenant, "s2", [msg("user", "stranger", 1_500_000)])).messages
+    question, answer, far = s1[0], s1[3], s1[5]
+    await vectors.upsert(
+        tenant,
+        [
+            point(tenant, a, session=m_session, message_id=m.id, ts=m.timestamp, text=m.content, role=m.role)
+            for a, m_session, m in ((10, "s1", question), (40, "s1", answer), (60, "s1", far), (38, "s2", stranger))
+        ],
+    )
+
+    alone = await vectors.search(tenant, query(top_k=4, neighbor_weight=0.0))
+    assert [h.text for h in alone.hits] == ["what did you research", "stranger", "adoption agencies", "far away"]
+    assert [h.ranked.lift for h in alone.hits] == [0.0] * 4
+
+    lifted = await vectors.search(tenant, query(top_k=4, neighbor_weight=0.3))
+    assert [h.text for h in lifted.hits] == ["what did you research", "adoption agencies", "stranger", "far away"]
+    lift = {h.text: h.ranked.lift for h in lifted.hits}
+    floor = sim(60)  # the lowest candidate's relevance: what a non-candidate counts as
+    assert lift["adoption agencies"] == pytest.approx(0.3 * (sim(10) - floor), abs=1e-4)
+    assert lift["what did you research"] == pytest.approx(0.3 * (sim(40) - floor), abs=1e-4)
+    assert lift["stranger"] == 0.0 and lift["far away"] == 0.0
+    for hit in lifted.hits:
+        assert hit.ranked.score == pytest.approx(hit.ranked.relevance + hit.ranked.lift, abs=1e-6)
+
+    # Recency weighs against the lifted relevance: (1 - w) * (relevance + lift) + w * recency.
+    w, half_life, reference = 0.2, DAY, 2_000_000
+    timed = await vectors.search(
+        tenant, query(top_k=4, neighbor_weight=0.3, time_weight=w, half_life_ms=half_life, reference_time=reference)
+    )
+    for hit in timed.hits:
+        expected = (1 - w) * (hit.ranked.relevance + hit.ranked.lift) + w * recall.recency(
+            hit.record.timestamp, reference, half_life
+        )
+        assert hit.ranked.score == pytest.approx(expected, abs=1e-6)
+    assert {h.text: h.ranked.lift for h in timed.hits} == pytest.approx(lift, abs=1e-6)
+
+
+async def test_the_server_default_neighbor_weight_applies_and_a_lone_session_reads_nothing(vectors, memory, tenant):
+    [question, answer] = (
+        await memory.save_messages(tenant, "s1", [msg("user", "q", 1_000_000), msg("assistant", "a", 1_001_000)])
+    ).messages
+    [other] = (await memory.save_messages(tenant, "s2", [msg("user", "o", 1_000_500)])).messages
+    points = [(5, "s1", question), (30, "s1", answer), (31, "s2", other)]
+    await vectors.upsert(
+        tenant, [point(tenant, a, session=s, message_id=m.id, ts=m.timestamp, text=m.content) for a, s, m in points]
+    )
+    assert recall.RecallQuery().neighbor_weight == recall.DEFAULT_NEIGHBOR_WEIGHT > 0
+    result = await vectors.search(tenant, query(top_k=3))
+    assert [h.text for h in result.hits] == ["q", "a", "o"]
+    assert result.hits[1].ranked.lift > 0
+
+    # Adjacency is read only for sessions with two candidates or more.
+    reads: list[int] = []
+
+    async def counting(requests):
+        reads.append(len(requests))
+        return await vectors.store.context_windows(tenant, requests)
+
+    found = [h.ranked.candidate for h in result.hits]
+    assert await recall.adjacency(found[2:], query(), counting) == {}
+    assert reads == []
+    adjacent = await recall.adjacency(found, query(), counting)
+    assert reads == [2]
+    assert answer.id in {k[1].removeprefix("id:") for k in adjacent[(("s1", "id:" + question.id))]}
+    assert await recall.adjacency(found, query(neighbor_weight=0.0), counting) == {}
+    assert reads == [2]

@@ -458,13 +458,15 @@ class Methods:
         reference_time: int | None = None,
         half_life_hours: float | None = None,
         keep_repeated_texts: bool = False,
+        neighbor_weight: float | None = None,
         timeout: float | None = None,
     ) -> Call[vector_service_pb2.SearchMemoryResponse]:
         """Recalls the messages that best match a query: by keywords (`query_text`), by
         meaning (`query_vector`, or `query_text` with a server embedder) or both fused,
-        reranked by recency (relative to `reference_time`, default now), each with its
-        neighbours in its session; the same text said again is one hit (counted in its
-        `repeats`) unless `keep_repeated_texts`. Unset ranking knobs take the server's defaults."""
+        lifted by a matching adjacent message (`neighbor_weight`), reranked by recency
+        (relative to `reference_time`, default now), each with its neighbours in its
+        session; the same text said again is one hit (counted in its `repeats`) unless
+        `keep_repeated_texts`. Unset ranking knobs take the server's defaults."""
         request = vector_service_pb2.SearchMemoryRequest(
             query_vector=query_vector,
             query_text=query_text,
@@ -488,6 +490,7 @@ class Methods:
             exclude_message_ids=exclude_message_ids,
             control_kinds=control_kinds,
             keep_repeated_texts=keep_repeated_texts,
+            neighbor_weight=neighbor_weight,
         )
         return Call("vectors", "SearchMemory", request, _response, timeout)
 

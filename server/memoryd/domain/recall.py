@@ -20,10 +20,16 @@ part (a query text, unless keyword_weight is 0); with both it is hybrid. Ranking
    1 / (RRF_K + rank) per part, scaled so rank 1 in both is 1). A hybrid search states the
    fused score on the span of the candidates' cosines (`on_semantic_scale`), so recency
    weighs against it as it does against a cosine.
-4. score = (1 - w) * relevance + w * recency, recency = 0.5 ** (age / half_life) with the
-   age measured from the reference time (default now); in user scope, hits sent by or
-   mentioning a current speaker are multiplied by the boost.
-5. The best `top_k` distinct messages, minus the caller's exclusions, are the hits (a hit
+4. Conversation: a candidate whose adjacent message in its session (the one right before or
+   after it, as a context window of 1 counts them) is a candidate too gets `neighbor_weight`
+   x that neighbour's relevance above the lowest candidate's (what a message that is no
+   candidate counts as) added to its own: the answer to a question is often the reply that
+   follows it, in other words (docs/RECALL.md, "Conversation"). The store says which
+   messages are adjacent (`adjacency`, one window read per search).
+5. score = (1 - w) * (relevance + lift) + w * recency, recency = 0.5 ** (age / half_life)
+   with the age measured from the reference time (default now); in user scope, hits sent by
+   or mentioning a current speaker are multiplied by the boost.
+6. The best `top_k` distinct messages, minus the caller's exclusions, are the hits (a hit
    that is also context of a better hit stays a hit, marked `in_context_of`); unless
    `keep_repeated_texts`, a message with the same text as a better hit is not one (the
    hit counts it in `repeats`). Each gets its context window, minus what better hits
@@ -53,6 +59,7 @@ MAX_CONTEXT_WINDOW = 50
 DEFAULT_TIME_WEIGHT = 0.05
 DEFAULT_HALF_LIFE_MS = 90 * 24 * 3600 * 1000
 DEFAULT_KEYWORD_WEIGHT = 0.5
+DEFAULT_NEIGHBOR_WEIGHT = 0.3
 SEED_TIME_WEIGHT = 0.3
 RRF_K = 60
 # Keyword scores are spread over at least this share of the best one (keyword_normalized).
@@ -86,6 +93,7 @@ class RecallDefaults:
     half_life_ms: int = DEFAULT_HALF_LIFE_MS
     keyword_weight: float = DEFAULT_KEYWORD_WEIGHT
     fusion: Fusion = Fusion.RELATIVE_SCORE
+    neighbor_weight: float = DEFAULT_NEIGHBOR_WEIGHT
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +120,7 @@ class RecallQuery:
     exclude_message_ids: frozenset[str] = frozenset()
     control_kinds: tuple[str, ...] = DEFAULT_CONTROL_KINDS
     keep_repeated_texts: bool = False
+    neighbor_weight: float = DEFAULT_NEIGHBOR_WEIGHT
 
     @property
     def semantic(self) -> bool:
@@ -158,6 +167,7 @@ class Ranked:
     score: float
     boosted: bool
     relevance: float = 0.0
+    lift: float = 0.0  # added to relevance by the best adjacent candidate (neighbor_weight x ...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,12 +287,77 @@ def fuse(
     return [(1 - w) * s + w * k for s, k in zip(min_max(semantic), keyword_normalized(keyword, keyword_cut))]
 
 
-def rank(candidates: Iterable[Candidate], query: RecallQuery, now: int) -> list[Ranked]:
+Key = tuple[str, str]
+# message key -> the keys its adjacent messages may have as candidates (by id, or by timestamp
+# for a point without a message id)
+Adjacency = dict[Key, tuple[Key, ...]]
+
+
+def _message_key(session_id: str, message: Message) -> Key:
+    return (session_id, "id:" + message.id)
+
+
+def _kept(candidates: Iterable[Candidate], query: RecallQuery) -> list[Candidate]:
+    """The candidates that may rank: with a semantic part and min_score != 0, those with a
+    semantic score of at least min_score."""
     kept = list(candidates)
-    # The keyword part returned as many as it was asked for: more points may match.
-    keyword_cut = sum(c.keyword is not None for c in kept) >= query.candidate_limit
     if query.semantic and query.min_score != 0:
         kept = [c for c in kept if c.semantic is not None and c.semantic >= query.min_score]
+    return kept
+
+
+def _neighbor_keys(session_id: str, message: Message) -> tuple[Key, ...]:
+    return (
+        _message_key(session_id, message),
+        VectorRecord(session_id=session_id, timestamp=message.timestamp).message_key,
+    )
+
+
+async def adjacency(candidates: Sequence[Candidate], query: RecallQuery, read: WindowReader) -> Adjacency:
+    """Which candidates are adjacent in their session: a window of 1 around every candidate
+    that shares its session with another (one read for all; none when neighbor_weight is 0)."""
+    if query.neighbor_weight <= 0:
+        return {}
+    kept = _kept(candidates, query)
+    per_session = Counter(c.record.session_id for c in kept)
+    anchors = {
+        c.record.message_key: c.record for c in kept if per_session[c.record.session_id] > 1
+    }  # keyword and dense candidates of one message share a key
+    if not anchors:
+        return {}
+    records = list(anchors.values())
+    windows = await read(
+        [WindowRequest(r.session_id, r.timestamp, r.message_id, r.effective_role, 1, query.control_kinds) for r in records]
+    )
+    return {
+        r.message_key: tuple(k for m in (*w.before, *w.after) for k in _neighbor_keys(r.session_id, m))
+        for r, w in zip(records, windows)
+        if w.message is not None
+    }
+
+
+def lifts(kept: Sequence[Candidate], relevance: Sequence[float], adjacent: Adjacency, weight: float) -> list[float]:
+    """What each candidate's best adjacent candidate adds to its relevance: `weight` x that
+    neighbour's relevance above the lowest candidate's (what a non-candidate counts as)."""
+    if weight <= 0 or not adjacent or not kept:
+        return [0.0] * len(kept)
+    floor = min(relevance)
+    best: dict[Key, float] = {}
+    for candidate, rel in zip(kept, relevance):
+        key = candidate.record.message_key
+        best[key] = max(best.get(key, floor), rel)
+    return [
+        weight * max((best.get(k, floor) - floor for k in adjacent.get(c.record.message_key, ())), default=0.0)
+        for c in kept
+    ]
+
+
+def rank(candidates: Iterable[Candidate], query: RecallQuery, now: int, adjacent: Adjacency | None = None) -> list[Ranked]:
+    """Candidates by score, best first; `adjacent` (from `adjacency`) lifts neighbours."""
+    candidates = list(candidates)
+    # The keyword part returned as many as it was asked for: more points may match.
+    keyword_cut = sum(c.keyword is not None for c in candidates) >= query.candidate_limit
+    kept = _kept(candidates, query)
     if not query.keyword:
         relevance = [c.semantic if c.semantic is not None else 0.0 for c in kept]
     elif not query.semantic:
@@ -293,12 +368,12 @@ def rank(candidates: Iterable[Candidate], query: RecallQuery, now: int) -> list[
         relevance = on_semantic_scale(fused, semantic)
     w = query.time_weight
     ranked = []
-    for candidate, rel in zip(kept, relevance):
-        score = (1 - w) * rel + w * recency(candidate.record.timestamp, now, query.half_life_ms)
+    for candidate, rel, lift in zip(kept, relevance, lifts(kept, relevance, adjacent or {}, query.neighbor_weight)):
+        score = (1 - w) * (rel + lift) + w * recency(candidate.record.timestamp, now, query.half_life_ms)
         boosted = query.scope is RecallScope.USER and spoken_by_or_mentions(candidate.record, query.speaker_ids)
         if boosted:
             score *= query.user_priority_boost
-        ranked.append(Ranked(candidate, score, boosted, rel))
+        ranked.append(Ranked(candidate, score, boosted, rel, lift))
     ranked.sort(key=lambda r: (-r.score, -r.relevance, -r.candidate.record.timestamp, r.candidate.point_id))
     return ranked
 
@@ -319,13 +394,6 @@ def _truncate_message(message: Message, max_chars: int) -> Item:
 
 
 # -- selection ---------------------------------------------------------------------
-Key = tuple[str, str]
-
-
-def _message_key(session_id: str, message: Message) -> Key:
-    return (session_id, "id:" + message.id)
-
-
 def _window_request(record: VectorRecord, query: RecallQuery) -> WindowRequest | None:
     """What to read for a hit: its context window, or only its message (to know which one a
     point without a message id indexes); None when nothing is needed."""

@@ -185,6 +185,7 @@ class SearchRecaller:
                     half_life_ms=defaults.half_life_ms,
                     keyword_weight=defaults.keyword_weight,
                     fusion=defaults.fusion,
+                    neighbor_weight=defaults.neighbor_weight,
                     context_window=0,
                     exclude_message_ids=frozenset(query.exclude_message_ids),
                 ),

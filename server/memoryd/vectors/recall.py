@@ -328,11 +328,12 @@ class VectorRecall(MessageHooks):
         )
         excluded = recall.excluded_models(found.pool_models, query.model_id, legacy) if semantic else Counter()
         self._warn_excluded(query.model_id, excluded)
-        ranked = recall.rank(found.candidates, query, query.reference_time or now_ms())
 
         async def read(requests: Sequence[WindowRequest]) -> list[Window]:
             return await self.store.context_windows(tenant, requests)
 
+        adjacent = await recall.adjacency(found.candidates, query, read)
+        ranked = recall.rank(found.candidates, query, query.reference_time or now_ms(), adjacent)
         hits = await recall.select_hits(ranked, query, read)
         return SearchResult(hits, query.model_id if semantic else "", sum(excluded.values()), semantic, query.keyword)
 

@@ -60,6 +60,7 @@ def recall_defaults(config) -> recall.RecallDefaults:
         half_life_ms=max(1, int(config.recall_half_life_hours * 3600 * 1000)),
         keyword_weight=config.recall_keyword_weight,
         fusion=FUSIONS[config.recall_fusion],
+        neighbor_weight=config.recall_neighbor_weight,
     )
 
 

@@ -93,6 +93,8 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             check.between("time_weight", request.time_weight, 0.0, 1.0)
         if request.HasField("keyword_weight"):
             check.between("keyword_weight", request.keyword_weight, 0.0, 1.0)
+        if request.HasField("neighbor_weight"):
+            check.between("neighbor_weight", request.neighbor_weight, 0.0, 1.0)
         if request.HasField("user_priority_boost"):
             check.between("user_priority_boost", request.user_priority_boost, 0.0, MAX_BOOST)
         if request.HasField("half_life_hours"):
@@ -153,6 +155,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             exclude_message_ids=frozenset(request.exclude_message_ids),
             control_kinds=tuple(request.control_kinds) or self.vectors.control_kinds,
             keep_repeated_texts=request.keep_repeated_texts,
+            neighbor_weight=request.neighbor_weight if request.HasField("neighbor_weight") else defaults.neighbor_weight,
         )
         result = await self.vectors.search(tenant, query)
         response = pb.SearchMemoryResponse(
@@ -183,6 +186,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                 semantic_match=candidate.semantic is not None,
                 keyword_match=candidate.keyword is not None,
                 repeats=hit.repeats,
+                neighbor_lift=hit.ranked.lift,
             )
             if hit.in_context_of is not None:
                 out.in_context_of = hit.in_context_of
