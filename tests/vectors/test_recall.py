@@ -568,32 +568,61 @@ async def test_an_adjacent_candidate_lifts_its_neighbour_by_the_documented_rule(
     assert {h.text: h.ranked.lift for h in timed.hits} == pytest.approx(lift, abs=1e-6)
 
 
-async def test_the_server_default_neighbor_weight_applies_and_a_lone_session_reads_nothing(vectors, memory, tenant):
-    [question, answer] = (
-        await memory.save_messages(tenant, "s1", [msg("user", "q", 1_000_000), msg("assistant", "a", 1_001_000)])
+async def test_the_default_neighbor_weight_applies_and_only_the_best_candidates_read_windows(vectors, memory, tenant):
+    q, a, b = (
+        await memory.save_messages(
+            tenant, "s1", [msg("user", "q", 1_000_000), msg("assistant", "a", 1_001_000), msg("user", "b", 1_002_000)]
+        )
     ).messages
-    [other] = (await memory.save_messages(tenant, "s2", [msg("user", "o", 1_000_500)])).messages
-    points = [(5, "s1", question), (30, "s1", answer), (31, "s2", other)]
+    [o] = (await memory.save_messages(tenant, "s2", [msg("user", "o", 1_000_500)])).messages
+    points = [(5, "s1", q), (30, "s1", a), (31, "s2", o), (50, "s1", b)]
     await vectors.upsert(
-        tenant, [point(tenant, a, session=s, message_id=m.id, ts=m.timestamp, text=m.content) for a, s, m in points]
+        tenant, [point(tenant, x, session=s, message_id=m.id, ts=m.timestamp, text=m.content) for x, s, m in points]
     )
     assert recall.RecallQuery().neighbor_weight == recall.DEFAULT_NEIGHBOR_WEIGHT > 0
-    result = await vectors.search(tenant, query(top_k=3))
-    assert [h.text for h in result.hits] == ["q", "a", "o"]
-    assert result.hits[1].ranked.lift > 0
+    result = await vectors.search(tenant, query(top_k=4))
+    assert [h.text for h in result.hits] == ["q", "a", "o", "b"]
+    assert [h.ranked.lift > 0 for h in result.hits] == [True, True, False, True]
 
-    # Adjacency is read only for sessions with two candidates or more.
     reads: list[int] = []
 
     async def counting(requests):
         reads.append(len(requests))
         return await vectors.store.context_windows(tenant, requests)
 
-    found = [h.ranked.candidate for h in result.hits]
-    assert await recall.adjacency(found[2:], query(), counting) == {}
-    assert reads == []
-    adjacent = await recall.adjacency(found, query(), counting)
+    scored = recall.relevances([h.ranked.candidate for h in result.hits], query())
+    texts = {s.key: s.candidate.record.text for s in scored}
+    # o is alone in its session (nothing to lift); only the best top_k x LIFTERS lift.
+    assert [texts[s.key] for s in recall.lifters(scored, query(top_k=4))] == ["q", "a", "b"]
+    assert recall.LIFTERS == 2
+    one = query(top_k=1)
+    assert [texts[s.key] for s in recall.lifters(scored, one)] == ["q", "a"]
+    adjacent = await recall.adjacency(scored, one, counting)
     assert reads == [2]
-    assert answer.id in {k[1].removeprefix("id:") for k in adjacent[(("s1", "id:" + question.id))]}
-    assert await recall.adjacency(found, query(neighbor_weight=0.0), counting) == {}
+    assert {texts.get(k) for k in adjacent[("s1", "id:" + a.id)]} >= {"q", "b"}
+    lift = dict(zip((texts[s.key] for s in scored), recall.lifts(scored, adjacent, 0.3)))
+    floor = sim(50)
+    assert lift["b"] == pytest.approx(0.3 * (sim(30) - floor), abs=1e-4)  # lifted by a, a lifter
+    assert lift["a"] == pytest.approx(0.3 * (sim(5) - floor), abs=1e-4)  # by q; b is no lifter
+    assert lift["o"] == 0.0
+    assert await recall.adjacency(scored, query(neighbor_weight=0.0), counting) == {}
     assert reads == [2]
+
+
+async def test_a_point_without_a_message_id_has_neighbours_by_its_timestamp(vectors, memory, tenant):
+    [question, answer] = (
+        await memory.save_messages(tenant, "s1", [msg("user", "q", 1_000_000), msg("assistant", "a", 1_001_000)])
+    ).messages
+    await vectors.upsert(
+        tenant,
+        [
+            point(tenant, 5, session="s1", message_id=question.id, ts=question.timestamp, text="q"),
+            point(tenant, 30, session="s1", message_id="", ts=answer.timestamp, role="assistant", text="a"),
+            point(tenant, 60, session="s2", message_id="", ts=answer.timestamp, text="elsewhere"),
+        ],
+    )
+    result = await vectors.search(tenant, query(top_k=3, neighbor_weight=0.5))
+    lift = {h.text: h.ranked.lift for h in result.hits}
+    assert lift["a"] == pytest.approx(0.5 * (sim(5) - sim(60)), abs=1e-4)
+    assert lift["q"] == pytest.approx(0.5 * (sim(30) - sim(60)), abs=1e-4)
+    assert lift["elsewhere"] == 0.0

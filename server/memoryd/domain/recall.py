@@ -21,11 +21,12 @@ part (a query text, unless keyword_weight is 0); with both it is hybrid. Ranking
    fused score on the span of the candidates' cosines (`on_semantic_scale`), so recency
    weighs against it as it does against a cosine.
 4. Conversation: a candidate whose adjacent message in its session (the one right before or
-   after it, as a context window of 1 counts them) is a candidate too gets `neighbor_weight`
-   x that neighbour's relevance above the lowest candidate's (what a message that is no
-   candidate counts as) added to its own: the answer to a question is often the reply that
-   follows it, in other words (docs/RECALL.md, "Conversation"). The store says which
-   messages are adjacent (`adjacency`, one window read per search).
+   after it, as a context window of 1 counts them) is one of the best `top_k x LIFTERS`
+   candidates by relevance gets `neighbor_weight` x that neighbour's relevance above the
+   lowest candidate's (what a message that is no candidate counts as) added to its own: the
+   answer to a question is often the reply that follows it, in other words (docs/RECALL.md,
+   "Conversation"). The store says which messages are adjacent (`adjacency`, one window
+   read per search).
 5. score = (1 - w) * (relevance + lift) + w * recency, recency = 0.5 ** (age / half_life)
    with the age measured from the reference time (default now); in user scope, hits sent by
    or mentioning a current speaker are multiplied by the boost.
@@ -60,6 +61,8 @@ DEFAULT_TIME_WEIGHT = 0.05
 DEFAULT_HALF_LIFE_MS = 90 * 24 * 3600 * 1000
 DEFAULT_KEYWORD_WEIGHT = 0.5
 DEFAULT_NEIGHBOR_WEIGHT = 0.3
+# Candidates that may lift their neighbours: the best top_k x this by relevance (`lifters`).
+LIFTERS = 2
 SEED_TIME_WEIGHT = 0.3
 RRF_K = 60
 # Keyword scores are spread over at least this share of the best one (keyword_normalized).
@@ -297,13 +300,34 @@ def _message_key(session_id: str, message: Message) -> Key:
     return (session_id, "id:" + message.id)
 
 
-def _kept(candidates: Iterable[Candidate], query: RecallQuery) -> list[Candidate]:
-    """The candidates that may rank: with a semantic part and min_score != 0, those with a
-    semantic score of at least min_score."""
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A candidate that may rank, with its relevance (steps 1-3)."""
+
+    candidate: Candidate
+    relevance: float
+
+    @property
+    def key(self) -> Key:
+        return self.candidate.record.message_key
+
+
+def relevances(candidates: Iterable[Candidate], query: RecallQuery) -> list[Scored]:
+    """Steps 2-3: the candidates that may rank (min_score) and their relevance."""
     kept = list(candidates)
+    # The keyword part returned as many as it was asked for: more points may match.
+    keyword_cut = sum(c.keyword is not None for c in kept) >= query.candidate_limit
     if query.semantic and query.min_score != 0:
         kept = [c for c in kept if c.semantic is not None and c.semantic >= query.min_score]
-    return kept
+    if not query.keyword:
+        relevance = [c.semantic if c.semantic is not None else 0.0 for c in kept]
+    elif not query.semantic:
+        relevance = fuse([None] * len(kept), [c.keyword for c in kept], 1.0, query.fusion, keyword_cut)
+    else:
+        semantic = [c.semantic for c in kept]
+        fused = fuse(semantic, [c.keyword for c in kept], query.keyword_weight, query.fusion, keyword_cut)
+        relevance = on_semantic_scale(fused, semantic)
+    return [Scored(c, r) for c, r in zip(kept, relevance)]
 
 
 def _neighbor_keys(session_id: str, message: Message) -> tuple[Key, ...]:
@@ -313,19 +337,25 @@ def _neighbor_keys(session_id: str, message: Message) -> tuple[Key, ...]:
     )
 
 
-async def adjacency(candidates: Sequence[Candidate], query: RecallQuery, read: WindowReader) -> Adjacency:
-    """Which candidates are adjacent in their session: a window of 1 around every candidate
-    that shares its session with another (one read for all; none when neighbor_weight is 0)."""
+def lifters(scored: Sequence[Scored], query: RecallQuery) -> list[Scored]:
+    """The candidates that may lift their neighbours: the best `top_k x LIFTERS` by relevance
+    that share their session with another candidate (none at neighbor_weight 0). A message
+    outside them, next to another outside them, could not rank among the hits anyway unless
+    the two are nearly as relevant as the hits themselves, and every window read costs."""
     if query.neighbor_weight <= 0:
+        return []
+    per_session = Counter(s.candidate.record.session_id for s in scored)
+    best = sorted(scored, key=lambda s: -s.relevance)[: query.top_k * LIFTERS]
+    return [s for s in best if per_session[s.candidate.record.session_id] > 1]
+
+
+async def adjacency(scored: Sequence[Scored], query: RecallQuery, read: WindowReader) -> Adjacency:
+    """The messages next to each lifter in its session: one read of a window of 1 around
+    each (`lifters`), keyed by the lifter's message."""
+    chosen = {s.key: s.candidate.record for s in lifters(scored, query)}
+    if not chosen:
         return {}
-    kept = _kept(candidates, query)
-    per_session = Counter(c.record.session_id for c in kept)
-    anchors = {
-        c.record.message_key: c.record for c in kept if per_session[c.record.session_id] > 1
-    }  # keyword and dense candidates of one message share a key
-    if not anchors:
-        return {}
-    records = list(anchors.values())
+    records = list(chosen.values())
     windows = await read(
         [WindowRequest(r.session_id, r.timestamp, r.message_id, r.effective_role, 1, query.control_kinds) for r in records]
     )
@@ -336,44 +366,31 @@ async def adjacency(candidates: Sequence[Candidate], query: RecallQuery, read: W
     }
 
 
-def lifts(kept: Sequence[Candidate], relevance: Sequence[float], adjacent: Adjacency, weight: float) -> list[float]:
-    """What each candidate's best adjacent candidate adds to its relevance: `weight` x that
-    neighbour's relevance above the lowest candidate's (what a non-candidate counts as)."""
-    if weight <= 0 or not adjacent or not kept:
-        return [0.0] * len(kept)
-    floor = min(relevance)
-    best: dict[Key, float] = {}
-    for candidate, rel in zip(kept, relevance):
-        key = candidate.record.message_key
-        best[key] = max(best.get(key, floor), rel)
-    return [
-        weight * max((best.get(k, floor) - floor for k in adjacent.get(c.record.message_key, ())), default=0.0)
-        for c in kept
-    ]
+def lifts(scored: Sequence[Scored], adjacent: Adjacency, weight: float) -> list[float]:
+    """What each candidate's best adjacent lifter adds to its relevance: `weight` x that
+    lifter's relevance above the lowest candidate's (what a non-candidate counts as)."""
+    if weight <= 0 or not adjacent or not scored:
+        return [0.0] * len(scored)
+    floor = min(s.relevance for s in scored)
+    relevance = {s.key: s.relevance for s in scored}
+    above: dict[Key, float] = {}  # neighbour -> its best lifter's relevance above the floor
+    for lifter, neighbours in adjacent.items():
+        for key in neighbours:
+            above[key] = max(above.get(key, 0.0), relevance.get(lifter, floor) - floor)
+    return [weight * above.get(s.key, 0.0) for s in scored]
 
 
-def rank(candidates: Iterable[Candidate], query: RecallQuery, now: int, adjacent: Adjacency | None = None) -> list[Ranked]:
-    """Candidates by score, best first; `adjacent` (from `adjacency`) lifts neighbours."""
-    candidates = list(candidates)
-    # The keyword part returned as many as it was asked for: more points may match.
-    keyword_cut = sum(c.keyword is not None for c in candidates) >= query.candidate_limit
-    kept = _kept(candidates, query)
-    if not query.keyword:
-        relevance = [c.semantic if c.semantic is not None else 0.0 for c in kept]
-    elif not query.semantic:
-        relevance = fuse([None] * len(kept), [c.keyword for c in kept], 1.0, query.fusion, keyword_cut)
-    else:
-        semantic = [c.semantic for c in kept]
-        fused = fuse(semantic, [c.keyword for c in kept], query.keyword_weight, query.fusion, keyword_cut)
-        relevance = on_semantic_scale(fused, semantic)
+def rank(scored: Sequence[Scored], query: RecallQuery, now: int, adjacent: Adjacency | None = None) -> list[Ranked]:
+    """Steps 4-5: the candidates by score, best first; `adjacent` (from `adjacency`) lifts."""
     w = query.time_weight
     ranked = []
-    for candidate, rel, lift in zip(kept, relevance, lifts(kept, relevance, adjacent or {}, query.neighbor_weight)):
-        score = (1 - w) * (rel + lift) + w * recency(candidate.record.timestamp, now, query.half_life_ms)
+    for s, lift in zip(scored, lifts(scored, adjacent or {}, query.neighbor_weight)):
+        candidate = s.candidate
+        score = (1 - w) * (s.relevance + lift) + w * recency(candidate.record.timestamp, now, query.half_life_ms)
         boosted = query.scope is RecallScope.USER and spoken_by_or_mentions(candidate.record, query.speaker_ids)
         if boosted:
             score *= query.user_priority_boost
-        ranked.append(Ranked(candidate, score, boosted, rel, lift))
+        ranked.append(Ranked(candidate, score, boosted, s.relevance, lift))
     ranked.sort(key=lambda r: (-r.score, -r.relevance, -r.candidate.record.timestamp, r.candidate.point_id))
     return ranked
 

@@ -332,8 +332,9 @@ class VectorRecall(MessageHooks):
         async def read(requests: Sequence[WindowRequest]) -> list[Window]:
             return await self.store.context_windows(tenant, requests)
 
-        adjacent = await recall.adjacency(found.candidates, query, read)
-        ranked = recall.rank(found.candidates, query, query.reference_time or now_ms(), adjacent)
+        scored = recall.relevances(found.candidates, query)
+        adjacent = await recall.adjacency(scored, query, read)
+        ranked = recall.rank(scored, query, query.reference_time or now_ms(), adjacent)
         hits = await recall.select_hits(ranked, query, read)
         return SearchResult(hits, query.model_id if semantic else "", sum(excluded.values()), semantic, query.keyword)
 

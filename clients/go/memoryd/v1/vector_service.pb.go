@@ -512,8 +512,8 @@ func (x *UpsertVectorsResponse) GetPointIds() []string {
 // message's semantic score. Then
 //
 //	relevance = the semantic score (cosine) alone, or the fusion of both parts
-//	lift = neighbor_weight * (relevance of the best adjacent candidate - the
-//	       lowest candidate's relevance), 0 without one
+//	lift = neighbor_weight * (relevance of the best adjacent candidate among
+//	       the best 2 x top_k - the lowest candidate's relevance), 0 without one
 //	score = (1 - time_weight) * (relevance + lift)
 //	        + time_weight * 0.5 ^ (age / half_life)
 //
@@ -599,11 +599,12 @@ type SearchMemoryRequest struct {
 	KeepRepeatedTexts bool `protobuf:"varint,22,opt,name=keep_repeated_texts,json=keepRepeatedTexts,proto3" json:"keep_repeated_texts,omitempty"`
 	// Weight of a candidate's adjacent message in its session (the one right
 	// before or after it, as a context window of 1 counts them) when that
-	// message is a candidate too, 0 to 1: the candidate's relevance is lifted by
-	// this times the neighbour's relevance above the lowest candidate's, so the
-	// reply to a matching question (and the question of a matching reply) ranks
-	// higher. 0 ranks every message on its own. Unset means the server default
-	// (MEMORYD_RECALL_NEIGHBOR_WEIGHT, 0.3 unless configured).
+	// message is among the best 2 x top_k candidates by relevance, 0 to 1: the
+	// candidate's relevance is lifted by this times the neighbour's relevance
+	// above the lowest candidate's, so the reply to a matching question (and the
+	// question of a matching reply) ranks higher. 0 ranks every message on its
+	// own. Unset means the server default (MEMORYD_RECALL_NEIGHBOR_WEIGHT, 0.3
+	// unless configured).
 	NeighborWeight *float32 `protobuf:"fixed32,23,opt,name=neighbor_weight,json=neighborWeight,proto3,oneof" json:"neighbor_weight,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache

@@ -173,8 +173,8 @@ export const UpsertVectorsResponseSchema: GenMessage<UpsertVectorsResponse> = /*
  * a semantic score of at least `min_score`; a keyword candidate also gets its
  * message's semantic score. Then
  *   relevance = the semantic score (cosine) alone, or the fusion of both parts
- *   lift = neighbor_weight * (relevance of the best adjacent candidate - the
- *          lowest candidate's relevance), 0 without one
+ *   lift = neighbor_weight * (relevance of the best adjacent candidate among
+ *          the best 2 x top_k - the lowest candidate's relevance), 0 without one
  *   score = (1 - time_weight) * (relevance + lift)
  *           + time_weight * 0.5 ^ (age / half_life)
  * with the age measured from `reference_time`, multiplied by
@@ -372,11 +372,12 @@ export type SearchMemoryRequest = Message<"memoryd.v1.SearchMemoryRequest"> & {
   /**
    * Weight of a candidate's adjacent message in its session (the one right
    * before or after it, as a context window of 1 counts them) when that
-   * message is a candidate too, 0 to 1: the candidate's relevance is lifted by
-   * this times the neighbour's relevance above the lowest candidate's, so the
-   * reply to a matching question (and the question of a matching reply) ranks
-   * higher. 0 ranks every message on its own. Unset means the server default
-   * (MEMORYD_RECALL_NEIGHBOR_WEIGHT, 0.3 unless configured).
+   * message is among the best 2 x top_k candidates by relevance, 0 to 1: the
+   * candidate's relevance is lifted by this times the neighbour's relevance
+   * above the lowest candidate's, so the reply to a matching question (and the
+   * question of a matching reply) ranks higher. 0 ranks every message on its
+   * own. Unset means the server default (MEMORYD_RECALL_NEIGHBOR_WEIGHT, 0.3
+   * unless configured).
    *
    * @generated from field: optional float neighbor_weight = 23;
    */
