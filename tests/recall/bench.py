@@ -13,7 +13,8 @@ What it does (docs/RECALL.md has the results and the choices they justify):
    background indexer has given each a keyword point and a vector.
 3. Asks every question with SearchMemory(query_text=…, top_k=k, reference_time=the day
    after the conversation) under each configuration, and scores the hits: evidence recall
-   = the share of a question's evidence turns among the hits, averaged over the questions.
+   = the share of a question's evidence turns among the hits, averaged over the questions;
+   evidence shown counts the hits' context messages too, beside how many messages that is.
 4. Prints the tables (overall and per category) and SearchMemory's latency p50/p99.
 
 Fetches nothing; the dataset path is an argument. Not part of scripts/test.
@@ -66,6 +67,11 @@ def main_settings() -> list[Setting]:
         for time_name, time_fields in (("tw 0", {"time_weight": 0.0}), ("tw default", {})):
             for window_name, window in (("cw 0", {"context_window": 0}), ("cw default", {})):
                 made.append(Setting(f"{retrieval}, {time_name}, {window_name}", {**weight, **time_fields, **window}))
+    # The ranking before adjacent candidates lifted each other (neighbor_weight 0).
+    for time_name, time_fields in (("tw 0", {"time_weight": 0.0}), ("tw default", {})):
+        for window_name, window in (("cw 0", {"context_window": 0}), ("cw default", {})):
+            made.append(Setting(f"hybrid, {time_name}, {window_name}, neighbor_weight 0",
+                                {**time_fields, **window, "neighbor_weight": 0.0}))  # fmt: skip
     made.append(Setting("dense, reference ranking (tw 0.3, 7-day half-life), cw 0",
                         {"keyword_weight": 0.0, "time_weight": 0.3, "half_life_hours": 7 * DAY_HOURS, "context_window": 0}))
     made.append(Setting("hybrid, reference time weight (tw 0.3, 7-day half-life), cw 0",
@@ -79,6 +85,10 @@ def sweep_settings() -> list[Setting]:
         for weight in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
             made.append(Setting(f"fusion {name}, keyword_weight {weight}, tw 0",
                                 {"fusion": fusion, "keyword_weight": weight, "time_weight": 0.0, "context_window": 0}))
+    for weight in (0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0):
+        for retrieval, fields in (("hybrid", {}), ("dense", {"keyword_weight": 0.0}), ("keyword", {"keyword_weight": 1.0})):
+            made.append(Setting(f"{retrieval}, neighbor_weight {weight}, cw 0",
+                                {**fields, "neighbor_weight": weight, "context_window": 0}))  # fmt: skip
     for weight in (0.05, 0.1, 0.2, 0.3):
         for days in (7, 30, 90, 365):
             made.append(Setting(f"hybrid, tw {weight}, half-life {days} d",
@@ -143,10 +153,14 @@ async def indexed(client: Client, conversation: Conversation, timeout: float = 1
 @dataclass
 class Outcome:
     recall: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))  # category -> per question
+    # The same with each hit's context messages counted as found (what the agent is shown).
+    shown: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    messages_shown: list[int] = field(default_factory=list)  # distinct messages per question
     latencies: list[float] = field(default_factory=list)
 
-    def mean(self, category: str | None = None) -> float:
-        values = self.recall[category] if category else [v for vs in self.recall.values() for v in vs]
+    def mean(self, category: str | None = None, of: str = "recall") -> float:
+        by_category = getattr(self, of)
+        values = by_category[category] if category else [v for vs in by_category.values() for v in vs]
         return 100 * statistics.fmean(values) if values else float("nan")
 
 
@@ -164,7 +178,12 @@ async def measure(
             response = await client.vectors.SearchMemory(request, metadata=client.auth(conversation.name))
             outcome.latencies.append(time.perf_counter() - started)
         found = {turn_of.get(h.message_id) for h in response.hits}
+        ids = {h.message_id for h in response.hits}
+        ids.update(c.message.id for h in response.hits for c in (*h.before, *h.after))
+        shown = {turn_of.get(i) for i in ids}
         outcome.recall[question.category].append(sum(e in found for e in question.evidence) / len(question.evidence))
+        outcome.shown[question.category].append(sum(e in shown for e in question.evidence) / len(question.evidence))
+        outcome.messages_shown.append(len(ids))
 
     await asyncio.gather(*(ask(c, t, q) for c, t in data for q in c.questions))
     return outcome
@@ -179,6 +198,11 @@ def table(title: str, rows: list[tuple[str, dict[int, Outcome]]], categories: li
                   "|---|" + "---|" * len(categories)]  # fmt: skip
         for name, by_k in rows:
             lines.append(f"| {name} | " + " | ".join(f"{by_k[10].mean(c):.1f}" for c in categories) + " |")
+    lines += ["", "| configuration (hits and their context: evidence shown %, messages shown) | k = 5 | k = 10 | k = 25 |",
+              "|---|---|---|---|"]  # fmt: skip
+    for name, by_k in rows:
+        cells = (f"{by_k[k].mean(of='shown'):.1f}, {statistics.fmean(by_k[k].messages_shown):.1f}" for k in KS)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -203,8 +227,10 @@ async def run_set(
         by_k = {k: await measure(client, data, setting, k, concurrency) for k in KS}
         rows.append((setting.name, by_k))
         report.setdefault(name, {})[setting.name] = {
-            str(k): {"all": o.mean(), **{c: o.mean(c) for c in sorted(o.recall)}} for k, o in by_k.items()
-        }
+            str(k): {"all": o.mean(), **{c: o.mean(c) for c in sorted(o.recall)}, "shown": o.mean(of="shown"),
+                     "messages_shown": statistics.fmean(o.messages_shown)}
+            for k, o in by_k.items()
+        }  # fmt: skip
         print(f"  {setting.name}: " + " / ".join(f"{by_k[k].mean():.1f}" for k in KS), file=sys.stderr)
         if out is not None:
             out.write_text(json.dumps(report, indent=1))  # what is measured so far survives an interrupt
@@ -217,7 +243,9 @@ async def latency(client: Client, conversations: list[Conversation], report: dic
     data = [(c, {}) for c in conversations]
     lines = ["\nSearchMemory latency, one call at a time, top_k 10, context_window default", "",
              "| retrieval | calls | p50 ms | p99 ms |", "|---|---|---|---|"]  # fmt: skip
-    for name, fields in (("dense", {"keyword_weight": 0.0}), ("keyword", {"keyword_weight": 1.0}), ("hybrid", {})):
+    retrievals = (("dense", {"keyword_weight": 0.0}), ("keyword", {"keyword_weight": 1.0}), ("hybrid", {}),
+                  ("hybrid, neighbor_weight 0 (no adjacency read)", {"neighbor_weight": 0.0}))  # fmt: skip
+    for name, fields in retrievals:
         outcome = await measure(client, data, Setting(name, fields), 10, 1)
         p50, p99 = percentile(outcome.latencies, 50) * 1000, percentile(outcome.latencies, 99) * 1000
         report.setdefault("latency", {})[name] = {"p50_ms": p50, "p99_ms": p99, "calls": len(outcome.latencies)}
