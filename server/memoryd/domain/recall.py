@@ -352,13 +352,10 @@ def lifters(scored: Sequence[Scored], query: RecallQuery) -> list[Scored]:
 async def adjacency(scored: Sequence[Scored], query: RecallQuery, read: WindowReader) -> Adjacency:
     """The messages next to each lifter in its session: one read of a window of 1 around
     each (`lifters`), keyed by the lifter's message."""
-    chosen = {s.key: s.candidate.record for s in lifters(scored, query)}
-    if not chosen:
+    records = [s.candidate.record for s in lifters(scored, query)]  # one candidate per message
+    if not records:
         return {}
-    records = list(chosen.values())
-    windows = await read(
-        [WindowRequest(r.session_id, r.timestamp, r.message_id, r.effective_role, 1, query.control_kinds) for r in records]
-    )
+    windows = await read([_window_around(r, 1, query) for r in records])
     return {
         r.message_key: tuple(k for m in (*w.before, *w.after) for k in _neighbor_keys(r.session_id, m))
         for r, w in zip(records, windows)
@@ -376,7 +373,7 @@ def lifts(scored: Sequence[Scored], adjacent: Adjacency, weight: float) -> list[
     above: dict[Key, float] = {}  # neighbour -> its best lifter's relevance above the floor
     for lifter, neighbours in adjacent.items():
         for key in neighbours:
-            above[key] = max(above.get(key, 0.0), relevance.get(lifter, floor) - floor)
+            above[key] = max(above.get(key, 0.0), relevance[lifter] - floor)
     return [weight * above.get(s.key, 0.0) for s in scored]
 
 
@@ -411,6 +408,14 @@ def _truncate_message(message: Message, max_chars: int) -> Item:
 
 
 # -- selection ---------------------------------------------------------------------
+def _window_around(record: VectorRecord, size: int, query: RecallQuery) -> WindowRequest:
+    """The window of `size` around the message `record` indexes (by id, else its role at its
+    timestamp), leaving out the query's control kinds."""
+    return WindowRequest(
+        record.session_id, record.timestamp, record.message_id, record.effective_role, size, query.control_kinds
+    )
+
+
 def _window_request(record: VectorRecord, query: RecallQuery) -> WindowRequest | None:
     """What to read for a hit: its context window, or only its message (to know which one a
     point without a message id indexes); None when nothing is needed."""
@@ -418,9 +423,7 @@ def _window_request(record: VectorRecord, query: RecallQuery) -> WindowRequest |
     size = query.context_window if expand else 0
     if size <= 0 and (record.message_id or not expand):
         return None
-    return WindowRequest(
-        record.session_id, record.timestamp, record.message_id, record.effective_role, size, query.control_kinds
-    )
+    return _window_around(record, size, query)
 
 
 def _repeated_text(record: VectorRecord, query: RecallQuery, texts: set[str]) -> bool:

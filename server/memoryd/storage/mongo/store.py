@@ -19,6 +19,7 @@ import asyncio
 import weakref
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import bson
@@ -50,7 +51,7 @@ from memoryd.domain import events as ev
 from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.paging import ReadBudget
 from memoryd.domain.models import AppendResult, Event, EventDraft, EventType, Message, MetadataEntry, RangeQuery
-from memoryd.domain.models import RecentQuery, SessionInfo, SERVER_NAMESPACE, SYSTEM_TENANT, SessionMessage
+from memoryd.domain.models import Position, RecentQuery, SessionInfo, SERVER_NAMESPACE, SYSTEM_TENANT, SessionMessage
 from memoryd.domain.sessions import LABEL_PAIR_SEPARATOR, SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, Store, check_event_filter
 from memoryd.domain.windows import Window, WindowRequest
@@ -235,19 +236,22 @@ def range_filter(tenant: str, query: RangeQuery) -> dict[str, Any]:
     return where
 
 
-def window_filters(tenant: str, request: WindowRequest, origin: tuple[int, int]) -> tuple[dict, dict]:
-    """A context window's `before` (sorted NEWEST_FIRST) and `after` (OLDEST_FIRST) around
-    `origin` = (timestamp, seq), as domain/windows.py defines them: the request's kinds left
-    out, system messages too (they are nobody's words and do not count). Served by
-    messages_range; each walk stops after `size` rows."""
-    ts, seq = origin
-    counted = {"tenant": tenant, "session_id": request.session_id, "role": {"$ne": "system"}}
-    counted.update(_kind_filter((), request.exclude_kinds))
-    # (timestamp, seq) < / > origin, written so the timestamp bound stays an index bound
+def window_before_filter(tenant: str, request: WindowRequest, origin: Position) -> dict[str, Any]:
+    """A context window's `before` (sorted NEWEST_FIRST): the messages before `origin` =
+    (timestamp, seq) as domain/windows.py counts them, the request's kinds and system
+    messages (nobody's words) left out. Served by messages_range walked backwards; its
+    `after` is a range_filter page after the origin, system messages left out likewise."""
+    # (timestamp, seq) < origin, written so the timestamp bound stays an index bound
     # (`< ts + 1` for `<= ts`: see range_filter).
-    before = {**counted, "timestamp": {"$lt": ts + 1}, "$nor": [{"timestamp": ts, "seq": {"$gte": seq}}]}
-    after = {**counted, "timestamp": {"$gte": ts}, "$nor": [{"timestamp": ts, "seq": {"$lte": seq}}]}
-    return before, after
+    where: dict[str, Any] = {
+        "tenant": tenant,
+        "session_id": request.session_id,
+        "timestamp": {"$lt": origin.timestamp + 1},
+        "$nor": [{"timestamp": origin.timestamp, "seq": {"$gte": origin.seq}}],
+        "role": {"$ne": "system"},
+    }
+    where.update(_kind_filter((), request.exclude_kinds))
+    return where
 
 
 def recent_filter(tenant: str, query: RecentQuery) -> dict[str, Any]:
@@ -695,23 +699,26 @@ class MongoStore(Store):
 
     async def context_windows(self, tenant: str, requests: Sequence[WindowRequest]) -> list[Window]:
         # Per window three index walks bounded by its size (anchor, before, after) instead of
-        # the default's paged range scans: SearchMemory reads a window of 1 around every
-        # candidate that shares its session with another (domain/recall.py, adjacency).
+        # the default's paged range scans: SearchMemory reads a window of 1 around each of
+        # its best candidates (domain/recall.py, adjacency) besides the hits' windows.
         async def window(db: AsyncDatabase, request: WindowRequest) -> Window:
             messages = _raw(db, MESSAGES)
+
+            async def rows(where: dict[str, Any], order: Any, limit: int) -> list[Message]:
+                return await _read_sized(messages.find(where, MESSAGE_FIELDS).sort(order), limit, None, _sized_message)
+
+            ts, size = request.timestamp, request.size
+            base = RangeQuery(request.session_id, 1, exclude_kinds=request.exclude_kinds)
             which = {"id": request.message_id} if request.message_id else {"role": request.role}
-            at = {"tenant": tenant, "session_id": request.session_id, "timestamp": request.timestamp, **which}
-            at.update(_kind_filter((), request.exclude_kinds))
-            found = await _read_sized(messages.find(at, MESSAGE_FIELDS).sort("seq", 1), 1, None, _sized_message)
+            found = await rows({**range_filter(tenant, replace(base, from_ts=ts, to_ts=ts)), **which}, OLDEST_FIRST, 1)
             anchor = found[0] if found else None
-            if request.size <= 0:
+            if size <= 0:
                 return Window(anchor)
             # Without its message, everything at the anchor's timestamp is after it.
-            origin = (anchor.timestamp, anchor.seq) if anchor is not None else (request.timestamp, -1)
-            before, after = window_filters(tenant, request, origin)
-            size = request.size
-            older = await _read_sized(messages.find(before, MESSAGE_FIELDS).sort(NEWEST_FIRST), size, None, _sized_message)
-            newer = await _read_sized(messages.find(after, MESSAGE_FIELDS).sort(OLDEST_FIRST), size, None, _sized_message)
+            origin = Position(anchor.timestamp, anchor.seq) if anchor is not None else Position(ts, -1)
+            after = {**range_filter(tenant, replace(base, after=origin)), "role": {"$ne": "system"}}
+            older = await rows(window_before_filter(tenant, request, origin), NEWEST_FIRST, size)
+            newer = await rows(after, OLDEST_FIRST, size)
             return Window(anchor, older[::-1], newer)
 
         async def read(db: AsyncDatabase) -> list[Window]:
