@@ -18,10 +18,14 @@ ones a summary replaced), oldest first: `history` and `history_async` read them 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Generator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd.v1 import message_pb2
+
+from .methods import Call, Methods
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from .client import MemoryClient
@@ -81,3 +85,54 @@ async def history_async(client: MemoryClient, session_id: str, limit: int | None
 def _clamped(session: Any, newest: list[message_pb2.Message]) -> bool:
     """Whether GetHistory returned fewer than the session holds (the server's page limit)."""
     return session is not None and session.unarchived_count > len(newest)
+
+
+# -- calls written once for both clients ------------------------------------------------
+# An integration whose interface has sync and async methods (LangGraph's store, LlamaIndex's
+# chat stores) writes each operation once, as a generator that yields the Calls it needs
+# (`rpc.get_metadata(...)` describes GetMetadata without running it) and receives their
+# results; `run` drives it on a SyncMemoryClient, `run_async` on a MemoryClient.
+Program = Generator["Call[Any]", Any, T]
+
+
+class _Describe:
+    """`rpc.<method>(...)`: the Call a client method would run (Methods' descriptions)."""
+
+    def __getattr__(self, name: str) -> Callable[..., Call[Any]]:
+        describe = getattr(Methods, name).describe
+        return lambda *args, **kwargs: describe(None, *args, **kwargs)
+
+
+rpc = _Describe()
+
+
+def run(client: SyncMemoryClient, program: Program[T]) -> T:
+    """Runs `program`'s calls on the blocking client; returns what it returns."""
+    try:
+        call = next(program)
+        while True:
+            call = program.send(client._run(call))
+    except StopIteration as done:
+        return done.value
+
+
+async def run_async(client: MemoryClient, program: Program[T]) -> T:
+    """Runs `program`'s calls on the async client; returns what it returns."""
+    try:
+        call = next(program)
+        while True:
+            call = program.send(await client._run(call))
+    except StopIteration as done:
+        return done.value
+
+
+def every(method: str, items: str, *args: Any, **kwargs: Any) -> Program[list[Any]]:
+    """Every item of a paged RPC (`rpc.<method>`), page by page."""
+    found: list[Any] = []
+    token = ""
+    while True:
+        response = yield getattr(rpc, method)(*args, page_token=token, **kwargs)
+        found += getattr(response, items)
+        token = response.next_page_token
+        if not token:
+            return found
