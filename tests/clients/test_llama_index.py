@@ -1,6 +1,7 @@
-"""memoryd_client.llama_index against a live memoryd: LlamaIndex's ChatMemoryBuffer on a
-MemorydChatStore (sync and async), every BaseChatStore method, and ChatMessages with
-blocks and tool calls round-tripping exactly. The buffer counts tokens with a word
+"""memoryd_client.llama_index against a live memoryd: LlamaIndex's current Memory on a
+MemorydDBChatStore (its FIFO queue archiving into memoryd, memory blocks fed), every
+AsyncDBChatStore method; the older ChatMemoryBuffer on a MemorydChatStore (sync and async),
+every BaseChatStore method; ChatMessages with blocks and tool calls round-tripping exactly. The buffer counts tokens with a word
 tokenizer: LlamaIndex's default (tiktoken) would download its encoding.
 """
 
@@ -12,11 +13,12 @@ from collections.abc import Iterator
 import pytest
 from llama_index.core.base.llms.types import ImageBlock, TextBlock, ThinkingBlock, ToolCallBlock
 from llama_index.core.llms import ChatMessage, MessageRole
-from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.core.memory import BaseMemoryBlock, ChatMemoryBuffer, Memory
 from llama_index.core.storage.chat_store.base import BaseChatStore
+from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus
 
 from memoryd_client import MemoryClient, SyncMemoryClient, message, session_attributes, tool_call
-from memoryd_client.llama_index import MemorydChatStore
+from memoryd_client.llama_index import MemorydChatStore, MemorydDBChatStore
 from tests.processes import MemorydServer
 
 WORDS = str.split
@@ -130,3 +132,65 @@ def test_attributes_scope_the_keys(sync_client, session_id):
     store.set_messages(f"{session_id}-b", [ChatMessage(role="user", content="two")])
     MemorydChatStore(sync_client).add_message(f"{session_id}-other", ChatMessage(role="user", content="not theirs"))
     assert store.get_keys() == [f"{session_id}-a", f"{session_id}-b"]
+
+
+# -- LlamaIndex's current Memory ----------------------------------------------------------
+class RecordingBlock(BaseMemoryBlock[str]):
+    """A memory block that keeps what Memory flushes out of its queue (no LLM involved)."""
+
+    name: str = "recorded"
+    flushed: list[ChatMessage] = []
+
+    async def _aget(self, messages: list[ChatMessage] | None = None, **kwargs) -> str:
+        return " | ".join(m.content or "" for m in self.flushed)
+
+    async def _aput(self, messages: list[ChatMessage]) -> None:
+        self.flushed += messages
+
+
+async def test_memory_keeps_its_queue_in_memoryd(client: MemoryClient, session_id):
+    block = RecordingBlock()
+    memory = Memory.from_defaults(
+        session_id=session_id, chat_store=MemorydDBChatStore(client), memory_blocks=[block],
+        token_limit=40, chat_history_token_ratio=0.5, token_flush_size=8, tokenizer_fn=WORDS,
+    )  # fmt: skip
+    turns = [ChatMessage(role="user" if i % 2 == 0 else "assistant", content=f"turn {i} of the talk") for i in range(8)]
+    for turn in turns:
+        await memory.aput(turn)  # over 20 words, Memory archives the oldest turns
+    active = await memory.aget_all(status=MessageStatus.ACTIVE)
+    archived = await memory.aget_all(status=MessageStatus.ARCHIVED)
+    assert archived and archived + active == turns
+    assert [m.content for m in block.flushed] == [m.content for m in archived]  # (Memory tags them with session_id)
+    history = [m async for m in client.iter_full_history(session_id)]  # what memoryd holds
+    assert [m.archived for m in history] == [True] * len(archived) + [False] * len(active)
+    context = await memory.aget()
+    assert context[0].role == MessageRole.SYSTEM and "turn 0 of the talk" in context[0].content  # the block
+    assert context[1:] == active
+    await memory.areset()
+    assert await memory.aget_all(status=None) == []
+
+
+async def test_every_db_chat_store_method(client: MemoryClient, session_id):
+    store = MemorydDBChatStore(client)
+    assert isinstance(store, AsyncDBChatStore) and store.class_name() == "MemorydDBChatStore"
+    await store.add_messages(session_id, MESSAGES[:4])
+    await store.add_message(session_id, MESSAGES[4])
+    assert await store.get_messages(session_id) == MESSAGES[:5]
+    assert await store.get_messages(session_id, limit=2, offset=1) == MESSAGES[1:3]
+    assert await store.archive_oldest_messages(session_id, 2) == MESSAGES[:2]
+    assert await store.get_messages(session_id, status=MessageStatus.ARCHIVED) == MESSAGES[:2]
+    assert await store.get_messages(session_id, status=None) == MESSAGES[:5]
+    counts = [await store.count_messages(session_id, s) for s in (MessageStatus.ACTIVE, MessageStatus.ARCHIVED, None)]
+    assert counts == [3, 2, 5]
+    assert await store.delete_oldest_messages(session_id, 1) == [MESSAGES[2]]
+    assert await store.delete_message(session_id, 0) == MESSAGES[0]  # position in the whole history
+    assert await store.delete_message(session_id, 99) is None
+    assert session_id in await store.get_keys()
+    await store.delete_messages(session_id, MessageStatus.ARCHIVED)
+    assert await store.get_messages(session_id, status=None) == MESSAGES[3:5]
+    await store.set_messages(session_id, MESSAGES)
+    assert await store.get_messages(session_id, status=None) == MESSAGES
+    with pytest.raises(ValueError, match="active"):
+        await store.add_message(session_id, MESSAGES[0], status=MessageStatus.ARCHIVED)
+    await store.delete_messages(session_id)
+    assert await store.count_messages(session_id) == 0 and session_id not in await store.get_keys()

@@ -1,11 +1,15 @@
-"""LlamaIndex chat store on memoryd (`pip install 'memoryd-client[llamaindex]'`).
+"""LlamaIndex chat stores on memoryd (`pip install 'memoryd-client[llamaindex]'`).
 
-    from llama_index.core.memory import ChatMemoryBuffer
-    from memoryd_client import SyncMemoryClient
-    from memoryd_client.llama_index import MemorydChatStore
+    from llama_index.core.memory import Memory
+    from memoryd_client import MemoryClient
+    from memoryd_client.llama_index import MemorydDBChatStore
 
-    store = MemorydChatStore(client=SyncMemoryClient("127.0.0.1:50051"))
-    memory = ChatMemoryBuffer.from_defaults(chat_store=store, chat_store_key="session-1")
+    memory = Memory.from_defaults(session_id="session-1", chat_store=MemorydDBChatStore(MemoryClient(...)))
+
+MemorydDBChatStore is an `AsyncDBChatStore`, the store LlamaIndex's current `Memory` takes
+(its short-term FIFO queue: active messages are memoryd's unarchived ones, archived ones
+are what TrimHistory archived). MemorydChatStore is a `BaseChatStore`, for the older
+`ChatMemoryBuffer`.
 
 A key is a memoryd session. Each ChatMessage is one memoryd message: the ChatMessage's
 JSON form (blocks, additional_kwargs) in metadata["llama_index"], and for other clients
@@ -22,6 +26,7 @@ from llama_index.core.base.llms.types import TextBlock, ToolCallBlock
 from llama_index.core.llms import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.storage.chat_store.base import BaseChatStore
+from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus
 
 from memoryd.v1 import message_pb2
 
@@ -198,4 +203,107 @@ class MemorydChatStore(BaseChatStore):
         return [s.session_id async for s in self._async_client.iter_sessions(**self._owner()) if s.unarchived_count]
 
 
-__all__ = ["MemorydChatStore", "from_memoryd", "to_memoryd"]
+class MemorydDBChatStore(AsyncDBChatStore):
+    """memoryd sessions as the chat store of LlamaIndex's `Memory`: a key is a session id.
+
+    Args:
+        client: a MemoryClient (the interface is async).
+        attributes: session attributes (memoryd_client.session_attributes) saved with
+            every message; get_keys lists only the sessions of their user_id/agent_id.
+
+    A message's status is memoryd's `archived`: ACTIVE messages are the unarchived ones,
+    ARCHIVED those TrimHistory archived (archive_oldest_messages is TrimHistory), None both;
+    all oldest first. set_messages is one atomic ReplaceHistory of the active messages;
+    delete_message(key, idx) deletes the idx-th message of the whole history (archived
+    included) by its id. Messages are added as ACTIVE only: memoryd archives by TrimHistory.
+    """
+
+    _client: MemoryClient = PrivateAttr()
+    _attributes: message_pb2.SessionAttributes | None = PrivateAttr(default=None)
+
+    def __init__(self, client: MemoryClient, *, attributes: message_pb2.SessionAttributes | None = None) -> None:
+        super().__init__()
+        self._client, self._attributes = client, attributes
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MemorydDBChatStore"
+
+    async def _messages(self, key: str, status: MessageStatus | None) -> list[message_pb2.Message]:
+        if status == MessageStatus.ACTIVE:
+            return await frameworks.history_async(self._client, key)
+        every = [m async for m in self._client.iter_full_history(key, page_size=1000)]
+        return every if status is None else [m for m in every if m.archived]
+
+    async def get_messages(
+        self, key: str, status: MessageStatus | None = MessageStatus.ACTIVE, limit: int | None = None, offset: int | None = None
+    ) -> list[ChatMessage]:
+        messages = (await self._messages(key, status))[offset or 0 :]
+        return [from_memoryd(m) for m in (messages if limit is None else messages[:limit])]
+
+    async def count_messages(self, key: str, status: MessageStatus | None = MessageStatus.ACTIVE) -> int:
+        session = await self._client.get_session(key)
+        if session is None:
+            return 0
+        if status == MessageStatus.ACTIVE:
+            return session.unarchived_count
+        return session.message_count - (session.unarchived_count if status == MessageStatus.ARCHIVED else 0)
+
+    @staticmethod
+    def _active_only(status: MessageStatus) -> None:
+        if status != MessageStatus.ACTIVE:
+            raise ValueError("memoryd adds messages as active only; archive them with archive_oldest_messages")
+
+    async def add_message(self, key: str, message: ChatMessage, status: MessageStatus = MessageStatus.ACTIVE) -> None:
+        self._active_only(status)
+        await self._client.save_message(key, to_memoryd(message), attributes=self._attributes)
+
+    async def add_messages(self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE) -> None:
+        self._active_only(status)
+        if messages:
+            await self._client.save_messages(key, [to_memoryd(m) for m in messages], attributes=self._attributes)
+
+    async def set_messages(self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE) -> None:
+        """Replaces every message of the key (archived ones too, as LlamaIndex's SQL store does)."""
+        self._active_only(status)
+        if self._attributes is not None:
+            await self._client.update_session(key, self._attributes)
+        archived = [m.id for m in await self._messages(key, MessageStatus.ARCHIVED)]
+        await self._delete_ids(key, archived)
+        await self._client.replace_history(key, [to_memoryd(m) for m in messages])
+
+    async def delete_message(self, key: str, idx: int) -> ChatMessage | None:
+        messages = await self._messages(key, None)
+        if not 0 <= idx < len(messages):
+            return None
+        await self._client.delete_messages(key, [messages[idx].id])
+        return from_memoryd(messages[idx])
+
+    async def delete_messages(self, key: str, status: MessageStatus | None = None) -> None:
+        if status is None:
+            await self._client.clear_session(key)
+        else:
+            await self._delete_ids(key, [m.id for m in await self._messages(key, status)])
+
+    async def delete_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
+        oldest = (await self._messages(key, MessageStatus.ACTIVE))[: max(n, 0)]
+        await self._delete_ids(key, [m.id for m in oldest])
+        return [from_memoryd(m) for m in oldest]
+
+    async def archive_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
+        active = await self._messages(key, MessageStatus.ACTIVE)
+        oldest = active[: max(n, 0)]
+        if oldest:
+            await self._client.trim_history(key, len(active) - len(oldest))
+        return [from_memoryd(m) for m in oldest]
+
+    async def get_keys(self) -> list[str]:
+        owner = {"user_id": self._attributes.user_id, "agent_id": self._attributes.agent_id} if self._attributes else {}
+        return [s.session_id async for s in self._client.iter_sessions(**owner) if s.message_count]
+
+    async def _delete_ids(self, key: str, ids: list[str]) -> None:
+        for start in range(0, len(ids), 10_000):  # the server's bound on ids per call
+            await self._client.delete_messages(key, ids[start : start + 10_000])
+
+
+__all__ = ["MemorydChatStore", "MemorydDBChatStore", "from_memoryd", "to_memoryd"]
