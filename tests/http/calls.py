@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 import base64
+import functools
+import json
 from typing import Any
 
 import grpc
 from google.protobuf import descriptor_pool, json_format, message_factory
 from google.protobuf.descriptor import MethodDescriptor
 from google.rpc import error_details_pb2, status_pb2
+from openapi_schema_validator import OAS31Validator
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
 
 import memoryd.app
+from memoryd.transport.http.site import openapi_document
 
 POOL = descriptor_pool.Default()
+# protoc-gen-connect-openapi v0.25.6 (tools/go.mod) puts `additionalProperties: false` next to
+# the allOf/oneOf it describes a oneof with, which refuses every field: these schemas match
+# no message. Fixed upstream in v0.26.0, which the Go module proxy here does not serve;
+# tests/http/test_site.py fails once a fixed version is pinned, so that this list goes too.
+ONEOF_SCHEMAS_GENERATED_WRONG = frozenset({
+    "memoryd.v1.DeleteVectorsRequest", "memoryd.v1.Event", "memoryd.v1.PublishEventRequest", "memoryd.v1.WatchResponse",
+})
 DETAIL_TYPES = {
     "google.rpc.ErrorInfo": error_details_pb2.ErrorInfo,
     "google.rpc.BadRequest": error_details_pb2.BadRequest,
@@ -39,7 +52,8 @@ def request_of(method: MethodDescriptor, body: dict) -> Any:
 
 
 def to_json(message: Any) -> dict:
-    return json_format.MessageToDict(message)
+    """ProtoJSON as the HTTP port answers it: proto field names."""
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
 
 def path(method: MethodDescriptor) -> str:
@@ -82,3 +96,26 @@ def http_error(body: dict) -> dict:
 
 def _detail(type_name: str, value: bytes) -> dict:
     return {"type": type_name, **to_json(DETAIL_TYPES[type_name].FromString(value))}
+
+
+@functools.cache
+def _openapi_registry() -> Registry:
+    return Registry().with_resource("urn:memoryd-openapi", DRAFT202012.create_resource(json.loads(openapi_document())))
+
+
+def openapi_describes(message: Any) -> bool:
+    """Whether the served schema of `message` (a descriptor) and of every message in it is right."""
+    seen, pending = set(), [message]
+    while pending:
+        current = pending.pop()
+        if current.full_name in ONEOF_SCHEMAS_GENERATED_WRONG:
+            return False
+        seen.add(current.full_name)
+        pending += [f.message_type for f in current.fields if f.message_type and f.message_type.full_name not in seen]
+    return True
+
+
+def openapi_errors(message_type: str, instance: Any) -> list[str]:
+    """Why `instance` does not match the served OpenAPI's schema of `message_type` (none: it does)."""
+    schema = {"$ref": f"urn:memoryd-openapi#/components/schemas/{message_type}"}
+    return [error.message for error in OAS31Validator(schema, registry=_openapi_registry()).iter_errors(instance)]

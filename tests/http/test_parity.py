@@ -3,7 +3,8 @@
 The list of RPCs comes from the service descriptors: a new RPC without a case here fails
 test_every_unary_rpc_has_a_case. Each case runs its setup over gRPC in two fresh tenants,
 then calls the RPC over gRPC in one and over HTTP in the other, and compares the answers:
-the HTTP body is the proto3 JSON of the gRPC response, up to the ids the server generates.
+the HTTP body is the ProtoJSON of the gRPC response (proto field names), up to the ids the
+server generates, and both bodies match the served OpenAPI's schemas.
 """
 
 from __future__ import annotations
@@ -14,7 +15,17 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from tests.http.calls import grpc_call, grpc_error, http_error, method, methods, path, to_json
+from tests.http.calls import (
+    grpc_call,
+    grpc_error,
+    http_error,
+    method,
+    methods,
+    openapi_errors,
+    openapi_describes,
+    path,
+    to_json,
+)
 from tests.http.conftest import CASE_TENANTS
 
 import grpc
@@ -104,7 +115,7 @@ CASES: dict[str, Case] = {
 }
 
 # Values the server generates per call (uuids, its clock); equal in shape, not in value.
-GENERATED = {"id", "ids", "messageId", "pointId", "pointIds", "createTime", "updateTime", "lastActivity", "entryId", "time"}
+GENERATED = {"id", "ids", "message_id", "point_id", "point_ids", "create_time", "update_time", "last_activity", "entry_id", "time"}
 UNARY = sorted(m.full_name for m in methods(streaming=False))
 _tenants = itertools.count()
 
@@ -120,7 +131,7 @@ def _normalize(value, tenant: str):
 def _normalize_field(key: str, value, tenant: str):
     if key in GENERATED:
         return "<generated>"
-    if key == "nextPageToken":
+    if key == "next_page_token":
         # position.tag: the tag authenticates the tenant too, so twin tenants' tags differ.
         return value.partition(".")[0]
     return _normalize(value, tenant)
@@ -156,6 +167,10 @@ async def test_unary_rpc_answers_the_same_over_http(server, name):
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "application/json"
     assert _normalize(response.json(), http_tenant) == _normalize(over_grpc, grpc_tenant)
+    # the served OpenAPI describes both the request and the answer, field names included
+    for message, body in ((rpc.input_type, _body(case.body, http_setup)), (rpc.output_type, response.json())):
+        if openapi_describes(message):
+            assert openapi_errors(message.full_name, body) == [], message.full_name
 
 
 async def test_every_unary_rpc_fails_the_same_without_a_token(server):

@@ -23,4 +23,4 @@ def test_readme_curl_quickstart_works_verbatim(tmp_path):
     assert error["code"] == "invalid_argument"
     details = {d["type"]: d["debug"] for d in error["details"]}
     assert details["google.rpc.ErrorInfo"]["reason"] == "INVALID_ARGUMENT"
-    assert details["google.rpc.BadRequest"]["fieldViolations"][0]["field"] == "session_id"
+    assert details["google.rpc.BadRequest"]["field_violations"][0]["field"] == "session_id"

@@ -36,7 +36,7 @@ async def test_limits_and_validation_answer_as_over_grpc(server):
     over_http = http_error(response.json())
     assert over_http == grpc_error(over_grpc.value)
     (bad_request,) = [d for d in over_http["details"] if d["type"] == "google.rpc.BadRequest"]
-    assert {v["field"] for v in bad_request["fieldViolations"]} == {"session_id", "limit"}
+    assert {v["field"] for v in bad_request["field_violations"]} == {"session_id", "limit"}
 
 
 async def test_undecodable_json_answers_invalid_argument_naming_the_body(server):
@@ -47,7 +47,7 @@ async def test_undecodable_json_answers_invalid_argument_naming_the_body(server)
     error = http_error(response.json())
     assert error["code"] == "invalid_argument"
     (bad_request,) = [d for d in error["details"] if d["type"] == "google.rpc.BadRequest"]
-    assert [v["field"] for v in bad_request["fieldViolations"]] == ["body"]
+    assert [v["field"] for v in bad_request["field_violations"]] == ["body"]
 
 
 async def test_bodies_past_the_request_limit_are_refused(tmp_path):

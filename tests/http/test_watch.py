@@ -52,8 +52,8 @@ async def test_watch_streams_events_after_its_first_progress(server, session_id)
         flags, second = await anext(stream)
         assert flags == 0
         event = second["event"]
-        assert (event["sessionId"], event["type"]) == (session_id, "EVENT_TYPE_MESSAGES_APPENDED")
-        assert [ref["id"] for ref in event["messagesAppended"]["messages"]] == [saved.message.id]
+        assert (event["session_id"], event["type"]) == (session_id, "EVENT_TYPE_MESSAGES_APPENDED")
+        assert [ref["id"] for ref in event["messages_appended"]["messages"]] == [saved.message.id]
 
 
 async def test_watch_fails_like_grpc_in_its_end_of_stream_message(server):

@@ -7,29 +7,35 @@ each calls the servicer method's own undecorated body through transport/rpc.py's
 (tenant, deadline budget, failure statuses): authentication, validation, limits and error
 details are those of gRPC, written once. Connect's generated server stubs are not used:
 they define snake_case methods our gRPC-style servicers do not have.
+
+Bodies are binary protobuf (decoded as gRPC decodes them) or ProtoJSON (protojson.py:
+strict, answers in proto field names). An error's google.rpc details travel as Connect
+says, type and protobuf bytes, with their JSON next to them ("debug") in the same
+field names as every other answer.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import grpc
 from connectrpc.code import Code
-from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
 from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
 from connectrpc.server import ConnectASGIApplication, Endpoint
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.descriptor import MethodDescriptor
-from google.rpc import status_pb2
+from google.rpc import error_details_pb2, status_pb2  # noqa: F401 - registers the google.rpc details
+from protobuf import message_from_json_value
 from protobuf.wkt import Any as ConnectAny
+from protobuf.wkt import Struct
 
-from memoryd.domain.errors import FieldViolation, InvalidArgument
+from memoryd.domain.errors import MemorydError
 from memoryd.transport import rpc
-from memoryd.transport.http.details.google.rpc import error_details_pb
+from memoryd.transport.http import protojson
 
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
@@ -62,15 +68,22 @@ class CallContext:
         """Connect sends a stream's headers with its first message (Watch's first is a progress)."""
 
 
-def _detail(packed: Any) -> ErrorDetail:
-    """A google.rpc detail for connectrpc, as a protobuf-py message when it is one of
-    google/rpc/error_details.proto's (generated in transport/http/details): then the error
-    body carries its JSON ("debug") next to its bytes, readable with plain curl."""
-    package, _, name = packed.type_url.rpartition("/")[2].rpartition(".")
-    message_class = getattr(error_details_pb, name, None) if package == "google.rpc" else None
-    if message_class is None:
-        return ErrorDetail(ConnectAny(type_url=packed.type_url, value=packed.value))
-    return ErrorDetail(message_class.from_binary(packed.value))
+class _Detail(ErrorDetail):
+    """A google.rpc detail: its type and protobuf bytes, and as its "debug" JSON (which
+    connectrpc takes from value()) the message with its proto field names, as every answer."""
+
+    def __init__(self, packed: Any) -> None:
+        super().__init__(ConnectAny(type_url=packed.type_url, value=packed.value))
+        self._debug = None
+        try:
+            descriptor = descriptor_pool.Default().FindMessageTypeByName(self.type_name)
+        except KeyError:
+            return  # not a type this process knows: bytes only
+        message = message_factory.GetMessageClass(descriptor).FromString(packed.value)
+        self._debug = message_from_json_value(Struct, json_format.MessageToDict(message, preserving_proto_field_name=True))
+
+    def value(self, *args: Any) -> Any:
+        return super().value(*args) if args else self._debug
 
 
 def connect_error(status: grpc.Status) -> ConnectError:
@@ -79,28 +92,33 @@ def connect_error(status: grpc.Status) -> ConnectError:
     for key, value in status.trailing_metadata or ():
         if key == STATUS_DETAILS_KEY:
             rich.ParseFromString(value)
-    details = [_detail(packed) for packed in rich.details]
+    details = [_Detail(packed) for packed in rich.details]
     return ConnectError(_CODES.get(status.code, Code.UNKNOWN), rich.message or status.details or "", details)
 
 
-class _RejectingDecodes:
-    """A codec whose undecodable input answers as gRPC's does: INVALID_ARGUMENT with a BadRequest."""
+class _Codec:
+    """A connectrpc codec whose refusals answer as gRPC's do: INVALID_ARGUMENT with details."""
 
-    def __init__(self, codec: Any) -> None:
-        self._codec = codec
+    def __init__(self, name: str, encode: Callable[[Any], bytes], decode: Callable[[bytes, type], Any]) -> None:
+        self._name, self._encode, self._decode = name, encode, decode
 
     def name(self) -> str:
-        return self._codec.name()
+        return self._name
 
     def encode(self, message: Any) -> bytes:
-        return self._codec.encode(message)
+        return self._encode(message)
 
     def decode(self, data: bytes | bytearray, message_class: type) -> Any:
         try:
-            return self._codec.decode(data, message_class)
-        except Exception as error:  # noqa: BLE001 - json_format and protobuf raise several types
-            violation = FieldViolation("body", f"is not a valid {self._codec.name()} {message_class.DESCRIPTOR.full_name}: {error}")
-            raise connect_error(rpc.failure_status("http_request_body", InvalidArgument(violation))) from None
+            return self._decode(bytes(data), message_class)
+        except MemorydError as error:
+            raise connect_error(rpc.failure_status("http_request_body", error)) from None
+
+
+CODECS = [
+    _Codec("proto", lambda message: message.SerializeToString(), lambda data, message_class: rpc.decode(message_class, data)),
+    _Codec("json", protojson.render, protojson.parse),
+]
 
 
 async def _unary(core, servicer, name: str, request: Any, context: RequestContext) -> Any:
@@ -160,7 +178,7 @@ class ConnectApp(ConnectASGIApplication):
             endpoints=lambda resolved: resolved,
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,  # larger bodies answer RESOURCE_EXHAUSTED, as over gRPC
-            codecs=[_RejectingDecodes(google_protobuf_binary_codec()), _RejectingDecodes(google_protobuf_json_codec())],
+            codecs=CODECS,
         )
         self.routes = routes
 

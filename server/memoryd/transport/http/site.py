@@ -1,7 +1,9 @@
 """The ASGI application on the HTTP port: the Connect endpoints and the contract's description.
 
-    POST /<package>.<Service>/<Method>   every RPC (transport/http/connect.py)
-    GET  /openapi.json                   OpenAPI (Swagger 2.0) description of those endpoints,
+    POST /<package>.<Service>/<Method>   every RPC (transport/http/connect.py); a body of a
+                                         content type it does not read answers 415 with a
+                                         JSON body naming the ones it does
+    GET  /openapi.json                   OpenAPI 3.1 description of those endpoints,
                                          generated from the proto by scripts/gen-proto
     GET  /healthz                        200 while gRPC health says SERVING, else 503 (for
                                          load balancers and probes that speak only HTTP)
@@ -14,6 +16,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
+from connectrpc.method import StreamType
 from grpc_health.v1 import health_pb2
 
 from memoryd.domain.limits import Limits
@@ -22,6 +25,10 @@ from memoryd.transport.http.connect import ConnectApp
 OPENAPI_PATH = "/openapi.json"
 HEALTH_PATH = "/healthz"
 _JSON = (b"content-type", b"application/json")
+# What connectrpc reads on this port: Connect, and gRPC-Web (which needs no HTTP trailers).
+GRPC_WEB_CONTENT_TYPES = ("application/grpc-web", "application/grpc-web+proto", "application/grpc-web+json")
+UNARY_CONTENT_TYPES = ("application/json", "application/proto", *GRPC_WEB_CONTENT_TYPES)
+STREAM_CONTENT_TYPES = ("application/connect+json", "application/connect+proto", *GRPC_WEB_CONTENT_TYPES)
 
 
 class _NoSuchService:
@@ -61,13 +68,52 @@ class Site:
                 status = await overall_health(self._health)
                 await _respond(send, scope, 200 if status == "SERVING" else 503, json.dumps({"status": status}).encode())
                 return
+        if scope["type"] == "http" and (endpoint := self._connect.routes.get(scope["path"])) is not None:
+            accepted = UNARY_CONTENT_TYPES if endpoint.method.stream_type == StreamType.UNARY else STREAM_CONTENT_TYPES
+            if _is_grpc(scope):  # gRPC needs HTTP/2 trailers: it is served on the gRPC port
+                await _respond(send, scope, 415, unsupported_media_type(accepted))
+                return
+            send = _explaining_415(send, accepted)
         await self._connect(scope, receive, send)
+
+
+def _is_grpc(scope: dict) -> bool:
+    content_type = next((value for key, value in scope["headers"] if key == b"content-type"), b"")
+    media_type = content_type.partition(b";")[0].strip().lower()
+    return media_type.startswith(b"application/grpc") and not media_type.startswith(b"application/grpc-web")
+
+
+def unsupported_media_type(accepted: tuple[str, ...]) -> bytes:
+    """The body of a 415: connectrpc answers it with none."""
+    return json.dumps({
+        "code": "invalid_argument",
+        "message": f"Content-Type must be one of {', '.join(accepted)} (gRPC is served on the gRPC port)",
+        "accepted_content_types": list(accepted),
+    }).encode()
+
+
+def _explaining_415(send: Any, accepted: tuple[str, ...]) -> Any:
+    """`send`, with connectrpc's empty 415 answer given a body that names the accepted types."""
+    replaced = False
+
+    async def explaining(message: dict) -> None:
+        nonlocal replaced
+        if message["type"] == "http.response.start" and message["status"] == 415:
+            replaced = True
+            body = unsupported_media_type(accepted)
+            headers = [(k, v) for k, v in message.get("headers", ()) if k.lower() not in (b"content-type", b"content-length")]
+            await send({**message, "headers": [*headers, _JSON, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+        elif not replaced:
+            await send(message)
+
+    return explaining
 
 
 async def _respond(send: Any, scope: dict, status: int, body: bytes) -> None:
     headers = [_JSON, (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body if scope["method"] == "GET" else b""})
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
 
 def build(
