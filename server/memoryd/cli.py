@@ -50,15 +50,14 @@ def health(config: config_module.Config) -> int:
 
 
 def mcp(argv: list[str]) -> int:
-    """`memoryd mcp ...`: memoryd_client.mcp_server, installed with memoryd-client[mcp]."""
-    try:
-        from memoryd_client import mcp_server
-    except ImportError as error:  # a JSON log line, as every other refusal of this command
+    """`memoryd mcp ...`: memoryd_client.mcp_server, installed with memoryd-client's mcp extra."""
+    from memoryd_client.extras import mcp_main
+
+    def refuse(line: str) -> None:  # a JSON log line, as every other refusal of this command
         logs.configure("info")
-        needs = f"memoryd mcp needs the MCP SDK: pip install 'memoryd-client[mcp]' ({error})"
-        structlog.get_logger("memoryd").error("startup_refused", error=needs)
-        return 2
-    return mcp_server.main(argv, prog="memoryd mcp")
+        structlog.get_logger("memoryd").error("startup_refused", error=line)
+
+    return mcp_main(argv, prog="memoryd mcp", refuse=refuse)
 
 
 async def serve(config: config_module.Config, *, worker_index: int = 0, started=None) -> list[str]:
@@ -82,6 +81,7 @@ async def serve(config: config_module.Config, *, worker_index: int = 0, started=
 
 def run_server(config: config_module.Config, **serve_options) -> int:
     """Serve `config` in this process; returns its exit code (1 when it could not bind)."""
+    allocator.manage()  # here, not before --workers forks: each process trims its own arenas
     try:
         abandoned, cleanup = shutdown.run(serve(config, **serve_options))
     except OSError as error:
@@ -105,7 +105,6 @@ def main(argv: list[str] | None = None) -> int:
     logs.configure(config.log_level)
     if args.command == "health":
         return health(config)
-    allocator.return_large_blocks_to_the_system()
     log = structlog.get_logger("memoryd")
     try:
         from memoryd.app import security
@@ -114,6 +113,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         log.error("startup_refused", error=f"memoryd: {error}")
         return 2
+    if config.tracing:
+        from memoryd.observability import tracing
+
+        try:
+            tracing.require()
+        except tracing.TracingUnavailable as error:
+            log.error("startup_refused", error=f"memoryd: {error}")
+            return 2
     if config.workers != 1:
         return serve_workers(config, log)
     return run_server(config)

@@ -10,13 +10,18 @@ from pathlib import Path
 SCRIPT = Path(__file__).with_name("bench_rss.py")
 
 
-def test_the_rss_benchmark_runs_both_bursts_in_both_configurations():
-    command = [sys.executable, str(SCRIPT), "--messages", "5", "--readers", "2", "--writers", "5", "--settle-seconds", "0.2"]
+def test_the_rss_benchmark_reports_server_and_engine_around_both_bursts():
+    command = [sys.executable, str(SCRIPT), "--messages", "5", "--readers", "2", "--writers", "5",
+               "--settle-seconds", "0.2", "--after-seconds", "0.5", "--configs", "defaults,no-keywords"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads(done.stdout.splitlines()[-1])
-    assert [r["config"] for r in results] == ["defaults", "bounds lifted"]
+    assert [r["config"] for r in results] == ["defaults", "no-keywords"]
     for result in results:
         assert result["reads"]["messages"] == 2 * 5  # each reader paged through the whole session
         for burst in ("reads", "writes"):
-            assert 0 < result[burst]["before"] <= result[burst]["peak"]
+            for process in ("server", "engine"):
+                r = result[burst][process]
+                assert 0 < r["before"] <= r["peak"] and r["after"] > 0 and r["drained"] > 0, (burst, process, r)
+    defaults, no_keywords = results
+    assert defaults["writes"]["keyword_points"] == 10 and no_keywords["writes"]["keyword_points"] == 0

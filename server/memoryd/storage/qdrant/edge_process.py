@@ -334,10 +334,11 @@ def _portable(error: MemorydError) -> MemorydError:
 
 
 def main(argv: list[str]) -> int:
-    from memoryd import logs
+    from memoryd import allocator, logs
 
     fd, level, root, settings = int(argv[0]), argv[1], Path(argv[2]), json.loads(argv[3])
     logs.configure(level)
+    allocator.manage()  # the engine's threads keep a burst's pages in their arenas too
     _stop_with_parent_only()
     asyncio.run(_serve(fd, root, settings))
     return 0
