@@ -143,6 +143,35 @@ async def test_memoryd_errors_are_tool_errors_with_the_reason(secured: MemorydSe
         assert "limit" in await tool_error(session, "history", session_id="s", limit=0)
 
 
+def placeholder(name: str, schema: dict) -> object:
+    """A value the tool accepts for a required argument that is not the one under test."""
+    return {"integer": 1, "array": []}.get(schema.get("type"), f"{name}-x")
+
+
+async def test_every_integer_argument_is_refused_past_its_bound_with_its_name(secured: MemorydServer):
+    """Each integer argument carries its contract field's bounds (int32/int64 at most), and a
+    value past either bound is a tool error naming it, before memoryd is called: 2**63 as
+    budget_chars once failed inside protobuf, reported as a crash without text."""
+    driven = set()
+    async with stdio_session(secured.target, ACME) as session:
+        for tool in (await session.list_tools()).tools:
+            schema = tool.input_schema
+            required = {name: placeholder(name, schema["properties"][name]) for name in schema.get("required", [])}
+            for name, spec in schema["properties"].items():
+                if spec.get("type") != "integer":
+                    continue
+                assert -(2**63) <= spec["minimum"] <= spec["maximum"] <= 2**63 - 1, (tool.name, name, spec)
+                for value in (spec["maximum"] + 1, spec["minimum"] - 1):
+                    text = await tool_error(session, tool.name, **{**required, name: value})
+                    assert name in text and ("less than or equal" in text or "greater than or equal" in text), text
+                driven.add(f"{tool.name}.{name}")
+        # The bound is the field's: the largest int64 is accepted by the tool and answered by memoryd.
+        context = await call(session, "assemble_context", session_id="bounds", budget_chars=2**63 - 1)
+        assert context["messages"] == []
+    assert driven == {"memory_search.limit", "history.limit", "recall.top_k",
+                      "assemble_context.budget_chars", "assemble_context.recent_raw_n"}
+
+
 async def test_recall_by_text_with_the_servers_embedder(tmp_path):
     embedder = ThreadingHTTPServer(("127.0.0.1", 0), EmbeddingHandler)
     threading.Thread(target=embedder.serve_forever, daemon=True).start()

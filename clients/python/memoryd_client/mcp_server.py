@@ -1,4 +1,4 @@
-"""memoryd as an MCP server (`pip install 'memoryd-client[mcp]'`): `memoryd-mcp`, or `memoryd mcp`.
+"""memoryd as an MCP server (memoryd-client's `mcp` extra): `memoryd-mcp`, or `memoryd mcp`.
 
 A client of a memoryd server, built on the official MCP SDK (`mcp`, MCPServer), serving
 the Model Context Protocol over stdio (the default) or streamable HTTP:
@@ -63,6 +63,13 @@ SCOPES = {
 
 ClientFor = Callable[[Context], MemoryClient]
 
+# The largest value of the contract's integer fields: every integer argument is bounded by its
+# field's type in the tool's schema, so a value the request cannot hold is refused by name
+# before memoryd is called (instead of failing inside protobuf, which the SDK reports as a
+# crash without text).
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
 
 def _version() -> str:
     try:
@@ -72,9 +79,12 @@ def _version() -> str:
 
 
 def describe(error: RpcError) -> str:
-    """A memoryd error as the text of a tool error: status, reason, message, fields."""
+    """A memoryd error as the text of a tool error: the status, the reason (ErrorInfo's; the
+    status again when the server sent none) and the message with the fields it names."""
     fields = "; ".join(f"{v.field}: {v.description}" for v in error.field_violations)
-    return f"{error.code.name} {error.reason or error.code.name}: {fields or error.message}"
+    # memoryd's own message already lists the fields; another server's may not.
+    text = error.message if fields in error.message else "; ".join(p for p in (fields, error.message) if p)
+    return f"{error.code.name} {error.reason or error.code.name}: {text or 'no message'}"
 
 
 def tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
@@ -173,8 +183,12 @@ def build_server(client_for: ClientFor, *, name: str = "memoryd") -> MCPServer:
     async def assemble_context(
         session_id: Annotated[str, Field(description="The conversation")],
         ctx: Context,
-        budget_chars: Annotated[int, Field(description="Character budget; 0 means unlimited", ge=0)] = 0,
-        recent_raw_n: Annotated[int, Field(description="Newest raw messages to add; 0: the server's default", ge=0)] = 0,
+        budget_chars: Annotated[
+            int, Field(description="Character budget; 0 means unlimited", ge=0, le=INT64_MAX)
+        ] = 0,
+        recent_raw_n: Annotated[
+            int, Field(description="Newest raw messages to add; 0: the server's default", ge=0, le=INT32_MAX)
+        ] = 0,
     ) -> dict[str, Any]:
         """A conversation's prompt context: latest summary, unsummarized tail, newest messages."""
         response = await client_for(ctx).assemble_context(
