@@ -69,7 +69,8 @@ class Config:
     )
     tracing: bool = setting(
         False,
-        "OpenTelemetry spans for every call (needs the memoryd[tracing] extra; export set by OTEL_* variables)",
+        "OpenTelemetry spans for every call (needs the tracing extra: `.venv/bin/pip install -e '.[tracing]'` in a "
+        "checkout; export set by OTEL_* variables)",
     )
     tokens_file: str = setting("", "bearer tokens file ('tenant: token' lines or JSON); enables auth")
     tokens_file_create: bool = setting(

@@ -1,4 +1,5 @@
-"""Optional OpenTelemetry tracing (`--tracing`; off by default; `pip install 'memoryd[tracing]'`).
+"""Optional OpenTelemetry tracing (`--tracing`; off by default; the `tracing` extra: in a
+checkout, `.venv/bin/pip install -e '.[tracing]'`).
 
 Server spans come from the OpenTelemetry instrumentations, not from memoryd code:
 opentelemetry-instrumentation-grpc's aio server interceptor for gRPC, and
@@ -22,15 +23,17 @@ class TracingUnavailable(RuntimeError):
     """--tracing was asked for without the tracing extra installed."""
 
 
-def _require() -> None:
+def require() -> None:
+    """Raises TracingUnavailable, whose message says how to install the extra, without it."""
     try:
+        import opentelemetry.exporter.otlp.proto.grpc.trace_exporter  # noqa: F401
         import opentelemetry.instrumentation.asgi  # noqa: F401
         import opentelemetry.instrumentation.grpc  # noqa: F401
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError as error:
-        raise TracingUnavailable(
-            f"--tracing needs the tracing extra (pip install 'memoryd[tracing]'): {error.name} is missing"
-        ) from None
+        from memoryd_client.extras import missing
+
+        raise TracingUnavailable(missing("--tracing", "memoryd", "tracing", error)) from None
 
 
 def _ensure_provider() -> None:
@@ -52,7 +55,7 @@ def _ensure_provider() -> None:
 
 def grpc_interceptors() -> list[Any]:
     """The gRPC server interceptors that trace every call (raises TracingUnavailable without the extra)."""
-    _require()
+    require()
     _ensure_provider()
     from opentelemetry.instrumentation.grpc import aio_server_interceptor
 
@@ -69,7 +72,7 @@ def _rpc_span_details(scope: dict[str, Any]) -> tuple[str, dict[str, str]]:
 
 def traced_asgi(app: Any) -> Any:
     """`app` wrapped so that every HTTP call is a server span named like its RPC."""
-    _require()
+    require()
     _ensure_provider()
     from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 
