@@ -71,8 +71,11 @@ async def main() -> None:
     if args.target:
         await run(args.target)
         return
+    from memoryd import logs
     from memoryd.app import start
     from memoryd.config import Config
+
+    logs.configure("warning")  # the embedded server's log lines: only what needs attention
 
     with tempfile.TemporaryDirectory() as data_dir:
         app = await start(Config(listen="127.0.0.1:0", data_dir=Path(data_dir), log_level="warning"))
