@@ -7,6 +7,9 @@
   memoryd is started exactly as the ENTRYPOINT with the ENV says (paths moved under a
   temporary directory, the port moved to a free one); its HEALTHCHECK command must then
   pass, the defaults must give an authenticated server, and SIGTERM must stop it cleanly.
+- The README's Docker commands: `docker run` publishes every EXPOSEd port and mounts the
+  VOLUME; the commands after it run verbatim in bash against that server, with `docker exec`
+  running its command here and the published ports moved as the server's were.
 
 What this cannot test: the image build itself (base image, apt/pip inside it, file
 ownership, the non-root user at run time) and Docker's own handling of HEALTHCHECK,
@@ -33,6 +36,7 @@ import pytest
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc
 from tests.conftest import free_port_pair
+from tests.readme_shell import section_commands
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGE_HOME = "/var/lib/memoryd"
@@ -179,6 +183,8 @@ def test_the_image_defaults_serve_with_authentication_and_pass_the_healthcheck(i
             assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
             stub.GetHistory(mem.GetHistoryRequest(session_id="s"), metadata=(("authorization", f"Bearer {token}"),), timeout=10)
         assert (Path(env["MEMORYD_DATA_DIR"]) / "memoryd.db").exists()  # data on the volume
+        listed = run_readme_docker_commands(stage, home, int(env["MEMORYD_LISTEN"].rsplit(":", 1)[1]), tmp_path)
+        assert json.loads(listed) == {}  # ListSessions with the token read from the file: no sessions yet
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=60) == 0
         assert _healthcheck(image_venv, stage, env).returncode == 1
@@ -188,3 +194,27 @@ def test_the_image_defaults_serve_with_authentication_and_pass_the_healthcheck(i
             server.wait(timeout=30)
     for line in log.read_text().splitlines():
         json.loads(line)  # JSON logs in the container too
+
+
+def run_readme_docker_commands(stage: dict, home: Path, port: int, folder: Path) -> str:
+    """The README's Docker section against the image's server: `docker build` and `docker run`
+    checked against the Dockerfile, the rest run verbatim (`docker exec memoryd CMD` runs CMD
+    here, image paths and published ports moved as the server's were); the last one's output."""
+    build, run, *rest = section_commands("## Docker")
+    assert build == "docker build -t memoryd ."
+    argv = shlex.split(run)
+    assert argv[:4] == ["docker", "run", "-d", "--name"] and argv[4] == "memoryd" and argv[-1] == "memoryd"
+    published = [argv[i + 1] for i, a in enumerate(argv) if a == "-p"]
+    assert published == [f"{p}:{p}" for p in stage["EXPOSE"].split()]  # gRPC and HTTP/JSON
+    volume = [argv[i + 1] for i, a in enumerate(argv) if a == "-v"]
+    assert [v.split(":", 1)[1] for v in volume] == stage["VOLUME"]
+    moved = {IMAGE_HOME: str(home), "127.0.0.1:50051": f"127.0.0.1:{port}", "127.0.0.1:50052": f"127.0.0.1:{port + 1}"}
+    script = 'set -eu\ndocker() { [ "$1 $2" = "exec memoryd" ] || { echo "docker $*: not emulated" >&2; return 99; }; shift 2; "$@"; }\n'
+    for command in rest:
+        for shown, here in moved.items():
+            command = command.replace(shown, here)
+        script += command + "\n"
+    (folder / "readme-docker.sh").write_text(script)
+    done = subprocess.run(["bash", str(folder / "readme-docker.sh")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout

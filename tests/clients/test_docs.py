@@ -7,9 +7,9 @@
   the SDK's client session its tools.
 - Go, TypeScript and Java blocks are verbatim excerpts (line by line, indentation aside) of
   the examples and sources that scripts/test-clients builds and runs.
-- Shell lines are commands scripts/test-clients runs, once 127.0.0.1:50051 reads "$addr"
-  and /path/to/memoryd reads "$root" (comments and bare `cd` lines aside), or the contract
-  commands scripts/test and scripts/check-contract run.
+- Shell lines are commands scripts/test-clients runs, once 127.0.0.1:50051 reads "$addr",
+  /path/to/memoryd reads "$root" and ~/memoryd-ts-example "$work/ts-example" (comments and
+  bare `cd` lines aside), or the contract commands scripts/test and scripts/check-contract run.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ SOURCES = {
     "ts": ["clients/typescript/examples/watch-deletions.ts"],
     "java": ["clients/java/examples/src/main/java/dev/memoryd/examples/WatchDeletions.java"],
 }
-SHELL_SUBSTITUTIONS = {"127.0.0.1:50051": '"$addr"', "/path/to/memoryd": '"$root"'}
+SHELL_SUBSTITUTIONS = {"127.0.0.1:50051": '"$addr"', "/path/to/memoryd": '"$root"', "~/memoryd-ts-example": '"$work/ts-example"'}
 
 
 def readme_section(title: str) -> str:
