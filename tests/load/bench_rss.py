@@ -27,13 +27,12 @@ import asyncio
 import json
 import os
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import grpc
 
-from loadlib import _children, start_memoryd
+from loadlib import RssSampler, _children, start_memoryd
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc, message_pb2, vector_service_pb2, vector_service_pb2_grpc
 
@@ -81,28 +80,18 @@ def process_rss(server_pid: int) -> dict[str, int]:
     return {"server": _rss(server_pid), "engine": sum(_rss(pid) for engine in engines for pid in _tree(engine))}
 
 
-class Sampler:
-    """process_rss() every SAMPLE_SECONDS in a thread; the peak of each process."""
+class Sampler(RssSampler):
+    """process_rss() every SAMPLE_SECONDS in a thread; `peaks`: the highest of each process."""
 
     def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.peak = dict.fromkeys(PROCESSES, 0)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
+        super().__init__(pid, SAMPLE_SECONDS)
+        self.peaks = dict.fromkeys(PROCESSES, 0)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
             for name, rss in process_rss(self.pid).items():
-                self.peak[name] = max(self.peak[name], rss)
-            self._stop.wait(SAMPLE_SECONDS)
-
-    def __enter__(self) -> Sampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+                self.peaks[name] = max(self.peaks[name], rss)
+            self._stop.wait(self.interval)
 
 
 def big_message(i: int) -> message_pb2.Message:
@@ -177,7 +166,7 @@ def burst(pid: int, target: str, run, after_seconds: float, points: int) -> dict
     drain_seconds = after_seconds + wait_for_indexing(target, points)
     time.sleep(DRAINED_SETTLE_SECONDS)
     drained = process_rss(pid)
-    result = {name: {"before": before[name] / MIB, "peak": sampler.peak[name] / MIB, "after": after[name] / MIB,
+    result = {name: {"before": before[name] / MIB, "peak": sampler.peaks[name] / MIB, "after": after[name] / MIB,
                      "drained": drained[name] / MIB}
               for name in PROCESSES}
     result.update(index_queue_after=queued, keyword_points_after=indexed, keyword_points=points,
