@@ -47,7 +47,6 @@ CONFIGS = {
 }
 PROCESSES = ("server", "engine")
 INDEXING_WAIT_SECONDS = 300
-DRAINED_SETTLE_SECONDS = 5.0
 
 
 def _rss(pid: int) -> int:
@@ -154,7 +153,7 @@ def wait_for_indexing(target: str, points: int) -> float:
     return time.monotonic() - start
 
 
-def burst(pid: int, target: str, run, after_seconds: float, points: int) -> dict:
+def burst(pid: int, target: str, run, after_seconds: float, points: int, drained_settle: float) -> dict:
     """RSS before, at the peak and `after_seconds` after `run()`; then, once the background
     indexing has `points` keyword points, 'drained' (with the seconds that took)."""
     before = process_rss(pid)
@@ -164,7 +163,7 @@ def burst(pid: int, target: str, run, after_seconds: float, points: int) -> dict
     after = process_rss(pid)
     queued, indexed = indexing(target)
     drain_seconds = after_seconds + wait_for_indexing(target, points)
-    time.sleep(DRAINED_SETTLE_SECONDS)
+    time.sleep(drained_settle)
     drained = process_rss(pid)
     result = {name: {"before": before[name] / MIB, "peak": sampler.peaks[name] / MIB, "after": after[name] / MIB,
                      "drained": drained[name] / MIB}
@@ -182,7 +181,8 @@ def indexes_keywords(args: list[str]) -> bool:
     return flag not in args or args[args.index(flag) + 1] != "false"
 
 
-def measure(label: str, args: list[str], messages: int, readers: int, writers: int, settle: float, after: float) -> dict:
+def measure(label: str, args: list[str], messages: int, readers: int, writers: int, settle: float, after: float,
+            drained_settle: float) -> dict:
     keywords = indexes_keywords(args)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -192,9 +192,10 @@ def measure(label: str, args: list[str], messages: int, readers: int, writers: i
             wait_for_indexing(target, messages if keywords else 0)
             time.sleep(settle)
             points = messages if keywords else 0
-            reads = burst(pid, target, lambda: asyncio.run(read_burst(target, readers)), after, points)
+            reads = burst(pid, target, lambda: asyncio.run(read_burst(target, readers)), after, points, drained_settle)
             points += writers if keywords else 0
-            writes = burst(pid, target, lambda: asyncio.run(write_burst(target, writers, "burst")), after, points)
+            writes = burst(pid, target, lambda: asyncio.run(write_burst(target, writers, "burst")), after, points,
+                           drained_settle)
             return {"config": label, "args": args, "reads": reads, "writes": writes}
 
 
@@ -205,12 +206,14 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=200)
     parser.add_argument("--settle-seconds", type=float, default=10.0, help="rest before the first burst")
     parser.add_argument("--after-seconds", type=float, default=30.0, help="when 'after' is read")
+    parser.add_argument("--drained-settle-seconds", type=float, default=5.0,
+                        help="when 'drained' is read, after the burst's indexing is done")
     parser.add_argument("--configs", default="defaults,no-keywords", help=f"comma-separated, of {', '.join(CONFIGS)}")
     options = parser.parse_args()
     extra = os.environ.get("BENCH_EXTRA_ARGS", "").split()
     results = [
         measure(label, [*CONFIGS[label], *extra], options.messages, options.readers, options.writers,
-                options.settle_seconds, options.after_seconds)
+                options.settle_seconds, options.after_seconds, options.drained_settle_seconds)
         for label in options.configs.split(",")
     ]
     print(f"{'config':<14} {'burst':<7} {'process':<7} {'before MB':>10} {'peak MB':>9} {'after MB':>9} "

@@ -12,7 +12,8 @@ SCRIPT = Path(__file__).with_name("bench_rss.py")
 
 def test_the_rss_benchmark_reports_server_and_engine_around_both_bursts():
     command = [sys.executable, str(SCRIPT), "--messages", "5", "--readers", "2", "--writers", "5",
-               "--settle-seconds", "0.2", "--after-seconds", "0.5", "--configs", "defaults,no-keywords"]
+               "--settle-seconds", "0.2", "--after-seconds", "0.5", "--drained-settle-seconds", "0.2",
+               "--configs", "defaults,no-keywords"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads(done.stdout.splitlines()[-1])
