@@ -167,6 +167,8 @@ class EdgeProcessIndex(EdgeFolder):
                         future.set_result(value)
                     else:
                         future.set_exception(value)
+                # Not kept until the next reply: a raised error's traceback holds the caller's frames.
+                future = value = None
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass
         code = await child.wait()
@@ -230,6 +232,10 @@ class EdgeProcessIndex(EdgeFolder):
             raise StorageUnavailable(f"vector engine process unreachable ({error})") from error
         finally:
             self._pending.pop(call_id, None)
+            # A failed call's exception keeps this frame (its traceback) and the future keeps the
+            # exception: a cycle that holds the call's arguments (64 messages of up to 1 MiB in an
+            # indexing batch) until a full garbage collection, which a quiet server never runs.
+            future = None
 
     async def ping(self) -> None:
         await self._call("ping")
@@ -307,6 +313,7 @@ async def _serve(fd: int, root: Path, settings: dict[str, Any]) -> None:
             deadline.reset(token)
         with contextlib.suppress(ConnectionError, OSError):
             await _send(writer, reply)
+        reply = None  # as in _roundtrip: a caught error's traceback holds this frame, and the call's arguments
 
     async def read_calls() -> None:
         with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError, OSError):
