@@ -56,6 +56,16 @@ def _condition(cond: p.Cond) -> qm.Condition:
     raise TypeError(f"unknown condition {cond!r}")
 
 
+def _status_of(error: Exception) -> str:
+    """The failure's kind and status: a gRPC code (gRPC), an HTTP status (REST)."""
+    code = getattr(error, "code", None)
+    if callable(code):  # grpc.RpcError
+        code = getattr(code(), "name", code())
+    status = getattr(error, "status_code", None)  # qdrant_client's UnexpectedResponse
+    detail = code if code is not None else (f"HTTP {status}" if status is not None else None)
+    return type(error).__name__ + (f" {detail}" if detail is not None else "")
+
+
 def _vector(vector: Vector) -> Any:
     """A point's vector: the default dense vector, or the named BM25 sparse one."""
     if isinstance(vector, keywords.Sparse):
@@ -146,8 +156,10 @@ class QdrantServerIndex(QdrantIndexBase):
         except (StorageUnavailable, asyncio.CancelledError):
             raise
         except Exception as error:  # noqa: BLE001 - transport, server and closed-client errors alike
+            # Qdrant's own words may quote a request; they stay at debug, the status goes up.
+            log.debug("qdrant call failed: %r", error)
             raise StorageUnavailable(
-                f"vector store unavailable ({type(error).__name__})", reason="VECTOR_STORE_UNAVAILABLE"
+                f"vector store unavailable ({_status_of(error)})", reason="VECTOR_STORE_UNAVAILABLE"
             ) from error
 
     # -- primitives ------------------------------------------------------------------
