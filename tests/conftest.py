@@ -32,6 +32,9 @@ from pathlib import Path
 import pymongo
 import pytest
 
+# The session's real Qdrant server (fixture `qdrant_server`, tests/qdrant_server.py).
+pytest_plugins = ["tests.qdrant_server"]
+
 EXTERNAL_URI_ENV = "MEMORYD_TEST_MONGODB_URI"
 STARTUP_TIMEOUT = 60.0
 
