@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,10 @@ import grpc
 import pytest
 
 from memoryd.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import vector_service_pb2, vector_service_pb2_grpc
+from tests.conftest import free_port_pair
 from tests.processes import MemorydServer, ServerProcess
+from tests.vectors.conftest import unit
 
 MEMORYD = str(Path(sys.executable).parent / "memoryd")
 
@@ -52,6 +56,79 @@ async def test_two_workers_share_one_port(tmp_path):
             stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
             history = await stub.GetHistory(memory_service_pb2.GetHistoryRequest(session_id="workers"), timeout=10)
         assert [m.content for m in history.messages] == [f"m{i}" for i in range(8)]
+    finally:
+        assert server.terminate() == 0
+
+
+def _saves_handled(metrics_port: int) -> float:
+    """SaveMessage calls one worker has answered (its Prometheus endpoint)."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as response:
+        lines = response.read().decode().splitlines()
+    return sum(
+        float(line.rsplit(" ", 1)[1]) for line in lines
+        if line.startswith("grpc_server_handled_total{") and 'grpc_method="SaveMessage"' in line
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+async def test_workers_index_into_a_shared_qdrant_server_and_find_by_keyword_and_vector(tmp_path, qdrant):
+    """`--workers 2 --qdrant-url`, the gRPC port given: saves taken by each worker are indexed
+    by that worker (keyword points) into the one real Qdrant server, and any worker finds any
+    of them, by keyword and by vector."""
+    metrics = free_port_pair()  # worker i serves /metrics on metrics + i
+    server = MemorydServer(
+        tmp_path, "--workers", "2", "--metrics-port", str(metrics), *qdrant.flags("server-grpc"),
+    )  # fmt: skip
+    port = server.start()
+    model, words = "test:workers", ["glacier", "harbour", "orchard", "quarry", "meadow", "lagoon"]
+    try:
+        assert len(_children(server.pid)) == 2
+        saved: dict[str, message_pb2.Message] = {}
+        # Separate connections, spread by the kernel: until each worker has taken saves.
+        for attempt in range(64):
+            if len(saved) >= len(words) and all(_saves_handled(metrics + i) for i in range(2)):
+                break
+            word = words[attempt % len(words)]
+            async with grpc.aio.insecure_channel(
+                f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)]
+            ) as channel:
+                memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
+                reply = await memory.SaveMessage(
+                    memory_service_pb2.SaveMessageRequest(
+                        session_id=f"s-{word}", message=message_pb2.Message(role="user", content=f"notes on the {word}")
+                    ),
+                    timeout=10,
+                )
+                message = saved[word] = reply.message
+                point = vector_service_pb2.VectorPoint(
+                    model_id=model, vector=unit(10 * words.index(word)), session_id=f"s-{word}",
+                    message_id=message.id, timestamp=message.timestamp, role="user", text=message.content,
+                )  # fmt: skip
+                vectors = vector_service_pb2_grpc.VectorServiceStub(channel)
+                await vectors.UpsertVectors(vector_service_pb2.UpsertVectorsRequest(points=[point]), timeout=10)
+        assert all(_saves_handled(metrics + i) for i in range(2)), "the kernel gave every connection to one worker"
+
+        async def search(request: vector_service_pb2.SearchMemoryRequest) -> list[str]:
+            async with grpc.aio.insecure_channel(
+                f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)]
+            ) as channel:
+                vectors = vector_service_pb2_grpc.VectorServiceStub(channel)
+                reply = await vectors.SearchMemory(request, timeout=10)
+            return [hit.message_id for hit in reply.hits]
+
+        # Keyword points are written in the background by the worker that took the save.
+        deadline = asyncio.get_running_loop().time() + 60
+        for word, message in saved.items():
+            keyword = vector_service_pb2.SearchMemoryRequest(query_text=word, top_k=3, context_window=0)
+            while (found := await search(keyword)) != [message.id]:
+                assert asyncio.get_running_loop().time() < deadline, (word, found)
+                await asyncio.sleep(0.1)
+            nearest = vector_service_pb2.SearchMemoryRequest(
+                query_vector=unit(10 * words.index(word)), model_id=model, top_k=1, context_window=0
+            )
+            assert await search(nearest) == [message.id]
     finally:
         assert server.terminate() == 0
 

@@ -1,5 +1,6 @@
-"""Fixtures of the vector recall tests: a real Qdrant (Qdrant Edge in-process always; the
-server at $MEMORYD_TEST_QDRANT_URL too when set) over a real SQLite message store. No mocks.
+"""Fixtures of the vector recall tests: a real Qdrant (Qdrant Edge in-process always; a real
+Qdrant server, tests/qdrant_server.py, over gRPC and over REST when the run has one) over a
+real SQLite message store. No mocks.
 
 Edge is one process per folder, so every test gets its own folder. Against a server,
 every test gets its own collection prefix.
@@ -8,8 +9,6 @@ every test gets its own collection prefix.
 from __future__ import annotations
 
 import math
-import os
-import uuid
 from pathlib import Path
 
 import pytest
@@ -23,23 +22,44 @@ from memoryd.storage.qdrant.edge_process import EdgeProcessIndex
 from memoryd.storage.qdrant.server import QdrantServerIndex
 from memoryd.vectors.recall import VectorRecall
 from tests.conftest import BACKENDS, StoreTarget
+from tests.qdrant_server import SERVER_TARGETS, collection_prefix, running, unavailable
 
-SERVER_ENV = "MEMORYD_TEST_QDRANT_URL"
-TARGETS = ["edge"] + (["server"] if os.environ.get(SERVER_ENV) else [])
+TARGETS = ["edge", *SERVER_TARGETS]
 # The vector-index conformance cases also run Edge behind its process boundary (the server's
-# default) and the server adapter against qdrant-client's in-process implementation of the
-# server API, so its code runs here without a server.
-INDEX_TARGETS = ["edge", "edge-process", "server-memory"] + TARGETS[1:]
+# default). Without a real server, the server adapter runs them against qdrant-client's
+# in-process imitation of the server API ("server-memory"), so its code runs in every run;
+# with one, the imitation adds nothing (docs/VECTORS.md lists where the two differ).
+INDEX_TARGETS = ["edge", "edge-process", *SERVER_TARGETS, *(["server-memory"] if unavailable() else [])]
+SERVER_INDEX_TARGETS = [t for t in INDEX_TARGETS if t.startswith("server")]  # the server adapter's
+# Suites above the index adapter (VectorRecall's ranking, the VectorService, the embedder):
+# Edge and the server over gRPC, memoryd's default transport. Over REST the same adapter
+# calls run; the adapter-facing suites (INDEX_TARGETS, TARGETS) cover both transports.
+RECALL_TARGETS = ["edge", "server-grpc"]
+on_recall_targets = pytest.mark.parametrize("target", RECALL_TARGETS, indirect=True)
 
 
 def make_index(target: str, folder: Path, prefix: str | None = None, **edge) -> VectorIndex:
-    if target == "server":
-        return QdrantServerIndex(os.environ[SERVER_ENV], prefix=prefix or f"t{uuid.uuid4().hex[:10]}")
+    """The index of a target; a server target needs the session's server (the `target` and
+    `index` fixtures start it)."""
+    if target in SERVER_TARGETS:
+        server = running()
+        return QdrantServerIndex(
+            server.url, grpc_port=server.grpc_port, prefer_grpc=target == "server-grpc",
+            prefix=prefix or collection_prefix(),
+        )  # fmt: skip
     if target == "server-memory":
         return QdrantServerIndex(":memory:", prefix=prefix or "memoryd")
     if target == "edge-process":
         return EdgeProcessIndex(folder / "vectors", prefix=prefix or "memoryd", **edge)
     return EdgeIndex(folder / "vectors", prefix=prefix or "memoryd", **edge)
+
+
+def serve(request: pytest.FixtureRequest, target: str) -> str:
+    """For a server target: the session's Qdrant server (started on first use, or the test
+    skipped without one), its collections of this test dropped after it."""
+    if target in SERVER_TARGETS:
+        request.getfixturevalue("qdrant")
+    return target
 
 
 def unit(angle_degrees: float, dims: int = 4) -> list[float]:
@@ -55,7 +75,7 @@ def sim(angle_degrees: float) -> float:
 @pytest.fixture(params=INDEX_TARGETS)
 async def index(request, tmp_path):
     """An open vector index on each conformance target (INDEX_TARGETS)."""
-    index = make_index(request.param, tmp_path)
+    index = make_index(serve(request, request.param), tmp_path)
     await index.open()
     yield index
     await index.close()
@@ -63,7 +83,8 @@ async def index(request, tmp_path):
 
 @pytest.fixture(params=TARGETS)
 def target(request) -> str:
-    return request.param
+    """A vector store target; parametrize it `indirect=True` for another list of targets."""
+    return serve(request, request.param)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -75,9 +96,9 @@ async def store(request, tmp_path):
     await store.close()
 
 
-@pytest.fixture(params=TARGETS)
+@pytest.fixture(params=RECALL_TARGETS)
 async def vectors(request, tmp_path, store):
-    vm = VectorRecall(make_index(request.param, tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
+    vm = VectorRecall(make_index(serve(request, request.param), tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
     await vm.open()
     yield vm
     await vm.close()

@@ -23,6 +23,7 @@ from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.app import start
 from memoryd.domain.models import Message
 from memoryd.vectors.indexer import Indexer, IndexJob
+from tests.vectors.conftest import on_recall_targets
 from tests.vectors.test_service import Client, server_config
 
 DIMS = 32
@@ -99,6 +100,7 @@ def message(role: str, content: str, ts: int, **kwargs) -> message_pb2.Message:
     return message_pb2.Message(role=role, content=content, timestamp=ts, **kwargs)
 
 
+@on_recall_targets
 async def test_saved_messages_are_indexed_in_the_background_and_found_by_text(app):
     client = Client(app.port)
     visible = message("assistant", '{"envelope": true}', 2000)
@@ -126,6 +128,7 @@ async def test_saved_messages_are_indexed_in_the_background_and_found_by_text(ap
     await client.channel.close()
 
 
+@on_recall_targets
 async def test_rewritten_messages_are_reindexed_in_place(app):
     client = Client(app.port)
     await client.save("trip", message("user", "we go hiking tomorrow", 1000))
@@ -175,6 +178,7 @@ async def test_a_woken_worker_lingers_to_fill_its_batch_but_never_past_the_bound
     assert batches == [["m0", "m1", "m2", "m3"], ["m4", "m5"]]
 
 
+@on_recall_targets
 async def test_an_embedding_that_fails_is_retried_until_the_embedder_answers(app):
     client = Client(app.port)
     EmbeddingHandler.fail_next = 2  # the embedder is down for the first two attempts
@@ -247,6 +251,7 @@ async def test_jobs_of_one_message_run_in_order():
     assert order.index("first") < order.index("second")
 
 
+@on_recall_targets
 async def test_a_message_deleted_while_it_is_embedded_leaves_no_vector(app):
     client = Client(app.port)
     [slow] = await client.save("trip", message("user", "a slow message", 1000))

@@ -321,7 +321,7 @@ async def test_keyword_idf_scopes_and_roles(index):
     assert [m for m, _ in await keyword_hits(index, PointFilter("a"), "coffee", limit=1)] == [before[0][0]]
 
 
-@pytest.mark.parametrize("target", INDEX_TARGETS)
+@pytest.mark.parametrize("target", INDEX_TARGETS, indirect=True)
 async def test_keyword_points_re_upserted_with_the_same_text_search_as_if_written_afresh(target, tmp_path):
     """Messages first indexed with other fields (as SaveMessage's indexing leaves them), then
     upserted with text and their final fields (Edge then rewrites only the changed payload),
@@ -489,44 +489,54 @@ def searches(rng: random.Random) -> list[RecallQuery]:
     return made
 
 
-def _rounded(score: float | None) -> float | None:
-    return None if score is None else round(score, 4)
+SCORE_TOLERANCE = 1e-6
 
 
-async def test_search_memory_is_congruent_across_adapters(tmp_path):
-    """The same data through each adapter: the same hits in the same order with the same scores."""
+async def search_outcomes(target: str, folder, data: list[VectorPoint], queries: list[RecallQuery]) -> list[tuple]:
+    """Per query through `target`: the hits' message ids in order, their semantic, keyword
+    and fused scores, and the count of other models' vectors it excluded."""
+    folder.mkdir()
+    store = SqliteStore(folder / "memoryd.db")
+    await store.open()
+    vectors = VectorRecall(make_index(target, folder), store)
+    await vectors.open()
+    try:
+        await vectors.upsert("t", data)
+        seen = []
+        for q in queries:
+            result = await vectors.search("t", q)
+            hits = [(h.ranked.candidate.semantic, h.ranked.candidate.keyword, h.ranked.score) for h in result.hits]
+            seen.append(([h.record.message_id for h in result.hits], hits, result.excluded_other_models))
+        return seen
+    finally:
+        await vectors.close()
+        await store.close()
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    return a is None and b is None or a is not None and b is not None and abs(a - b) <= SCORE_TOLERANCE
+
+
+@pytest.fixture(scope="module")
+async def congruence(tmp_path_factory):
+    """The data, the queries and what Qdrant Edge in-process answers: the reference."""
     rng = random.Random(11)
-    now = now_ms()
-    data = corpus("t", rng, now)
+    data = corpus("t", rng, now_ms())
     queries = searches(rng)
-    outcomes = {}
-    for target in INDEX_TARGETS:
-        folder = tmp_path / target
-        folder.mkdir()
-        store = SqliteStore(folder / "memoryd.db")
-        await store.open()
-        vectors = VectorRecall(make_index(target, folder), store)
-        await vectors.open()
-        try:
-            await vectors.upsert("t", data)
-            seen = []
-            for q in queries:
-                result = await vectors.search("t", q)
-                seen.append(
-                    (
-                        [h.record.message_id for h in result.hits],
-                        [_rounded(h.ranked.candidate.semantic) for h in result.hits],
-                        [_rounded(h.ranked.candidate.keyword) for h in result.hits],
-                        [_rounded(h.ranked.score) for h in result.hits],
-                        result.excluded_other_models,
-                    )
-                )
-            outcomes[target] = seen
-        finally:
-            await vectors.close()
-            await store.close()
-    reference = outcomes["edge"]
-    assert any(hits for hits, *_ in reference) and any(seen[-1] for seen in reference)
-    assert [i for i, seen in enumerate(reference) if any(k is not None for k in seen[2])] == list(range(8, 17))
-    for target, seen in outcomes.items():
-        assert seen == reference, target
+    reference = await search_outcomes("edge", tmp_path_factory.mktemp("congruence") / "edge", data, queries)
+    assert any(hits for hits, *_ in reference) and any(excluded for *_, excluded in reference)
+    keyworded = [i for i, (_, scores, _) in enumerate(reference) if any(k is not None for _, k, _ in scores)]
+    assert keyworded == list(range(8, 17))
+    return data, queries, reference
+
+
+@pytest.mark.parametrize("target", INDEX_TARGETS[1:], indirect=True)
+async def test_search_memory_is_congruent_across_adapters(target, tmp_path, congruence):
+    """The same data through each adapter as through Edge: the same hits in the same order
+    with the same scores (to 1e-6)."""
+    data, queries, reference = congruence
+    seen = await search_outcomes(target, tmp_path / target, data, queries)
+    for q, ((ids, scores, excluded), (ref_ids, ref_scores, ref_excluded)) in enumerate(zip(seen, reference)):
+        assert (ids, excluded) == (ref_ids, ref_excluded), (target, q)
+        for mine, theirs in zip(scores, ref_scores):
+            assert all(_close(a, b) for a, b in zip(mine, theirs)), (target, q, mine, theirs)

@@ -13,8 +13,10 @@ from memoryd.v1 import memory_service_pb2 as mem_pb
 from memoryd.v1 import message_pb2
 from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.app import start
-from tests.vectors.conftest import unit
+from tests.vectors.conftest import on_recall_targets, unit
 from tests.vectors.test_service import Client, server_config
+
+pytestmark = on_recall_targets
 
 
 def user(content: str, ts: int) -> message_pb2.Message:

@@ -112,7 +112,8 @@ async def test_outbox_survives_a_restart_and_drains_when_qdrant_returns(target, 
     # The same data, but Qdrant unreachable: a real client pointed at a closed port.
     port = closed_port()
     down = await start(
-        server_config(target, tmp_path, qdrant_url=f"http://127.0.0.1:{port}", qdrant_grpc_port=port,
+        server_config(target, tmp_path, qdrant_url=f"http://127.0.0.1:{port}",
+                      qdrant_grpc_port=0 if target == "server-rest" else port,
                       qdrant_timeout_seconds=1.0, vector_outbox_poll_seconds=3600,
                       health_check_interval_seconds=0.1, **real)
     )

@@ -5,12 +5,11 @@ filter on the fields left unindexed (`timestamp`, `indexed_at`) still select exa
 from __future__ import annotations
 
 import qdrant_edge as qe
-import pytest
 
 from memoryd.domain.vectors import Deleted, KeywordPoint, VectorPoint, VectorRecord, VectorSelector
 from memoryd.storage.qdrant import points as p
 from memoryd.storage.qdrant.edge import EdgeIndex
-from tests.vectors.conftest import TARGETS, make_index, unit
+from tests.vectors.conftest import make_index, unit
 
 
 def record(session: str, ts: int, message_id: str, text: str = "", model: str | None = "m1") -> VectorRecord:
@@ -32,7 +31,6 @@ def test_the_indexed_fields_of_each_space():
     assert p.indexed_fields(p.KEYWORD_SPACE) == p.indexed_fields(4) - {"model_id", "tenant_model"}
 
 
-@pytest.mark.parametrize("target", TARGETS)
 async def test_each_space_gets_exactly_its_indexes(target, tmp_path):
     index = make_index(target, tmp_path)
     await index.open()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
-import uuid
 
 import grpc
 import pytest
@@ -17,7 +15,8 @@ from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.v1 import vector_service_pb2_grpc
 from memoryd.app import start
 from memoryd.config import Config
-from tests.vectors.conftest import SERVER_ENV, unit
+from tests.qdrant_server import SERVER_TARGETS, running
+from tests.vectors.conftest import on_recall_targets, unit
 
 MODEL = "test:grpc"
 
@@ -25,8 +24,8 @@ MODEL = "test:grpc"
 def server_config(target: str, data_dir, **overrides) -> Config:
     settings = dict(listen="127.0.0.1:0", data_dir=data_dir, vector_outbox_poll_seconds=0.05,
                     vector_outbox_max_backoff_seconds=0.2)
-    if target == "server":
-        settings.update(qdrant_url=os.environ[SERVER_ENV], qdrant_collection_prefix=f"t{uuid.uuid4().hex[:10]}")
+    if target in SERVER_TARGETS:
+        settings.update(running().settings(target))
     settings.update(overrides)
     return Config(**settings)
 
@@ -84,6 +83,7 @@ def user(content: str, ts: int) -> message_pb2.Message:
     return message_pb2.Message(role="user", content=content, timestamp=ts)
 
 
+@on_recall_targets
 async def test_upsert_and_search_over_grpc_with_context(client):
     stored = await client.save("s1", user("before", 1000), user("the hit", 2000), user("after", 3000))
     upserted = await client.index("s1", stored[1:2], [10])
@@ -99,6 +99,7 @@ async def test_upsert_and_search_over_grpc_with_context(client):
     assert response.model_id == MODEL
 
 
+@on_recall_targets
 async def test_stats_count_per_model_and_per_collection(client):
     stored = await client.save("s1", user("a", 1000), user("b", 2000))
     await client.index("s1", stored, [1, 2])
@@ -114,6 +115,9 @@ async def test_stats_count_per_model_and_per_collection(client):
     assert stats.embedder_configured is False and stats.outbox_pending == 0
 
 
+# Validation comes before any storage: one target is enough (what the adapter answers for
+# it, a model's dimensions, is in the conformance suite).
+@pytest.mark.parametrize("target", ["edge"], indirect=True)
 @pytest.mark.parametrize(
     "request_, field",
     [
@@ -179,6 +183,7 @@ async def test_invalid_input_names_the_field_and_stores_nothing(client, request_
     assert after.models == before.models and after.legacy_model == before.legacy_model
 
 
+@on_recall_targets
 async def test_query_text_without_an_embedder_is_a_keyword_search(client):
     await client.save("trip", user("We went hiking in the Alps", 1000), user("The lake was cold", 2000))
     await client.save("zh", user("我昨天和我的狗去山里徒步旅行", 3000))
@@ -197,6 +202,7 @@ async def test_query_text_without_an_embedder_is_a_keyword_search(client):
     assert caught.value.code() is grpc.StatusCode.FAILED_PRECONDITION
 
 
+@on_recall_targets
 async def test_small_talk_said_in_many_sessions_is_one_hit(client):
     for day in range(4):
         await client.save(f"week-{day}", user("The train was late again.", 1000 + day))
@@ -213,6 +219,7 @@ async def test_small_talk_said_in_many_sessions_is_one_hit(client):
     assert len({h.message_id for h in kept.hits}) == 3
 
 
+@on_recall_targets
 async def test_deleting_messages_removes_their_vectors(client):
     stored = await client.save("s1", *(user(f"m{i}", 1000 * (i + 1)) for i in range(6)))
     await client.index("s1", stored, [1, 2, 3, 4, 5, 6])
@@ -244,6 +251,7 @@ async def test_deleting_messages_removes_their_vectors(client):
     assert await client.count() == 0 and await client.keyword_points() == 0
 
 
+@on_recall_targets
 async def test_delete_vectors_by_each_selector(client):
     a = await client.save("a", user("a0", 1000), user("a1", 2000))
     b = await client.save("b", user("b0", 1000))
@@ -265,6 +273,7 @@ async def test_delete_vectors_by_each_selector(client):
     assert await client.count() == 0 and await client.keyword_points() == 0
 
 
+@on_recall_targets
 async def test_replacing_history_removes_the_replaced_messages_vectors(client):
     stored = await client.save("s1", user("old-0", 1000), user("old-1", 2000))
     await client.index("s1", stored, [1, 2])
@@ -284,6 +293,7 @@ async def test_replacing_history_removes_the_replaced_messages_vectors(client):
     assert await client.keyword_points() == 3  # the replacement is indexed for keywords
 
 
+@on_recall_targets
 async def test_popping_messages_removes_their_vectors(client):
     stored = await client.save("s1", *(user(f"m{i}", 1000 * (i + 1)) for i in range(3)))
     await client.index("s1", stored, [1, 2, 3])

@@ -13,8 +13,7 @@ from memoryd.domain.vectors import IndexQuery, PointFilter, VectorPoint, VectorR
 from memoryd.storage.qdrant import edge_engine as engine
 from memoryd.storage.qdrant import points as p
 from memoryd.storage.qdrant.edge import EdgeIndex
-from memoryd.storage.qdrant.server import QdrantServerIndex
-from tests.vectors.conftest import unit
+from tests.vectors.conftest import SERVER_INDEX_TARGETS, make_index, unit
 
 LEGACY_EMPTY = "legacy stored with an empty model_id by an earlier release"
 
@@ -112,8 +111,9 @@ def old_payload(point: VectorPoint) -> dict:
     return payload
 
 
-async def test_a_server_collection_written_before_the_key_gets_it(tmp_path):
-    index = QdrantServerIndex(":memory:", prefix="memoryd")
+@pytest.mark.parametrize("target", SERVER_INDEX_TARGETS, indirect=True)
+async def test_a_server_collection_written_before_the_key_gets_it(target, tmp_path):
+    index = make_index(target, tmp_path)
     await index.open()
     try:
         await index.upsert(points(), 1)
@@ -172,10 +172,11 @@ async def test_an_edge_backfill_goes_past_one_facet_page_of_tenants(tmp_path, mo
         shard.close()
 
 
-async def test_a_server_backfill_goes_past_one_facet_page_of_tenants(monkeypatch):
+@pytest.mark.parametrize("target", SERVER_INDEX_TARGETS, indirect=True)
+async def test_a_server_backfill_goes_past_one_facet_page_of_tenants(target, tmp_path, monkeypatch):
     monkeypatch.setattr(p, "FACET_LIMIT", 3)
     made = many_tenants()
-    index = QdrantServerIndex(":memory:", prefix="memoryd")
+    index = make_index(target, tmp_path)
     await index.open()
     try:
         await index.upsert(made, 1)
