@@ -1,8 +1,9 @@
 """One set of vector-index cases (domain.vectors.VectorIndex), every case against every
-adapter: Qdrant Edge always, the server adapter against qdrant-client's in-process server
-API always and against a real Qdrant server when MEMORYD_TEST_QDRANT_URL is set. Then the
-congruence check (qdrant-client's idea): SearchMemory over the same data gives the same
-hits, order and scores through either adapter."""
+adapter (conftest.INDEX_TARGETS): Qdrant Edge in-process and behind its process boundary,
+and the server adapter against a real Qdrant server over gRPC and over REST (without a
+server: against qdrant-client's in-process imitation of its API). Then the congruence
+check (qdrant-client's idea): SearchMemory over the same data gives the same hits, order
+and scores through each adapter as through Edge in-process."""
 
 from __future__ import annotations
 
