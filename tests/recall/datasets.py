@@ -4,6 +4,12 @@
   sessions, questions annotated with the turns that hold the evidence (`D<session>:<turn>`).
   Read from the dataset's JSON files (github snap-research/locomo, data/locomo10.json or the
   per-conversation files of data/locomo10.zip); nothing is fetched.
+- REALTALK (`load_realtalk`): 21 days of real messaging-app chats between pairs of people,
+  each message timestamped, with memory-probing questions annotated like LoCoMo's (the
+  files of github danny911kr/REALTALK, data/Chat_*.json).
+- KdConv as a memory set (kdconv.py): Chinese conversations about films, music and travel,
+  chained into multi-session conversations, with questions generated from the knowledge
+  each turn is annotated with.
 - The recency set (recency_set.py): facts that change over a conversation; the evidence of
   a question is the newest statement.
 
@@ -66,14 +72,18 @@ def _session_time(text: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
+_TURN_ID = re.compile(r"D?\s*:?\s*(\d+)\s*:\s*0*(\d+)(?:\s*-\s*D?\s*(\d+)\s*:\s*0*(\d+))?")
+
+
 def _evidence(raw: list[str], known: set[str]) -> tuple[str, ...]:
     """Turn ids of the annotation, repaired where the dataset mistyped them ("D8:6; D9:17",
-    "D:11:26", "D30:05"); ids of no turn are left out."""
+    "D:11:26", "D30:05", "D5:3.", "D 2:18", "23:29") or gave a range within a session
+    ("D12:3-D12:5"); ids of no turn are left out."""
     found = []
-    for part in re.split(r"[;,\s]+", " ".join(raw)):
-        match = re.fullmatch(r"D:?(\d+):0*(\d+)", part)
-        if match and (turn := f"D{match[1]}:{match[2]}") in known:
-            found.append(turn)
+    for match in _TURN_ID.finditer(" ".join(raw)):
+        session, first, end_session, last = match.groups()
+        end = int(last) if last is not None and end_session == session else int(first)
+        found += [turn for n in range(int(first), max(end, int(first)) + 1) if (turn := f"D{session}:{n}") in known]
     return tuple(dict.fromkeys(found))
 
 
@@ -109,5 +119,45 @@ def load_locomo(path: Path) -> list[Conversation]:
             evidence = _evidence(qa.get("evidence") or [], known)
             if evidence:
                 conversation.questions.append(Question(qa["question"], evidence, LOCOMO_CATEGORIES[qa["category"]]))
+        conversations.append(conversation)
+    return conversations
+
+
+REALTALK_CATEGORIES = {1: "fact", 2: "temporal", 3: "inference"}  # the dataset's "date" questions: temporal
+
+
+def _realtalk_time(text: str) -> int:
+    """REALTALK dates messages like "29.12.2023, 22:42:04" (read as UTC)."""
+    moment = datetime.strptime(text.strip(), "%d.%m.%Y, %H:%M:%S").replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def load_realtalk(path: Path) -> list[Conversation]:
+    """REALTALK's conversations: a folder of its Chat_*.json files (not its locomo/ copy), or one
+    file. Every message keeps its own timestamp; the first speaker is role `user`."""
+    path = Path(path)
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    conversations = []
+    for file in files:
+        data = json.loads(file.read_text())
+        names = {name.lower(): name for name in data["name"].values()}
+        first = data["name"]["speaker_1"]
+        conversation = Conversation(f"realtalk-{file.stem}")
+        sessions = sorted(int(key.split("_")[1]) for key in data if re.fullmatch(r"session_\d+", key))
+        for number in sessions:
+            for turn in data[f"session_{number}"]:
+                text = turn["clean_text"]
+                if turn.get("blip_caption"):
+                    text += f" [shares a photo of {turn['blip_caption']}]"
+                speaker = names.get(turn["speaker"].lower(), turn["speaker"])
+                conversation.turns.append(
+                    Turn(turn["dia_id"], f"session-{number}", speaker, text, _realtalk_time(turn["date_time"]),
+                         "user" if speaker == first else "assistant")
+                )  # fmt: skip
+        known = {t.id for t in conversation.turns}
+        for qa in data["qa"]:
+            evidence = _evidence(qa.get("evidence") or [], known)
+            if evidence:
+                conversation.questions.append(Question(qa["question"], evidence, REALTALK_CATEGORIES[qa["category"]]))
         conversations.append(conversation)
     return conversations
