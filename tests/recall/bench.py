@@ -1,9 +1,13 @@
 """The recall benchmark: evidence recall@k of SearchMemory through a real memoryd, with
-all-MiniLM-L6-v2 as its server-side embedder, on LoCoMo and on the recency set.
+all-MiniLM-L6-v2 as its server-side embedder, on LoCoMo, REALTALK, KdConv-memory and the
+recency set (tests/recall/datasets.py, kdconv.py, recency_set.py).
 
     scripts/bootstrap --test && .venv/bin/pip install -e '.[bench]'
-    .venv/bin/python -m tests.recall.bench --locomo <dir of LoCoMo's per-conversation JSON, or locomo10.json>
-    .venv/bin/python -m tests.recall.bench --locomo … --sweep      # also the grids the defaults come from
+    .venv/bin/python -m tests.recall.bench --locomo <dir of LoCoMo's per-conversation JSON, or locomo10.json> \
+        --realtalk <REALTALK's data/ folder> --kdconv <KdConv's data/ folder>
+    .venv/bin/python -m tests.recall.bench --locomo … --sweep      # also the grids of earlier rounds
+
+The grids the defaults are chosen on run in the offline replica (tests/recall/sweep.py).
 
 What it does (docs/RECALL.md has the results and the choices they justify):
 1. Starts the embedder (tests/recall/embedder.py) and `memoryd serve` on a fresh data dir
@@ -44,7 +48,9 @@ from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.v1 import vector_service_pb2_grpc
 from tests.events.bench_watch import percentile, serve
 from tests.recall import embedder, recency_set
-from tests.recall.datasets import Conversation, load_locomo
+from tests.recall.datasets import Conversation, load_locomo, load_realtalk
+from tests.recall.kdconv import load_kdconv
+from tests.recall.replica import EmbeddingCache
 
 KS = (5, 10, 25)
 HOUR = 3600.0
@@ -62,16 +68,16 @@ class Setting:
 
 
 def main_settings() -> list[Setting]:
+    """Every retrieval at the server's defaults (context windows too) and without recency;
+    hybrid without each rule a request can turn off; the reference system's time weight.
+    (Hit recall does not depend on the context window: `cw 0` rows of earlier runs equal
+    their `cw default` rows, docs/RECALL.md.)"""
     made = []
     for retrieval, weight in (("dense", {"keyword_weight": 0.0}), ("keyword", {"keyword_weight": 1.0}), ("hybrid", {})):
-        for time_name, time_fields in (("tw 0", {"time_weight": 0.0}), ("tw default", {})):
-            for window_name, window in (("cw 0", {"context_window": 0}), ("cw default", {})):
-                made.append(Setting(f"{retrieval}, {time_name}, {window_name}", {**weight, **time_fields, **window}))
-    # The ranking before adjacent candidates lifted each other (neighbor_weight 0).
-    for time_name, time_fields in (("tw 0", {"time_weight": 0.0}), ("tw default", {})):
-        for window_name, window in (("cw 0", {"context_window": 0}), ("cw default", {})):
-            made.append(Setting(f"hybrid, {time_name}, {window_name}, neighbor_weight 0",
-                                {**time_fields, **window, "neighbor_weight": 0.0}))  # fmt: skip
+        made.append(Setting(f"{retrieval}, defaults", weight))
+        made.append(Setting(f"{retrieval}, tw 0", {**weight, "time_weight": 0.0}))
+    made.append(Setting("hybrid, neighbor_weight 0 (no conversation lift)", {"neighbor_weight": 0.0}))
+    made.append(Setting("hybrid, date_weight 0 (no dates)", {"date_weight": 0.0}))
     made.append(Setting("dense, reference ranking (tw 0.3, 7-day half-life), cw 0",
                         {"keyword_weight": 0.0, "time_weight": 0.3, "half_life_hours": 7 * DAY_HOURS, "context_window": 0}))
     made.append(Setting("hybrid, reference time weight (tw 0.3, 7-day half-life), cw 0",
@@ -261,12 +267,18 @@ async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="memoryd-minilm-") as unpacked:
         model = embedder.load_model(Path(unpacked), args.embedder_threads)
     embeddings = embedder.Embedder(model)
+    if args.cache:
+        embeddings.store = EmbeddingCache(args.cache, embeddings.encode)
     http, url = embedder.serve(embeddings)
     sets: list[tuple[str, list[Conversation]]] = []
     if args.locomo:
         sets.append(("LoCoMo", load_locomo(args.locomo)))
     if not args.no_recency:
         sets.append(("recency set", recency_set.generate()))
+    if args.realtalk:
+        sets.append(("REALTALK", load_realtalk(args.realtalk)))
+    if args.kdconv:
+        sets.append(("KdConv-memory", load_kdconv(args.kdconv)))
     tenants = [c.name for _, conversations in sets for c in conversations]
     os.environ.update(
         MEMORYD_EMBEDDER_URL=url,
@@ -305,15 +317,19 @@ async def run(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--locomo", type=Path, help="LoCoMo: a folder of per-conversation JSON files, or locomo10.json")
+    parser.add_argument("--realtalk", type=Path, help="REALTALK: its data/ folder of Chat_*.json files")
+    parser.add_argument("--kdconv", type=Path, help="KdConv: its data/ folder (film/, music/, travel/ test.json)")
     parser.add_argument("--no-recency", action="store_true", help="skip the recency set")
     parser.add_argument("--sweep", action="store_true", help="also the fusion and time-weight grids")
     parser.add_argument("--concurrency", type=int, default=4, help="SearchMemory calls in flight while scoring")
     parser.add_argument("--embedder-threads", type=int, default=1, help="torch threads of the embedder")
     parser.add_argument("--out", type=Path, help="also write every number as JSON here (after each configuration)")
+    parser.add_argument("--cache", type=Path, help="keep the model's vectors in this file (outside the repository) "
+                        "across runs, as tests/recall/sweep.py does")  # fmt: skip
     parser.add_argument("--only", action="append", metavar="NAME", help="run only this configuration (repeatable)")
     args = parser.parse_args()
-    if not args.locomo and args.no_recency:
-        parser.error("nothing to run: give --locomo, or keep the recency set")
+    if not (args.locomo or args.realtalk or args.kdconv) and args.no_recency:
+        parser.error("nothing to run: give --locomo, --realtalk or --kdconv, or keep the recency set")
     asyncio.run(run(args))
 
 

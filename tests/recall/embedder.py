@@ -52,19 +52,27 @@ def load_model(folder: Path, threads: int = 1) -> Any:
 
 
 class Embedder:
-    def __init__(self, model: Any) -> None:
+    """Texts to vectors, each text computed once; `store` (optional) keeps them across runs:
+    an object whose `vectors(texts)` returns their rows, computing the missing ones with
+    `encode` (tests/recall/replica.py's EmbeddingCache, a file outside the repository)."""
+
+    def __init__(self, model: Any, store: Any = None) -> None:
         self.model = model
+        self.store = store
         self.cache: dict[str, list[float]] = {}
         self.lock = threading.Lock()
         self.computed = 0
+
+    def encode(self, texts: list[str]) -> Any:
+        self.computed += len(texts)
+        return self.model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         with self.lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
             if missing:
-                vectors = self.model.encode(missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+                vectors = self.store.vectors(missing) if self.store is not None else self.encode(missing)
                 self.cache.update(zip(missing, (v.tolist() for v in vectors)))
-                self.computed += len(missing)
             return [self.cache[t] for t in texts]
 
 
