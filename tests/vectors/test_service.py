@@ -154,6 +154,8 @@ async def test_stats_count_per_model_and_per_collection(client):
         (pb.SearchMemoryRequest(query_text="x", neighbor_weight=1.5), "neighbor_weight"),
         (pb.SearchMemoryRequest(query_text="x", neighbor_weight=-0.1), "neighbor_weight"),
         (pb.SearchMemoryRequest(query_text="x", neighbor_weight=float("inf")), "neighbor_weight"),
+        (pb.SearchMemoryRequest(query_text="x", date_weight=1.5), "date_weight"),
+        (pb.SearchMemoryRequest(query_text="x", date_weight=float("nan")), "date_weight"),
         (pb.SearchMemoryRequest(query_text="x", fusion=9), "fusion"),
         (pb.SearchMemoryRequest(query_text="x", reference_time=0), "reference_time"),
         (pb.SearchMemoryRequest(query_text="x", reference_time=-5), "reference_time"),
@@ -200,6 +202,33 @@ async def test_query_text_without_an_embedder_is_a_keyword_search(client):
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_text="hello", keyword_weight=0))
     assert caught.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+
+
+@on_recall_targets
+async def test_dates_in_the_query_lift_what_was_said_then_and_the_response_says_the_weights(client):
+    day = 86_400_000
+    dec_29 = 1_703_808_000_000  # 2023-12-29 UTC
+    stored = await client.save(
+        "chat",
+        user("Made pasta with ham and peas, so good", dec_29 - 20 * day),
+        user("Made pasta with ham and peas again", dec_29 + 3_600_000),
+        user("Pasta night with friends", dec_29 - 40 * day),
+    )
+    await client.index("chat", stored, [10, 10, 20])  # the first two: the same meaning
+    request = pb.SearchMemoryRequest(query_vector=unit(0), model_id=MODEL, query_text="pasta ham peas on 29 Dec 2023",
+                                     top_k=3, time_weight=0, neighbor_weight=0, reference_time=dec_29 + 30 * day)  # fmt: skip
+    response = await client.vectors.SearchMemory(request)
+    assert response.retrieval == pb.RECALL_RETRIEVAL_HYBRID and response.semantic_weight == pytest.approx(0.5)
+    first, *others = response.hits
+    assert first.message_id == stored[1].id and first.date_lift > 0 and all(h.date_lift == 0 for h in others)
+    assert first.score == pytest.approx(first.relevance + first.date_lift)
+    request.date_weight = 0
+    undated = await client.vectors.SearchMemory(request)
+    assert all(h.date_lift == 0 for h in undated.hits)
+    request.keyword_weight = 1
+    assert (await client.vectors.SearchMemory(request)).semantic_weight == 0
+    request.keyword_weight = 0
+    assert (await client.vectors.SearchMemory(request)).semantic_weight == 1
 
 
 @on_recall_targets

@@ -17,17 +17,22 @@ part (a query text, unless keyword_weight is 0); with both it is hybrid. Ranking
    (RELATIVE_SCORE: the semantic scores min-max normalized over the candidates, the keyword
    scores by `keyword_normalized` (near-ties stay near each other), a candidate without a
    score 0, weighted (1 - keyword_weight) and keyword_weight; RECIPROCAL_RANK: weighted
-   1 / (RRF_K + rank) per part, scaled so rank 1 in both is 1). A hybrid search states the
-   fused score on the span of the candidates' cosines (`on_semantic_scale`), so recency
-   weighs against it as it does against a cosine.
+   1 / (RRF_K + rank) per part, scaled so rank 1 in both is 1). Before fusing, the agreement
+   check: a semantic part that ranks the keyword part's clear matches among its weakest
+   candidates keeps only part of its weight (`semantic_agreement`, `fusion_keyword_weight`;
+   an English model reading Chinese). A hybrid search states the fused score on the span of
+   the candidates' cosines (`on_semantic_scale`), so recency weighs against it as it does
+   against a cosine.
 4. Conversation: a candidate whose adjacent message in its session (the one right before or
    after it, as a context window of 1 counts them) is one of the best `top_k x LIFTERS`
    candidates by relevance gets `neighbor_weight` x that neighbour's relevance above the
    lowest candidate's (what a message that is no candidate counts as) added to its own: the
    answer to a question is often the reply that follows it, in other words (docs/RECALL.md,
    "Conversation"). The store says which messages are adjacent (`adjacency`, one window
-   read per search).
-5. score = (1 - w) * (relevance + lift) + w * recency, recency = 0.5 ** (age / half_life)
+   read per search). Dates: a candidate said within a period the query names, or, for a
+   question asking when, one that says when, gains a share of the relevance span (`dated`,
+   domain/periods.py).
+5. score = (1 - w) * (relevance + lift + dated) + w * recency, recency = 0.5 ** (age / half_life)
    with the age measured from the reference time (default now); in user scope, hits sent by
    or mentioning a current speaker are multiplied by the boost.
 6. The best `top_k` distinct messages, minus the caller's exclusions, are the hits (a hit
@@ -45,6 +50,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from memoryd.domain.models import Message
+from memoryd.domain.periods import asks_when, named_periods, tells_when, within
 from memoryd.domain.vectors import Candidate, PointFilter, Scope, VectorRecord
 from memoryd.domain.windows import Window, WindowRequest
 
@@ -61,12 +67,24 @@ DEFAULT_TIME_WEIGHT = 0.05
 DEFAULT_HALF_LIFE_MS = 90 * 24 * 3600 * 1000
 DEFAULT_KEYWORD_WEIGHT = 0.5
 DEFAULT_NEIGHBOR_WEIGHT = 0.3
+# Dates (`dated`): a candidate said within a period the query names ("on 29 Dec 2023", "in
+# June", "5月2号") gains date_weight x the candidates' relevance span; for a question asking
+# when, a candidate that says when ("yesterday", "3 years ago", a month) gains WHEN_SHARE of that.
+DEFAULT_DATE_WEIGHT = 0.5
+WHEN_SHARE = 0.6
 # Candidates that may lift their neighbours: the best top_k x this by relevance (`lifters`).
 LIFTERS = 2
 SEED_TIME_WEIGHT = 0.3
 RRF_K = 60
 # Keyword scores are spread over at least this share of the best one (keyword_normalized).
 KEYWORD_MIN_RANGE = 0.25
+# The agreement check of a hybrid search (semantic_agreement, fusion_keyword_weight): the
+# keyword part's best 3 clear matches (normalized keyword score at least 0.5), among at least
+# 10 candidates; below an agreement of 0.4 the semantic part loses weight in proportion.
+AGREEMENT_TOP = 3
+AGREEMENT_MIN_KEYWORD = 0.5
+AGREEMENT_MIN_CANDIDATES = 10
+AGREEMENT_FULL = 0.4
 # Event markers that are not anybody's words (compression dividers, directives and their
 # replies): never context. Callers override per request.
 DEFAULT_CONTROL_KINDS = ("summary", "compress-marker", "directive", "directive-reply")
@@ -124,6 +142,7 @@ class RecallQuery:
     control_kinds: tuple[str, ...] = DEFAULT_CONTROL_KINDS
     keep_repeated_texts: bool = False
     neighbor_weight: float = DEFAULT_NEIGHBOR_WEIGHT
+    date_weight: float = DEFAULT_DATE_WEIGHT
 
     @property
     def semantic(self) -> bool:
@@ -171,6 +190,8 @@ class Ranked:
     boosted: bool
     relevance: float = 0.0
     lift: float = 0.0  # added to relevance by the best adjacent candidate (neighbor_weight x ...)
+    dated: float = 0.0  # added to relevance by the query's dates (`dated`)
+    semantic_weight: float = 1.0  # of the semantic score in `relevance`
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +293,55 @@ def reciprocal_ranks(scores: Sequence[float | None]) -> list[float]:
     return [0.0 if s is None else 1.0 / (RRF_K + first_rank[s]) for s in scores]
 
 
+def semantic_agreement(semantic: Sequence[float | None], keyword: Sequence[float]) -> float | None:
+    """How the semantic part ranks the keyword part's clear matches among the candidates: for
+    each of the (up to) AGREEMENT_TOP best by keyword score among those with a normalized
+    `keyword` score of at least AGREEMENT_MIN_KEYWORD and a semantic score, the share of
+    candidates whose semantic score is lower; their mean. About 1: the semantic part also puts
+    what the query's words select first; 0.5 or less: it does not tell those from the rest,
+    as an English model does not with Chinese text. None when there is nothing to check (no
+    clear keyword match, or fewer than AGREEMENT_MIN_CANDIDATES semantic scores)."""
+    present = [s for s in semantic if s is not None]
+    clear = sorted(((k, s) for s, k in zip(semantic, keyword) if s is not None and k >= AGREEMENT_MIN_KEYWORD),
+                   key=lambda pair: -pair[0])[:AGREEMENT_TOP]  # fmt: skip
+    if not clear or len(present) < AGREEMENT_MIN_CANDIDATES:
+        return None
+    return sum(sum(other < s for other in present) / len(present) for _, s in clear) / len(clear)
+
+
+def fusion_keyword_weight(keyword_weight: float, agreement: float | None) -> float:
+    """The keyword part's weight in the fusion: `keyword_weight`, unless the semantic part
+    disagrees (`semantic_agreement` below AGREEMENT_FULL), when the semantic part keeps only
+    agreement / AGREEMENT_FULL of its weight (the two weights still add up to 1)."""
+    if agreement is None or agreement >= AGREEMENT_FULL:
+        return keyword_weight
+    semantic = (1 - keyword_weight) * agreement / AGREEMENT_FULL
+    return keyword_weight / (keyword_weight + semantic) if keyword_weight + semantic > 0 else keyword_weight
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    relevance: list[float]  # in [0, 1]
+    keyword_weight: float  # the keyword part's weight after the agreement check
+
+
+def fusion_of(
+    semantic: Sequence[float | None],
+    keyword: Sequence[float | None],
+    keyword_weight: float,
+    fusion: Fusion,
+    keyword_cut: bool = False,
+) -> Fused:
+    """Relevance in [0, 1] of each candidate from its semantic and keyword scores;
+    `keyword_cut`: the keyword scores are a list cut at a limit (keyword_normalized)."""
+    normalized = keyword_normalized(keyword, keyword_cut)
+    w = fusion_keyword_weight(keyword_weight, semantic_agreement(semantic, normalized))
+    if fusion is Fusion.RECIPROCAL_RANK:
+        best = 1.0 / (RRF_K + 1)
+        return Fused([((1 - w) * s + w * k) / best for s, k in zip(reciprocal_ranks(semantic), reciprocal_ranks(keyword))], w)
+    return Fused([(1 - w) * s + w * k for s, k in zip(min_max(semantic), normalized)], w)
+
+
 def fuse(
     semantic: Sequence[float | None],
     keyword: Sequence[float | None],
@@ -279,15 +349,8 @@ def fuse(
     fusion: Fusion,
     keyword_cut: bool = False,
 ) -> list[float]:
-    """Relevance in [0, 1] of each candidate from its semantic and keyword scores;
-    `keyword_cut`: the keyword scores are a list cut at a limit (keyword_normalized)."""
-    w = keyword_weight
-    if fusion is Fusion.RECIPROCAL_RANK:
-        best = 1.0 / (RRF_K + 1)
-        return [
-            ((1 - w) * s + w * k) / best for s, k in zip(reciprocal_ranks(semantic), reciprocal_ranks(keyword))
-        ]
-    return [(1 - w) * s + w * k for s, k in zip(min_max(semantic), keyword_normalized(keyword, keyword_cut))]
+    """The relevance `fusion_of` gives (SearchEntries ranks with it too)."""
+    return fusion_of(semantic, keyword, keyword_weight, fusion, keyword_cut).relevance
 
 
 Key = tuple[str, str]
@@ -306,6 +369,7 @@ class Scored:
 
     candidate: Candidate
     relevance: float
+    semantic_weight: float = 1.0  # of the semantic score in `relevance` (fusion_keyword_weight)
 
     @property
     def key(self) -> Key:
@@ -320,14 +384,24 @@ def relevances(candidates: Iterable[Candidate], query: RecallQuery) -> list[Scor
     if query.semantic and query.min_score != 0:
         kept = [c for c in kept if c.semantic is not None and c.semantic >= query.min_score]
     if not query.keyword:
-        relevance = [c.semantic if c.semantic is not None else 0.0 for c in kept]
-    elif not query.semantic:
+        return [Scored(c, c.semantic if c.semantic is not None else 0.0) for c in kept]
+    if not query.semantic:
         relevance = fuse([None] * len(kept), [c.keyword for c in kept], 1.0, query.fusion, keyword_cut)
-    else:
-        semantic = [c.semantic for c in kept]
-        fused = fuse(semantic, [c.keyword for c in kept], query.keyword_weight, query.fusion, keyword_cut)
-        relevance = on_semantic_scale(fused, semantic)
-    return [Scored(c, r) for c, r in zip(kept, relevance)]
+        return [Scored(c, r, 0.0) for c, r in zip(kept, relevance)]
+    semantic = [c.semantic for c in kept]
+    fused = fusion_of(semantic, [c.keyword for c in kept], query.keyword_weight, query.fusion, keyword_cut)
+    return [Scored(c, r, 1 - fused.keyword_weight) for c, r in zip(kept, on_semantic_scale(fused.relevance, semantic))]
+
+
+def semantic_weight(query: RecallQuery, semantic: bool, keyword: bool, ranked: Sequence[Ranked]) -> float:
+    """The weight of the semantic score in the relevance of a search that ran these parts:
+    1 or 0 with one part; with both, what the fusion kept (fusion_keyword_weight), or as asked
+    when nothing ranked."""
+    if not keyword:
+        return 1.0 if semantic else 0.0
+    if not semantic:
+        return 0.0
+    return ranked[0].semantic_weight if ranked else 1 - query.keyword_weight
 
 
 def _neighbor_keys(session_id: str, message: Message) -> tuple[Key, ...]:
@@ -377,17 +451,41 @@ def lifts(scored: Sequence[Scored], adjacent: Adjacency, weight: float) -> list[
     return [weight * above.get(s.key, 0.0) for s in scored]
 
 
+def dated(scored: Sequence[Scored], query: RecallQuery, now: int) -> list[float]:
+    """What the query's dates add to each candidate's relevance, in shares of the candidates'
+    relevance span: `date_weight` for a message said within a period the query names (its
+    timestamp, which neither part sees, dates what it tells), else WHEN_SHARE x `date_weight`
+    for a message that says when (periods.tells_when) if the query asks when (the answer to
+    "When did ...?" is a message that dates its event: "... yesterday", "3 years ago")."""
+    if query.date_weight <= 0 or not query.text or not scored:
+        return [0.0] * len(scored)
+    periods = named_periods(query.text, now)
+    when = asks_when(query.text)
+    if not (periods or when):
+        return [0.0] * len(scored)
+    span = max(s.relevance for s in scored) - min(s.relevance for s in scored)
+    added = []
+    for s in scored:
+        if periods and within(s.candidate.record.timestamp, periods):
+            added.append(query.date_weight * span)
+        elif when and tells_when(s.candidate.record.text):
+            added.append(WHEN_SHARE * query.date_weight * span)
+        else:
+            added.append(0.0)
+    return added
+
+
 def rank(scored: Sequence[Scored], query: RecallQuery, now: int, adjacent: Adjacency | None = None) -> list[Ranked]:
     """Steps 4-5: the candidates by score, best first; `adjacent` (from `adjacency`) lifts."""
     w = query.time_weight
     ranked = []
-    for s, lift in zip(scored, lifts(scored, adjacent or {}, query.neighbor_weight)):
+    for s, lift, when in zip(scored, lifts(scored, adjacent or {}, query.neighbor_weight), dated(scored, query, now)):
         candidate = s.candidate
-        score = (1 - w) * (s.relevance + lift) + w * recency(candidate.record.timestamp, now, query.half_life_ms)
+        score = (1 - w) * (s.relevance + lift + when) + w * recency(candidate.record.timestamp, now, query.half_life_ms)
         boosted = query.scope is RecallScope.USER and spoken_by_or_mentions(candidate.record, query.speaker_ids)
         if boosted:
             score *= query.user_priority_boost
-        ranked.append(Ranked(candidate, score, boosted, s.relevance, lift))
+        ranked.append(Ranked(candidate, score, boosted, s.relevance, lift, when, s.semantic_weight))
     ranked.sort(key=lambda r: (-r.score, -r.relevance, -r.candidate.record.timestamp, r.candidate.point_id))
     return ranked
 

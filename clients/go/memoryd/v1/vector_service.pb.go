@@ -514,7 +514,10 @@ func (x *UpsertVectorsResponse) GetPointIds() []string {
 //	relevance = the semantic score (cosine) alone, or the fusion of both parts
 //	lift = neighbor_weight * (relevance of the best adjacent candidate among
 //	       the best 2 x top_k - the lowest candidate's relevance), 0 without one
-//	score = (1 - time_weight) * (relevance + lift)
+//	dated = date_weight * (highest - lowest candidate relevance) for a message
+//	        said within a period `query_text` names, 0.6 times that for one
+//	        that says when if `query_text` asks when, else 0
+//	score = (1 - time_weight) * (relevance + lift + dated)
 //	        + time_weight * 0.5 ^ (age / half_life)
 //
 // with the age measured from `reference_time`, multiplied by
@@ -578,7 +581,10 @@ type SearchMemoryRequest struct {
 	// 0 to 1: 0 makes the search semantic-only (then `query_text` without
 	// `query_vector` needs an embedder), 1 keyword-only (the text is not
 	// embedded). Unset means the server default (MEMORYD_RECALL_KEYWORD_WEIGHT,
-	// 0.5 unless configured).
+	// 0.5 unless configured). In a hybrid search the semantic part keeps less
+	// than 1 - keyword_weight when it does not rank the keyword part's clear
+	// matches above the other candidates (as an English model does not with
+	// Chinese text); SearchMemoryResponse.semantic_weight says what it kept.
 	KeywordWeight *float32 `protobuf:"fixed32,18,opt,name=keyword_weight,json=keywordWeight,proto3,oneof" json:"keyword_weight,omitempty"`
 	// How a hybrid search combines the two parts. Unset means the server's
 	// default.
@@ -606,8 +612,18 @@ type SearchMemoryRequest struct {
 	// own. Unset means the server default (MEMORYD_RECALL_NEIGHBOR_WEIGHT, 0.3
 	// unless configured).
 	NeighborWeight *float32 `protobuf:"fixed32,23,opt,name=neighbor_weight,json=neighborWeight,proto3,oneof" json:"neighbor_weight,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Weight of the dates in `query_text`, 0 to 1. When it names a day, month
+	// or year ("on 29 Dec 2023", "in June", "in 2022", "5月2号", "2023-05-02";
+	// without a year, the latest one before `reference_time`), a candidate
+	// written within it (from a day before to a week after, since messages tell
+	// what happened days earlier) gains this times the candidates' relevance
+	// span; when it asks when ("When did ...", "How long ...", "什么时候"), a
+	// candidate that says when ("yesterday", "3 years ago", "last Friday", a
+	// month or year, "上周") gains 0.6 times that. 0 turns both off (for a date
+	// that is a topic, not a time). Unset means 0.5.
+	DateWeight    *float32 `protobuf:"fixed32,24,opt,name=date_weight,json=dateWeight,proto3,oneof" json:"date_weight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SearchMemoryRequest) Reset() {
@@ -801,6 +817,13 @@ func (x *SearchMemoryRequest) GetNeighborWeight() float32 {
 	return 0
 }
 
+func (x *SearchMemoryRequest) GetDateWeight() float32 {
+	if x != nil && x.DateWeight != nil {
+		return *x.DateWeight
+	}
+	return 0
+}
+
 // A message next to a hit in the hit's session.
 type ContextMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -915,8 +938,11 @@ type MemoryHit struct {
 	// `keep_repeated_texts`.
 	Repeats int32 `protobuf:"varint,23,opt,name=repeats,proto3" json:"repeats,omitempty"`
 	// What an adjacent candidate added to `relevance` (see `neighbor_weight`);
-	// 0 when none did. `score` counts `relevance + neighbor_lift`.
-	NeighborLift  float32 `protobuf:"fixed32,24,opt,name=neighbor_lift,json=neighborLift,proto3" json:"neighbor_lift,omitempty"`
+	// 0 when none did. `score` counts `relevance + neighbor_lift + date_lift`.
+	NeighborLift float32 `protobuf:"fixed32,24,opt,name=neighbor_lift,json=neighborLift,proto3" json:"neighbor_lift,omitempty"`
+	// What the dates of `query_text` added to `relevance` (see `date_weight`);
+	// 0 when they added nothing.
+	DateLift      float32 `protobuf:"fixed32,25,opt,name=date_lift,json=dateLift,proto3" json:"date_lift,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1119,6 +1145,13 @@ func (x *MemoryHit) GetNeighborLift() float32 {
 	return 0
 }
 
+func (x *MemoryHit) GetDateLift() float32 {
+	if x != nil {
+		return x.DateLift
+	}
+	return 0
+}
+
 // Response of SearchMemory.
 type SearchMemoryResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1135,9 +1168,18 @@ type SearchMemoryResponse struct {
 	// a warning once per model pair. 0 without a semantic part.
 	ExcludedOtherModels int32 `protobuf:"varint,3,opt,name=excluded_other_models,json=excludedOtherModels,proto3" json:"excluded_other_models,omitempty"`
 	// Which retrievals ran.
-	Retrieval     RecallRetrieval `protobuf:"varint,4,opt,name=retrieval,proto3,enum=memoryd.v1.RecallRetrieval" json:"retrieval,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Retrieval RecallRetrieval `protobuf:"varint,4,opt,name=retrieval,proto3,enum=memoryd.v1.RecallRetrieval" json:"retrieval,omitempty"`
+	// Weight of the semantic score in the hits' `relevance`: 1 in a
+	// semantic-only search, 0 in a keyword-only one; in a hybrid one
+	// 1 - keyword_weight, or less when the semantic part did not rank the
+	// keyword part's best clear matches (normalized keyword score at least 0.5)
+	// above most other candidates, and so lost weight in proportion: below 1 -
+	// keyword_weight, the semantic part did not tell the candidates the query's
+	// words select from the rest (an embedding model that does not read the
+	// query's language, for example).
+	SemanticWeight float32 `protobuf:"fixed32,5,opt,name=semantic_weight,json=semanticWeight,proto3" json:"semantic_weight,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SearchMemoryResponse) Reset() {
@@ -1196,6 +1238,13 @@ func (x *SearchMemoryResponse) GetRetrieval() RecallRetrieval {
 		return x.Retrieval
 	}
 	return RecallRetrieval_RECALL_RETRIEVAL_UNSPECIFIED
+}
+
+func (x *SearchMemoryResponse) GetSemanticWeight() float32 {
+	if x != nil {
+		return x.SemanticWeight
+	}
+	return 0
 }
 
 // Request of DeleteVectors. Exactly one selector.
@@ -1858,7 +1907,7 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x14UpsertVectorsRequest\x12/\n" +
 	"\x06points\x18\x01 \x03(\v2\x17.memoryd.v1.VectorPointR\x06points\"4\n" +
 	"\x15UpsertVectorsResponse\x12\x1b\n" +
-	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\xe2\b\n" +
+	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\x98\t\n" +
 	"\x13SearchMemoryRequest\x12!\n" +
 	"\fquery_vector\x18\x01 \x03(\x02R\vqueryVector\x12\x1d\n" +
 	"\n" +
@@ -1887,7 +1936,9 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x0ereference_time\x18\x14 \x01(\x03H\x05R\rreferenceTime\x88\x01\x01\x12+\n" +
 	"\x0fhalf_life_hours\x18\x15 \x01(\x02H\x06R\rhalfLifeHours\x88\x01\x01\x12.\n" +
 	"\x13keep_repeated_texts\x18\x16 \x01(\bR\x11keepRepeatedTexts\x12,\n" +
-	"\x0fneighbor_weight\x18\x17 \x01(\x02H\aR\x0eneighborWeight\x88\x01\x01B\x0e\n" +
+	"\x0fneighbor_weight\x18\x17 \x01(\x02H\aR\x0eneighborWeight\x88\x01\x01\x12$\n" +
+	"\vdate_weight\x18\x18 \x01(\x02H\bR\n" +
+	"dateWeight\x88\x01\x01B\x0e\n" +
 	"\f_time_weightB\x16\n" +
 	"\x14_user_priority_boostB\x11\n" +
 	"\x0f_context_windowB\x17\n" +
@@ -1895,10 +1946,11 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x0f_keyword_weightB\x11\n" +
 	"\x0f_reference_timeB\x12\n" +
 	"\x10_half_life_hoursB\x12\n" +
-	"\x10_neighbor_weight\"h\n" +
+	"\x10_neighbor_weightB\x0e\n" +
+	"\f_date_weight\"h\n" +
 	"\x0eContextMessage\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.memoryd.v1.MessageR\amessage\x12'\n" +
-	"\x0ftruncated_chars\x18\x02 \x01(\x05R\x0etruncatedChars\"\xb7\x06\n" +
+	"\x0ftruncated_chars\x18\x02 \x01(\x05R\x0etruncatedChars\"\xd4\x06\n" +
 	"\tMemoryHit\x12\x14\n" +
 	"\x05score\x18\x01 \x01(\x02R\x05score\x12%\n" +
 	"\x0esemantic_score\x18\x02 \x01(\x02R\rsemanticScore\x12\x19\n" +
@@ -1926,13 +1978,15 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\rkeyword_match\x18\x15 \x01(\bR\fkeywordMatch\x12'\n" +
 	"\rin_context_of\x18\x16 \x01(\x05H\x00R\vinContextOf\x88\x01\x01\x12\x18\n" +
 	"\arepeats\x18\x17 \x01(\x05R\arepeats\x12#\n" +
-	"\rneighbor_lift\x18\x18 \x01(\x02R\fneighborLiftB\x10\n" +
-	"\x0e_in_context_of\"\xcb\x01\n" +
+	"\rneighbor_lift\x18\x18 \x01(\x02R\fneighborLift\x12\x1b\n" +
+	"\tdate_lift\x18\x19 \x01(\x02R\bdateLiftB\x10\n" +
+	"\x0e_in_context_of\"\xf4\x01\n" +
 	"\x14SearchMemoryResponse\x12)\n" +
 	"\x04hits\x18\x01 \x03(\v2\x15.memoryd.v1.MemoryHitR\x04hits\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x122\n" +
 	"\x15excluded_other_models\x18\x03 \x01(\x05R\x13excludedOtherModels\x129\n" +
-	"\tretrieval\x18\x04 \x01(\x0e2\x1b.memoryd.v1.RecallRetrievalR\tretrieval\"\xdf\x03\n" +
+	"\tretrieval\x18\x04 \x01(\x0e2\x1b.memoryd.v1.RecallRetrievalR\tretrieval\x12'\n" +
+	"\x0fsemantic_weight\x18\x05 \x01(\x02R\x0esemanticWeight\"\xdf\x03\n" +
 	"\x14DeleteVectorsRequest\x12F\n" +
 	"\asession\x18\x01 \x01(\v2*.memoryd.v1.DeleteVectorsRequest.BySessionH\x00R\asession\x12O\n" +
 	"\n" +

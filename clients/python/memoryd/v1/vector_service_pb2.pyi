@@ -91,7 +91,7 @@ class UpsertVectorsResponse(_message.Message):
     def __init__(self, point_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SearchMemoryRequest(_message.Message):
-    __slots__ = ("query_vector", "query_text", "model_id", "top_k", "min_score", "time_weight", "scope", "session_id", "platform", "speaker_ids", "user_priority_boost", "recall_roles", "context_window", "expand_cross_session", "per_item_max_chars", "exclude_message_ids", "control_kinds", "keyword_weight", "fusion", "reference_time", "half_life_hours", "keep_repeated_texts", "neighbor_weight")
+    __slots__ = ("query_vector", "query_text", "model_id", "top_k", "min_score", "time_weight", "scope", "session_id", "platform", "speaker_ids", "user_priority_boost", "recall_roles", "context_window", "expand_cross_session", "per_item_max_chars", "exclude_message_ids", "control_kinds", "keyword_weight", "fusion", "reference_time", "half_life_hours", "keep_repeated_texts", "neighbor_weight", "date_weight")
     QUERY_VECTOR_FIELD_NUMBER: _ClassVar[int]
     QUERY_TEXT_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -115,6 +115,7 @@ class SearchMemoryRequest(_message.Message):
     HALF_LIFE_HOURS_FIELD_NUMBER: _ClassVar[int]
     KEEP_REPEATED_TEXTS_FIELD_NUMBER: _ClassVar[int]
     NEIGHBOR_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    DATE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     query_vector: _containers.RepeatedScalarFieldContainer[float]
     query_text: str
     model_id: str
@@ -138,7 +139,8 @@ class SearchMemoryRequest(_message.Message):
     half_life_hours: float
     keep_repeated_texts: bool
     neighbor_weight: float
-    def __init__(self, query_vector: _Optional[_Iterable[float]] = ..., query_text: _Optional[str] = ..., model_id: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[float] = ..., time_weight: _Optional[float] = ..., scope: _Optional[_Union[RecallScope, str]] = ..., session_id: _Optional[str] = ..., platform: _Optional[str] = ..., speaker_ids: _Optional[_Iterable[str]] = ..., user_priority_boost: _Optional[float] = ..., recall_roles: _Optional[_Union[RecallRoles, str]] = ..., context_window: _Optional[int] = ..., expand_cross_session: _Optional[bool] = ..., per_item_max_chars: _Optional[int] = ..., exclude_message_ids: _Optional[_Iterable[str]] = ..., control_kinds: _Optional[_Iterable[str]] = ..., keyword_weight: _Optional[float] = ..., fusion: _Optional[_Union[RecallFusion, str]] = ..., reference_time: _Optional[int] = ..., half_life_hours: _Optional[float] = ..., keep_repeated_texts: _Optional[bool] = ..., neighbor_weight: _Optional[float] = ...) -> None: ...
+    date_weight: float
+    def __init__(self, query_vector: _Optional[_Iterable[float]] = ..., query_text: _Optional[str] = ..., model_id: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[float] = ..., time_weight: _Optional[float] = ..., scope: _Optional[_Union[RecallScope, str]] = ..., session_id: _Optional[str] = ..., platform: _Optional[str] = ..., speaker_ids: _Optional[_Iterable[str]] = ..., user_priority_boost: _Optional[float] = ..., recall_roles: _Optional[_Union[RecallRoles, str]] = ..., context_window: _Optional[int] = ..., expand_cross_session: _Optional[bool] = ..., per_item_max_chars: _Optional[int] = ..., exclude_message_ids: _Optional[_Iterable[str]] = ..., control_kinds: _Optional[_Iterable[str]] = ..., keyword_weight: _Optional[float] = ..., fusion: _Optional[_Union[RecallFusion, str]] = ..., reference_time: _Optional[int] = ..., half_life_hours: _Optional[float] = ..., keep_repeated_texts: _Optional[bool] = ..., neighbor_weight: _Optional[float] = ..., date_weight: _Optional[float] = ...) -> None: ...
 
 class ContextMessage(_message.Message):
     __slots__ = ("message", "truncated_chars")
@@ -149,7 +151,7 @@ class ContextMessage(_message.Message):
     def __init__(self, message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., truncated_chars: _Optional[int] = ...) -> None: ...
 
 class MemoryHit(_message.Message):
-    __slots__ = ("score", "semantic_score", "point_id", "model_id", "session_id", "message_id", "timestamp", "role", "platform", "sender_id", "mentioned_ids", "speaker_label", "text", "truncated_chars", "before", "after", "boosted", "keyword_score", "relevance", "semantic_match", "keyword_match", "in_context_of", "repeats", "neighbor_lift")
+    __slots__ = ("score", "semantic_score", "point_id", "model_id", "session_id", "message_id", "timestamp", "role", "platform", "sender_id", "mentioned_ids", "speaker_label", "text", "truncated_chars", "before", "after", "boosted", "keyword_score", "relevance", "semantic_match", "keyword_match", "in_context_of", "repeats", "neighbor_lift", "date_lift")
     SCORE_FIELD_NUMBER: _ClassVar[int]
     SEMANTIC_SCORE_FIELD_NUMBER: _ClassVar[int]
     POINT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -174,6 +176,7 @@ class MemoryHit(_message.Message):
     IN_CONTEXT_OF_FIELD_NUMBER: _ClassVar[int]
     REPEATS_FIELD_NUMBER: _ClassVar[int]
     NEIGHBOR_LIFT_FIELD_NUMBER: _ClassVar[int]
+    DATE_LIFT_FIELD_NUMBER: _ClassVar[int]
     score: float
     semantic_score: float
     point_id: str
@@ -198,19 +201,22 @@ class MemoryHit(_message.Message):
     in_context_of: int
     repeats: int
     neighbor_lift: float
-    def __init__(self, score: _Optional[float] = ..., semantic_score: _Optional[float] = ..., point_id: _Optional[str] = ..., model_id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., timestamp: _Optional[int] = ..., role: _Optional[str] = ..., platform: _Optional[str] = ..., sender_id: _Optional[str] = ..., mentioned_ids: _Optional[_Iterable[str]] = ..., speaker_label: _Optional[str] = ..., text: _Optional[str] = ..., truncated_chars: _Optional[int] = ..., before: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., after: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., boosted: _Optional[bool] = ..., keyword_score: _Optional[float] = ..., relevance: _Optional[float] = ..., semantic_match: _Optional[bool] = ..., keyword_match: _Optional[bool] = ..., in_context_of: _Optional[int] = ..., repeats: _Optional[int] = ..., neighbor_lift: _Optional[float] = ...) -> None: ...
+    date_lift: float
+    def __init__(self, score: _Optional[float] = ..., semantic_score: _Optional[float] = ..., point_id: _Optional[str] = ..., model_id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., timestamp: _Optional[int] = ..., role: _Optional[str] = ..., platform: _Optional[str] = ..., sender_id: _Optional[str] = ..., mentioned_ids: _Optional[_Iterable[str]] = ..., speaker_label: _Optional[str] = ..., text: _Optional[str] = ..., truncated_chars: _Optional[int] = ..., before: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., after: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., boosted: _Optional[bool] = ..., keyword_score: _Optional[float] = ..., relevance: _Optional[float] = ..., semantic_match: _Optional[bool] = ..., keyword_match: _Optional[bool] = ..., in_context_of: _Optional[int] = ..., repeats: _Optional[int] = ..., neighbor_lift: _Optional[float] = ..., date_lift: _Optional[float] = ...) -> None: ...
 
 class SearchMemoryResponse(_message.Message):
-    __slots__ = ("hits", "model_id", "excluded_other_models", "retrieval")
+    __slots__ = ("hits", "model_id", "excluded_other_models", "retrieval", "semantic_weight")
     HITS_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
     EXCLUDED_OTHER_MODELS_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
+    SEMANTIC_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[MemoryHit]
     model_id: str
     excluded_other_models: int
     retrieval: RecallRetrieval
-    def __init__(self, hits: _Optional[_Iterable[_Union[MemoryHit, _Mapping]]] = ..., model_id: _Optional[str] = ..., excluded_other_models: _Optional[int] = ..., retrieval: _Optional[_Union[RecallRetrieval, str]] = ...) -> None: ...
+    semantic_weight: float
+    def __init__(self, hits: _Optional[_Iterable[_Union[MemoryHit, _Mapping]]] = ..., model_id: _Optional[str] = ..., excluded_other_models: _Optional[int] = ..., retrieval: _Optional[_Union[RecallRetrieval, str]] = ..., semantic_weight: _Optional[float] = ...) -> None: ...
 
 class DeleteVectorsRequest(_message.Message):
     __slots__ = ("session", "timestamps", "model", "all")

@@ -95,6 +95,8 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             check.between("keyword_weight", request.keyword_weight, 0.0, 1.0)
         if request.HasField("neighbor_weight"):
             check.between("neighbor_weight", request.neighbor_weight, 0.0, 1.0)
+        if request.HasField("date_weight"):
+            check.between("date_weight", request.date_weight, 0.0, 1.0)
         if request.HasField("user_priority_boost"):
             check.between("user_priority_boost", request.user_priority_boost, 0.0, MAX_BOOST)
         if request.HasField("half_life_hours"):
@@ -156,12 +158,14 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             control_kinds=tuple(request.control_kinds) or self.vectors.control_kinds,
             keep_repeated_texts=request.keep_repeated_texts,
             neighbor_weight=request.neighbor_weight if request.HasField("neighbor_weight") else defaults.neighbor_weight,
+            date_weight=request.date_weight if request.HasField("date_weight") else recall.DEFAULT_DATE_WEIGHT,
         )
         result = await self.vectors.search(tenant, query)
         response = pb.SearchMemoryResponse(
             model_id=result.model_id,
             excluded_other_models=result.excluded_other_models,
             retrieval=RETRIEVALS[(result.semantic, result.keyword)],
+            semantic_weight=recall.semantic_weight(query, result.semantic, result.keyword, [h.ranked for h in result.hits]),
         )
         for hit in result.hits:
             r, candidate = hit.record, hit.ranked.candidate
@@ -187,6 +191,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                 keyword_match=candidate.keyword is not None,
                 repeats=hit.repeats,
                 neighbor_lift=hit.ranked.lift,
+                date_lift=hit.ranked.dated,
             )
             if hit.in_context_of is not None:
                 out.in_context_of = hit.in_context_of
