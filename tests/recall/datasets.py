@@ -87,6 +87,20 @@ def _evidence(raw: list[str], known: set[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def _with_caption(text: str, turn: dict) -> str:
+    """A turn's text, with the caption of the photo it shares (LoCoMo's and REALTALK's form)."""
+    return f"{text} [shares a photo of {turn['blip_caption']}]" if turn.get("blip_caption") else text
+
+
+def _ask(conversation: Conversation, annotated: list[dict], categories: dict[int, str]) -> None:
+    """The annotated questions whose evidence names turns of the conversation (repaired ids)."""
+    known = {t.id for t in conversation.turns}
+    for qa in annotated:
+        evidence = _evidence(qa.get("evidence") or [], known)
+        if evidence:
+            conversation.questions.append(Question(qa["question"], evidence, categories[qa["category"]]))
+
+
 def _locomo_files(path: Path) -> list[tuple[str, dict]]:
     if path.is_dir():
         return [(p.stem, json.loads(p.read_text())) for p in sorted(path.glob("*.json"))]
@@ -107,18 +121,11 @@ def load_locomo(path: Path) -> list[Conversation]:
         for number, key in sessions:
             start = _session_time(data[f"{key}_date_time"])
             for i, turn in enumerate(data[key]):
-                text = turn["text"]
-                if turn.get("blip_caption"):
-                    text += f" [shares a photo of {turn['blip_caption']}]"
                 conversation.turns.append(
-                    Turn(turn["dia_id"], f"session-{number}", turn["speaker"], text, start + i * TURN_GAP_MS,
-                         roles.get(turn["speaker"], "user"))
+                    Turn(turn["dia_id"], f"session-{number}", turn["speaker"], _with_caption(turn["text"], turn),
+                         start + i * TURN_GAP_MS, roles.get(turn["speaker"], "user"))
                 )  # fmt: skip
-        known = {t.id for t in conversation.turns}
-        for qa in data["qa"]:
-            evidence = _evidence(qa.get("evidence") or [], known)
-            if evidence:
-                conversation.questions.append(Question(qa["question"], evidence, LOCOMO_CATEGORIES[qa["category"]]))
+        _ask(conversation, data["qa"], LOCOMO_CATEGORIES)
         conversations.append(conversation)
     return conversations
 
@@ -146,18 +153,11 @@ def load_realtalk(path: Path) -> list[Conversation]:
         sessions = sorted(int(key.split("_")[1]) for key in data if re.fullmatch(r"session_\d+", key))
         for number in sessions:
             for turn in data[f"session_{number}"]:
-                text = turn["clean_text"]
-                if turn.get("blip_caption"):
-                    text += f" [shares a photo of {turn['blip_caption']}]"
                 speaker = names.get(turn["speaker"].lower(), turn["speaker"])
                 conversation.turns.append(
-                    Turn(turn["dia_id"], f"session-{number}", speaker, text, _realtalk_time(turn["date_time"]),
-                         "user" if speaker == first else "assistant")
+                    Turn(turn["dia_id"], f"session-{number}", speaker, _with_caption(turn["clean_text"], turn),
+                         _realtalk_time(turn["date_time"]), "user" if speaker == first else "assistant")
                 )  # fmt: skip
-        known = {t.id for t in conversation.turns}
-        for qa in data["qa"]:
-            evidence = _evidence(qa.get("evidence") or [], known)
-            if evidence:
-                conversation.questions.append(Question(qa["question"], evidence, REALTALK_CATEGORIES[qa["category"]]))
+        _ask(conversation, data["qa"], REALTALK_CATEGORIES)
         conversations.append(conversation)
     return conversations
