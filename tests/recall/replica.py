@@ -22,7 +22,7 @@ import hashlib
 import math
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -244,7 +244,3 @@ class QuestionSet:
                 found = {h.record.message_id for h in hits}
                 outcome.recall[question.category].append(sum(e in found for e in question.evidence) / len(question.evidence))
         return outcome
-
-
-def means(outcomes: Iterable[tuple[int, Outcome]]) -> str:
-    return " / ".join(f"{o.mean():.1f}" for _, o in outcomes)
