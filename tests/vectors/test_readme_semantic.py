@@ -21,6 +21,6 @@ def test_readme_text_query_without_an_embedder_works_verbatim(tmp_path):
     found = json.loads(english)
     assert found["retrieval"] == "RECALL_RETRIEVAL_KEYWORD"
     [hit] = found["hits"]
-    assert hit["text"] == "We went hiking in the Alps" and hit["keywordMatch"]
+    assert hit["text"] == "We went hiking in the Alps" and hit["keyword_match"]
     assert [c["message"]["content"] for c in hit["after"]] == ["我们去山里徒步旅行了"]
     assert [h["text"] for h in json.loads(chinese)["hits"]] == ["我们去山里徒步旅行了"]
