@@ -738,7 +738,7 @@ var File_memoryd_v1_entry_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_entry_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ememoryd/v1/entry_service.proto\x12\n" +
-	"memoryd.v1\x1a\x1fmemoryd/v1/vector_service.proto\"\x91\x01\n" +
+	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1fmemoryd/v1/vector_service.proto\"\x91\x01\n" +
 	"\x05Entry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05scope\x18\x02 \x01(\tR\x05scope\x12\x12\n" +
@@ -788,12 +788,12 @@ const file_memoryd_v1_entry_service_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"j\n" +
 	"\x13ListEntriesResponse\x12+\n" +
 	"\aentries\x18\x01 \x03(\v2\x11.memoryd.v1.EntryR\aentries\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xce\x02\n" +
-	"\fEntryService\x12H\n" +
-	"\tSaveEntry\x12\x1c.memoryd.v1.SaveEntryRequest\x1a\x1d.memoryd.v1.SaveEntryResponse\x12T\n" +
-	"\rSearchEntries\x12 .memoryd.v1.SearchEntriesRequest\x1a!.memoryd.v1.SearchEntriesResponse\x12N\n" +
-	"\vForgetEntry\x12\x1e.memoryd.v1.ForgetEntryRequest\x1a\x1f.memoryd.v1.ForgetEntryResponse\x12N\n" +
-	"\vListEntries\x12\x1e.memoryd.v1.ListEntriesRequest\x1a\x1f.memoryd.v1.ListEntriesResponseBa\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\x92\x03\n" +
+	"\fEntryService\x12Y\n" +
+	"\tSaveEntry\x12\x1c.memoryd.v1.SaveEntryRequest\x1a\x1d.memoryd.v1.SaveEntryResponse\"\x0f\x9a\xa1\x19\v\b\x02\x10\x04\x1a\x05scope\x12e\n" +
+	"\rSearchEntries\x12 .memoryd.v1.SearchEntriesRequest\x1a!.memoryd.v1.SearchEntriesResponse\"\x0f\x9a\xa1\x19\v\b\x01\x10\x04\x1a\x05scope\x12_\n" +
+	"\vForgetEntry\x12\x1e.memoryd.v1.ForgetEntryRequest\x1a\x1f.memoryd.v1.ForgetEntryResponse\"\x0f\x9a\xa1\x19\v\b\x02\x10\x04\x1a\x05scope\x12_\n" +
+	"\vListEntries\x12\x1e.memoryd.v1.ListEntriesRequest\x1a\x1f.memoryd.v1.ListEntriesResponse\"\x0f\x9a\xa1\x19\v\b\x01\x10\x04\x1a\x05scopeBa\n" +
 	"\x0edev.memoryd.v1B\x11EntryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -848,6 +848,7 @@ func file_memoryd_v1_entry_service_proto_init() {
 	if File_memoryd_v1_entry_service_proto != nil {
 		return
 	}
+	file_memoryd_v1_access_proto_init()
 	file_memoryd_v1_vector_service_proto_init()
 	file_memoryd_v1_entry_service_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}

@@ -97,6 +97,44 @@ const (
 	ErrorReason_ERROR_REASON_UNAUTHENTICATED ErrorReason = 28
 	// INTERNAL: a bug; the server logged it.
 	ErrorReason_ERROR_REASON_INTERNAL ErrorReason = 29
+	// UNAUTHENTICATED: the bearer token is a JWT whose `exp` has passed (beyond
+	// the server's leeway); get a fresh one and retry. Also ends a Watch stream
+	// when its token expires.
+	ErrorReason_ERROR_REASON_TOKEN_EXPIRED ErrorReason = 30
+	// UNAUTHENTICATED: the JWT's `nbf` (or `iat`) is in the future.
+	ErrorReason_ERROR_REASON_TOKEN_NOT_YET_VALID ErrorReason = 31
+	// UNAUTHENTICATED: the JWT's `aud` does not name this server's audience.
+	ErrorReason_ERROR_REASON_TOKEN_AUDIENCE_MISMATCH ErrorReason = 32
+	// UNAUTHENTICATED: the JWT's `iss` is not the configured issuer.
+	ErrorReason_ERROR_REASON_TOKEN_ISSUER_MISMATCH ErrorReason = 33
+	// UNAUTHENTICATED: the JWT's `alg` is not one of the asymmetric algorithms
+	// memoryd accepts ("none" and HMAC algorithms never are), or not its key's.
+	ErrorReason_ERROR_REASON_TOKEN_ALGORITHM_REJECTED ErrorReason = 34
+	// UNAUTHENTICATED: the JWT's signature does not verify with its key.
+	ErrorReason_ERROR_REASON_TOKEN_SIGNATURE_INVALID ErrorReason = 35
+	// UNAUTHENTICATED: the JWT's `kid` names no key of the issuer's JWKS (after a
+	// refresh of the keys, which runs at most once per the configured interval).
+	ErrorReason_ERROR_REASON_TOKEN_KEY_UNKNOWN ErrorReason = 36
+	// UNAUTHENTICATED: a claim memoryd needs (exp, iss, aud, the tenant claim) is
+	// missing or malformed; ErrorInfo.metadata["claim"] names it.
+	ErrorReason_ERROR_REASON_TOKEN_CLAIM_INVALID ErrorReason = 37
+	// UNAUTHENTICATED: the token was removed from (or changed in) the tokens
+	// file while a Watch stream it opened was running.
+	ErrorReason_ERROR_REASON_TOKEN_REVOKED ErrorReason = 38
+	// UNAVAILABLE, retryable: the issuer's keys (JWKS) could not be fetched, so
+	// a JWT could not be checked.
+	ErrorReason_ERROR_REASON_JWKS_UNAVAILABLE ErrorReason = 39
+	// PERMISSION_DENIED: the token lacks the scope this RPC needs;
+	// ErrorInfo.metadata["required_scope"] names it ("memory:read",
+	// "memory:write" or "memory:admin").
+	ErrorReason_ERROR_REASON_INSUFFICIENT_SCOPE ErrorReason = 40
+	// PERMISSION_DENIED: the token is bound to one end user and the call reaches
+	// beyond that user's sessions, entry scope or metadata namespace, or the RPC
+	// is closed to such tokens; ErrorInfo.metadata["field"] names the request
+	// field when one is at fault.
+	ErrorReason_ERROR_REASON_USER_ACCESS_DENIED ErrorReason = 41
+	// PERMISSION_DENIED, the class default.
+	ErrorReason_ERROR_REASON_PERMISSION_DENIED ErrorReason = 42
 )
 
 // Enum value maps for ErrorReason.
@@ -132,6 +170,19 @@ var (
 		27: "ERROR_REASON_NOT_FOUND",
 		28: "ERROR_REASON_UNAUTHENTICATED",
 		29: "ERROR_REASON_INTERNAL",
+		30: "ERROR_REASON_TOKEN_EXPIRED",
+		31: "ERROR_REASON_TOKEN_NOT_YET_VALID",
+		32: "ERROR_REASON_TOKEN_AUDIENCE_MISMATCH",
+		33: "ERROR_REASON_TOKEN_ISSUER_MISMATCH",
+		34: "ERROR_REASON_TOKEN_ALGORITHM_REJECTED",
+		35: "ERROR_REASON_TOKEN_SIGNATURE_INVALID",
+		36: "ERROR_REASON_TOKEN_KEY_UNKNOWN",
+		37: "ERROR_REASON_TOKEN_CLAIM_INVALID",
+		38: "ERROR_REASON_TOKEN_REVOKED",
+		39: "ERROR_REASON_JWKS_UNAVAILABLE",
+		40: "ERROR_REASON_INSUFFICIENT_SCOPE",
+		41: "ERROR_REASON_USER_ACCESS_DENIED",
+		42: "ERROR_REASON_PERMISSION_DENIED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                  0,
@@ -164,6 +215,19 @@ var (
 		"ERROR_REASON_NOT_FOUND":                    27,
 		"ERROR_REASON_UNAUTHENTICATED":              28,
 		"ERROR_REASON_INTERNAL":                     29,
+		"ERROR_REASON_TOKEN_EXPIRED":                30,
+		"ERROR_REASON_TOKEN_NOT_YET_VALID":          31,
+		"ERROR_REASON_TOKEN_AUDIENCE_MISMATCH":      32,
+		"ERROR_REASON_TOKEN_ISSUER_MISMATCH":        33,
+		"ERROR_REASON_TOKEN_ALGORITHM_REJECTED":     34,
+		"ERROR_REASON_TOKEN_SIGNATURE_INVALID":      35,
+		"ERROR_REASON_TOKEN_KEY_UNKNOWN":            36,
+		"ERROR_REASON_TOKEN_CLAIM_INVALID":          37,
+		"ERROR_REASON_TOKEN_REVOKED":                38,
+		"ERROR_REASON_JWKS_UNAVAILABLE":             39,
+		"ERROR_REASON_INSUFFICIENT_SCOPE":           40,
+		"ERROR_REASON_USER_ACCESS_DENIED":           41,
+		"ERROR_REASON_PERMISSION_DENIED":            42,
 	}
 )
 
@@ -199,7 +263,7 @@ var File_memoryd_v1_error_reason_proto protoreflect.FileDescriptor
 const file_memoryd_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dmemoryd/v1/error_reason.proto\x12\n" +
-	"memoryd.v1*\xe6\b\n" +
+	"memoryd.v1*\xce\f\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\"\n" +
@@ -231,7 +295,20 @@ const file_memoryd_v1_error_reason_proto_rawDesc = "" +
 	"\x1fERROR_REASON_RESOURCE_EXHAUSTED\x10\x1a\x12\x1a\n" +
 	"\x16ERROR_REASON_NOT_FOUND\x10\x1b\x12 \n" +
 	"\x1cERROR_REASON_UNAUTHENTICATED\x10\x1c\x12\x19\n" +
-	"\x15ERROR_REASON_INTERNAL\x10\x1dB`\n" +
+	"\x15ERROR_REASON_INTERNAL\x10\x1d\x12\x1e\n" +
+	"\x1aERROR_REASON_TOKEN_EXPIRED\x10\x1e\x12$\n" +
+	" ERROR_REASON_TOKEN_NOT_YET_VALID\x10\x1f\x12(\n" +
+	"$ERROR_REASON_TOKEN_AUDIENCE_MISMATCH\x10 \x12&\n" +
+	"\"ERROR_REASON_TOKEN_ISSUER_MISMATCH\x10!\x12)\n" +
+	"%ERROR_REASON_TOKEN_ALGORITHM_REJECTED\x10\"\x12(\n" +
+	"$ERROR_REASON_TOKEN_SIGNATURE_INVALID\x10#\x12\"\n" +
+	"\x1eERROR_REASON_TOKEN_KEY_UNKNOWN\x10$\x12$\n" +
+	" ERROR_REASON_TOKEN_CLAIM_INVALID\x10%\x12\x1e\n" +
+	"\x1aERROR_REASON_TOKEN_REVOKED\x10&\x12!\n" +
+	"\x1dERROR_REASON_JWKS_UNAVAILABLE\x10'\x12#\n" +
+	"\x1fERROR_REASON_INSUFFICIENT_SCOPE\x10(\x12#\n" +
+	"\x1fERROR_REASON_USER_ACCESS_DENIED\x10)\x12\"\n" +
+	"\x1eERROR_REASON_PERMISSION_DENIED\x10*B`\n" +
 	"\x0edev.memoryd.v1B\x10ErrorReasonProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (

@@ -382,7 +382,7 @@ var File_memoryd_v1_event_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_event_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ememoryd/v1/event_service.proto\x12\n" +
-	"memoryd.v1\x1a\x16memoryd/v1/event.proto\"\x8c\x01\n" +
+	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x16memoryd/v1/event.proto\"\x8c\x01\n" +
 	"\fWatchRequest\x12\x1f\n" +
 	"\vsession_ids\x18\x01 \x03(\tR\n" +
 	"sessionIds\x12+\n" +
@@ -405,10 +405,11 @@ const file_memoryd_v1_event_service_proto_rawDesc = "" +
 	"\x11compress_progress\x18\x03 \x01(\v2\x1c.memoryd.v1.CompressProgressH\x00R\x10compressProgressB\t\n" +
 	"\apayload\"?\n" +
 	"\x14PublishEventResponse\x12'\n" +
-	"\x05event\x18\x01 \x01(\v2\x11.memoryd.v1.EventR\x05event2\xa1\x01\n" +
-	"\fEventService\x12>\n" +
-	"\x05Watch\x12\x18.memoryd.v1.WatchRequest\x1a\x19.memoryd.v1.WatchResponse0\x01\x12Q\n" +
-	"\fPublishEvent\x12\x1f.memoryd.v1.PublishEventRequest\x1a .memoryd.v1.PublishEventResponseBa\n" +
+	"\x05event\x18\x01 \x01(\v2\x11.memoryd.v1.EventR\x05event2\xc1\x01\n" +
+	"\fEventService\x12H\n" +
+	"\x05Watch\x12\x18.memoryd.v1.WatchRequest\x1a\x19.memoryd.v1.WatchResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x030\x01\x12g\n" +
+	"\fPublishEvent\x12\x1f.memoryd.v1.PublishEventRequest\x1a .memoryd.v1.PublishEventResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x01\x1a\n" +
+	"session_idBa\n" +
 	"\x0edev.memoryd.v1B\x11EventServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -458,6 +459,7 @@ func file_memoryd_v1_event_service_proto_init() {
 	if File_memoryd_v1_event_service_proto != nil {
 		return
 	}
+	file_memoryd_v1_access_proto_init()
 	file_memoryd_v1_event_proto_init()
 	file_memoryd_v1_event_service_proto_msgTypes[0].OneofWrappers = []any{}
 	file_memoryd_v1_event_service_proto_msgTypes[2].OneofWrappers = []any{

@@ -2361,7 +2361,7 @@ var File_memoryd_v1_memory_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1fmemoryd/v1/memory_service.proto\x12\n" +
-	"memoryd.v1\x1a\x18memoryd/v1/message.proto\"\xad\x01\n" +
+	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x18memoryd/v1/message.proto\"\xad\x01\n" +
 	"\vClearResult\x12/\n" +
 	"\x06target\x18\x01 \x01(\x0e2\x17.memoryd.v1.ClearTargetR\x06target\x122\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x18.memoryd.v1.ClearOutcomeR\aoutcome\x12#\n" +
@@ -2530,27 +2530,41 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x15CLEAR_OUTCOME_CLEARED\x10\x01\x12\x19\n" +
 	"\x15CLEAR_OUTCOME_SKIPPED\x10\x02\x12\x1a\n" +
 	"\x16CLEAR_OUTCOME_DEFERRED\x10\x03\x12\x18\n" +
-	"\x14CLEAR_OUTCOME_FAILED\x10\x042\xfe\v\n" +
-	"\rMemoryService\x12N\n" +
-	"\vSaveMessage\x12\x1e.memoryd.v1.SaveMessageRequest\x1a\x1f.memoryd.v1.SaveMessageResponse\x12Q\n" +
-	"\fSaveMessages\x12\x1f.memoryd.v1.SaveMessagesRequest\x1a .memoryd.v1.SaveMessagesResponse\x12K\n" +
+	"\x14CLEAR_OUTCOME_FAILED\x10\x042\xd1\x0e\n" +
+	"\rMemoryService\x12d\n" +
+	"\vSaveMessage\x12\x1e.memoryd.v1.SaveMessageRequest\x1a\x1f.memoryd.v1.SaveMessageResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x02\x1a\n" +
+	"session_id\x12g\n" +
+	"\fSaveMessages\x12\x1f.memoryd.v1.SaveMessagesRequest\x1a .memoryd.v1.SaveMessagesResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x02\x1a\n" +
+	"session_id\x12a\n" +
 	"\n" +
-	"GetHistory\x12\x1d.memoryd.v1.GetHistoryRequest\x1a\x1e.memoryd.v1.GetHistoryResponse\x12W\n" +
-	"\x0eGetFullHistory\x12!.memoryd.v1.GetFullHistoryRequest\x1a\".memoryd.v1.GetFullHistoryResponse\x12f\n" +
-	"\x13ListMessagesInRange\x12&.memoryd.v1.ListMessagesInRangeRequest\x1a'.memoryd.v1.ListMessagesInRangeResponse\x12r\n" +
-	"\x17GetRecentAcrossSessions\x12*.memoryd.v1.GetRecentAcrossSessionsRequest\x1a+.memoryd.v1.GetRecentAcrossSessionsResponse\x12N\n" +
-	"\vTrimHistory\x12\x1e.memoryd.v1.TrimHistoryRequest\x1a\x1f.memoryd.v1.TrimHistoryResponse\x12W\n" +
-	"\x0eReplaceHistory\x12!.memoryd.v1.ReplaceHistoryRequest\x1a\".memoryd.v1.ReplaceHistoryResponse\x12i\n" +
-	"\x14UpdateMessageContent\x12'.memoryd.v1.UpdateMessageContentRequest\x1a(.memoryd.v1.UpdateMessageContentResponse\x12{\n" +
-	"\x1aDeleteMessagesByTimestamps\x12-.memoryd.v1.DeleteMessagesByTimestampsRequest\x1a..memoryd.v1.DeleteMessagesByTimestampsResponse\x12W\n" +
-	"\x0eDeleteMessages\x12!.memoryd.v1.DeleteMessagesRequest\x1a\".memoryd.v1.DeleteMessagesResponse\x12Q\n" +
-	"\fClearSession\x12\x1f.memoryd.v1.ClearSessionRequest\x1a .memoryd.v1.ClearSessionResponse\x12E\n" +
-	"\bClearAll\x12\x1b.memoryd.v1.ClearAllRequest\x1a\x1c.memoryd.v1.ClearAllResponse\x12Q\n" +
-	"\fListSessions\x12\x1f.memoryd.v1.ListSessionsRequest\x1a .memoryd.v1.ListSessionsResponse\x12N\n" +
-	"\vPopMessages\x12\x1e.memoryd.v1.PopMessagesRequest\x1a\x1f.memoryd.v1.PopMessagesResponse\x12K\n" +
+	"GetHistory\x12\x1d.memoryd.v1.GetHistoryRequest\x1a\x1e.memoryd.v1.GetHistoryResponse\"\x14\x9a\xa1\x19\x10\b\x01\x10\x01\x1a\n" +
+	"session_id\x12m\n" +
+	"\x0eGetFullHistory\x12!.memoryd.v1.GetFullHistoryRequest\x1a\".memoryd.v1.GetFullHistoryResponse\"\x14\x9a\xa1\x19\x10\b\x01\x10\x01\x1a\n" +
+	"session_id\x12|\n" +
+	"\x13ListMessagesInRange\x12&.memoryd.v1.ListMessagesInRangeRequest\x1a'.memoryd.v1.ListMessagesInRangeResponse\"\x14\x9a\xa1\x19\x10\b\x01\x10\x01\x1a\n" +
+	"session_id\x12|\n" +
+	"\x17GetRecentAcrossSessions\x12*.memoryd.v1.GetRecentAcrossSessionsRequest\x1a+.memoryd.v1.GetRecentAcrossSessionsResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x03\x12d\n" +
+	"\vTrimHistory\x12\x1e.memoryd.v1.TrimHistoryRequest\x1a\x1f.memoryd.v1.TrimHistoryResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x01\x1a\n" +
+	"session_id\x12m\n" +
+	"\x0eReplaceHistory\x12!.memoryd.v1.ReplaceHistoryRequest\x1a\".memoryd.v1.ReplaceHistoryResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x01\x1a\n" +
+	"session_id\x12\x7f\n" +
+	"\x14UpdateMessageContent\x12'.memoryd.v1.UpdateMessageContentRequest\x1a(.memoryd.v1.UpdateMessageContentResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x01\x1a\n" +
+	"session_id\x12\x91\x01\n" +
+	"\x1aDeleteMessagesByTimestamps\x12-.memoryd.v1.DeleteMessagesByTimestampsRequest\x1a..memoryd.v1.DeleteMessagesByTimestampsResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x01\x1a\n" +
+	"session_id\x12m\n" +
+	"\x0eDeleteMessages\x12!.memoryd.v1.DeleteMessagesRequest\x1a\".memoryd.v1.DeleteMessagesResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x01\x1a\n" +
+	"session_id\x12g\n" +
+	"\fClearSession\x12\x1f.memoryd.v1.ClearSessionRequest\x1a .memoryd.v1.ClearSessionResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x01\x1a\n" +
+	"session_id\x12O\n" +
+	"\bClearAll\x12\x1b.memoryd.v1.ClearAllRequest\x1a\x1c.memoryd.v1.ClearAllResponse\"\b\x9a\xa1\x19\x04\b\x03\x10\x06\x12[\n" +
+	"\fListSessions\x12\x1f.memoryd.v1.ListSessionsRequest\x1a .memoryd.v1.ListSessionsResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x03\x12d\n" +
+	"\vPopMessages\x12\x1e.memoryd.v1.PopMessagesRequest\x1a\x1f.memoryd.v1.PopMessagesResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x01\x1a\n" +
+	"session_id\x12a\n" +
 	"\n" +
-	"GetSession\x12\x1d.memoryd.v1.GetSessionRequest\x1a\x1e.memoryd.v1.GetSessionResponse\x12T\n" +
-	"\rUpdateSession\x12 .memoryd.v1.UpdateSessionRequest\x1a!.memoryd.v1.UpdateSessionResponseBb\n" +
+	"GetSession\x12\x1d.memoryd.v1.GetSessionRequest\x1a\x1e.memoryd.v1.GetSessionResponse\"\x14\x9a\xa1\x19\x10\b\x01\x10\x01\x1a\n" +
+	"session_id\x12j\n" +
+	"\rUpdateSession\x12 .memoryd.v1.UpdateSessionRequest\x1a!.memoryd.v1.UpdateSessionResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x02\x1a\n" +
+	"session_idBb\n" +
 	"\x0edev.memoryd.v1B\x12MemoryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -2683,6 +2697,7 @@ func file_memoryd_v1_memory_service_proto_init() {
 	if File_memoryd_v1_memory_service_proto != nil {
 		return
 	}
+	file_memoryd_v1_access_proto_init()
 	file_memoryd_v1_message_proto_init()
 	file_memoryd_v1_memory_service_proto_msgTypes[11].OneofWrappers = []any{}
 	type x struct{}

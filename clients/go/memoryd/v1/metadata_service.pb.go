@@ -676,7 +676,7 @@ var File_memoryd_v1_metadata_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_metadata_service_proto_rawDesc = "" +
 	"\n" +
 	"!memoryd/v1/metadata_service.proto\x12\n" +
-	"memoryd.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x8d\x01\n" +
+	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x8d\x01\n" +
 	"\rMetadataEntry\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12+\n" +
@@ -719,13 +719,13 @@ const file_memoryd_v1_metadata_service_proto_rawDesc = "" +
 	"\n" +
 	"namespaces\x18\x01 \x03(\tR\n" +
 	"namespaces\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xb9\x03\n" +
-	"\x0fMetadataService\x12Q\n" +
-	"\fSaveMetadata\x12\x1f.memoryd.v1.SaveMetadataRequest\x1a .memoryd.v1.SaveMetadataResponse\x12N\n" +
-	"\vGetMetadata\x12\x1e.memoryd.v1.GetMetadataRequest\x1a\x1f.memoryd.v1.GetMetadataResponse\x12Q\n" +
-	"\fListMetadata\x12\x1f.memoryd.v1.ListMetadataRequest\x1a .memoryd.v1.ListMetadataResponse\x12W\n" +
-	"\x0eDeleteMetadata\x12!.memoryd.v1.DeleteMetadataRequest\x1a\".memoryd.v1.DeleteMetadataResponse\x12W\n" +
-	"\x0eListNamespaces\x12!.memoryd.v1.ListNamespacesRequest\x1a\".memoryd.v1.ListNamespacesResponseBd\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xb1\x04\n" +
+	"\x0fMetadataService\x12f\n" +
+	"\fSaveMetadata\x12\x1f.memoryd.v1.SaveMetadataRequest\x1a .memoryd.v1.SaveMetadataResponse\"\x13\x9a\xa1\x19\x0f\b\x02\x10\x05\x1a\tnamespace\x12c\n" +
+	"\vGetMetadata\x12\x1e.memoryd.v1.GetMetadataRequest\x1a\x1f.memoryd.v1.GetMetadataResponse\"\x13\x9a\xa1\x19\x0f\b\x01\x10\x05\x1a\tnamespace\x12x\n" +
+	"\fListMetadata\x12\x1f.memoryd.v1.ListMetadataRequest\x1a .memoryd.v1.ListMetadataResponse\"%\x9a\xa1\x19!\b\x01\x10\x05\x1a\tnamespace\x1a\x10namespace_prefix\x12l\n" +
+	"\x0eDeleteMetadata\x12!.memoryd.v1.DeleteMetadataRequest\x1a\".memoryd.v1.DeleteMetadataResponse\"\x13\x9a\xa1\x19\x0f\b\x02\x10\x05\x1a\tnamespace\x12i\n" +
+	"\x0eListNamespaces\x12!.memoryd.v1.ListNamespacesRequest\x1a\".memoryd.v1.ListNamespacesResponse\"\x10\x9a\xa1\x19\f\b\x01\x10\x05\x1a\x06prefixBd\n" +
 	"\x0edev.memoryd.v1B\x14MetadataServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -783,6 +783,7 @@ func file_memoryd_v1_metadata_service_proto_init() {
 	if File_memoryd_v1_metadata_service_proto != nil {
 		return
 	}
+	file_memoryd_v1_access_proto_init()
 	file_memoryd_v1_metadata_service_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

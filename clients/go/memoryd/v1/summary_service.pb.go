@@ -1274,7 +1274,7 @@ var File_memoryd_v1_summary_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"\n" +
 	" memoryd/v1/summary_service.proto\x12\n" +
-	"memoryd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memoryd/v1/message.proto\"\xa7\x03\n" +
+	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memoryd/v1/message.proto\"\xa7\x03\n" +
 	"\aSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -1382,12 +1382,16 @@ const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"\x19RECALL_STATUS_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RECALL_STATUS_OK\x10\x01\x12\x1d\n" +
 	"\x19RECALL_STATUS_UNAVAILABLE\x10\x02\x12\x19\n" +
-	"\x15RECALL_STATUS_SKIPPED\x10\x032\xf1\x02\n" +
-	"\x0eSummaryService\x12N\n" +
-	"\vSaveSummary\x12\x1e.memoryd.v1.SaveSummaryRequest\x1a\x1f.memoryd.v1.SaveSummaryResponse\x12T\n" +
-	"\rListSummaries\x12 .memoryd.v1.ListSummariesRequest\x1a!.memoryd.v1.ListSummariesResponse\x12]\n" +
-	"\x10GetSummaryCursor\x12#.memoryd.v1.GetSummaryCursorRequest\x1a$.memoryd.v1.GetSummaryCursorResponse\x12Z\n" +
-	"\x0fAssembleContext\x12\".memoryd.v1.AssembleContextRequest\x1a#.memoryd.v1.AssembleContextResponseBc\n" +
+	"\x15RECALL_STATUS_SKIPPED\x10\x032\xc9\x03\n" +
+	"\x0eSummaryService\x12d\n" +
+	"\vSaveSummary\x12\x1e.memoryd.v1.SaveSummaryRequest\x1a\x1f.memoryd.v1.SaveSummaryResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x01\x1a\n" +
+	"session_id\x12j\n" +
+	"\rListSummaries\x12 .memoryd.v1.ListSummariesRequest\x1a!.memoryd.v1.ListSummariesResponse\"\x14\x9a\xa1\x19\x10\b\x01\x10\x01\x1a\n" +
+	"session_id\x12s\n" +
+	"\x10GetSummaryCursor\x12#.memoryd.v1.GetSummaryCursorRequest\x1a$.memoryd.v1.GetSummaryCursorResponse\"\x14\x9a\xa1\x19\x10\b\x01\x10\x01\x1a\n" +
+	"session_id\x12p\n" +
+	"\x0fAssembleContext\x12\".memoryd.v1.AssembleContextRequest\x1a#.memoryd.v1.AssembleContextResponse\"\x14\x9a\xa1\x19\x10\b\x01\x10\x01\x1a\n" +
+	"session_idBc\n" +
 	"\x0edev.memoryd.v1B\x13SummaryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -1460,6 +1464,7 @@ func file_memoryd_v1_summary_service_proto_init() {
 	if File_memoryd_v1_summary_service_proto != nil {
 		return
 	}
+	file_memoryd_v1_access_proto_init()
 	file_memoryd_v1_message_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -1887,7 +1887,7 @@ var File_memoryd_v1_vector_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1fmemoryd/v1/vector_service.proto\x12\n" +
-	"memoryd.v1\x1a\x18memoryd/v1/message.proto\"\xdf\x02\n" +
+	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x18memoryd/v1/message.proto\"\xdf\x02\n" +
 	"\vVectorPoint\x12\x19\n" +
 	"\bmodel_id\x18\x01 \x01(\tR\amodelId\x12\x16\n" +
 	"\x06vector\x18\x02 \x03(\x02R\x06vector\x12\x1d\n" +
@@ -2049,12 +2049,12 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x1cRECALL_RETRIEVAL_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19RECALL_RETRIEVAL_SEMANTIC\x10\x01\x12\x1c\n" +
 	"\x18RECALL_RETRIEVAL_KEYWORD\x10\x02\x12\x1b\n" +
-	"\x17RECALL_RETRIEVAL_HYBRID\x10\x032\xe7\x02\n" +
-	"\rVectorService\x12T\n" +
-	"\rUpsertVectors\x12 .memoryd.v1.UpsertVectorsRequest\x1a!.memoryd.v1.UpsertVectorsResponse\x12Q\n" +
-	"\fSearchMemory\x12\x1f.memoryd.v1.SearchMemoryRequest\x1a .memoryd.v1.SearchMemoryResponse\x12T\n" +
-	"\rDeleteVectors\x12 .memoryd.v1.DeleteVectorsRequest\x1a!.memoryd.v1.DeleteVectorsResponse\x12W\n" +
-	"\x0eGetVectorStats\x12!.memoryd.v1.GetVectorStatsRequest\x1a\".memoryd.v1.GetVectorStatsResponseBb\n" +
+	"\x17RECALL_RETRIEVAL_HYBRID\x10\x032\xce\x03\n" +
+	"\rVectorService\x12q\n" +
+	"\rUpsertVectors\x12 .memoryd.v1.UpsertVectorsRequest\x1a!.memoryd.v1.UpsertVectorsResponse\"\x1b\x9a\xa1\x19\x17\b\x02\x10\x01\x1a\x11points.session_id\x12[\n" +
+	"\fSearchMemory\x12\x1f.memoryd.v1.SearchMemoryRequest\x1a .memoryd.v1.SearchMemoryResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x03\x12\x89\x01\n" +
+	"\rDeleteVectors\x12 .memoryd.v1.DeleteVectorsRequest\x1a!.memoryd.v1.DeleteVectorsResponse\"3\x9a\xa1\x19/\b\x02\x10\x01\x1a\x12session.session_id\x1a\x15timestamps.session_id\x12a\n" +
+	"\x0eGetVectorStats\x12!.memoryd.v1.GetVectorStatsRequest\x1a\".memoryd.v1.GetVectorStatsResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x06Bb\n" +
 	"\x0edev.memoryd.v1B\x12VectorServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -2131,6 +2131,7 @@ func file_memoryd_v1_vector_service_proto_init() {
 	if File_memoryd_v1_vector_service_proto != nil {
 		return
 	}
+	file_memoryd_v1_access_proto_init()
 	file_memoryd_v1_message_proto_init()
 	file_memoryd_v1_vector_service_proto_msgTypes[3].OneofWrappers = []any{}
 	file_memoryd_v1_vector_service_proto_msgTypes[5].OneofWrappers = []any{}

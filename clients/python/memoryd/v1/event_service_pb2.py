@@ -22,10 +22,11 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from memoryd.v1 import access_pb2 as memoryd_dot_v1_dot_access__pb2
 from memoryd.v1 import event_pb2 as memoryd_dot_v1_dot_event__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ememoryd/v1/event_service.proto\x12\nmemoryd.v1\x1a\x16memoryd/v1/event.proto\"o\n\x0cWatchRequest\x12\x13\n\x0bsession_ids\x18\x01 \x03(\t\x12$\n\x05types\x18\x02 \x03(\x0e\x32\x15.memoryd.v1.EventType\x12\x16\n\tafter_seq\x18\x03 \x01(\x03H\x00\x88\x01\x01\x42\x0c\n\n_after_seq\"5\n\rWatchProgress\x12\x12\n\nlatest_seq\x18\x01 \x01(\x03\x12\x10\n\x08head_seq\x18\x02 \x01(\x03\"j\n\rWatchResponse\x12\"\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.EventH\x00\x12-\n\x08progress\x18\x02 \x01(\x0b\x32\x19.memoryd.v1.WatchProgressH\x00\x42\x06\n\x04kind\"\xac\x01\n\x13PublishEventRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12;\n\x12\x63ompress_requested\x18\x02 \x01(\x0b\x32\x1d.memoryd.v1.CompressRequestedH\x00\x12\x39\n\x11\x63ompress_progress\x18\x03 \x01(\x0b\x32\x1c.memoryd.v1.CompressProgressH\x00\x42\t\n\x07payload\"8\n\x14PublishEventResponse\x12 \n\x05\x65vent\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.Event2\xa1\x01\n\x0c\x45ventService\x12>\n\x05Watch\x12\x18.memoryd.v1.WatchRequest\x1a\x19.memoryd.v1.WatchResponse0\x01\x12Q\n\x0cPublishEvent\x12\x1f.memoryd.v1.PublishEventRequest\x1a .memoryd.v1.PublishEventResponseBa\n\x0e\x64\x65v.memoryd.v1B\x11\x45ventServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ememoryd/v1/event_service.proto\x12\nmemoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x16memoryd/v1/event.proto\"o\n\x0cWatchRequest\x12\x13\n\x0bsession_ids\x18\x01 \x03(\t\x12$\n\x05types\x18\x02 \x03(\x0e\x32\x15.memoryd.v1.EventType\x12\x16\n\tafter_seq\x18\x03 \x01(\x03H\x00\x88\x01\x01\x42\x0c\n\n_after_seq\"5\n\rWatchProgress\x12\x12\n\nlatest_seq\x18\x01 \x01(\x03\x12\x10\n\x08head_seq\x18\x02 \x01(\x03\"j\n\rWatchResponse\x12\"\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.EventH\x00\x12-\n\x08progress\x18\x02 \x01(\x0b\x32\x19.memoryd.v1.WatchProgressH\x00\x42\x06\n\x04kind\"\xac\x01\n\x13PublishEventRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12;\n\x12\x63ompress_requested\x18\x02 \x01(\x0b\x32\x1d.memoryd.v1.CompressRequestedH\x00\x12\x39\n\x11\x63ompress_progress\x18\x03 \x01(\x0b\x32\x1c.memoryd.v1.CompressProgressH\x00\x42\t\n\x07payload\"8\n\x14PublishEventResponse\x12 \n\x05\x65vent\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.Event2\xc1\x01\n\x0c\x45ventService\x12H\n\x05Watch\x12\x18.memoryd.v1.WatchRequest\x1a\x19.memoryd.v1.WatchResponse\"\x08\x9a\xa1\x19\x04\x08\x01\x10\x03\x30\x01\x12g\n\x0cPublishEvent\x12\x1f.memoryd.v1.PublishEventRequest\x1a .memoryd.v1.PublishEventResponse\"\x14\x9a\xa1\x19\x10\x08\x02\x10\x01\x1a\nsession_idBa\n\x0e\x64\x65v.memoryd.v1B\x11\x45ventServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,16 +34,20 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memoryd.v1.event_service_pb
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.memoryd.v1B\021EventServiceProtoP\001Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1'
-  _globals['_WATCHREQUEST']._serialized_start=70
-  _globals['_WATCHREQUEST']._serialized_end=181
-  _globals['_WATCHPROGRESS']._serialized_start=183
-  _globals['_WATCHPROGRESS']._serialized_end=236
-  _globals['_WATCHRESPONSE']._serialized_start=238
-  _globals['_WATCHRESPONSE']._serialized_end=344
-  _globals['_PUBLISHEVENTREQUEST']._serialized_start=347
-  _globals['_PUBLISHEVENTREQUEST']._serialized_end=519
-  _globals['_PUBLISHEVENTRESPONSE']._serialized_start=521
-  _globals['_PUBLISHEVENTRESPONSE']._serialized_end=577
-  _globals['_EVENTSERVICE']._serialized_start=580
-  _globals['_EVENTSERVICE']._serialized_end=741
+  _globals['_EVENTSERVICE'].methods_by_name['Watch']._loaded_options = None
+  _globals['_EVENTSERVICE'].methods_by_name['Watch']._serialized_options = b'\232\241\031\004\010\001\020\003'
+  _globals['_EVENTSERVICE'].methods_by_name['PublishEvent']._loaded_options = None
+  _globals['_EVENTSERVICE'].methods_by_name['PublishEvent']._serialized_options = b'\232\241\031\020\010\002\020\001\032\nsession_id'
+  _globals['_WATCHREQUEST']._serialized_start=95
+  _globals['_WATCHREQUEST']._serialized_end=206
+  _globals['_WATCHPROGRESS']._serialized_start=208
+  _globals['_WATCHPROGRESS']._serialized_end=261
+  _globals['_WATCHRESPONSE']._serialized_start=263
+  _globals['_WATCHRESPONSE']._serialized_end=369
+  _globals['_PUBLISHEVENTREQUEST']._serialized_start=372
+  _globals['_PUBLISHEVENTREQUEST']._serialized_end=544
+  _globals['_PUBLISHEVENTRESPONSE']._serialized_start=546
+  _globals['_PUBLISHEVENTRESPONSE']._serialized_end=602
+  _globals['_EVENTSERVICE']._serialized_start=605
+  _globals['_EVENTSERVICE']._serialized_end=798
 # @@protoc_insertion_point(module_scope)

@@ -22,10 +22,11 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from memoryd.v1 import access_pb2 as memoryd_dot_v1_dot_access__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!memoryd/v1/metadata_service.proto\x12\nmemoryd.v1\x1a\x1cgoogle/protobuf/struct.proto\"k\n\rMetadataEntry\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12%\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x13\n\x0bupdate_time\x18\x04 \x01(\x03\"\\\n\x13SaveMetadataRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12%\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"@\n\x14SaveMetadataResponse\x12(\n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x19.memoryd.v1.MetadataEntry\"4\n\x12GetMetadataRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"N\n\x13GetMetadataResponse\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12(\n\x05\x65ntry\x18\x02 \x01(\x0b\x32\x19.memoryd.v1.MetadataEntry\"\x83\x01\n\x13ListMetadataRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12\x1d\n\x10namespace_prefix\x18\x04 \x01(\tH\x00\x88\x01\x01\x42\x13\n\x11_namespace_prefix\"[\n\x14ListMetadataResponse\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x19.memoryd.v1.MetadataEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"7\n\x15\x44\x65leteMetadataRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\")\n\x16\x44\x65leteMetadataResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"N\n\x15ListNamespacesRequest\x12\x0e\n\x06prefix\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"E\n\x16ListNamespacesResponse\x12\x12\n\nnamespaces\x18\x01 \x03(\t\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xb9\x03\n\x0fMetadataService\x12Q\n\x0cSaveMetadata\x12\x1f.memoryd.v1.SaveMetadataRequest\x1a .memoryd.v1.SaveMetadataResponse\x12N\n\x0bGetMetadata\x12\x1e.memoryd.v1.GetMetadataRequest\x1a\x1f.memoryd.v1.GetMetadataResponse\x12Q\n\x0cListMetadata\x12\x1f.memoryd.v1.ListMetadataRequest\x1a .memoryd.v1.ListMetadataResponse\x12W\n\x0e\x44\x65leteMetadata\x12!.memoryd.v1.DeleteMetadataRequest\x1a\".memoryd.v1.DeleteMetadataResponse\x12W\n\x0eListNamespaces\x12!.memoryd.v1.ListNamespacesRequest\x1a\".memoryd.v1.ListNamespacesResponseBd\n\x0e\x64\x65v.memoryd.v1B\x14MetadataServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!memoryd/v1/metadata_service.proto\x12\nmemoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1cgoogle/protobuf/struct.proto\"k\n\rMetadataEntry\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12%\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x13\n\x0bupdate_time\x18\x04 \x01(\x03\"\\\n\x13SaveMetadataRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12%\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"@\n\x14SaveMetadataResponse\x12(\n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x19.memoryd.v1.MetadataEntry\"4\n\x12GetMetadataRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"N\n\x13GetMetadataResponse\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12(\n\x05\x65ntry\x18\x02 \x01(\x0b\x32\x19.memoryd.v1.MetadataEntry\"\x83\x01\n\x13ListMetadataRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12\x1d\n\x10namespace_prefix\x18\x04 \x01(\tH\x00\x88\x01\x01\x42\x13\n\x11_namespace_prefix\"[\n\x14ListMetadataResponse\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x19.memoryd.v1.MetadataEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"7\n\x15\x44\x65leteMetadataRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\")\n\x16\x44\x65leteMetadataResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"N\n\x15ListNamespacesRequest\x12\x0e\n\x06prefix\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"E\n\x16ListNamespacesResponse\x12\x12\n\nnamespaces\x18\x01 \x03(\t\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xb1\x04\n\x0fMetadataService\x12\x66\n\x0cSaveMetadata\x12\x1f.memoryd.v1.SaveMetadataRequest\x1a .memoryd.v1.SaveMetadataResponse\"\x13\x9a\xa1\x19\x0f\x08\x02\x10\x05\x1a\tnamespace\x12\x63\n\x0bGetMetadata\x12\x1e.memoryd.v1.GetMetadataRequest\x1a\x1f.memoryd.v1.GetMetadataResponse\"\x13\x9a\xa1\x19\x0f\x08\x01\x10\x05\x1a\tnamespace\x12x\n\x0cListMetadata\x12\x1f.memoryd.v1.ListMetadataRequest\x1a .memoryd.v1.ListMetadataResponse\"%\x9a\xa1\x19!\x08\x01\x10\x05\x1a\tnamespace\x1a\x10namespace_prefix\x12l\n\x0e\x44\x65leteMetadata\x12!.memoryd.v1.DeleteMetadataRequest\x1a\".memoryd.v1.DeleteMetadataResponse\"\x13\x9a\xa1\x19\x0f\x08\x02\x10\x05\x1a\tnamespace\x12i\n\x0eListNamespaces\x12!.memoryd.v1.ListNamespacesRequest\x1a\".memoryd.v1.ListNamespacesResponse\"\x10\x9a\xa1\x19\x0c\x08\x01\x10\x05\x1a\x06prefixBd\n\x0e\x64\x65v.memoryd.v1B\x14MetadataServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,28 +34,38 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memoryd.v1.metadata_service
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.memoryd.v1B\024MetadataServiceProtoP\001Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1'
-  _globals['_METADATAENTRY']._serialized_start=79
-  _globals['_METADATAENTRY']._serialized_end=186
-  _globals['_SAVEMETADATAREQUEST']._serialized_start=188
-  _globals['_SAVEMETADATAREQUEST']._serialized_end=280
-  _globals['_SAVEMETADATARESPONSE']._serialized_start=282
-  _globals['_SAVEMETADATARESPONSE']._serialized_end=346
-  _globals['_GETMETADATAREQUEST']._serialized_start=348
-  _globals['_GETMETADATAREQUEST']._serialized_end=400
-  _globals['_GETMETADATARESPONSE']._serialized_start=402
-  _globals['_GETMETADATARESPONSE']._serialized_end=480
-  _globals['_LISTMETADATAREQUEST']._serialized_start=483
-  _globals['_LISTMETADATAREQUEST']._serialized_end=614
-  _globals['_LISTMETADATARESPONSE']._serialized_start=616
-  _globals['_LISTMETADATARESPONSE']._serialized_end=707
-  _globals['_DELETEMETADATAREQUEST']._serialized_start=709
-  _globals['_DELETEMETADATAREQUEST']._serialized_end=764
-  _globals['_DELETEMETADATARESPONSE']._serialized_start=766
-  _globals['_DELETEMETADATARESPONSE']._serialized_end=807
-  _globals['_LISTNAMESPACESREQUEST']._serialized_start=809
-  _globals['_LISTNAMESPACESREQUEST']._serialized_end=887
-  _globals['_LISTNAMESPACESRESPONSE']._serialized_start=889
-  _globals['_LISTNAMESPACESRESPONSE']._serialized_end=958
-  _globals['_METADATASERVICE']._serialized_start=961
-  _globals['_METADATASERVICE']._serialized_end=1402
+  _globals['_METADATASERVICE'].methods_by_name['SaveMetadata']._loaded_options = None
+  _globals['_METADATASERVICE'].methods_by_name['SaveMetadata']._serialized_options = b'\232\241\031\017\010\002\020\005\032\tnamespace'
+  _globals['_METADATASERVICE'].methods_by_name['GetMetadata']._loaded_options = None
+  _globals['_METADATASERVICE'].methods_by_name['GetMetadata']._serialized_options = b'\232\241\031\017\010\001\020\005\032\tnamespace'
+  _globals['_METADATASERVICE'].methods_by_name['ListMetadata']._loaded_options = None
+  _globals['_METADATASERVICE'].methods_by_name['ListMetadata']._serialized_options = b'\232\241\031!\010\001\020\005\032\tnamespace\032\020namespace_prefix'
+  _globals['_METADATASERVICE'].methods_by_name['DeleteMetadata']._loaded_options = None
+  _globals['_METADATASERVICE'].methods_by_name['DeleteMetadata']._serialized_options = b'\232\241\031\017\010\002\020\005\032\tnamespace'
+  _globals['_METADATASERVICE'].methods_by_name['ListNamespaces']._loaded_options = None
+  _globals['_METADATASERVICE'].methods_by_name['ListNamespaces']._serialized_options = b'\232\241\031\014\010\001\020\005\032\006prefix'
+  _globals['_METADATAENTRY']._serialized_start=104
+  _globals['_METADATAENTRY']._serialized_end=211
+  _globals['_SAVEMETADATAREQUEST']._serialized_start=213
+  _globals['_SAVEMETADATAREQUEST']._serialized_end=305
+  _globals['_SAVEMETADATARESPONSE']._serialized_start=307
+  _globals['_SAVEMETADATARESPONSE']._serialized_end=371
+  _globals['_GETMETADATAREQUEST']._serialized_start=373
+  _globals['_GETMETADATAREQUEST']._serialized_end=425
+  _globals['_GETMETADATARESPONSE']._serialized_start=427
+  _globals['_GETMETADATARESPONSE']._serialized_end=505
+  _globals['_LISTMETADATAREQUEST']._serialized_start=508
+  _globals['_LISTMETADATAREQUEST']._serialized_end=639
+  _globals['_LISTMETADATARESPONSE']._serialized_start=641
+  _globals['_LISTMETADATARESPONSE']._serialized_end=732
+  _globals['_DELETEMETADATAREQUEST']._serialized_start=734
+  _globals['_DELETEMETADATAREQUEST']._serialized_end=789
+  _globals['_DELETEMETADATARESPONSE']._serialized_start=791
+  _globals['_DELETEMETADATARESPONSE']._serialized_end=832
+  _globals['_LISTNAMESPACESREQUEST']._serialized_start=834
+  _globals['_LISTNAMESPACESREQUEST']._serialized_end=912
+  _globals['_LISTNAMESPACESRESPONSE']._serialized_start=914
+  _globals['_LISTNAMESPACESRESPONSE']._serialized_end=983
+  _globals['_METADATASERVICE']._serialized_start=986
+  _globals['_METADATASERVICE']._serialized_end=1547
 # @@protoc_insertion_point(module_scope)

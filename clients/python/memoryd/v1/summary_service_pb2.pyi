@@ -1,3 +1,4 @@
+from memoryd.v1 import access_pb2 as _access_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from memoryd.v1 import message_pb2 as _message_pb2
 from google.protobuf.internal import containers as _containers
