@@ -29,7 +29,10 @@ from memoryd.domain.store import Store
 from memoryd.domain.summaries import SearchRecaller, Summaries
 from memoryd.domain.watch import WatchHub
 from memoryd.transport import tls
-from memoryd.transport.auth import Authenticator, check_bind, load_tokens, prepare_tokens_file
+from memoryd.transport.access import Gate, access_table
+from memoryd.transport.auth import Authenticator, check_bind
+from memoryd.transport.oidc import JwtSettings, JwtVerifier
+from memoryd.transport.tokens import FileWatch, TokenSource, prepare_tokens_file
 from memoryd.transport.http.server import HttpServer
 from memoryd.transport.reflection import enable_reflection
 from memoryd.transport.rpc import InflightBytes, add_service
@@ -51,7 +54,7 @@ class Parts:
     config: Config
     store: Store
     storage_ready: bool
-    auth: Authenticator
+    auth: Gate  # authentication, scopes and user confinement of every call
     credentials: grpc.ServerCredentials | None
     memory: Memory
     hub: WatchHub
@@ -141,6 +144,13 @@ class App:
     hub: WatchHub | None = None
     vectors: VectorRecall | None = None
     storage_ready: bool = True
+    authenticator: Authenticator = field(default_factory=Authenticator)
+
+    def reload_credentials(self) -> None:
+        """Re-read the tokens file and a static JWKS file now (SIGHUP), changed or not."""
+        self.authenticator.reload(force=True)
+        if self.authenticator.jwt is not None and self.config.jwks_file:
+            asyncio.get_running_loop().create_task(self.authenticator.jwt.keys.refresh(), name="jwks-reload")
 
     @property
     def http_port(self) -> int:
@@ -200,6 +210,25 @@ async def _watch_storage_health(app: App) -> None:
         await asyncio.sleep(app.config.health_check_interval_seconds)
 
 
+def auth_mode(authenticator: Authenticator) -> str:
+    """How callers authenticate, for the `serving` log line."""
+    modes = [name for name, on in (("tokens", bool(authenticator.tenants)), ("jwt", authenticator.jwt is not None)) if on]
+    return "+".join(modes) or "none"
+
+
+async def _reload_credentials(app: App) -> None:
+    """Rotation without a restart: re-read the tokens file, and a static JWKS file, when they change."""
+    authenticator = app.authenticator
+    jwks = authenticator.jwt
+    jwks_file = FileWatch(app.config.jwks_file) if jwks is not None and app.config.jwks_file else None
+    while True:
+        shutdown.raise_if_cancelled()
+        await asyncio.sleep(app.config.tokens_reload_seconds)
+        authenticator.reload()
+        if jwks_file is not None and jwks_file.changed():
+            await jwks.keys.refresh()
+
+
 async def _compact_events(app: App) -> None:
     config = app.config
     while True:
@@ -251,13 +280,34 @@ def bind_failure(listen: str) -> str:
     return f"cannot listen on {listen}"
 
 
-def security(config: Config, *, warn: bool = True) -> tuple[Authenticator, grpc.ServerCredentials | None]:
-    """Tokens and TLS from config; refuses an unauthenticated non-loopback listen address.
+def jwt_verifier(config: Config) -> JwtVerifier | None:
+    """The JWT verifier --oidc-issuer asks for (OidcConfigError, a ValueError, on partial settings)."""
+    if not config.oidc_issuer:
+        if config.jwt_audience or config.jwks_file:
+            raise ValueError("--jwt-audience and --jwks-file need --oidc-issuer (the iss JWTs carry)")
+        return None
+    return JwtVerifier(
+        JwtSettings(
+            issuer=config.oidc_issuer,
+            audience=config.jwt_audience,
+            jwks_file=config.jwks_file,
+            tenant_claim=config.jwt_tenant_claim,
+            user_claim=config.jwt_user_claim,
+            leeway_seconds=config.jwt_leeway_seconds,
+            refresh_seconds=config.jwks_refresh_seconds,
+            timeout_seconds=config.jwks_timeout_seconds,
+        )
+    )
 
-    Raises ValueError (TokenConfigError, TlsConfigError, InsecureBindRefused) on bad settings.
+
+def security(config: Config, *, warn: bool = True) -> tuple[Authenticator, grpc.ServerCredentials | None]:
+    """Tokens, JWT settings and TLS from config; refuses an unauthenticated non-loopback listen address.
+
+    Raises ValueError (TokenConfigError, OidcConfigError, TlsConfigError, InsecureBindRefused) on bad settings.
     """
     tokens_file = prepare_tokens_file(config.tokens_file, config.tokens, create=config.tokens_file_create)
-    auth = Authenticator(load_tokens(tokens_file, config.tokens))
+    source = TokenSource(tokens_file, config.tokens)
+    auth = Authenticator(source.load(), jwt_verifier(config), source)
     credentials = tls.server_credentials(config.tls_cert, config.tls_key, config.tls_client_ca)
     for address in (config.listen, config.http_address):  # the same rule for gRPC and HTTP
         if address:
@@ -294,7 +344,8 @@ async def build(config: Config) -> Parts:
 
     Raises ValueError (from `security`) on bad tokens, TLS or listen settings.
     """
-    auth, credentials = security(config)
+    authenticator, credentials = security(config)
+    table = access_table(service.descriptor for service in SERVICES)  # UnclassifiedMethod: an RPC without its scope
     store = open_store(config)
     try:
         await store.open()
@@ -313,6 +364,9 @@ async def build(config: Config) -> Parts:
         progress_interval=config.watch_progress_interval_seconds,
         max_streams=config.watch_max_streams,
     )
+    if authenticator.jwt is not None:
+        await authenticator.jwt.keys.refresh()  # a failure is logged; JWTs answer UNAVAILABLE until a read succeeds
+    auth = Gate(authenticator, store, config.limits, table, user_entry_scope=config.user_entry_scope)
     parts = Parts(config, store, storage_ready, auth, credentials, memory, hub, vectors, page_tokens)
     for service in SERVICES:
         if vectors is not None or not service.needs_vectors:
@@ -365,6 +419,7 @@ def _background_tasks(app: App) -> list[asyncio.Task]:
         )
     tasks.append(asyncio.create_task(_watch_storage_health(app), name="storage-health"))
     tasks.append(asyncio.create_task(_compact_events(app), name="event-compaction"))
+    tasks.append(asyncio.create_task(_reload_credentials(app), name="credentials-reload"))
     if config.mongodb_uri:
         from memoryd.storage.mongo.tail import follow_commits
 
@@ -419,7 +474,16 @@ async def serve(parts: Parts, *, reuse_port: bool = False, worker_index: int = 0
     await _set_serving(health_servicer, storage_ready)
 
     app = App(
-        config, store, server, health_servicer, port, http=http_server, hub=hub, vectors=vectors, storage_ready=storage_ready
+        config,
+        store,
+        server,
+        health_servicer,
+        port,
+        http=http_server,
+        hub=hub,
+        vectors=vectors,
+        storage_ready=storage_ready,
+        authenticator=auth.authenticator,
     )
     app.tasks += _background_tasks(app)
     if config.port_file:
@@ -431,8 +495,8 @@ async def serve(parts: Parts, *, reuse_port: bool = False, worker_index: int = 0
         http=config.http_address or "off",
         http_port=app.http_port,
         backend=config.backend,
-        auth="tokens" if auth.enabled else "none",
-        tenants=len(auth.tenants),
+        auth=auth_mode(auth.authenticator),
+        tenants=len(auth.authenticator.tenants),
         tls="mtls" if config.tls_client_ca else ("tls" if credentials else "off"),
     )
     return app

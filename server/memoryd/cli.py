@@ -70,6 +70,10 @@ async def serve(config: config_module.Config, *, worker_index: int = 0, started=
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    app = None
+    # SIGHUP re-reads the tokens now (docs/SECURITY.md, "Rotation"); during start-up there is
+    # nothing to re-read yet (start reads them).
+    loop.add_signal_handler(signal.SIGHUP, lambda: app.reload_credentials() if app is not None else None)
     workers.accept_stop_signals()
     app = await start(config, reuse_port=started is not None, worker_index=worker_index)
     if started is not None:

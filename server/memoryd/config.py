@@ -82,6 +82,30 @@ class Config:
         "bearer tokens inline, same format as the tokens file (commas may separate entries)",
         secret=True,
     )
+    tokens_reload_seconds: float = setting(
+        1.0,
+        "how often --tokens-file (and --jwks-file) is checked for changes, re-read without a restart "
+        "(SIGHUP re-reads at once); streams of a removed token end with UNAUTHENTICATED",
+        minimum=0.01,
+    )
+    oidc_issuer: str = setting(
+        "",
+        "OIDC issuer URL: JWT bearer tokens must carry it as iss; its discovery document names the keys (JWKS)",
+    )
+    jwt_audience: str = setting("", "the aud a JWT must name (needed with --oidc-issuer)")
+    jwks_file: str = setting("", "static JWKS file to verify JWTs with instead of the issuer's (air-gapped)")
+    jwt_tenant_claim: str = setting("tenant", "JWT claim naming the caller's tenant (a token without it is refused)")
+    jwt_user_claim: str = setting(
+        "", "JWT claim binding a token to one end user (e.g. sub); tokens without it are not bound (empty: none is)"
+    )
+    jwt_leeway_seconds: float = setting(30.0, "clock skew allowed on a JWT's exp and nbf", minimum=0, maximum=300)
+    jwks_refresh_seconds: float = setting(
+        60.0, "shortest time between two reads of the issuer's keys (a JWT with an unknown kid asks for one)", minimum=1
+    )
+    jwks_timeout_seconds: float = setting(5.0, "bound of one read of the issuer's keys", minimum=0.1, maximum=60)
+    user_entry_scope: str = setting(
+        "{user}", "the memory-entry scope of a token bound to end user {user} (e.g. f:{user})"
+    )
     tls_cert: str = setting("", "PEM certificate chain; with --tls-key serves TLS")
     tls_key: str = setting("", "PEM private key of --tls-cert")
     tls_client_ca: str = setting("", "PEM CA bundle; clients must present a certificate it signed (mTLS)")
@@ -176,6 +200,8 @@ class Config:
 
     def __post_init__(self) -> None:
         check_bounds(self)
+        if "{user}" not in self.user_entry_scope:
+            raise ValueError("user_entry_scope must contain {user}")
         addresses.split(self.listen)
         if self.http_address:
             addresses.split(self.http_address)

@@ -117,6 +117,9 @@ def run_workers(count: int, listen: str, worker_main: WorkerMain, *, port_file: 
         readers: list[multiprocessing.connection.Connection] = []
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # the workers inherit the mask
         previous = {sig: signal.signal(sig, request_stop) for sig in STOP_SIGNALS}
+        # SIGHUP (re-read the tokens) goes to every worker once they serve; until then it is
+        # ignored rather than ending the parent, its default.
+        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, signal.SIG_IGN)
         try:
             try:
                 for index in range(count):
@@ -134,6 +137,7 @@ def run_workers(count: int, listen: str, worker_main: WorkerMain, *, port_file: 
             if outcome != "started":
                 # Asked to stop while starting: a clean stop. A worker that failed: exit 1.
                 return _stop_all(processes, exit_code=0 if outcome == "stopping" else 1)
+            signal.signal(signal.SIGHUP, lambda signum, _frame: _forward(processes, signum))
             if port_file is not None:
                 tmp = port_file.with_name(port_file.name + ".tmp")
                 tmp.write_text(f"{port}\n")
@@ -143,6 +147,12 @@ def run_workers(count: int, listen: str, worker_main: WorkerMain, *, port_file: 
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+
+def _forward(processes, signum: int) -> None:
+    for process in processes:
+        if process.exitcode is None:
+            os.kill(process.pid, signum)
 
 
 def _await_started(processes, readers, stopping: Callable[[], bool]) -> str:

@@ -17,15 +17,8 @@ from memoryd.v1 import memory_service_pb2 as mem_pb
 from memoryd.v1 import message_pb2
 from memoryd.app import security
 from memoryd.config import Config
-from memoryd.transport.auth import (
-    Authenticator,
-    InsecureBindRefused,
-    TokenConfigError,
-    check_bind,
-    is_loopback,
-    load_tokens,
-    parse_tokens,
-)
+from memoryd.transport.auth import Authenticator, InsecureBindRefused, check_bind, is_loopback
+from memoryd.transport.tokens import TokenConfigError, load_tokens, parse_tokens
 from tests.processes import ServerProcess
 from tests.security.harness import Caller, error_details, new_token
 
@@ -43,8 +36,8 @@ def test_line_json_and_hashed_formats_map_to_the_same_tenants():
     inline = f"acme:{token_a},globex:sha256:{digest_b}"
     for text in (lines, as_json, inline):
         auth = Authenticator(parse_tokens(text))
-        assert auth.tenant_for(token_a) == "acme"
-        assert auth.tenant_for(token_b) == "globex"
+        assert auth.static_caller(token_a).tenant == "acme"
+        assert auth.static_caller(token_b).tenant == "globex"
         assert auth.tenants == {"acme", "globex"}
 
 
@@ -81,7 +74,7 @@ def test_tokens_file_and_environment_combine(tmp_path):
     token_a, token_b = new_token(), new_token()
     path.write_text(f"acme: {token_a}\n")
     auth = Authenticator(load_tokens(str(path), f"globex: {token_b}"))
-    assert auth.tenant_for(token_a) == "acme" and auth.tenant_for(token_b) == "globex"
+    assert auth.static_caller(token_a).tenant == "acme" and auth.static_caller(token_b).tenant == "globex"
     with pytest.raises(TokenConfigError):
         load_tokens(str(tmp_path / "missing"))
 

@@ -80,3 +80,10 @@ class StorageUnavailable(MemorydError):
 
 class Unauthenticated(MemorydError):
     reason = "UNAUTHENTICATED"
+
+
+class PermissionDenied(MemorydError):
+    """The caller is who it says, but its token does not allow this call (a scope it lacks,
+    or data beyond the end user it is bound to)."""
+
+    reason = "PERMISSION_DENIED"

@@ -62,6 +62,11 @@ class Limits:
     max_inflight_request_bytes: int = _limit(
         16 << 20, "request bytes being processed at once; further requests wait for room (bounds write bursts)"
     )
+    max_user_sessions: int = _limit(
+        10_000,
+        "sessions of one end user a user-bound token's reads across sessions search (more: RESOURCE_EXHAUSTED)",
+        maximum=30_000,  # the user's session ids travel as query parameters (SQLite allows 32766)
+    )
 
     def __post_init__(self) -> None:
         check_bounds(self)

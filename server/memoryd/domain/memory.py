@@ -85,10 +85,15 @@ class Memory:
         messages: Sequence[Message],
         idempotency_key: str = "",
         attributes: SessionAttributes | None = None,
+        *,
+        claimed_by: str | None = None,
     ) -> AppendResult:
+        """Append; `claimed_by` (a user-bound caller's end user) makes the session that
+        user's in the same transaction, or refuses it when it is another's (sessions.check_claim)."""
         if self.downgrade_images:
             messages = images.downgrade_messages(messages)
-        update = self._session_update(attributes) if attributes else None
+        attributes = attributes or SessionAttributes()
+        update = self._session_update(attributes, claimed_by=claimed_by) if attributes or claimed_by else None
         result = await self.store.append(tenant, session_id, messages, idempotency_key or None, now_ms(), update)
         if not result.deduplicated:
             await self.hooks.messages_saved(tenant, session_id, result.messages)
@@ -236,6 +241,8 @@ class Memory:
 
     async def recent_window(self, tenant: str, query: RecentQuery) -> tuple[list[SessionMessage], bool]:
         """As history_window: the newest matches that fit max_response_bytes, and whether any were left out."""
+        if query.session_ids is not None and not query.session_ids:  # a user-bound caller with no sessions
+            return [], False
         limit = min(query.limit, self.limits.max_recent_limit)
         max_bytes = self.limits.max_response_bytes
         rows = await self.store.recent_across_sessions(tenant, replace(query, limit=limit, max_bytes=max_bytes))
@@ -274,19 +281,31 @@ class Memory:
         )
 
     # -- session attributes --------------------------------------------------
-    def _session_update(self, attributes: SessionAttributes, remove_labels: Sequence[str] = ()) -> SessionUpdate:
-        return SessionUpdate(attributes, tuple(remove_labels), max_labels=self.limits.max_filter_items)
+    def _session_update(
+        self, attributes: SessionAttributes, remove_labels: Sequence[str] = (), *, claimed_by: str | None = None
+    ) -> SessionUpdate:
+        if claimed_by is not None:
+            attributes = replace(attributes, user_id=claimed_by)
+        return SessionUpdate(
+            attributes, tuple(remove_labels), max_labels=self.limits.max_filter_items, claim=claimed_by is not None
+        )
 
     async def get_session(self, tenant: str, session_id: str) -> SessionInfo | None:
         info = await self.store.get_session(tenant, session_id)
         return info if info is not None and sessions.listed(info.message_count, info.attributes) else None
 
     async def update_session(
-        self, tenant: str, session_id: str, attributes: SessionAttributes, remove_labels: Sequence[str]
+        self,
+        tenant: str,
+        session_id: str,
+        attributes: SessionAttributes,
+        remove_labels: Sequence[str],
+        *,
+        claimed_by: str | None = None,
     ) -> SessionInfo:
-        return await self.store.update_session(
-            tenant, session_id, self._session_update(attributes, remove_labels), now_ms()
-        )
+        """As save_messages, `claimed_by` makes the session that user's or refuses it."""
+        update = self._session_update(attributes, remove_labels, claimed_by=claimed_by)
+        return await self.store.update_session(tenant, session_id, update, now_ms())
 
     # -- metadata ------------------------------------------------------------
     async def save_metadata(self, tenant: str, namespace: str, key: str, data: dict[str, Any]) -> MetadataEntry:

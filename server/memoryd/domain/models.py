@@ -284,6 +284,8 @@ class RecentQuery:
     kinds: tuple[str, ...] = ()
     exclude_kinds: tuple[str, ...] = ()
     max_bytes: int | None = None  # as RangeQuery.max_bytes
+    # Only these sessions (a user-bound caller's own); None: every session of the tenant.
+    session_ids: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,3 +375,6 @@ class Event:
     session_id: str
     type: EventType
     payload: dict[str, Any]
+    # The end user who owned the session when the event was written ("" for none, and for
+    # tenant-wide events): a Watch by a token bound to a user delivers that user's events.
+    user_id: str = ""

@@ -143,6 +143,9 @@ class RecallQuery:
     keep_repeated_texts: bool = False
     neighbor_weight: float = DEFAULT_NEIGHBOR_WEIGHT
     date_weight: float = DEFAULT_DATE_WEIGHT
+    # Only these sessions (a user-bound caller's own), pushed into the index query with the
+    # scope; None: every session of the tenant.
+    sessions: tuple[str, ...] | None = None
 
     @property
     def semantic(self) -> bool:
@@ -180,6 +183,7 @@ class RecallQuery:
             legacy=bool(self.model_id) and legacy_model == self.model_id,
             exclude_roles=("assistant",) if self.others_only else (),
             exclude_message_ids=tuple(sorted(self.exclude_message_ids)),
+            sessions=self.sessions,
         )
 
 

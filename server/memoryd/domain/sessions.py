@@ -7,6 +7,9 @@ and writes the session row (so two writers never both win):
 - the owner is set once: a different non-empty user_id/agent_id than the stored one is
   refused (SESSION_OWNER_MISMATCH), so a session never moves to another user or agent;
 - a session carries at most `max_labels` labels (SESSION_LABELS_FULL);
+- a *claim* (a write by a token bound to one end user, which names that user as owner)
+  takes only a session that is the user's already or that holds no messages and carries no
+  attributes; any other answers USER_ACCESS_DENIED and stores nothing;
 - a session is *listed* (ListSessions, GetSession) while it holds messages or carries
   attributes.
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from memoryd.domain.errors import FailedPrecondition
+from memoryd.domain.errors import FailedPrecondition, PermissionDenied
 
 # Separates a label's key from its value in the stores' label index entries. Validation
 # refuses control characters in keys and values, so a pair encodes unambiguously.
@@ -52,6 +55,7 @@ class SessionUpdate:
     attributes: SessionAttributes = SessionAttributes()
     remove_labels: Sequence[str] = ()
     max_labels: int = 100
+    claim: bool = False  # attributes.user_id is the caller's end user (see the module docstring)
 
     def __bool__(self) -> bool:
         return bool(self.attributes or self.remove_labels)
@@ -104,3 +108,13 @@ def apply(session_id: str, current: SessionAttributes, update: SessionUpdate) ->
 def listed(message_count: int, attributes: SessionAttributes) -> bool:
     """Whether ListSessions lists the session and GetSession finds it."""
     return message_count > 0 or bool(attributes)
+
+
+def check_claim(session_id: str, message_count: int, current: SessionAttributes, update: SessionUpdate) -> None:
+    """A claim goes ahead on the user's own session or on one no one holds (not listed)."""
+    if update.claim and current.user_id != update.attributes.user_id and listed(message_count, current):
+        raise PermissionDenied(
+            f"session {session_id!r} is not this token's end user's",
+            reason="USER_ACCESS_DENIED",
+            metadata={"field": "session_id"},
+        )

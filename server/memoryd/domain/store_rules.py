@@ -10,12 +10,12 @@ tests/conformance runs every case against both, tests/properties against a refer
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from memoryd.domain import events as ev
 from memoryd.domain import paging
 from memoryd.domain.models import Event, EventDraft, Message, SessionInfo, new_message_id
-from memoryd.domain.sessions import SessionAttributes, SessionUpdate, apply
+from memoryd.domain.sessions import SessionAttributes, SessionUpdate, apply, check_claim
 
 
 def server_timestamp(messages: Sequence[Message], now: int) -> int:
@@ -36,10 +36,23 @@ def stored_messages(messages: Sequence[Message], last_seq: int, stamp: int) -> l
     ]
 
 
-def numbered_events(tenant: str, drafts: Sequence[EventDraft], last_seq: int, now: int) -> list[Event]:
-    """The drafts as events, given the tenant's last event seq after reserving len(drafts)."""
+def event_sessions(drafts: Sequence[EventDraft]) -> list[str]:
+    """The sessions the drafts are about, whose owners the store reads in the same
+    transaction (after the change: a claim's own events are the new owner's)."""
+    return sorted({d.session_id for d in drafts if d.session_id})
+
+
+def numbered_events(
+    tenant: str, drafts: Sequence[EventDraft], last_seq: int, now: int, owners: Mapping[str, str] | None = None
+) -> list[Event]:
+    """The drafts as events, given the tenant's last event seq after reserving len(drafts),
+    each stamped with its session's owner (`owners`: session id -> user id)."""
     first = last_seq - len(drafts) + 1
-    return [Event(first + i, now, tenant, d.session_id, d.type, d.payload) for i, d in enumerate(drafts)]
+    owners = owners or {}
+    return [
+        Event(first + i, now, tenant, d.session_id, d.type, d.payload, owners.get(d.session_id, "") if d.session_id else "")
+        for i, d in enumerate(drafts)
+    ]
 
 
 def removal_counts(removed: Sequence[Message]) -> tuple[int, int]:
@@ -87,8 +100,10 @@ def session_cleared_events(
 def updated_session(
     current: SessionInfo, update: SessionUpdate, now: int
 ) -> tuple[SessionInfo, list[EventDraft]]:
-    """The session after merging `update` (sessions.apply), and its session-updated event
-    when the attributes changed; the store writes the attributes only then."""
+    """The session after merging `update` (sessions.apply; a claim only where
+    sessions.check_claim lets it), and its session-updated event when the attributes
+    changed; the store writes the attributes only then."""
+    check_claim(current.session_id, current.message_count, current.attributes, update)
     after = apply(current.session_id, current.attributes, update)
     drafts = ev.session_updated(current.session_id, current.attributes, after)
     last_activity = now if drafts else current.last_activity

@@ -147,6 +147,7 @@ class ContextRecallQuery:
     exclude_message_ids: tuple[str, ...] = ()
     query_vector: tuple[float, ...] = ()
     model_id: str = ""
+    sessions: tuple[str, ...] | None = None  # as RecallQuery.sessions
 
 
 class Recaller(Protocol):
@@ -188,6 +189,7 @@ class SearchRecaller:
                     neighbor_weight=defaults.neighbor_weight,
                     context_window=0,
                     exclude_message_ids=frozenset(query.exclude_message_ids),
+                    sessions=query.sessions,
                 ),
             )
         except (StorageUnavailable, FailedPrecondition) as error:
@@ -214,6 +216,8 @@ class ContextRequest:
     recall_top_k: int = 0
     recall_query_vector: tuple[float, ...] = ()
     recall_model_id: str = ""
+    # Recall only within these sessions (a user-bound caller's own); None: the tenant's.
+    recall_sessions: tuple[str, ...] | None = None
 
 
 class Summaries:
@@ -397,6 +401,7 @@ class Summaries:
             exclude_message_ids=tuple(m.id for m in messages),
             query_vector=request.recall_query_vector,
             model_id=request.recall_model_id,
+            sessions=request.recall_sessions,
         )
         try:
             return RecallStatus.OK, "", await self.recaller.recall(tenant, query)

@@ -217,10 +217,10 @@ class VectorStats:
 
 @dataclass(frozen=True, slots=True)
 class PointFilter:
-    """Which of a tenant's points a query may return: the scope and, when `model_id` is set,
-    that model (`legacy`: vectors without a model id count as it too), minus `exclude_roles`
-    (a point without a role is a "user", see VectorRecord.effective_role) and minus the
-    points of the messages `exclude_message_ids`."""
+    """Which of a tenant's points a query may return: the scope (within `sessions` when set)
+    and, when `model_id` is set, that model (`legacy`: vectors without a model id count as it
+    too), minus `exclude_roles` (a point without a role is a "user", see
+    VectorRecord.effective_role) and minus the points of the messages `exclude_message_ids`."""
 
     tenant: str
     scope: Scope = Scope()
@@ -228,6 +228,9 @@ class PointFilter:
     legacy: bool = False
     exclude_roles: tuple[str, ...] = ()
     exclude_message_ids: tuple[str, ...] = ()
+    # Only points of these sessions (a user-bound caller's own: a hard boundary beside the
+    # tenant, in every query, the pool and the keyword IDF corpus too); None: any session.
+    sessions: tuple[str, ...] | None = None
 
     def admits_beyond_scope(self, record: VectorRecord) -> bool:
         """Whether a point of the tenant's scope also meets the model, role and message
@@ -242,8 +245,8 @@ class PointFilter:
 
     @property
     def scope_only(self) -> PointFilter:
-        """The tenant's scope, without the model, role and message conditions."""
-        return PointFilter(self.tenant, self.scope)
+        """The tenant's scope (and sessions), without the model, role and message conditions."""
+        return PointFilter(self.tenant, self.scope, sessions=self.sessions)
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,13 +61,20 @@ class Progress:
 @dataclass(frozen=True, slots=True)
 class WatchFilter:
     """Sessions and types to deliver; empty means all. Tenant-wide events (no session) pass
-    any session filter, since they concern every session."""
+    any session filter, since they concern every session.
+
+    With `user_id` (a token bound to that end user) only the events stamped with it pass:
+    those of sessions the user owned when they were written (Event.user_id), never a
+    tenant-wide one."""
 
     session_ids: frozenset[str] = frozenset()
     types: frozenset[EventType] = frozenset()
+    user_id: str | None = None
 
     def matches(self, event: Event) -> bool:
         if self.types and event.type not in self.types:
+            return False
+        if self.user_id is not None and event.user_id != self.user_id:
             return False
         return not self.session_ids or not event.session_id or event.session_id in self.session_ids
 
@@ -268,6 +275,7 @@ class Watcher:
         self._report: bool | None = None
         self._progress_due = False
         self._error: MemorydError | None = None
+        self._stopped: MemorydError | None = None
         self._closed = False
         self._released = False
         hub._streams += 1
@@ -285,6 +293,9 @@ class Watcher:
         while True:
             if self._closed:
                 raise StopAsyncIteration
+            if self._stopped is not None:
+                self._closed = True
+                raise self._stopped
             if self._pending:
                 event = self._pending.popleft()
                 if self.filter.matches(event):
@@ -403,6 +414,14 @@ class Watcher:
 
     def _end(self, error: MemorydError) -> None:
         self._error = error
+        self._ready.set()
+
+    def stop(self, error: MemorydError) -> None:
+        """End the stream with `error` at its next step, delivering nothing more (its token
+        was revoked): what it holds is dropped, and a read in flight is discarded."""
+        self._stopped = error
+        self._pending.clear()
+        self._buffer.clear()
         self._ready.set()
 
     def close(self) -> None:

@@ -1,6 +1,7 @@
-"""The wrapper every servicer method goes through: tenant, request decoding, bytes in flight,
-deadline, error mapping, logging; and `add_service`, which registers a servicer so that
-requests reach that wrapper undecoded.
+"""The wrapper every servicer method goes through: who calls (authentication, scope and
+user confinement: transport/access.py), request decoding, bytes in flight, deadline, error
+mapping, logging; and `add_service`, which registers a servicer so that requests reach that
+wrapper undecoded.
 
 grpc.aio decodes a request before the handler runs and answers a malformed one (invalid
 UTF-8 in a string, nesting past the decoder's depth limit, corrupt bytes) with UNKNOWN and
@@ -30,6 +31,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 
 from memoryd.domain import deadline
 from memoryd.domain.errors import MalformedRequest, MemorydError, StorageUnavailable
+from memoryd.transport.principals import Caller
 from memoryd.transport.status import internal_status, to_status
 
 log = structlog.get_logger("memoryd.rpc")
@@ -163,26 +165,57 @@ async def _answer_before(backstop: float | None, call: Awaitable[Any]) -> Any:
         raise
 
 
-async def call_unary(method: Callable[..., Awaitable[Any]], servicer: Any, request: Any, context: Any) -> Any:
-    """The transport-neutral core of a unary call: tenant, deadline budget, backstop.
+class CallerContext:
+    """A call's context as servicer methods see it: the transport's (grpc.aio's, or the HTTP
+    transport's), and `caller`, who the Gate admitted (transport/principals.py)."""
 
-    `method` is the undecorated `Rpc(self, request, context, tenant)`; `context` needs
-    `invocation_metadata()` and `time_remaining()` (a grpc.aio context, or the HTTP
-    transport's). Raises what the call raised; each transport answers it with failure_status.
+    __slots__ = ("_context", "caller")
+
+    def __init__(self, context: Any, caller: Caller) -> None:
+        self._context = context
+        self.caller = caller
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+
+async def confined_call(method: Callable[..., Awaitable[Any]], servicer: Any, request: Any, context: CallerContext, rpc: str) -> Any:
+    """`method(servicer, request, context, tenant)` once the Gate let the request through: for
+    a caller bound to one end user, what it names must be that user's."""
+    await servicer.auth.confine(context.caller, rpc, request)
+    return await method(servicer, request, context, context.caller.tenant)
+
+
+async def confined_stream(method: Callable[..., AsyncIterator[Any]], servicer: Any, request: Any, context: CallerContext, rpc: str):
+    """The items of a server-streaming `method`, as confined_call."""
+    await servicer.auth.confine(context.caller, rpc, request)
+    async for item in method(servicer, request, context, context.caller.tenant):
+        yield item
+
+
+async def call_unary(body: Callable[..., Awaitable[Any]], servicer: Any, request: Any, context: Any, rpc: str) -> Any:
+    """The transport-neutral core of a unary call `rpc` (its full name): admission (token and
+    scope), deadline budget, backstop.
+
+    `body(servicer, request, context)` runs the method with a CallerContext (decoding first
+    when the request is bytes, then confined_call); `context` needs `invocation_metadata()` and
+    `time_remaining()` (a grpc.aio context, or the HTTP transport's). Raises what the call
+    raised; each transport answers it with failure_status.
     """
     store_budget, backstop = _budgets(context.time_remaining())
     token = deadline.set_remaining(store_budget)
     try:
-        tenant = servicer.auth.tenant(context)
-        return await _answer_before(backstop, method(servicer, request, context, tenant))
+        caller = await servicer.auth.admit(context, rpc)
+        return await _answer_before(backstop, body(servicer, request, CallerContext(context, caller)))
     finally:
         deadline.reset(token)
 
 
-async def stream_items(method: Callable[..., AsyncIterator[Any]], servicer: Any, request: Any, context: Any):
-    """The transport-neutral core of a server-streaming call: the tenant, then the items."""
-    tenant = servicer.auth.tenant(context)
-    async for item in method(servicer, request, context, tenant):
+async def stream_items(body: Callable[..., AsyncIterator[Any]], servicer: Any, request: Any, context: Any, rpc: str):
+    """The transport-neutral core of a server-streaming call: admission, then the items of
+    `body(servicer, request, context)` (confined_stream, after decoding when needed)."""
+    caller = await servicer.auth.admit(context, rpc)
+    async for item in body(servicer, request, CallerContext(context, caller)):
         yield item
 
 
@@ -190,22 +223,23 @@ def unary(method: Callable[..., Awaitable[Any]]):
     """Wrap `async def Rpc(self, request, context, tenant)` as a grpc.aio unary handler.
 
     The handler's `__wrapped__` (functools.wraps) is `method`, for other transports.
-    With `request_type` (add_service) the request arrives as bytes and is decoded here,
-    after authentication; `inflight` bounds the bytes of large requests handled at once.
+    `rpc` (add_service) is the method's full name, whose access the Gate applies. With
+    `request_type` (add_service) the request arrives as bytes and is decoded here, after
+    authentication; `inflight` bounds the bytes of large requests handled at once.
     """
     name = method.__name__
 
     @functools.wraps(method)
-    async def handler(self, request, context: grpc.aio.ServicerContext, *, request_type=None, inflight=None):
-        async def run(servicer, request, context, tenant: str):
+    async def handler(self, request, context: grpc.aio.ServicerContext, *, rpc: str, request_type=None, inflight=None):
+        async def body(servicer, request, context: CallerContext):
             if request_type is None:
-                return await method(servicer, request, context, tenant)
+                return await confined_call(method, servicer, request, context, rpc)
             async with inflight.hold(len(request)) if inflight is not None else contextlib.nullcontext():
-                return await method(servicer, decode(request_type, request), context, tenant)
+                return await confined_call(method, servicer, decode(request_type, request), context, rpc)
 
         started = time.perf_counter()
         try:
-            response = await call_unary(run, self, request, context)
+            response = await call_unary(body, self, request, context, rpc)
         except Exception as error:  # noqa: BLE001 - every failure leaves as a gRPC status
             await _abort(context, name, error)
         log.debug("rpc", method=name, ms=round((time.perf_counter() - started) * 1000, 3))
@@ -224,15 +258,14 @@ def server_stream(method: Callable[..., AsyncIterator[Any]]):
     name = method.__name__
 
     @functools.wraps(method)
-    async def handler(self, request, context: grpc.aio.ServicerContext, *, request_type=None, inflight=None):
-        async def items(servicer, request, context, tenant: str):
+    async def handler(self, request, context: grpc.aio.ServicerContext, *, rpc: str, request_type=None, inflight=None):
+        def body(servicer, request, context: CallerContext):
             if request_type is not None:
                 request = decode(request_type, request)
-            async for item in method(servicer, request, context, tenant):
-                yield item
+            return confined_stream(method, servicer, request, context, rpc)
 
         try:
-            async for item in stream_items(items, self, request, context):
+            async for item in stream_items(body, self, request, context, rpc):
                 yield item
         except Exception as error:  # noqa: BLE001
             await _abort(context, name, error)
@@ -252,7 +285,9 @@ def add_service(
         if method.client_streaming:
             raise ValueError(f"{method.full_name}: client streaming is not supported")
         make = grpc.unary_stream_rpc_method_handler if method.server_streaming else grpc.unary_unary_rpc_method_handler
-        behavior = functools.partial(getattr(servicer, method.name), request_type=request_type, inflight=inflight)
+        behavior = functools.partial(
+            getattr(servicer, method.name), rpc=method.full_name, request_type=request_type, inflight=inflight
+        )
         handlers[method.name] = make(
             behavior, request_deserializer=None, response_serializer=response_type.SerializeToString
         )

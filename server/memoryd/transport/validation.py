@@ -46,6 +46,17 @@ def _invisible_characters() -> re.Pattern[str]:
 _INVISIBLE = _invisible_characters()
 
 
+def name_problem(value: str, max_length: int) -> str | None:
+    """What is wrong with a non-empty name (the one rule for ids, module docstring), if anything."""
+    if len(value) > max_length:
+        return f"must be at most {max_length} characters"
+    if _INVISIBLE.search(value):
+        return "must not contain control, zero-width or bidi-control characters"
+    if value.isspace():
+        return "must not be only whitespace"
+    return None
+
+
 class Check:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -71,13 +82,7 @@ class Check:
     def _name_problem(self, value: str, required: bool) -> str | None:
         if not value:
             return "must not be empty" if required else None
-        if len(value) > self.limits.max_id_length:
-            return f"must be at most {self.limits.max_id_length} characters"
-        if _INVISIBLE.search(value):
-            return "must not contain control, zero-width or bidi-control characters"
-        if value.isspace():
-            return "must not be only whitespace"
-        return None
+        return name_problem(value, self.limits.max_id_length)
 
     def non_negative(self, field: str, value: int) -> None:
         if value < 0:

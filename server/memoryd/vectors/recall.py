@@ -311,6 +311,8 @@ class VectorRecall(MessageHooks):
     async def search(self, tenant: str, query: recall.RecallQuery) -> SearchResult:
         query = await self._with_vector(query)
         semantic = query.semantic
+        if query.sessions is not None and not query.sessions:  # a user-bound caller with no sessions
+            return SearchResult([], query.model_id if semantic else "", 0, semantic, query.keyword)
         if semantic:
             await self.check_dimensions(tenant, [("query_vector", query.model_id, len(query.vector))])
             legacy = await self.legacy_model(tenant, query.model_id)

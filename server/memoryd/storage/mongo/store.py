@@ -267,8 +267,13 @@ def recent_filter(tenant: str, query: RecentQuery) -> dict[str, Any]:
         where["timestamp"] = {"$gte": query.since_ts}
     if query.roles:
         where["role"] = {"$in": list(query.roles)}
+    sessions: dict[str, Any] = {}
     if query.exclude_session_ids:
-        where["session_id"] = {"$nin": list(query.exclude_session_ids)}
+        sessions["$nin"] = list(query.exclude_session_ids)
+    if query.session_ids is not None:
+        sessions["$in"] = list(query.session_ids)
+    if sessions:
+        where["session_id"] = sessions
     where.update(_kind_filter(query.kinds, query.exclude_kinds))
     return where
 
@@ -560,11 +565,18 @@ class MongoStore(Store):
             projection={"_id": 0, "last_seq": 1},
             session=s,
         )
-        events = store_rules.numbered_events(tenant, drafts, counter["last_seq"], now)
+        sessions = store_rules.event_sessions(drafts)
+        owners = {
+            d["session_id"]: d.get("user_id", "")
+            async for d in db[SESSIONS].find(
+                {"tenant": tenant, "session_id": {"$in": sessions}}, {"_id": 0, "session_id": 1, "user_id": 1}, session=s
+            )
+        } if sessions else {}
+        events = store_rules.numbered_events(tenant, drafts, counter["last_seq"], now, owners)
         await db[EVENTS].insert_many(
             [
                 {"tenant": tenant, "seq": e.seq, "time": e.time, "session_id": e.session_id,
-                 "type": int(e.type), "payload": e.payload}
+                 "type": int(e.type), "payload": e.payload, "user_id": e.user_id}
                 for e in events
             ],
             ordered=True,
@@ -1049,7 +1061,7 @@ class MongoStore(Store):
                 .limit(limit)
             )
             return [
-                Event(d["seq"], d["time"], tenant, d["session_id"], EventType(d["type"]), d["payload"])
+                Event(d["seq"], d["time"], tenant, d["session_id"], EventType(d["type"]), d["payload"], d.get("user_id", ""))
                 async for d in cursor
             ]
 

@@ -216,7 +216,7 @@ class QdrantIndexBase(abc.ABC):
             return []
         flt = query.filter
         no_model = replace(flt, model_id=None, legacy=False)
-        search = Search(vector, p.point_filter(no_model), query.limit, idf_corpus=p.tenant_filter(flt.tenant))
+        search = Search(vector, p.point_filter(no_model), query.limit, idf_corpus=p.corpus_filter(flt))
         [found] = await self._search(p.KEYWORD_SPACE, [search])
         return [Candidate(f.id, None, p.record_of(f.payload), keyword=f.score) for f in found]
 

@@ -160,6 +160,17 @@ def tenant_filter(tenant: str, *conditions: Cond) -> All:
     return All(must=(Match(TENANT_FIELD, tenant), *conditions))
 
 
+def sessions_condition(flt: PointFilter) -> tuple[Cond, ...]:
+    """The filter's session boundary (a user-bound caller's sessions), if it has one."""
+    return () if flt.sessions is None else (AnyOf("session_id", tuple(flt.sessions)),)
+
+
+def corpus_filter(flt: PointFilter) -> All:
+    """The points a keyword query's IDF is computed over: the tenant's, within the filter's
+    session boundary (so a user-bound caller's scores reveal nothing of other users' texts)."""
+    return tenant_filter(flt.tenant, *sessions_condition(flt))
+
+
 def scope_condition(scope: Scope) -> Cond | None:
     """The scope's alternatives (any one admits a point); None when it does not restrict."""
     if scope.unrestricted:
@@ -190,7 +201,7 @@ def point_filter(flt: PointFilter, *extra: Cond) -> All:
         owner = AnyOf(TENANT_MODEL_FIELD, (tenant_model_key(flt.tenant, flt.model_id), tenant_model_key(flt.tenant, None)))
     else:
         owner = Match(TENANT_MODEL_FIELD, tenant_model_key(flt.tenant, flt.model_id))
-    must: list[Cond] = [owner, *extra]
+    must: list[Cond] = [owner, *sessions_condition(flt), *extra]
     condition = scope_condition(flt.scope)
     if condition is not None:
         must.append(condition)

@@ -91,6 +91,8 @@ CREATE TABLE IF NOT EXISTS events (
     session_id  TEXT    NOT NULL,
     type        INTEGER NOT NULL,
     payload     TEXT    NOT NULL,
+    -- the session's owner when the event was written (a user-bound Watch delivers these)
+    user_id     TEXT    NOT NULL DEFAULT '',
     PRIMARY KEY (tenant, seq)
 );
 CREATE INDEX IF NOT EXISTS events_time ON events (tenant, time);
@@ -116,6 +118,8 @@ MIGRATIONS = (
     ("sessions", "user_id", "ALTER TABLE sessions ADD COLUMN user_id TEXT NOT NULL DEFAULT ''", None),
     ("sessions", "agent_id", "ALTER TABLE sessions ADD COLUMN agent_id TEXT NOT NULL DEFAULT ''", None),
     ("sessions", "labels", "ALTER TABLE sessions ADD COLUMN labels TEXT NOT NULL DEFAULT '{}'", None),
+    # Events written before owners were stamped belong to no end user.
+    ("events", "user_id", "ALTER TABLE events ADD COLUMN user_id TEXT NOT NULL DEFAULT ''", None),
 )
 
 INDEXES = """

@@ -386,10 +386,17 @@ class SqliteStore(Store):
             " ON CONFLICT (tenant) DO UPDATE SET last_seq = last_seq + excluded.last_seq RETURNING last_seq",
             (tenant, len(drafts)),
         ).fetchall()
-        events = store_rules.numbered_events(tenant, drafts, last_seq, now)
+        sessions = store_rules.event_sessions(drafts)
+        owners = dict(
+            conn.execute(
+                f"SELECT session_id, user_id FROM sessions WHERE tenant = ? AND session_id IN ({_placeholders(len(sessions))})",
+                (tenant, *sessions),
+            ).fetchall()
+        ) if sessions else {}
+        events = store_rules.numbered_events(tenant, drafts, last_seq, now, owners)
         conn.executemany(
-            "INSERT INTO events (tenant, seq, time, session_id, type, payload) VALUES (?, ?, ?, ?, ?, ?)",
-            [(tenant, e.seq, e.time, e.session_id, int(e.type), json.dumps(e.payload)) for e in events],
+            "INSERT INTO events (tenant, seq, time, session_id, type, payload, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(tenant, e.seq, e.time, e.session_id, int(e.type), json.dumps(e.payload), e.user_id) for e in events],
         )
         return events
 
@@ -562,6 +569,9 @@ class SqliteStore(Store):
         if query.exclude_session_ids:
             clauses.append(f"session_id NOT IN ({_placeholders(len(query.exclude_session_ids))})")
             params.extend(query.exclude_session_ids)
+        if query.session_ids is not None:
+            clauses.append(f"session_id IN ({_placeholders(len(query.session_ids))})")
+            params.extend(query.session_ids)
         kind_clauses, kind_params = _kind_filters(query.kinds, query.exclude_kinds)
         clauses += kind_clauses
         params += kind_params
@@ -835,11 +845,11 @@ class SqliteStore(Store):
             where += f" AND type IN ({_placeholders(len(types))})"
             params.extend(int(t) for t in types)
         params.append(limit)
-        sql = f"SELECT seq, time, session_id, type, payload FROM events WHERE {where} ORDER BY seq LIMIT ?"
+        sql = f"SELECT seq, time, session_id, type, payload, user_id FROM events WHERE {where} ORDER BY seq LIMIT ?"
 
         def read(conn: sqlite3.Connection) -> list[Event]:
             rows = conn.execute(sql, params)
-            return [Event(s, t, tenant, sid, EventType(ty), json.loads(p)) for s, t, sid, ty, p in rows]
+            return [Event(s, t, tenant, sid, EventType(ty), json.loads(p), u) for s, t, sid, ty, p, u in rows]
 
         # A type filter may pass over many rows: that scan runs on the reader pool.
         return await (self._query(read) if types else self._query_inline(read))

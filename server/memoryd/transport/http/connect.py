@@ -121,19 +121,25 @@ CODECS = [
 ]
 
 
-async def _unary(core, servicer, name: str, request: Any, context: RequestContext) -> Any:
+async def _unary(core, servicer, method: MethodDescriptor, request: Any, context: RequestContext) -> Any:
+    def body(servicer, request, context):
+        return rpc.confined_call(core, servicer, request, context, method.full_name)
+
     try:
-        return await rpc.call_unary(core, servicer, request, CallContext(context))
+        return await rpc.call_unary(body, servicer, request, CallContext(context), method.full_name)
     except Exception as error:  # noqa: BLE001 - every failure leaves as a Connect error
-        raise connect_error(rpc.failure_status(name, error)) from None
+        raise connect_error(rpc.failure_status(method.name, error)) from None
 
 
-async def _server_stream(core, servicer, name: str, request: Any, context: RequestContext) -> AsyncIterator[Any]:
+async def _server_stream(core, servicer, method: MethodDescriptor, request: Any, context: RequestContext) -> AsyncIterator[Any]:
+    def body(servicer, request, context):
+        return rpc.confined_stream(core, servicer, request, context, method.full_name)
+
     try:
-        async for item in rpc.stream_items(core, servicer, request, CallContext(context)):
+        async for item in rpc.stream_items(body, servicer, request, CallContext(context), method.full_name):
             yield item
     except Exception as error:  # noqa: BLE001
-        raise connect_error(rpc.failure_status(name, error)) from None
+        raise connect_error(rpc.failure_status(method.name, error)) from None
 
 
 def _method_info(method: MethodDescriptor) -> MethodInfo:
@@ -161,9 +167,9 @@ def endpoints(servicers: Mapping[str, Any]) -> dict[str, Endpoint]:
                 raise TypeError(f"{type(servicer).__name__}.{method.name} must be wrapped by rpc.unary or rpc.server_stream")
             info = _method_info(method)
             if method.server_streaming:
-                endpoint = Endpoint.server_stream(info, functools.partial(_server_stream, core, servicer, method.name))
+                endpoint = Endpoint.server_stream(info, functools.partial(_server_stream, core, servicer, method))
             else:
-                endpoint = Endpoint.unary(info, functools.partial(_unary, core, servicer, method.name))
+                endpoint = Endpoint.unary(info, functools.partial(_unary, core, servicer, method))
             routes[f"/{service_name}/{method.name}"] = endpoint
     return routes
 

@@ -8,7 +8,7 @@ from memoryd.v1 import entry_service_pb2 as pb
 from memoryd.v1 import entry_service_pb2_grpc as pb_grpc
 from memoryd.domain import recall
 from memoryd.domain.entries import MAX_ENTRY_CHARS, Entries, Entry, normalize
-from memoryd.transport.auth import Authenticator
+from memoryd.transport.access import Gate
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
 
@@ -27,7 +27,7 @@ def entry_to_proto(entry: Entry, target: pb.Entry) -> None:
 
 
 class EntryServicer(pb_grpc.EntryServiceServicer):
-    def __init__(self, entries: Entries, auth: Authenticator) -> None:
+    def __init__(self, entries: Entries, auth: Gate) -> None:
         self.entries = entries
         self.auth = auth
         self.limits = entries.limits

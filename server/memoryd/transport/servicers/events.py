@@ -11,7 +11,7 @@ from memoryd.domain import published
 from memoryd.domain.models import Event, EventType
 from memoryd.domain.store import Store
 from memoryd.domain.watch import WatchFilter, WatchHub
-from memoryd.transport.auth import Authenticator
+from memoryd.transport.access import Gate
 from memoryd.transport.convert import event_to_proto, payload_from_proto
 from memoryd.transport.rpc import server_stream, unary
 from memoryd.transport.validation import Check
@@ -35,7 +35,7 @@ class _Responses:
 
 
 class EventServicer(pb_grpc.EventServiceServicer):
-    def __init__(self, store: Store, hub: WatchHub, limits: Limits, auth: Authenticator) -> None:
+    def __init__(self, store: Store, hub: WatchHub, limits: Limits, auth: Gate) -> None:
         self.store = store
         self.hub = hub
         self.limits = limits
@@ -51,9 +51,16 @@ class EventServicer(pb_grpc.EventServiceServicer):
         if request.HasField("after_seq"):
             check.non_negative("after_seq", request.after_seq)
         check.done()
-        watch_filter = WatchFilter(frozenset(request.session_ids), frozenset(EventType(t) for t in request.types))
+        caller = context.caller
+        # A user-bound caller gets the events stamped with its user only (domain/watch.py).
+        watch_filter = WatchFilter(
+            frozenset(request.session_ids), frozenset(EventType(t) for t in request.types), caller.user_id
+        )
         after_seq = request.after_seq if request.HasField("after_seq") else None
         watcher = self.hub.watch(tenant, after_seq, watch_filter)
+        # The stream lives no longer than its token: removed from the tokens file, or a JWT
+        # past its expiry, it ends at once with UNAUTHENTICATED (docs/SECURITY.md, "Rotation").
+        forget_revocation = self.auth.on_revoke(caller, watcher.stop)
         try:
             await watcher.start()
             # Headers now, before any event: a client that awaits them knows the watch's
@@ -72,6 +79,7 @@ class EventServicer(pb_grpc.EventServiceServicer):
                     yield pb.WatchResponse(event=event_to_proto(item))
         finally:
             # Runs on cancellation too (CancelledError propagates: grpc issue 43360).
+            forget_revocation()
             watcher.close()
 
     @unary

@@ -7,7 +7,7 @@ from memoryd.v1 import memory_service_pb2_grpc as pb_grpc
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import DEFAULT_RECENT_ROLES, ClearTarget, RecentQuery
 from memoryd.domain.sessions import SessionFilter
-from memoryd.transport.auth import Authenticator
+from memoryd.transport.access import Gate, claimant
 from memoryd.transport.convert import (
     attributes_from_proto,
     message_from_proto,
@@ -23,7 +23,7 @@ CLEAR_TARGETS = [t.value for t in ClearTarget]
 
 
 class MemoryServicer(pb_grpc.MemoryServiceServicer):
-    def __init__(self, memory: Memory, auth: Authenticator) -> None:
+    def __init__(self, memory: Memory, auth: Gate) -> None:
         self.memory = memory
         self.auth = auth
         self.limits = memory.limits
@@ -33,6 +33,11 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         if session_id is not None:
             check.name("session_id", session_id)
         return check
+
+    @staticmethod
+    def _claimant(context, request) -> str | None:
+        """A user-bound caller's save makes a new session its user's (access.claimant)."""
+        return claimant(context.caller, "session_attributes.user_id", request.session_attributes.user_id)
 
     @staticmethod
     def _attributes(check: Check, request):
@@ -53,7 +58,12 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         attributes = self._attributes(check, request)
         check.done()
         result = await self.memory.save_messages(
-            tenant, request.session_id, [message_from_proto(request.message)], request.idempotency_key, attributes
+            tenant,
+            request.session_id,
+            [message_from_proto(request.message)],
+            request.idempotency_key,
+            attributes,
+            claimed_by=self._claimant(context, request),
         )
         response = pb.SaveMessageResponse(deduplicated=result.deduplicated)
         if self.memory.echoed(result.messages):
@@ -76,6 +86,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             [message_from_proto(m) for m in request.messages],
             request.idempotency_key,
             attributes,
+            claimed_by=self._claimant(context, request),
         )
         whole = self.memory.echoed(result.messages)
         response = pb.SaveMessagesResponse(deduplicated=result.deduplicated, omitted_bodies=len(result.messages) - whole)
@@ -155,6 +166,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             roles=tuple(request.roles) or DEFAULT_RECENT_ROLES,
             kinds=tuple(request.kinds),
             exclude_kinds=tuple(request.exclude_kinds),
+            session_ids=await self.auth.user_sessions(context.caller),  # in the storage query
         )
         records, truncated = await self.memory.recent_window(tenant, query)
         response = pb.GetRecentAcrossSessionsResponse(truncated=truncated)
@@ -256,7 +268,11 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         check.name("agent_id", request.agent_id, required=False)
         check.labels("labels", request.labels)
         check.done()
-        where = SessionFilter(request.user_id, request.agent_id, dict(request.labels))
+        user = context.caller.user_id
+        if user is not None and request.user_id not in ("", user):  # another user's sessions: none of them is
+            return pb.ListSessionsResponse()
+        # A user-bound caller lists its user's sessions only: the owner filter of the sessions index.
+        where = SessionFilter(user or request.user_id, request.agent_id, dict(request.labels))
         sessions, token = await self.memory.list_sessions(tenant, request.page_size, request.page_token, where)
         return pb.ListSessionsResponse(sessions=[session_to_proto(s) for s in sessions], next_page_token=token)
 
@@ -291,7 +307,11 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                 check.fail(f"remove_labels[{i}]", "is also set in attributes.labels")
         check.done()
         info = await self.memory.update_session(
-            tenant, request.session_id, attributes_from_proto(request.attributes), list(request.remove_labels)
+            tenant,
+            request.session_id,
+            attributes_from_proto(request.attributes),
+            list(request.remove_labels),
+            claimed_by=claimant(context.caller, "attributes.user_id", request.attributes.user_id),
         )
         return pb.UpdateSessionResponse(session=session_to_proto(info))
 

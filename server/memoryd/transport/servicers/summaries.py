@@ -5,7 +5,7 @@ from __future__ import annotations
 from memoryd.v1 import summary_service_pb2 as pb
 from memoryd.v1 import summary_service_pb2_grpc as pb_grpc
 from memoryd.domain.summaries import ContextRequest, Summaries, Summary
-from memoryd.transport.auth import Authenticator
+from memoryd.transport.access import Gate
 from memoryd.transport.convert import dict_to_struct, message_to_proto, struct_to_dict
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
@@ -28,7 +28,7 @@ def summary_to_proto(summary: Summary, target: pb.Summary) -> None:
 
 
 class SummaryServicer(pb_grpc.SummaryServiceServicer):
-    def __init__(self, summaries: Summaries, auth: Authenticator) -> None:
+    def __init__(self, summaries: Summaries, auth: Gate) -> None:
         self.summaries = summaries
         self.auth = auth
         self.limits = summaries.limits
@@ -117,6 +117,7 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
                 recall_top_k=request.recall_top_k,
                 recall_query_vector=tuple(request.recall_query_vector),
                 recall_model_id=request.recall_model_id,
+                recall_sessions=await self.auth.user_sessions(context.caller) if request.include_recall else None,
             ),
         )
         assembly = result.assembly

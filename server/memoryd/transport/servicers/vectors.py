@@ -6,7 +6,7 @@ from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.v1 import vector_service_pb2_grpc as pb_grpc
 from memoryd.domain import recall
 from memoryd.domain.vectors import VectorPoint, VectorRecord, VectorSelector
-from memoryd.transport.auth import Authenticator
+from memoryd.transport.access import Gate
 from memoryd.transport.convert import message_to_proto
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
@@ -28,7 +28,7 @@ RETRIEVALS = {  # (semantic part ran, keyword part ran)
 
 
 class VectorServicer(pb_grpc.VectorServiceServicer):
-    def __init__(self, vectors: VectorRecall, auth: Authenticator, limits) -> None:
+    def __init__(self, vectors: VectorRecall, auth: Gate, limits) -> None:
         self.vectors = vectors
         self.auth = auth
         self.limits = limits
@@ -159,6 +159,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             keep_repeated_texts=request.keep_repeated_texts,
             neighbor_weight=request.neighbor_weight if request.HasField("neighbor_weight") else defaults.neighbor_weight,
             date_weight=request.date_weight if request.HasField("date_weight") else recall.DEFAULT_DATE_WEIGHT,
+            sessions=await self.auth.user_sessions(context.caller),  # in the index query
         )
         result = await self.vectors.search(tenant, query)
         response = pb.SearchMemoryResponse(

@@ -1,0 +1,276 @@
+"""JWT bearer tokens from an OIDC issuer, verified against its keys (JWKS) with PyJWT.
+
+Configured by `--oidc-issuer` (the `iss` every token must carry; its discovery document,
+`<issuer>/.well-known/openid-configuration`, names the JWKS) and `--jwt-audience`, or a
+static `--jwks-file` for air-gapped deployments (then nothing is fetched). A token is
+accepted when, in this order:
+
+1. its header's `alg` is one of ALGORITHMS (asymmetric only: "none" and the HMAC algorithms
+   are refused before any key is looked at, so an HS256 token "signed" with the issuer's
+   public key never verifies) -> else TOKEN_ALGORITHM_REJECTED;
+2. its `kid` names a signing key of the JWKS whose own `alg`, if it has one, is the header's
+   -> else TOKEN_KEY_UNKNOWN (or TOKEN_ALGORITHM_REJECTED);
+3. its signature verifies with that key -> else TOKEN_SIGNATURE_INVALID (a tampered payload);
+4. `exp`, `iss` and `aud` are present -> else TOKEN_CLAIM_INVALID; `exp` and `nbf` hold within
+   `--jwt-leeway-seconds` -> else TOKEN_EXPIRED / TOKEN_NOT_YET_VALID; `iss` is the issuer and
+   `aud` names the audience -> else TOKEN_ISSUER_MISMATCH / TOKEN_AUDIENCE_MISMATCH;
+5. the tenant claim (`--jwt-tenant-claim`) is a tenant name -> else TOKEN_CLAIM_INVALID; the
+   user claim (`--jwt-user-claim`), when configured and present, binds the token to that end
+   user. Scopes are the memory:* names in `scope` (space-separated) and `scp` (a list).
+
+Keys are cached. An unknown `kid` re-reads the JWKS at most once per `--jwks-refresh-seconds`
+(concurrent calls share one fetch; a flood of tokens with made-up kids costs one fetch per
+interval, never one per token), and keys older than KEYS_MAX_AGE_SECONDS are re-read in the
+background while the cached ones keep serving. Fetches are asynchronous (httpx) and bounded
+by `--jwks-timeout-seconds`; a failed one keeps the keys it had. With no keys at all a JWT
+answers UNAVAILABLE (JWKS_UNAVAILABLE), which clients retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import jwt
+import structlog
+
+from memoryd.domain.errors import StorageUnavailable, Unauthenticated
+from memoryd.transport.principals import Caller, known_scopes, tenant_problem, user_id_problem
+
+log = structlog.get_logger("memoryd.auth")
+
+ALGORITHMS = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"})
+REQUIRED_CLAIMS = ("exp", "iss", "aud")
+KEYS_MAX_AGE_SECONDS = 3600.0
+DISCOVERY_PATH = "/.well-known/openid-configuration"
+
+
+class JwksUnavailable(StorageUnavailable):
+    """The issuer's keys could not be read; the call may be retried (UNAVAILABLE)."""
+
+    reason = "JWKS_UNAVAILABLE"
+
+
+class OidcConfigError(ValueError):
+    """The OIDC settings do not fit together (the server does not start)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JwtSettings:
+    issuer: str
+    audience: str
+    jwks_file: str = ""
+    tenant_claim: str = "tenant"
+    user_claim: str = ""
+    leeway_seconds: float = 30.0
+    refresh_seconds: float = 60.0
+    timeout_seconds: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not self.issuer or not self.audience:
+            raise OidcConfigError("JWT bearer tokens need both --oidc-issuer and --jwt-audience")
+        if not self.jwks_file:
+            check_url(self.issuer, "--oidc-issuer")
+
+
+def check_url(url: str, what: str) -> None:
+    """Keys come over https; plain http only from this machine (a test's issuer)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return
+    if parts.scheme == "http" and parts.hostname:
+        host = parts.hostname
+        try:
+            if host == "localhost" or ipaddress.ip_address(host).is_loopback:
+                return
+        except ValueError:
+            pass
+    raise OidcConfigError(f"{what} must be an https:// URL (http:// only on loopback): {url[:200]}")
+
+
+def _failed(*, message: str, reason: str, **metadata: str) -> Unauthenticated:
+    return Unauthenticated(message, reason=reason, metadata=metadata or None)
+
+
+class JwksKeys:
+    """The issuer's signing keys, cached; re-read on an unknown kid (rate limited) and when old."""
+
+    def __init__(self, settings: JwtSettings) -> None:
+        self.settings = settings
+        self._keys: dict[str | None, dict[str, Any]] = {}
+        self._parsed: dict[tuple[str | None, str], jwt.PyJWK] = {}
+        self._loaded_at: float | None = None  # monotonic time of the last successful read
+        self._attempted_at = float("-inf")  # ... and of the last attempt
+        self._inflight: asyncio.Task | None = None
+        self.fetches = 0  # attempts so far (the rate limit's test reads it)
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded_at is not None
+
+    async def refresh(self) -> bool:
+        """Re-read the keys (one read at a time: callers that arrive meanwhile share it)."""
+        if self._inflight is None:
+            self._attempted_at = time.monotonic()
+            self._inflight = asyncio.get_running_loop().create_task(self._load(), name="jwks-refresh")
+            self._inflight.add_done_callback(self._done)
+        return await asyncio.shield(self._inflight)
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._inflight = None
+        if not task.cancelled():
+            task.exception()  # retrieved: _load logs its own failures
+
+    async def _load(self) -> bool:
+        self.fetches += 1
+        try:
+            async with asyncio.timeout(self.settings.timeout_seconds):
+                document = await self._read()
+            keys = {k.get("kid"): k for k in document["keys"] if isinstance(k, dict) and k.get("use", "sig") == "sig"}
+        except (OSError, ValueError, KeyError, TypeError, TimeoutError, httpx.HTTPError, OidcConfigError) as error:
+            log.warning("jwks_read_failed", error_type=type(error).__name__, detail=str(error)[:200])
+            return False
+        self._keys, self._parsed = keys, {}
+        self._loaded_at = time.monotonic()
+        log.info("jwks_loaded", keys=len(keys), source=self.settings.jwks_file or self.settings.issuer)
+        return True
+
+    async def _read(self) -> dict[str, Any]:
+        if self.settings.jwks_file:
+            return json.loads(await asyncio.to_thread(Path(self.settings.jwks_file).read_text, encoding="utf-8"))
+        async with httpx.AsyncClient(timeout=self.settings.timeout_seconds, follow_redirects=False) as client:
+            discovery = (await client.get(self.settings.issuer.rstrip("/") + DISCOVERY_PATH)).raise_for_status().json()
+            if discovery.get("issuer") != self.settings.issuer:
+                raise ValueError("the discovery document names another issuer")
+            jwks_uri = discovery["jwks_uri"]
+            check_url(jwks_uri, "jwks_uri")
+            return (await client.get(jwks_uri)).raise_for_status().json()
+
+    def _may_fetch(self) -> bool:
+        """The rate limit: at most one read per refresh interval, however many tokens ask."""
+        return time.monotonic() - self._attempted_at >= self.settings.refresh_seconds
+
+    def _find(self, kid: str | None) -> dict[str, Any] | None:
+        if kid is not None:
+            return self._keys.get(kid)
+        return next(iter(self._keys.values())) if len(self._keys) == 1 else None  # no kid: only an unambiguous key
+
+    async def key(self, kid: str | None, alg: str) -> jwt.PyJWK:
+        if not self.loaded:
+            if self._may_fetch():
+                await self.refresh()
+            if not self.loaded:
+                raise JwksUnavailable("the issuer's keys (JWKS) could not be read; retry later")
+        elif time.monotonic() - self._loaded_at > KEYS_MAX_AGE_SECONDS and self._inflight is None:
+            asyncio.get_running_loop().create_task(self.refresh(), name="jwks-refresh-old")
+        jwk = self._find(kid)
+        if jwk is None and self._may_fetch():  # a key the issuer added since (rotation)
+            await self.refresh()
+            jwk = self._find(kid)
+        if jwk is None:
+            raise _failed(reason="TOKEN_KEY_UNKNOWN", message="the token's kid names none of the issuer's signing keys")
+        if jwk.get("alg", alg) != alg:
+            raise _failed(reason="TOKEN_ALGORITHM_REJECTED", message="the token's alg is not its key's")
+        parsed = self._parsed.get((kid, alg))
+        if parsed is None:
+            try:
+                parsed = self._parsed[(kid, alg)] = jwt.PyJWK(jwk, algorithm=alg)
+            except jwt.PyJWTError:
+                raise _failed(reason="TOKEN_ALGORITHM_REJECTED", message="the token's alg does not fit its key") from None
+        return parsed
+
+
+_ERRORS: tuple[tuple[type[Exception], dict[str, str]], ...] = (  # PyJWT's error -> the refusal; first match wins
+    (jwt.ExpiredSignatureError, dict(reason="TOKEN_EXPIRED", message="the token has expired")),
+    (jwt.ImmatureSignatureError, dict(reason="TOKEN_NOT_YET_VALID", message="the token is not valid yet (nbf)")),
+    (jwt.InvalidIssuedAtError, dict(reason="TOKEN_NOT_YET_VALID", message="the token was issued in the future (iat)")),
+    (jwt.InvalidAudienceError, dict(reason="TOKEN_AUDIENCE_MISMATCH", message="the token is for another audience")),
+    (jwt.InvalidIssuerError, dict(reason="TOKEN_ISSUER_MISMATCH", message="the token is from another issuer")),
+    (jwt.InvalidSignatureError, dict(reason="TOKEN_SIGNATURE_INVALID", message="the token's signature does not verify")),
+    (jwt.InvalidAlgorithmError, dict(reason="TOKEN_ALGORITHM_REJECTED", message="the token's alg is not accepted")),
+)
+
+
+class JwtVerifier:
+    """Bearer JWT -> Caller."""
+
+    def __init__(self, settings: JwtSettings) -> None:
+        self.settings = settings
+        self.keys = JwksKeys(settings)
+
+    @staticmethod
+    def looks_like_jwt(token: str) -> bool:
+        """A JWS in compact form: three base64url parts (static tokens are never matched as JWTs)."""
+        return token.count(".") == 2
+
+    async def verify(self, token: str) -> Caller:
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            raise _failed(reason="TOKEN_INVALID", message="the bearer token is not a well-formed JWT") from None
+        alg = header.get("alg")
+        if alg not in ALGORITHMS:
+            raise _failed(
+                reason="TOKEN_ALGORITHM_REJECTED", message=f"JWTs must be signed with one of {', '.join(sorted(ALGORITHMS))}"
+            )
+        kid = header.get("kid")
+        key = await self.keys.key(kid if isinstance(kid, str) else None, alg)
+        settings = self.settings
+        try:
+            claims = jwt.decode(
+                token,
+                key.key,
+                algorithms=[alg],
+                audience=settings.audience,
+                issuer=settings.issuer,
+                leeway=settings.leeway_seconds,
+                options={"require": list(REQUIRED_CLAIMS)},
+            )
+        except jwt.MissingRequiredClaimError as error:
+            raise _failed(
+                reason="TOKEN_CLAIM_INVALID", message=f"the token lacks the {error.claim!r} claim", claim=error.claim
+            ) from None
+        except jwt.PyJWTError as error:
+            for kind, refusal in _ERRORS:
+                if isinstance(error, kind):
+                    raise _failed(**refusal) from None
+            raise _failed(reason="TOKEN_INVALID", message="the bearer token is not a valid JWT") from None
+        return self._caller(claims)
+
+    def _caller(self, claims: dict[str, Any]) -> Caller:
+        settings = self.settings
+        tenant = claims.get(settings.tenant_claim)
+        if tenant_problem(tenant):
+            raise _failed(
+                reason="TOKEN_CLAIM_INVALID",
+                message=f"the token's {settings.tenant_claim!r} claim must name a tenant",
+                claim=settings.tenant_claim,
+            )
+        user = claims.get(settings.user_claim) if settings.user_claim else None
+        if user is not None and user_id_problem(user):
+            raise _failed(
+                reason="TOKEN_CLAIM_INVALID",
+                message=f"the token's {settings.user_claim!r} claim is not an end user id",
+                claim=settings.user_claim,
+            )
+        expires = float(claims["exp"]) + settings.leeway_seconds
+        return Caller(tenant, known_scopes(_scope_names(claims)), user, credential=("jwt", expires))
+
+
+def _scope_names(claims: dict[str, Any]) -> list[str]:
+    """OAuth2's `scope` (space-separated) and `scp` (a list, or a string in some issuers)."""
+    names: list[str] = []
+    for claim in ("scope", "scp"):
+        value = claims.get(claim)
+        if isinstance(value, str):
+            names += value.split()
+        elif isinstance(value, list):
+            names += [item for item in value if isinstance(item, str)]
+    return names
