@@ -32,6 +32,7 @@ import asyncio
 import ipaddress
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,8 +103,9 @@ def _failed(*, message: str, reason: str, **metadata: str) -> Unauthenticated:
 class JwksKeys:
     """The issuer's signing keys, cached; re-read on an unknown kid (rate limited) and when old."""
 
-    def __init__(self, settings: JwtSettings) -> None:
+    def __init__(self, settings: JwtSettings, clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
+        self._clock = clock
         self._keys: dict[str | None, dict[str, Any]] = {}
         self._parsed: dict[tuple[str | None, str], jwt.PyJWK] = {}
         self._loaded_at: float | None = None  # monotonic time of the last successful read
@@ -118,7 +120,7 @@ class JwksKeys:
     async def refresh(self) -> bool:
         """Re-read the keys (one read at a time: callers that arrive meanwhile share it)."""
         if self._inflight is None:
-            self._attempted_at = time.monotonic()
+            self._attempted_at = self._clock()
             self._inflight = asyncio.get_running_loop().create_task(self._load(), name="jwks-refresh")
             self._inflight.add_done_callback(self._done)
         return await asyncio.shield(self._inflight)
@@ -138,7 +140,7 @@ class JwksKeys:
             log.warning("jwks_read_failed", error_type=type(error).__name__, detail=str(error)[:200])
             return False
         self._keys, self._parsed = keys, {}
-        self._loaded_at = time.monotonic()
+        self._loaded_at = self._clock()
         log.info("jwks_loaded", keys=len(keys), source=self.settings.jwks_file or self.settings.issuer)
         return True
 
@@ -154,8 +156,9 @@ class JwksKeys:
             return (await client.get(jwks_uri)).raise_for_status().json()
 
     def _may_fetch(self) -> bool:
-        """The rate limit: at most one read per refresh interval, however many tokens ask."""
-        return time.monotonic() - self._attempted_at >= self.settings.refresh_seconds
+        """The rate limit: at most one read per refresh interval, however many tokens ask (a
+        read in flight is joined)."""
+        return self._inflight is not None or self._clock() - self._attempted_at >= self.settings.refresh_seconds
 
     def _find(self, kid: str | None) -> dict[str, Any] | None:
         if kid is not None:
@@ -168,7 +171,7 @@ class JwksKeys:
                 await self.refresh()
             if not self.loaded:
                 raise JwksUnavailable("the issuer's keys (JWKS) could not be read; retry later")
-        elif time.monotonic() - self._loaded_at > KEYS_MAX_AGE_SECONDS and self._inflight is None:
+        elif self._clock() - self._loaded_at > KEYS_MAX_AGE_SECONDS and self._inflight is None:
             asyncio.get_running_loop().create_task(self.refresh(), name="jwks-refresh-old")
         jwk = self._find(kid)
         if jwk is None and self._may_fetch():  # a key the issuer added since (rotation)
@@ -201,9 +204,9 @@ _ERRORS: tuple[tuple[type[Exception], dict[str, str]], ...] = (  # PyJWT's error
 class JwtVerifier:
     """Bearer JWT -> Caller."""
 
-    def __init__(self, settings: JwtSettings) -> None:
+    def __init__(self, settings: JwtSettings, clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
-        self.keys = JwksKeys(settings)
+        self.keys = JwksKeys(settings, clock)
 
     @staticmethod
     def looks_like_jwt(token: str) -> bool:

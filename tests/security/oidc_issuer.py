@@ -1,0 +1,106 @@
+"""An OIDC issuer on loopback for the tests: its discovery document and JWKS served over HTTP
+from a thread, signing keys the test makes (RSA and EC), and tokens it signs (PyJWT).
+
+`jwks_requests` counts the reads of the key set (the rate limit's test); `hang` makes every
+request wait until released (a stuck issuer: reads must time out without blocking the server).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+
+AUDIENCE = "memoryd-test"
+
+
+def rsa_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def public_jwk(key: Any, kid: str, alg: str) -> dict[str, Any]:
+    to_jwk = ECAlgorithm.to_jwk if isinstance(key, ec.EllipticCurvePrivateKey) else RSAAlgorithm.to_jwk
+    return {**json.loads(to_jwk(key.public_key())), "kid": kid, "alg": alg, "use": "sig"}
+
+
+class Issuer:
+    def __init__(self) -> None:
+        self.keys: dict[str, tuple[Any, str]] = {}  # kid -> (private key, alg)
+        self.jwks_requests = 0
+        self.hang = threading.Event()  # set: requests wait until `release`
+        self._release = threading.Event()
+        issuer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                if issuer.hang.is_set():
+                    issuer._release.wait(60)
+                if self.path == "/.well-known/openid-configuration":
+                    body = {"issuer": issuer.url, "jwks_uri": f"{issuer.url}/jwks.json"}
+                elif self.path == "/jwks.json":
+                    issuer.jwks_requests += 1
+                    body = issuer.jwks()
+                else:
+                    self.send_error(404)
+                    return
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                pass  # a reader that gave up (the stuck-issuer test) closed the connection
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, name="test-oidc-issuer", daemon=True)
+        self._thread.start()
+        self.add_key("rsa-1", rsa_key(), "RS256")
+
+    def add_key(self, kid: str, key: Any, alg: str) -> None:
+        self.keys[kid] = (key, alg)
+
+    def jwks(self) -> dict[str, Any]:
+        return {"keys": [public_jwk(key, kid, alg) for kid, (key, alg) in self.keys.items()]}
+
+    def claims(self, **overrides: Any) -> dict[str, Any]:
+        now = int(time.time())
+        claims = {
+            "iss": self.url,
+            "aud": AUDIENCE,
+            "sub": f"client-{uuid.uuid4().hex[:6]}",
+            "iat": now,
+            "exp": now + 600,
+            "tenant": "acme",
+            "scope": "memory:read memory:write",
+        }
+        claims.update(overrides)
+        return {k: v for k, v in claims.items() if v is not None}  # None: leave the claim out
+
+    def token(self, *, kid: str = "rsa-1", key: Any = None, alg: str | None = None, **claims: Any) -> str:
+        """A token signed with the key of `kid` (or `key`), claims as `claims()` with overrides."""
+        own_key, own_alg = self.keys.get(kid, (None, "RS256"))
+        return jwt.encode(self.claims(**claims), key or own_key, algorithm=alg or own_alg, headers={"kid": kid})
+
+    def release(self) -> None:
+        self._release.set()
+
+    def close(self) -> None:
+        self.release()
+        self._server.shutdown()
+        self._server.server_close()
