@@ -3,16 +3,22 @@ from a thread, signing keys the test makes (RSA and EC), and tokens it signs (Py
 
 `jwks_requests` counts the reads of the key set (the rate limit's test); `hang` makes every
 request wait until released (a stuck issuer: reads must time out without blocking the server).
+`GET /mint?tenant=..&lifetime=..` answers a fresh token as text: the Go, TypeScript and Java
+client tests get their JWTs there (run as `python -m tests.security.oidc_issuer --port-file F`,
+as they run the fault proxy), so no test outside Python signs a JWT itself.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -42,6 +48,17 @@ class Issuer:
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 if issuer.hang.is_set():
                     issuer._release.wait(60)
+                url = urlsplit(self.path)
+                if url.path == "/mint":
+                    query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                    lifetime = int(query.pop("lifetime", "600"))
+                    token = issuer.token(exp=int(time.time()) + lifetime, **query).encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "text/plain")
+                    self.send_header("content-length", str(len(token)))
+                    self.end_headers()
+                    self.wfile.write(token)
+                    return
                 if self.path == "/.well-known/openid-configuration":
                     body = {"issuer": issuer.url, "jwks_uri": f"{issuer.url}/jwks.json"}
                 elif self.path == "/jwks.json":
@@ -104,3 +121,18 @@ class Issuer:
         self.release()
         self._server.shutdown()
         self._server.server_close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="A loopback OIDC issuer for the client tests")
+    parser.add_argument("--port-file", required=True)
+    args = parser.parse_args()
+    issuer = Issuer()
+    with open(args.port_file + ".tmp", "w") as out:
+        out.write(issuer.url.rsplit(":", 1)[1])
+    os.replace(args.port_file + ".tmp", args.port_file)
+    threading.Event().wait()  # until killed
+
+
+if __name__ == "__main__":
+    main()

@@ -19,6 +19,7 @@ import (
 	"crypto/tls"
 	_ "embed"
 	"encoding/hex"
+	"errors"
 	"time"
 
 	"google.golang.org/grpc"
@@ -41,6 +42,8 @@ const DefaultTimeout = 10 * time.Second
 
 // Client is a connection to memoryd and the stubs of its six services.
 type Client struct {
+	renewsTokens bool // a TokenProvider gives each call its token: a Watch resumes after its token expired
+
 	Conn      *grpc.ClientConn
 	Memory    memorydv1.MemoryServiceClient
 	Metadata  memorydv1.MetadataServiceClient
@@ -53,6 +56,7 @@ type Client struct {
 type settings struct {
 	creds         credentials.TransportCredentials
 	token         string
+	tokenProvider TokenProvider
 	timeout       time.Duration
 	serviceConfig string
 	dialOptions   []grpc.DialOption
@@ -63,6 +67,19 @@ type Option func(*settings)
 
 // WithToken sends `authorization: Bearer <token>` on every call.
 func WithToken(token string) Option { return func(s *settings) { s.token = token } }
+
+// TokenProvider gives the bearer token of the next call. It is called for
+// every call and every (re)opening of a Watch stream, so it can hand out a
+// fresh JWT before the old one expires (cache the token and refresh it near
+// its exp: it is called often). An error fails the call.
+type TokenProvider func(ctx context.Context) (string, error)
+
+// WithTokenProvider sends the provider's token on every call instead of a
+// fixed one. A Watch stream the server ends because its token expired
+// (UNAUTHENTICATED, reason TOKEN_EXPIRED) then resumes with the next token.
+func WithTokenProvider(provider TokenProvider) Option {
+	return func(s *settings) { s.tokenProvider = provider }
+}
 
 // WithTLS connects over TLS (mTLS when cfg has client certificates); the
 // default is a plaintext connection, what the embedded server serves on loopback.
@@ -99,21 +116,27 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	} else {
 		dial = append(dial, grpc.WithDisableRetry())
 	}
-	if s.token != "" {
+	switch {
+	case s.token != "" && s.tokenProvider != nil:
+		return nil, errors.New("memoryd: pass WithToken or WithTokenProvider, not both")
+	case s.token != "":
 		dial = append(dial, grpc.WithPerRPCCredentials(bearer(s.token)))
+	case s.tokenProvider != nil:
+		dial = append(dial, grpc.WithPerRPCCredentials(s.tokenProvider))
 	}
 	conn, err := grpc.NewClient(target, append(dial, s.dialOptions...)...)
 	if err != nil {
 		return nil, err
 	}
 	return &Client{
-		Conn:      conn,
-		Memory:    memorydv1.NewMemoryServiceClient(conn),
-		Metadata:  memorydv1.NewMetadataServiceClient(conn),
-		Events:    memorydv1.NewEventServiceClient(conn),
-		Vectors:   memorydv1.NewVectorServiceClient(conn),
-		Summaries: memorydv1.NewSummaryServiceClient(conn),
-		Entries:   memorydv1.NewEntryServiceClient(conn),
+		renewsTokens: s.tokenProvider != nil,
+		Conn:         conn,
+		Memory:       memorydv1.NewMemoryServiceClient(conn),
+		Metadata:     memorydv1.NewMetadataServiceClient(conn),
+		Events:       memorydv1.NewEventServiceClient(conn),
+		Vectors:      memorydv1.NewVectorServiceClient(conn),
+		Summaries:    memorydv1.NewSummaryServiceClient(conn),
+		Entries:      memorydv1.NewEntryServiceClient(conn),
 	}, nil
 }
 
@@ -130,6 +153,18 @@ func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]strin
 // RequireTransportSecurity is false: loopback servers run without TLS. Use
 // WithTLS for anything else, or the token travels in plaintext.
 func (bearer) RequireTransportSecurity() bool { return false }
+
+// GetRequestMetadata asks the provider for the call's token.
+func (p TokenProvider) GetRequestMetadata(ctx context.Context, _ ...string) (map[string]string, error) {
+	token, err := p(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"authorization": "Bearer " + token}, nil
+}
+
+// RequireTransportSecurity is false, as for WithToken.
+func (TokenProvider) RequireTransportSecurity() bool { return false }
 
 func defaultDeadline(timeout time.Duration) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {

@@ -12,6 +12,10 @@ import (
 // older than the server's retention (Metadata["oldest_seq"] says where the log starts).
 const ReasonEventsCompacted = "EVENTS_COMPACTED"
 
+// ReasonTokenExpired is the ErrorInfo reason of a call or Watch stream whose
+// JWT expired; a client with a TokenProvider gets a fresh one.
+const ReasonTokenExpired = "TOKEN_EXPIRED"
+
 // Error is a failed call's status with the google.rpc details memoryd
 // attaches (AIP-193): branch on Reason (ErrorInfo) or read FieldViolations
 // (BadRequest) instead of parsing message text.

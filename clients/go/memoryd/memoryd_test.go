@@ -5,12 +5,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/memoryd/memoryd/clients/go/internal/memorydtest"
 	"github.com/memoryd/memoryd/clients/go/memoryd"
@@ -207,5 +211,81 @@ func TestTheBearerTokenSelectsTheTenant(t *testing.T) {
 	_, err := anonymous.Memory.GetHistory(context.Background(), &memorydv1.GetHistoryRequest{SessionId: session})
 	if code := memoryd.ErrorOf(err).Code; code != codes.Unauthenticated {
 		t.Errorf("without a token: %v, want Unauthenticated", code)
+	}
+}
+
+// jwtServer is memoryd verifying JWTs of the test issuer (no leeway), and a
+// provider minting tokens of tenant that live lifetime, counting its calls.
+func jwtServer(t *testing.T, tenant string, lifetime int) (*memorydtest.Server, memoryd.TokenProvider, *atomic.Int32, *atomic.Bool) {
+	t.Helper()
+	issuer := memorydtest.StartIssuer(t)
+	server := memorydtest.Start(t, "MEMORYD_OIDC_ISSUER=http://"+issuer.Addr, "MEMORYD_JWT_AUDIENCE=memoryd-test",
+		"MEMORYD_JWT_LEEWAY_SECONDS=0")
+	calls, broken := &atomic.Int32{}, &atomic.Bool{}
+	provider := func(ctx context.Context) (string, error) {
+		calls.Add(1)
+		if broken.Load() {
+			return "not.a.token", nil
+		}
+		url := fmt.Sprintf("http://%s/mint?tenant=%s&lifetime=%d", issuer.Addr, tenant, lifetime)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return "", err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		token, err := io.ReadAll(resp.Body)
+		return string(token), err
+	}
+	return server, provider, calls, broken
+}
+
+func TestTheTokenProviderGivesEveryCallItsToken(t *testing.T) {
+	server, provider, calls, broken := jwtServer(t, unique("t-"), 600)
+	client := dial(t, server.Addr, memoryd.WithTokenProvider(provider))
+	session := unique("go-")
+	save(t, context.Background(), client, session, "hi")
+	if n := historyLen(t, client, session); n != 1 || calls.Load() != 2 {
+		t.Fatalf("history %d, provider called %d times; want 1 and 2", n, calls.Load())
+	}
+	broken.Store(true) // the server sees the provider's token, call by call
+	_, err := client.Memory.GetHistory(context.Background(), &memorydv1.GetHistoryRequest{SessionId: session})
+	if e := memoryd.ErrorOf(err); e.Code != codes.Unauthenticated || e.Reason != "TOKEN_INVALID" {
+		t.Fatalf("a junk token: %v %q, want Unauthenticated TOKEN_INVALID", e.Code, e.Reason)
+	}
+	broken.Store(false)
+	if n := historyLen(t, client, session); n != 1 {
+		t.Fatalf("history %d after the provider recovered, want 1", n)
+	}
+	if _, err := memoryd.Dial(server.Addr, memoryd.WithToken("x"), memoryd.WithTokenProvider(provider)); err == nil {
+		t.Fatal("Dial took both a token and a token provider")
+	}
+}
+
+func TestAWatchResumesWithAFreshTokenWhenItsTokenExpires(t *testing.T) {
+	server, provider, _, _ := jwtServer(t, unique("t-"), 2)
+	client := dial(t, server.Addr, memoryd.WithTokenProvider(provider))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	watch := client.Watch(ctx, &memorydv1.WatchRequest{AfterSeq: proto.Int64(0)})
+	defer watch.Close()
+	if err := watch.Started(); err != nil {
+		t.Fatal(err)
+	}
+	var seqs []int64
+	for i := range 3 { // each save after the previous token expired: the stream ends and resumes
+		save(t, ctx, client, "w", fmt.Sprintf("m%d", i))
+		event, err := watch.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, event.GetMessagesAppended().GetMessages()[0].GetSeq())
+		time.Sleep(2500 * time.Millisecond)
+	}
+	if !slices.Equal(seqs, []int64{1, 2, 3}) || watch.Reconnects() < 1 {
+		t.Fatalf("seqs %v after %d reconnects; want [1 2 3] and a reconnect", seqs, watch.Reconnects())
 	}
 }

@@ -23,7 +23,9 @@ const (
 // Watcher streams EventService.Watch and resumes from its last seq.
 //
 // When the stream ends with UNAVAILABLE, RESOURCE_EXHAUSTED (the watcher
-// fell behind) or cleanly (a server shutting down), the Watcher reopens it
+// fell behind), cleanly (a server shutting down) or, on a client with a
+// TokenProvider, with UNAUTHENTICATED reason TOKEN_EXPIRED (servers end a
+// stream when its token expires), the Watcher reopens it
 // with after_seq = the seq of the last event it delivered, or of the latest
 // progress notification, so every event arrives exactly once. A resume point
 // older than the server's retention fails with OUT_OF_RANGE, reason
@@ -32,6 +34,7 @@ const (
 // Next is for one goroutine; Close may be called from any.
 type Watcher struct {
 	events  memorydv1.EventServiceClient
+	renew   bool // resume after the token expired (the client has a TokenProvider)
 	filters *memorydv1.WatchRequest
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -51,7 +54,7 @@ func (c *Client) Watch(ctx context.Context, req *memorydv1.WatchRequest) *Watche
 	ctx, cancel := context.WithCancel(ctx)
 	filters := proto.CloneOf(req)
 	filters.AfterSeq = nil
-	w := &Watcher{events: c.Events, filters: filters, ctx: ctx, cancel: cancel}
+	w := &Watcher{events: c.Events, renew: c.renewsTokens, filters: filters, ctx: ctx, cancel: cancel}
 	if req.AfterSeq != nil {
 		w.lastSeq, w.hasSeq = req.GetAfterSeq(), true
 	}
@@ -147,6 +150,17 @@ func (w *Watcher) receive(resp *memorydv1.WatchResponse) *memorydv1.Event {
 	return nil
 }
 
+// resumable says whether a stream that ended with err may be reopened from its last seq.
+func (w *Watcher) resumable(err error) bool {
+	switch code := status.Code(err); {
+	case errors.Is(err, io.EOF), code == codes.Unavailable, code == codes.ResourceExhausted:
+		return true
+	case code == codes.Unauthenticated:
+		return w.renew && ErrorOf(err).Reason == ReasonTokenExpired
+	}
+	return false
+}
+
 // ended handles the end of a stream: nil after waiting to reopen it, else the error to return.
 func (w *Watcher) ended(stream memorydv1.EventService_WatchClient, err error) error {
 	w.mu.Lock()
@@ -158,7 +172,7 @@ func (w *Watcher) ended(stream memorydv1.EventService_WatchClient, err error) er
 		w.mu.Unlock()
 		return ctxErr
 	}
-	if code := status.Code(err); !errors.Is(err, io.EOF) && code != codes.Unavailable && code != codes.ResourceExhausted {
+	if !w.resumable(err) {
 		w.mu.Unlock()
 		return err
 	}

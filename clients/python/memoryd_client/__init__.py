@@ -19,7 +19,7 @@ from memoryd.v1.message_pb2 import Message, Segment, SessionAttributes, SessionM
 from memoryd.v1.vector_service_pb2 import RecallRoles, RecallScope, VectorPoint
 
 from .client import MemoryClient
-from .connection import DEFAULT_TIMEOUT
+from .connection import DEFAULT_TIMEOUT, TokenProvider
 from .errors import (
     AbortedError,
     AlreadyExistsError,
@@ -80,6 +80,7 @@ __all__ = [
     "SessionMessage",
     "SyncEventWatch",
     "SyncMemoryClient",
+    "TokenProvider",
     "ToolCall",
     "UnauthenticatedError",
     "UnavailableError",

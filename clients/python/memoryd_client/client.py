@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
 
-from .connection import Connection
+from .connection import Connection, bearer_metadata
 from .errors import from_rpc_error
 from .idempotency import AsyncIdempotencyKeyInterceptor
 from .watch import EventWatch, Resumption
@@ -53,7 +54,7 @@ class MemoryClient(Connection):
         self, method: Callable[..., Awaitable[Any]], request: Any, timeout: float | None, result: Callable[[Any], Response]
     ) -> Response:
         try:
-            response = await method(request, **self._call_options(timeout))
+            response = await method(request, timeout=self._deadline(timeout), metadata=await self._metadata())
         except grpc.aio.AioRpcError as err:
             raise from_rpc_error(err) from None
         return result(response)
@@ -69,4 +70,15 @@ class MemoryClient(Connection):
                 return
 
     def _watch(self, state: Resumption) -> EventWatch:
-        return EventWatch(self.events, state, lambda: self._call_metadata)
+        state.resume_on_expiry = self._token_provider is not None
+        return EventWatch(self.events, state, self._metadata)
+
+    async def _metadata(self) -> tuple[tuple[str, str], ...]:
+        """The call's bearer metadata: the token provider's token (awaited when it is a
+        coroutine), or the fixed one."""
+        if self._token_provider is None:
+            return self._call_metadata
+        token = self._token_provider()
+        if inspect.isawaitable(token):
+            token = await token
+        return bearer_metadata(token)

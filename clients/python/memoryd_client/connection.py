@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -37,8 +37,15 @@ def channel_options(retry: Mapping[str, Any] | None, options: Sequence[tuple[str
     return result
 
 
-def _bearer(token: str | None) -> tuple[tuple[str, str], ...]:
+def bearer_metadata(token: str | None) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+TokenProvider = Callable[[], "str | None | Awaitable[str | None]"]
+"""Gives the bearer token for the next call: called before every unary call and every
+(re)opening of a Watch stream, so it can hand out a fresh JWT before the old one expires
+(cache the token and refresh it near its `exp`: it is called often). Sync clients take a
+plain function; MemoryClient also takes an async one."""
 
 
 class Connection(Methods):
@@ -51,6 +58,10 @@ class Connection(Methods):
     Args:
         target: "host:port" of the server.
         token: bearer token sent as `authorization: Bearer <token>` on every call.
+        token_provider: instead of `token`, a function giving the token for each call
+            (TokenProvider): for JWTs that expire. A Watch stream the server ends
+            because its token expired (UNAUTHENTICATED, TOKEN_EXPIRED) reconnects with
+            the provider's next token.
         credentials: TLS channel credentials (grpc.ssl_channel_credentials(...));
             None means a plaintext channel (what the embedded default serves on loopback).
         timeout: default deadline in seconds of every unary call; each method
@@ -65,6 +76,7 @@ class Connection(Methods):
         target: str = "127.0.0.1:50051",
         *,
         token: str | None = None,
+        token_provider: TokenProvider | None = None,
         credentials: grpc.ChannelCredentials | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         retry: Mapping[str, Any] | None = DEFAULT_RETRY,
@@ -73,7 +85,10 @@ class Connection(Methods):
         channel = self._open_channel(target, credentials, channel_options(retry, options))
         self.channel = channel
         self.timeout = timeout
-        self._call_metadata = _bearer(token)
+        if token is not None and token_provider is not None:
+            raise ValueError("pass either token or token_provider")
+        self._call_metadata = bearer_metadata(token)
+        self._token_provider = token_provider
         self.memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
         self.metadata = metadata_service_pb2_grpc.MetadataServiceStub(channel)
         self.events = event_service_pb2_grpc.EventServiceStub(channel)
@@ -93,7 +108,8 @@ class Connection(Methods):
         MCP server over HTTP). Close only the original: the copy shares its channel.
         """
         other = copy.copy(self)
-        other._call_metadata = _bearer(token)
+        other._call_metadata = bearer_metadata(token)
+        other._token_provider = None
         return other
 
     def _run(self, call: Call[Any]) -> Any:
@@ -108,8 +124,8 @@ class Connection(Methods):
     def _invoke(self, method: Callable[..., Any], request: Any, timeout: float | None, result: Callable[[Any], Any]) -> Any:
         raise NotImplementedError  # sync or async: the client classes
 
-    def _call_options(self, timeout: float | None) -> dict[str, Any]:
-        return {"timeout": self.timeout if timeout is None else timeout, "metadata": self._call_metadata}
+    def _deadline(self, timeout: float | None) -> float:
+        return self.timeout if timeout is None else timeout
 
     def watch(
         self,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
 
-from .connection import Connection
+from .connection import Connection, bearer_metadata
 from .errors import from_rpc_error
 from .idempotency import IdempotencyKeyInterceptor
 from .watch import Resumption, SyncEventWatch
@@ -51,7 +52,7 @@ class SyncMemoryClient(Connection):
         self, method: Callable[..., Any], request: Any, timeout: float | None, result: Callable[[Any], Response]
     ) -> Response:
         try:
-            response = method(request, **self._call_options(timeout))
+            response = method(request, timeout=self._deadline(timeout), metadata=self._metadata())
         except grpc.RpcError as err:
             raise from_rpc_error(err) from None
         return result(response)
@@ -67,4 +68,16 @@ class SyncMemoryClient(Connection):
                 return
 
     def _watch(self, state: Resumption) -> SyncEventWatch:
-        return SyncEventWatch(self.events, state, lambda: self._call_metadata)
+        state.resume_on_expiry = self._token_provider is not None
+        return SyncEventWatch(self.events, state, self._metadata)
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        """The call's bearer metadata: the token provider's token, or the fixed one."""
+        if self._token_provider is None:
+            return self._call_metadata
+        token = self._token_provider()
+        if inspect.isawaitable(token):
+            if inspect.iscoroutine(token):
+                token.close()  # never awaited: close it, no warning
+            raise TypeError("SyncMemoryClient needs a synchronous token_provider (MemoryClient takes async ones)")
+        return bearer_metadata(token)

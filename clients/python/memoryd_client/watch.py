@@ -7,7 +7,8 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
 
 import grpc
 
@@ -22,6 +23,7 @@ logger = logging.getLogger(__name__)
 # or it refused the stream at its Watch stream limit (RESOURCE_EXHAUSTED, reason
 # TOO_MANY_WATCH_STREAMS; older servers also ended a slow subscriber this way).
 RESUMABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED})
+TOKEN_EXPIRED = "TOKEN_EXPIRED"
 
 
 class Resumption:
@@ -50,6 +52,9 @@ class Resumption:
         self.max_backoff = max_backoff
         self.failures = 0  # consecutive reopenings without receiving anything
         self.reconnects = 0
+        # With a token provider, a stream the server ended because its token expired is
+        # reopened with the provider's next token (servers end streams at a JWT's expiry).
+        self.resume_on_expiry = False
 
     def request(self) -> event_service_pb2.WatchRequest:
         return event_service_pb2.WatchRequest(
@@ -66,6 +71,13 @@ class Resumption:
             self.last_seq = max(self.last_seq or 0, response.progress.latest_seq)
         return None
 
+    def _expired_and_renewable(self, error: grpc.RpcError) -> bool:
+        return (
+            self.resume_on_expiry
+            and error.code() == grpc.StatusCode.UNAUTHENTICATED  # type: ignore[attr-defined]
+            and from_rpc_error(error).reason == TOKEN_EXPIRED
+        )
+
     def ended(self, error: grpc.RpcError | None) -> float:
         """The stream ended (cleanly when `error` is None): seconds to wait before reopening.
 
@@ -73,7 +85,7 @@ class Resumption:
         after `max_reconnects` consecutive failed reopenings.
         """
         code = error.code() if error is not None else None  # type: ignore[attr-defined]
-        if error is not None and code not in RESUMABLE:
+        if error is not None and code not in RESUMABLE and not self._expired_and_renewable(error):
             raise from_rpc_error(error) from None
         why = code.name if code is not None else "end of stream"
         if self.max_reconnects is not None and self.failures >= self.max_reconnects:
@@ -88,7 +100,7 @@ class Resumption:
 class _Watch:
     """What both iterators expose."""
 
-    def __init__(self, state: Resumption, metadata: Callable[[], tuple[tuple[str, str], ...]]) -> None:
+    def __init__(self, state: Resumption, metadata: Callable[[], Any]) -> None:
         self._state = state
         self._metadata = metadata
         self._closed = False
@@ -117,20 +129,23 @@ class EventWatch(_Watch):
     """
 
     def __init__(
-        self, stub: event_service_pb2_grpc.EventServiceStub, state: Resumption, metadata: Callable[[], tuple[tuple[str, str], ...]]
+        self,
+        stub: event_service_pb2_grpc.EventServiceStub,
+        state: Resumption,
+        metadata: Callable[[], Awaitable[tuple[tuple[str, str], ...]]],
     ) -> None:
         super().__init__(state, metadata)
         self._stub = stub
         self._call: grpc.aio.UnaryStreamCall | None = None
 
-    def _open(self) -> grpc.aio.UnaryStreamCall:
-        return self._stub.Watch(self._state.request(), metadata=self._metadata())
+    async def _open(self) -> grpc.aio.UnaryStreamCall:
+        return self._stub.Watch(self._state.request(), metadata=await self._metadata())
 
     async def started(self) -> None:
         """Opens the stream now and waits until the server has registered the watch
         (it sends its response headers then); from here on no event is missed."""
         if self._call is None:
-            self._call = self._open()
+            self._call = await self._open()
         try:
             await self._call.initial_metadata()
         except grpc.aio.AioRpcError as err:
@@ -143,7 +158,7 @@ class EventWatch(_Watch):
     async def __anext__(self) -> event_pb2.Event:
         while not self._closed:
             if self._call is None:
-                self._call = self._open()
+                self._call = await self._open()
             try:
                 response = await self._call.read()
             except grpc.aio.AioRpcError as err:

@@ -11,6 +11,9 @@ import {
 /** ErrorInfo reason of a Watch resumed from a seq older than retention (metadata.oldest_seq). */
 export const REASON_EVENTS_COMPACTED = "EVENTS_COMPACTED";
 
+/** ErrorInfo reason of a call or Watch stream whose JWT expired (a tokenProvider gives a fresh one). */
+export const REASON_TOKEN_EXPIRED = "TOKEN_EXPIRED";
+
 export interface ErrorDetails {
   code: Code;
   message: string;

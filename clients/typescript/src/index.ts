@@ -37,6 +37,14 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 export interface MemoryClientOptions {
   /** Bearer token, sent as `authorization: Bearer <token>` on every call. */
   token?: string;
+  /**
+   * Instead of `token`: gives the bearer token of each call, called for every
+   * call and every (re)opening of a Watch stream, so it can hand out a fresh JWT
+   * before the old one expires (cache it and refresh near its exp). Pass
+   * `renewsTokens: true` to watchEvents so a stream the server ends at its
+   * token's expiry resumes with the next token.
+   */
+  tokenProvider?: TokenProvider;
   /** Deadline of unary calls in ms (default 10 s); a call's own `timeoutMs` wins. */
   timeoutMs?: number;
   /** TLS (mTLS with cert and key): PEM contents. Implied by an https:// address. */
@@ -63,7 +71,9 @@ export interface MemoryClients {
  */
 export function createMemoryClients(address: string, options: MemoryClientOptions = {}): MemoryClients {
   const interceptors = [...(options.interceptors ?? [])];
-  if (options.token) interceptors.push(bearer(options.token));
+  if (options.token && options.tokenProvider) throw new Error("pass either token or tokenProvider");
+  if (options.token) interceptors.push(bearer(() => options.token!));
+  if (options.tokenProvider) interceptors.push(bearer(options.tokenProvider));
   interceptors.push(idempotencyKeys); // outside the retries: one key per call, on every attempt
   const serviceConfig = options.serviceConfig === undefined ? SERVICE_CONFIG : options.serviceConfig;
   if (serviceConfig !== null) interceptors.push(retryInterceptor(serviceConfig));
@@ -84,9 +94,12 @@ export function createMemoryClients(address: string, options: MemoryClientOption
   };
 }
 
-function bearer(token: string): Interceptor {
+/** Gives the bearer token of the next call (see MemoryClientOptions.tokenProvider). */
+export type TokenProvider = () => string | Promise<string>;
+
+function bearer(token: TokenProvider): Interceptor {
   return (next) => async (req) => {
-    req.header.set("authorization", `Bearer ${token}`);
+    req.header.set("authorization", `Bearer ${await token()}`);
     return next(req);
   };
 }

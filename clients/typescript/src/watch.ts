@@ -2,6 +2,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 
+import { errorDetails, REASON_TOKEN_EXPIRED } from "./errors.js";
 import type { Event } from "./gen/memoryd/v1/event_pb.js";
 import {
   EventService,
@@ -18,6 +19,12 @@ export interface WatchOptions {
   headers?: Record<string, string>;
   initialBackoffMs?: number; // 100
   maxBackoffMs?: number; // 5000
+  /**
+   * The clients have a tokenProvider: a stream the server ends because its
+   * token expired (UNAUTHENTICATED, reason TOKEN_EXPIRED) resumes with the
+   * provider's next token.
+   */
+  renewsTokens?: boolean;
 }
 
 /**
@@ -134,10 +141,15 @@ export class EventWatch implements AsyncIterableIterator<Event> {
     return undefined;
   }
 
+  private expiredAndRenewable(error: ConnectError): boolean {
+    return this.options.renewsTokens === true && error.code === Code.Unauthenticated
+      && errorDetails(error).reason === REASON_TOKEN_EXPIRED;
+  }
+
   private async ended(error: ConnectError | undefined): Promise<void> {
     this.stream?.abort.abort();
     this.stream = undefined;
-    if (error !== undefined && !RESUMABLE.has(error.code)) throw error;
+    if (error !== undefined && !RESUMABLE.has(error.code) && !this.expiredAndRenewable(error)) throw error;
     const initial = this.options.initialBackoffMs ?? 100;
     const backoff = Math.min(this.options.maxBackoffMs ?? 5000, initial * 2 ** this.failures);
     this.failures++;

@@ -16,7 +16,7 @@ import {
   watchEvents,
   type MemoryClients,
 } from "../src/index.js";
-import { memorydExecutable, startMemoryd, startProxy, type Memoryd } from "./memoryd.js";
+import { memorydExecutable, startIssuer, startMemoryd, startProxy, type Memoryd } from "./memoryd.js";
 
 const bin = memorydExecutable();
 const required = process.env.MEMORYD_REQUIRE_SERVER === "1";
@@ -156,6 +156,72 @@ describe("memoryd over gRPC", { skip: bin ? false : "memoryd not found (set MEMO
       );
     } finally {
       await secured.stop();
+    }
+  });
+});
+
+describe("token provider", { skip: bin ? false : "memoryd not found (set MEMORYD_BIN)" }, () => {
+  let issuer: Memoryd;
+  let server: Memoryd;
+  before(async () => {
+    issuer = await startIssuer(bin!);
+    server = await startMemoryd(bin!, {
+      MEMORYD_OIDC_ISSUER: `http://${issuer.address}`,
+      MEMORYD_JWT_AUDIENCE: "memoryd-test",
+      MEMORYD_JWT_LEEWAY_SECONDS: "0",
+    });
+  });
+  after(async () => {
+    await server?.stop();
+    await issuer?.stop();
+  });
+
+  /** A provider minting tokens of `tenant` living `lifetime` s; counts its calls, or gives junk when broken. */
+  const minting = (tenant: string, lifetime: number) => {
+    const state = { calls: 0, broken: false };
+    const provider = async () => {
+      state.calls++;
+      if (state.broken) return "not.a.token";
+      return (await fetch(`http://${issuer.address}/mint?tenant=${tenant}&lifetime=${lifetime}`)).text();
+    };
+    return { state, provider };
+  };
+
+  it("gives every call the provider's token", async () => {
+    const { state, provider } = minting(`t-${randomUUID()}`, 600);
+    const clients = createMemoryClients(server.address, { tokenProvider: provider });
+    const sessionId = session();
+    await clients.memory.saveMessage({ sessionId, message: user("hi") });
+    assert.equal((await clients.memory.getHistory({ sessionId })).messages.length, 1);
+    assert.equal(state.calls, 2);
+    state.broken = true; // the server sees the provider's token, call by call
+    await assert.rejects(clients.memory.getHistory({ sessionId }), (e: unknown) => {
+      const details = errorDetails(e);
+      return details.code === Code.Unauthenticated && details.reason === "TOKEN_INVALID";
+    });
+    state.broken = false;
+    assert.equal((await clients.memory.getHistory({ sessionId })).messages.length, 1);
+    assert.throws(() => createMemoryClients(server.address, { token: "x", tokenProvider: provider }));
+  });
+
+  it("resumes a watch with a fresh token when its token expires", async () => {
+    const { provider } = minting(`t-${randomUUID()}`, 2);
+    const clients = createMemoryClients(server.address, { tokenProvider: provider });
+    const watch = watchEvents(clients.events, { afterSeq: 0n }, { renewsTokens: true });
+    try {
+      await watch.started();
+      const seqs: bigint[] = [];
+      for (let i = 0; i < 3; i++) { // each save after the previous token expired: the stream ends and resumes
+        await clients.memory.saveMessage({ sessionId: "w", message: user(`m${i}`) });
+        const { value } = await watch.next();
+        assert.equal(value!.payload.case, "messagesAppended");
+        seqs.push((value!.payload.value as { messages: { seq: bigint }[] }).messages[0].seq);
+        await new Promise((resolve) => setTimeout(resolve, 2500));
+      }
+      assert.deepEqual(seqs, [1n, 2n, 3n]);
+      assert.ok(watch.reconnects >= 1);
+    } finally {
+      watch.close();
     }
   });
 });

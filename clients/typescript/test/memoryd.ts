@@ -46,6 +46,19 @@ export async function startProxy(bin: string, upstream: Memoryd): Promise<Memory
   return serve(join(dirname(bin), "python"), args, { cwd: repository() }, dir, portFile);
 }
 
+/**
+ * The test OIDC issuer of tests/security/oidc_issuer.py: discovery document and
+ * JWKS on loopback (serve memoryd with MEMORYD_OIDC_ISSUER=http://<address> and
+ * MEMORYD_JWT_AUDIENCE=memoryd-test), and GET /mint?tenant=..&lifetime=<s>,
+ * which answers a token it signed.
+ */
+export async function startIssuer(bin: string): Promise<Memoryd> {
+  const dir = mkdtempSync(join(tmpdir(), "memoryd-issuer-"));
+  const portFile = join(dir, "port");
+  const args = ["-m", "tests.security.oidc_issuer", "--port-file", portFile];
+  return serve(join(dirname(bin), "python"), args, { cwd: repository() }, dir, portFile);
+}
+
 async function serve(
   command: string,
   args: string[],

@@ -50,14 +50,31 @@ func Start(t testing.TB, env ...string) *Server {
 // and memoryd-test-cut (see tests/clients/live.py).
 func StartProxy(t testing.TB, upstream *Server) *Server {
 	t.Helper()
+	return startPython(t, "tests.clients.fault_proxy", "--upstream", upstream.Addr)
+}
+
+// StartIssuer runs the test OIDC issuer of tests/security/oidc_issuer.py: a
+// discovery document and JWKS on loopback (serve memoryd with
+// MEMORYD_OIDC_ISSUER=http://<Addr> and MEMORYD_JWT_AUDIENCE=memoryd-test),
+// and GET /mint?tenant=..&lifetime=<seconds>, which answers a token it signed.
+func StartIssuer(t testing.TB) *Server {
+	t.Helper()
+	return startPython(t, "tests.security.oidc_issuer")
+}
+
+// startPython runs a module of the repository's tests (with the Python next
+// to the memoryd executable, from the repository's root) that writes its
+// port to the file named by --port-file.
+func startPython(t testing.TB, module string, args ...string) *Server {
+	t.Helper()
 	bin := memoryd(t)
 	root, err := repository()
 	if err != nil {
 		t.Fatal(err)
 	}
 	portFile := filepath.Join(t.TempDir(), "port")
-	cmd := exec.Command(filepath.Join(filepath.Dir(bin), "python"), "-m", "tests.clients.fault_proxy",
-		"--upstream", upstream.Addr, "--port-file", portFile)
+	argv := append([]string{"-m", module}, append(args, "--port-file", portFile)...)
+	cmd := exec.Command(filepath.Join(filepath.Dir(bin), "python"), argv...)
 	cmd.Dir = root
 	return spawn(t, cmd, portFile)
 }

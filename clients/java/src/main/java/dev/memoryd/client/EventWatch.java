@@ -21,8 +21,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * EventService.Watch that resumes from its last seq: the events, in seq order, across reconnects.
  *
- * <p>When the stream ends with UNAVAILABLE, RESOURCE_EXHAUSTED (the watcher fell behind) or
- * cleanly (a server shutting down), the watch reopens it with {@code after_seq} = the seq of the
+ * <p>When the stream ends with UNAVAILABLE, RESOURCE_EXHAUSTED (the watcher fell behind),
+ * cleanly (a server shutting down) or, on a client with a token provider, with UNAUTHENTICATED
+ * reason TOKEN_EXPIRED (servers end a stream when its token expires), the watch reopens it with {@code after_seq} = the seq of the
  * last event it delivered, or of the latest progress notification, so every event arrives exactly
  * once. A resume point older than the server's retention fails with OUT_OF_RANGE, reason
  * EVENTS_COMPACTED ({@link MemorydError#reason}): resync, then watch again. Not thread-safe except
@@ -33,6 +34,7 @@ public final class EventWatch implements AutoCloseable {
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
 
   private final Channel channel;
+  private final boolean renewsTokens; // the client has a token provider: resume after expiry
   private final WatchRequest filters;
   private Long lastSeq;
   private int reconnects;
@@ -40,8 +42,9 @@ public final class EventWatch implements AutoCloseable {
   private volatile boolean closed;
   private Stream stream;
 
-  EventWatch(Channel channel, WatchRequest request) {
+  EventWatch(Channel channel, WatchRequest request, boolean renewsTokens) {
     this.channel = channel;
+    this.renewsTokens = renewsTokens;
     this.filters = request.toBuilder().clearAfterSeq().build();
     this.lastSeq = request.hasAfterSeq() ? request.getAfterSeq() : null;
   }
@@ -138,7 +141,11 @@ public final class EventWatch implements AutoCloseable {
       return;
     }
     Status.Code code = end.status().getCode();
-    if (code != Status.Code.OK && code != Status.Code.UNAVAILABLE && code != Status.Code.RESOURCE_EXHAUSTED) {
+    boolean expired =
+        renewsTokens
+            && code == Status.Code.UNAUTHENTICATED
+            && MemorydError.TOKEN_EXPIRED.equals(MemorydError.from(end.status().asRuntimeException(end.trailers())).reason());
+    if (code != Status.Code.OK && code != Status.Code.UNAVAILABLE && code != Status.Code.RESOURCE_EXHAUSTED && !expired) {
       throw end.status().asRuntimeException(end.trailers()); // the trailers carry the google.rpc details
     }
     long backoff = Math.min(MAX_BACKOFF.toMillis(), INITIAL_BACKOFF.toMillis() << Math.min(failures, 16));

@@ -11,6 +11,7 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.function.Supplier;
 import java.util.concurrent.TimeUnit;
 
 /** The conventions every call on a {@link MemorydClient} channel follows. */
@@ -20,8 +21,8 @@ final class Interceptors {
 
   private Interceptors() {}
 
-  /** Sends {@code authorization: Bearer <token>} on every call. */
-  static ClientInterceptor bearerToken(String token) {
+  /** Sends {@code authorization: Bearer <token>} on every call, asking {@code token} for it each time. */
+  static ClientInterceptor bearerToken(Supplier<String> token) {
     return new ClientInterceptor() {
       @Override
       public <Q, R> ClientCall<Q, R> interceptCall(
@@ -29,7 +30,7 @@ final class Interceptors {
         return new SimpleForwardingClientCall<>(next.newCall(method, options)) {
           @Override
           public void start(Listener<R> listener, Metadata headers) {
-            headers.put(AUTHORIZATION, "Bearer " + token);
+            headers.put(AUTHORIZATION, "Bearer " + token.get());
             super.start(listener, headers);
           }
         };

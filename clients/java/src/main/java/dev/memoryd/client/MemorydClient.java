@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * A channel to memoryd with the client conventions, and blocking stubs of its six services.
@@ -42,10 +43,12 @@ public final class MemorydClient implements AutoCloseable {
 
   private final ManagedChannel managed;
   private final Channel channel;
+  private final boolean renewsTokens; // a token provider: a Watch resumes after its token expired
 
-  private MemorydClient(ManagedChannel managed, Channel channel) {
+  private MemorydClient(ManagedChannel managed, Channel channel, boolean renewsTokens) {
     this.managed = managed;
     this.channel = channel;
+    this.renewsTokens = renewsTokens;
   }
 
   /** Options with the defaults: plaintext, no token, 10 s deadline, the contract's retries. */
@@ -65,11 +68,18 @@ public final class MemorydClient implements AutoCloseable {
     Channel channel =
         ClientInterceptors.intercept(
             managed, Interceptors.idempotencyKeys(), Interceptors.defaultDeadline(options.timeout));
+    if (options.token != null && options.tokenProvider != null) {
+      managed.shutdownNow();
+      throw new IllegalArgumentException("set either a token or a token provider");
+    }
     if (options.token != null) {
-      channel = ClientInterceptors.intercept(channel, Interceptors.bearerToken(options.token));
+      String token = options.token;
+      channel = ClientInterceptors.intercept(channel, Interceptors.bearerToken(() -> token));
+    } else if (options.tokenProvider != null) {
+      channel = ClientInterceptors.intercept(channel, Interceptors.bearerToken(options.tokenProvider));
     }
     channel = ClientInterceptors.intercept(channel, options.interceptors);
-    return new MemorydClient(managed, channel);
+    return new MemorydClient(managed, channel, options.tokenProvider != null);
   }
 
   /** The channel with the conventions; build any other stub (async, future) on it. */
@@ -106,7 +116,7 @@ public final class MemorydClient implements AutoCloseable {
    * last seq it saw when the stream breaks. Close the watch to stop.
    */
   public EventWatch watch(WatchRequest request) {
-    return new EventWatch(channel, request);
+    return new EventWatch(channel, request, renewsTokens);
   }
 
   @Override
@@ -118,6 +128,7 @@ public final class MemorydClient implements AutoCloseable {
   public static final class Options {
     private ChannelCredentials credentials = InsecureChannelCredentials.create();
     private String token;
+    private Supplier<String> tokenProvider;
     private Duration timeout = DEFAULT_TIMEOUT;
     private Map<String, ?> serviceConfig = ServiceConfig.contract();
     private final List<ClientInterceptor> interceptors = new ArrayList<>();
@@ -133,6 +144,18 @@ public final class MemorydClient implements AutoCloseable {
     /** Bearer token sent as {@code authorization: Bearer <token>} on every call. */
     public Options token(String token) {
       this.token = token;
+      return this;
+    }
+
+    /**
+     * Instead of {@link #token}: gives the bearer token of each call. It is called for every call
+     * and every (re)opening of a Watch stream, so it can hand out a fresh JWT before the old one
+     * expires (cache it and refresh it near its exp: it is called often, on the calling thread). A
+     * Watch stream the server ends because its token expired (UNAUTHENTICATED, reason
+     * TOKEN_EXPIRED) resumes with the next token.
+     */
+    public Options tokenProvider(Supplier<String> tokenProvider) {
+      this.tokenProvider = tokenProvider;
       return this;
     }
 

@@ -27,6 +27,9 @@ import java.util.Optional;
  * }</pre>
  */
 public final class MemorydError {
+  /** ErrorInfo reason of a call or Watch stream whose JWT expired (a token provider gives a fresh one). */
+  public static final String TOKEN_EXPIRED = "TOKEN_EXPIRED";
+
   private final Status.Code code;
   private final String message;
   private final List<Message> details;

@@ -63,6 +63,19 @@ final class Memoryd implements AutoCloseable {
         Map.of(), dir, repository());
   }
 
+  /**
+   * The test OIDC issuer of tests/security/oidc_issuer.py: discovery document and JWKS on loopback
+   * (serve memoryd with MEMORYD_OIDC_ISSUER=http://target and MEMORYD_JWT_AUDIENCE=memoryd-test),
+   * and GET /mint?tenant=..&lifetime=seconds, which answers a token it signed.
+   */
+  static Memoryd issuer(Path bin) throws IOException, InterruptedException {
+    Path dir = Files.createTempDirectory("memoryd-issuer-");
+    return spawn(
+        List.of(bin.resolveSibling("python").toString(), "-m", "tests.security.oidc_issuer",
+            "--port-file", dir.resolve("port").toString()),
+        Map.of(), dir, repository());
+  }
+
   private static Memoryd spawn(List<String> command, Map<String, String> env, Path dir, Path cwd)
       throws IOException, InterruptedException {
     Path portFile = dir.resolve("port");

@@ -21,6 +21,11 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.MetadataUtils;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,6 +33,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -215,6 +222,82 @@ class MemorydClientTest {
               StatusRuntimeException.class,
               () -> anonymous.memory().getHistory(GetHistoryRequest.newBuilder().setSessionId(session).build()));
       assertEquals(Status.Code.UNAUTHENTICATED, MemorydError.from(e).code());
+    }
+  }
+
+  /** Mints tokens of {@code tenant} living {@code lifetime} seconds at the test issuer; counts calls. */
+  private static final class Minting implements Supplier<String> {
+    final AtomicInteger calls = new AtomicInteger();
+    volatile boolean broken;
+    private final String url;
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    Minting(Memoryd issuer, String tenant, int lifetime) {
+      url = "http://" + issuer.target + "/mint?tenant=" + tenant + "&lifetime=" + lifetime;
+    }
+
+    @Override
+    public String get() {
+      calls.incrementAndGet();
+      if (broken) {
+        return "not.a.token";
+      }
+      try {
+        return http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString()).body();
+      } catch (IOException | InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+
+  private static Memoryd jwtServer(Memoryd issuer) throws Exception {
+    return Memoryd.start(bin, Map.of("MEMORYD_OIDC_ISSUER", "http://" + issuer.target,
+        "MEMORYD_JWT_AUDIENCE", "memoryd-test", "MEMORYD_JWT_LEEWAY_SECONDS", "0"));
+  }
+
+  @Test
+  void theTokenProviderGivesEveryCallItsToken() throws Exception {
+    String session = session();
+    try (Memoryd issuer = Memoryd.issuer(bin); Memoryd secured = jwtServer(issuer)) {
+      Minting provider = new Minting(issuer, "t-" + UUID.randomUUID(), 600);
+      try (MemorydClient client = MemorydClient.connect(secured.target, MemorydClient.options().tokenProvider(provider))) {
+        client.memory().saveMessage(SaveMessageRequest.newBuilder().setSessionId(session).setMessage(user("hi")).build());
+        assertEquals(1, client.memory().getHistory(GetHistoryRequest.newBuilder().setSessionId(session).build()).getMessagesCount());
+        assertEquals(2, provider.calls.get());
+        provider.broken = true; // the server sees the provider's token, call by call
+        StatusRuntimeException e =
+            assertThrows(
+                StatusRuntimeException.class,
+                () -> client.memory().getHistory(GetHistoryRequest.newBuilder().setSessionId(session).build()));
+        assertEquals(Status.Code.UNAUTHENTICATED, MemorydError.from(e).code());
+        assertEquals("TOKEN_INVALID", MemorydError.from(e).reason());
+        provider.broken = false;
+        assertEquals(1, client.memory().getHistory(GetHistoryRequest.newBuilder().setSessionId(session).build()).getMessagesCount());
+      }
+      assertThrows(
+          IllegalArgumentException.class,
+          () -> MemorydClient.connect(secured.target, MemorydClient.options().token("x").tokenProvider(provider)));
+    }
+  }
+
+  @Test
+  void aWatchResumesWithAFreshTokenWhenItsTokenExpires() throws Exception {
+    try (Memoryd issuer = Memoryd.issuer(bin); Memoryd secured = jwtServer(issuer)) {
+      Minting provider = new Minting(issuer, "t-" + UUID.randomUUID(), 2);
+      try (MemorydClient client = MemorydClient.connect(secured.target, MemorydClient.options().tokenProvider(provider));
+          EventWatch watch = client.watch(WatchRequest.newBuilder().setAfterSeq(0).build())) {
+        watch.awaitStarted(WAIT);
+        List<Long> seqs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) { // each save after the previous token expired: the stream ends and resumes
+          client.memory().saveMessage(SaveMessageRequest.newBuilder().setSessionId("w").setMessage(user("m" + i)).build());
+          Event event = watch.poll(WAIT);
+          assertNotNull(event);
+          seqs.add(event.getMessagesAppended().getMessages(0).getSeq());
+          Thread.sleep(2500);
+        }
+        assertEquals(List.of(1L, 2L, 3L), seqs);
+        assertTrue(watch.reconnects() >= 1);
+      }
     }
   }
 }
