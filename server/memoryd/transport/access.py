@@ -211,9 +211,11 @@ class Gate:
                     raise _denied(f"session {value!r} is not this token's end user's", path)
             elif kind == access_pb2.USER_ACCESS_ENTRY_SCOPE:
                 if value != self.entry_scope(user):
-                    raise _denied(f"a token bound to an end user keeps entries only in the scope {self.entry_scope(user)!r}", path)
+                    scope = self.entry_scope(user)
+                    raise _denied(f"a token bound to an end user keeps entries only in the scope {scope!r}", path)
             elif not value.startswith(namespace_prefix(user)):  # USER_ACCESS_NAMESPACE
-                raise _denied(f"a token bound to an end user keeps metadata only under {namespace_prefix(user)!r}", path)
+                prefix = namespace_prefix(user)
+                raise _denied(f"a token bound to an end user keeps metadata only under {prefix!r}", path)
 
     async def _reaches_session(self, caller: Caller, session_id: str, access: MethodAccess) -> bool:
         """The user's own session; for a read, one no one has written (it reads as empty); for

@@ -179,14 +179,18 @@ class CallerContext:
         return getattr(self._context, name)
 
 
-async def confined_call(method: Callable[..., Awaitable[Any]], servicer: Any, request: Any, context: CallerContext, rpc: str) -> Any:
+async def confined_call(
+    method: Callable[..., Awaitable[Any]], servicer: Any, request: Any, context: CallerContext, rpc: str
+) -> Any:
     """`method(servicer, request, context, tenant)` once the Gate let the request through: for
     a caller bound to one end user, what it names must be that user's."""
     await servicer.auth.confine(context.caller, rpc, request)
     return await method(servicer, request, context, context.caller.tenant)
 
 
-async def confined_stream(method: Callable[..., AsyncIterator[Any]], servicer: Any, request: Any, context: CallerContext, rpc: str):
+async def confined_stream(
+    method: Callable[..., AsyncIterator[Any]], servicer: Any, request: Any, context: CallerContext, rpc: str
+):
     """The items of a server-streaming `method`, as confined_call."""
     await servicer.auth.confine(context.caller, rpc, request)
     async for item in method(servicer, request, context, context.caller.tenant):

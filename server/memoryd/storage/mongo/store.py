@@ -553,7 +553,12 @@ class MongoStore(Store):
     # -- shared transaction steps ---------------------------------------------
     @staticmethod
     async def _append_events(
-        db: AsyncDatabase, s: AsyncClientSession, tenant: str, drafts: Sequence[EventDraft], now: int
+        db: AsyncDatabase,
+        s: AsyncClientSession,
+        tenant: str,
+        drafts: Sequence[EventDraft],
+        now: int,
+        owners: dict[str, str] | None = None,
     ) -> list[Event]:
         if not drafts:
             return []
@@ -565,13 +570,15 @@ class MongoStore(Store):
             projection={"_id": 0, "last_seq": 1},
             session=s,
         )
-        sessions = store_rules.event_sessions(drafts)
-        owners = {
-            d["session_id"]: d.get("user_id", "")
+        # Each event carries its session's owner, read in this transaction unless the caller
+        # already holds it (an append's session update returns it).
+        sessions = [sid for sid in store_rules.event_sessions(drafts) if owners is None or sid not in owners]
+        owners = dict(owners or {})
+        if sessions:
             async for d in db[SESSIONS].find(
                 {"tenant": tenant, "session_id": {"$in": sessions}}, {"_id": 0, "session_id": 1, "user_id": 1}, session=s
-            )
-        } if sessions else {}
+            ):
+                owners[d["session_id"]] = d.get("user_id", "")
         events = store_rules.numbered_events(tenant, drafts, counter["last_seq"], now, owners)
         await db[EVENTS].insert_many(
             [
@@ -587,7 +594,8 @@ class MongoStore(Store):
     @staticmethod
     async def _insert_messages(
         db: AsyncDatabase, s: AsyncClientSession, tenant: str, session_id: str, messages: Sequence[Message], now: int
-    ) -> list[Message]:
+    ) -> tuple[list[Message], str]:
+        """The stored messages, and the session's owner (for the events' stamp)."""
         count = len(messages)
         # The session document is every append's counter: it reserves the seqs and raises
         # the timestamp high-water mark in one update, so the server stamp (Store.append)
@@ -601,7 +609,7 @@ class MongoStore(Store):
             },
             upsert=True,
             return_document=ReturnDocument.AFTER,
-            projection={"_id": 0, "last_seq": 1, "last_timestamp": 1},
+            projection={"_id": 0, "last_seq": 1, "last_timestamp": 1, "user_id": 1},
             session=s,
         )
         stored = store_rules.stored_messages(messages, counter["last_seq"], counter["last_timestamp"])
@@ -609,7 +617,7 @@ class MongoStore(Store):
             await db[MESSAGES].insert_many(
                 [_message_to_doc(tenant, session_id, m) for m in stored], ordered=True, session=s
             )
-        return stored
+        return stored, counter.get("user_id", "")
 
     @staticmethod
     async def _delete_where(
@@ -670,14 +678,14 @@ class MongoStore(Store):
             drafts: list[EventDraft] = []
             if attributes:
                 drafts += (await self._update_attributes(db, s, tenant, session_id, attributes, now))[1]
-            stored = await self._insert_messages(db, s, tenant, session_id, messages, now)
+            stored, owner = await self._insert_messages(db, s, tenant, session_id, messages, now)
             if idempotency_key:
                 await db[IDEMPOTENCY].insert_one(
                     {"tenant": tenant, "session_id": session_id, "key": idempotency_key,
                      "result": [m.to_dict() for m in stored], "created": now},
                     session=s,
                 )
-            await self._append_events(db, s, tenant, drafts + ev.appended(session_id, stored), now)
+            await self._append_events(db, s, tenant, drafts + ev.appended(session_id, stored), now, {session_id: owner})
             return AppendResult(stored)
 
         return await self._write(tenant, tx)
@@ -791,7 +799,7 @@ class MongoStore(Store):
     ) -> tuple[list[Message], list[Message]]:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[list[Message], list[Message]]:
             removed = await self._delete_where(db, s, tenant, session_id, {"archived": False}, now)
-            stored = await self._insert_messages(db, s, tenant, session_id, messages, now) if messages else []
+            stored = (await self._insert_messages(db, s, tenant, session_id, messages, now))[0] if messages else []
             await self._append_events(db, s, tenant, ev.replaced(session_id, removed, stored), now)
             return stored, removed
 

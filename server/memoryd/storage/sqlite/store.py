@@ -386,13 +386,13 @@ class SqliteStore(Store):
             " ON CONFLICT (tenant) DO UPDATE SET last_seq = last_seq + excluded.last_seq RETURNING last_seq",
             (tenant, len(drafts)),
         ).fetchall()
+        # Each event carries its session's owner, read in this transaction (after the change).
         sessions = store_rules.event_sessions(drafts)
-        owners = dict(
-            conn.execute(
-                f"SELECT session_id, user_id FROM sessions WHERE tenant = ? AND session_id IN ({_placeholders(len(sessions))})",
-                (tenant, *sessions),
-            ).fetchall()
-        ) if sessions else {}
+        owners: dict[str, str] = {}
+        if sessions:
+            in_sessions = _placeholders(len(sessions))
+            query = f"SELECT session_id, user_id FROM sessions WHERE tenant = ? AND session_id IN ({in_sessions})"
+            owners = dict(conn.execute(query, (tenant, *sessions)).fetchall())
         events = store_rules.numbered_events(tenant, drafts, last_seq, now, owners)
         conn.executemany(
             "INSERT INTO events (tenant, seq, time, session_id, type, payload, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
