@@ -78,3 +78,15 @@ def test_relevances_report_the_weight_the_semantic_part_kept():
     assert recall.semantic_weight(query, True, True, []) == 0.5  # nothing ranked: as asked
     assert recall.semantic_weight(query, True, False, ranked) == 1.0
     assert recall.semantic_weight(query, False, True, ranked) == 0.0
+
+
+def test_the_order_an_engine_returns_equal_keyword_scores_in_never_matters():
+    # Four clear matches share the best BM25; the check takes three of them by semantic score,
+    # whichever order the candidates arrived in (adapters return ties in their own order).
+    bm25 = [5.0, 5.0, 5.0, 5.0, 1.0, 1.0, None, None, None, None, None, None]
+    cosines = [0.10, 0.90, 0.80, 0.70, 0.60, 0.50, 0.40, 0.30, 0.20, 0.15, 0.12, 0.11]
+    normalized = recall.keyword_normalized(bm25, cut=False)
+    expected = recall.semantic_agreement(cosines, normalized)
+    assert expected == pytest.approx((11 + 10 + 9) / 3 / 12)
+    order = [3, 2, 1, 0, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert recall.semantic_agreement([cosines[i] for i in order], [normalized[i] for i in order]) == expected

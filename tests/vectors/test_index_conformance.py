@@ -466,7 +466,10 @@ def corpus(tenant: str, rng: random.Random, now: int) -> list[VectorPoint]:
     return made
 
 
-def searches(rng: random.Random) -> list[RecallQuery]:
+def searches(rng: random.Random, now: int) -> list[RecallQuery]:
+    """The queries, all ranked for recency at `now`: the reference is computed minutes before an
+    adapter's run on a loaded machine, and recency measured at each search's own clock would
+    move scores and reorder near-ties."""
     made = []
     for scope, extra in (
         (RecallScope.ALL, {}),
@@ -478,15 +481,22 @@ def searches(rng: random.Random) -> list[RecallQuery]:
             made.append(
                 RecallQuery(
                     vector=[rng.gauss(0, 1) for _ in range(16)], model_id=M1, top_k=7, scope=scope,
-                    others_only=others_only, min_score=0.05 if others_only else 0.0, context_window=0, **extra,
+                    others_only=others_only, min_score=0.05 if others_only else 0.0, context_window=0,
+                    reference_time=now, **extra,
                 )
             )
     # Hybrid (both fusions) and keyword-only, in English and Chinese.
     for i, text in enumerate(("camera piano", "徒步 摄影", "lake 花园")):
         vector = [rng.gauss(0, 1) for _ in range(16)]
-        made.append(RecallQuery(vector=vector, model_id=M1, text=text, top_k=7, context_window=0))
-        made.append(RecallQuery(vector=vector, model_id=M1, text=text, top_k=7, context_window=0, fusion=Fusion(2 - i % 2)))
-        made.append(RecallQuery(text=text, top_k=7, context_window=0, scope=RecallScope.SESSION, session_id=f"s{i + 3}"))
+        made.append(RecallQuery(vector=vector, model_id=M1, text=text, top_k=7, context_window=0, reference_time=now))
+        made.append(
+            RecallQuery(vector=vector, model_id=M1, text=text, top_k=7, context_window=0, fusion=Fusion(2 - i % 2),
+                        reference_time=now)
+        )
+        made.append(
+            RecallQuery(text=text, top_k=7, context_window=0, scope=RecallScope.SESSION, session_id=f"s{i + 3}",
+                        reference_time=now)
+        )
     return made
 
 
@@ -522,8 +532,9 @@ def _close(a: float | None, b: float | None) -> bool:
 async def congruence(tmp_path_factory):
     """The data, the queries and what Qdrant Edge in-process answers: the reference."""
     rng = random.Random(11)
-    data = corpus("t", rng, now_ms())
-    queries = searches(rng)
+    now = now_ms()
+    data = corpus("t", rng, now)
+    queries = searches(rng, now)
     reference = await search_outcomes("edge", tmp_path_factory.mktemp("congruence") / "edge", data, queries)
     assert any(hits for hits, *_ in reference) and any(excluded for *_, excluded in reference)
     keyworded = [i for i, (_, scores, _) in enumerate(reference) if any(k is not None for _, k, _ in scores)]

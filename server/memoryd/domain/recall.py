@@ -304,10 +304,11 @@ def semantic_agreement(semantic: Sequence[float | None], keyword: Sequence[float
     candidates whose semantic score is lower; their mean. About 1: the semantic part also puts
     what the query's words select first; 0.5 or less: it does not tell those from the rest,
     as an English model does not with Chinese text. None when there is nothing to check (no
-    clear keyword match, or fewer than AGREEMENT_MIN_CANDIDATES semantic scores)."""
+    clear keyword match, or fewer than AGREEMENT_MIN_CANDIDATES semantic scores). Equal keyword
+    scores are taken by semantic score, so the order an engine returns ties in never matters."""
     present = [s for s in semantic if s is not None]
     clear = sorted(((k, s) for s, k in zip(semantic, keyword) if s is not None and k >= AGREEMENT_MIN_KEYWORD),
-                   key=lambda pair: -pair[0])[:AGREEMENT_TOP]  # fmt: skip
+                   key=lambda pair: (-pair[0], -pair[1]))[:AGREEMENT_TOP]  # fmt: skip
     if not clear or len(present) < AGREEMENT_MIN_CANDIDATES:
         return None
     return sum(sum(other < s for other in present) / len(present) for _, s in clear) / len(clear)
