@@ -2356,6 +2356,166 @@ func (x *UpdateSessionResponse) GetSession() *SessionInfo {
 	return nil
 }
 
+// Request of ForgetUser.
+type ForgetUserRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user to forget: sessions whose attributes.user_id equals it, and the
+	// entries of the EntryService scope equal to it. Required; at most the
+	// server's id length (256 characters by default), no control characters.
+	UserId        string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetUserRequest) Reset() {
+	*x = ForgetUserRequest{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetUserRequest) ProtoMessage() {}
+
+func (x *ForgetUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetUserRequest.ProtoReflect.Descriptor instead.
+func (*ForgetUserRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ForgetUserRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+// Response of ForgetUser: what this call removed (a call that finishes an
+// interrupted one counts only its own part).
+type ForgetUserResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Sessions of the user forgotten by this call.
+	SessionsForgotten int64 `protobuf:"varint,1,opt,name=sessions_forgotten,json=sessionsForgotten,proto3" json:"sessions_forgotten,omitempty"`
+	// Messages removed from those sessions, archived included.
+	MessagesDeleted int64 `protobuf:"varint,2,opt,name=messages_deleted,json=messagesDeleted,proto3" json:"messages_deleted,omitempty"`
+	// Metadata records removed with those sessions: records keyed by a
+	// session id (in any namespace), summary slices and summary cursors.
+	// Attributes are not counted here (they go with every forgotten session).
+	MetadataDeleted int64 `protobuf:"varint,3,opt,name=metadata_deleted,json=metadataDeleted,proto3" json:"metadata_deleted,omitempty"`
+	// Long-term memory entries removed from the scope equal to user_id.
+	EntriesDeleted int64 `protobuf:"varint,4,opt,name=entries_deleted,json=entriesDeleted,proto3" json:"entries_deleted,omitempty"`
+	// The vectors of those sessions (caller-supplied and server-made, keyword
+	// points included): CLEARED, DEFERRED (the vector store was unreachable:
+	// they go when it returns), or SKIPPED (no vector store). removed_count is
+	// the number of vectors removed, when known (keyword points go too,
+	// uncounted, as with ClearSession).
+	Vectors *ClearResult `protobuf:"bytes,5,opt,name=vectors,proto3" json:"vectors,omitempty"`
+	// True when nothing of the user is left. False when the call stopped before
+	// the caller's deadline with sessions left (a user with very many
+	// sessions): call again to go on.
+	Complete bool `protobuf:"varint,6,opt,name=complete,proto3" json:"complete,omitempty"`
+	// Where this call left the tenant's event log: the seq of its last event,
+	// or the log's newest seq when it changed nothing. Pass it as
+	// SearchMemoryRequest.wait_for_event_seq to search an index that no longer
+	// holds the user; Watch with after_seq below it sees the deletions.
+	EventSeq      int64 `protobuf:"varint,7,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetUserResponse) Reset() {
+	*x = ForgetUserResponse{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetUserResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetUserResponse) ProtoMessage() {}
+
+func (x *ForgetUserResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetUserResponse.ProtoReflect.Descriptor instead.
+func (*ForgetUserResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ForgetUserResponse) GetSessionsForgotten() int64 {
+	if x != nil {
+		return x.SessionsForgotten
+	}
+	return 0
+}
+
+func (x *ForgetUserResponse) GetMessagesDeleted() int64 {
+	if x != nil {
+		return x.MessagesDeleted
+	}
+	return 0
+}
+
+func (x *ForgetUserResponse) GetMetadataDeleted() int64 {
+	if x != nil {
+		return x.MetadataDeleted
+	}
+	return 0
+}
+
+func (x *ForgetUserResponse) GetEntriesDeleted() int64 {
+	if x != nil {
+		return x.EntriesDeleted
+	}
+	return 0
+}
+
+func (x *ForgetUserResponse) GetVectors() *ClearResult {
+	if x != nil {
+		return x.Vectors
+	}
+	return nil
+}
+
+func (x *ForgetUserResponse) GetComplete() bool {
+	if x != nil {
+		return x.Complete
+	}
+	return false
+}
+
+func (x *ForgetUserResponse) GetEventSeq() int64 {
+	if x != nil {
+		return x.EventSeq
+	}
+	return 0
+}
+
 var File_memoryd_v1_memory_service_proto protoreflect.FileDescriptor
 
 const file_memoryd_v1_memory_service_proto_rawDesc = "" +
@@ -2519,7 +2679,17 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"attributes\x12#\n" +
 	"\rremove_labels\x18\x03 \x03(\tR\fremoveLabels\"J\n" +
 	"\x15UpdateSessionResponse\x121\n" +
-	"\asession\x18\x01 \x01(\v2\x17.memoryd.v1.SessionInfoR\asession*{\n" +
+	"\asession\x18\x01 \x01(\v2\x17.memoryd.v1.SessionInfoR\asession\",\n" +
+	"\x11ForgetUserRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\"\xae\x02\n" +
+	"\x12ForgetUserResponse\x12-\n" +
+	"\x12sessions_forgotten\x18\x01 \x01(\x03R\x11sessionsForgotten\x12)\n" +
+	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12)\n" +
+	"\x10metadata_deleted\x18\x03 \x01(\x03R\x0fmetadataDeleted\x12'\n" +
+	"\x0fentries_deleted\x18\x04 \x01(\x03R\x0eentriesDeleted\x121\n" +
+	"\avectors\x18\x05 \x01(\v2\x17.memoryd.v1.ClearResultR\avectors\x12\x1a\n" +
+	"\bcomplete\x18\x06 \x01(\bR\bcomplete\x12\x1b\n" +
+	"\tevent_seq\x18\a \x01(\x03R\beventSeq*{\n" +
 	"\vClearTarget\x12\x1c\n" +
 	"\x18CLEAR_TARGET_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CLEAR_TARGET_MESSAGES\x10\x01\x12\x18\n" +
@@ -2530,7 +2700,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x15CLEAR_OUTCOME_CLEARED\x10\x01\x12\x19\n" +
 	"\x15CLEAR_OUTCOME_SKIPPED\x10\x02\x12\x1a\n" +
 	"\x16CLEAR_OUTCOME_DEFERRED\x10\x03\x12\x18\n" +
-	"\x14CLEAR_OUTCOME_FAILED\x10\x042\xd1\x0e\n" +
+	"\x14CLEAR_OUTCOME_FAILED\x10\x042\xa8\x0f\n" +
 	"\rMemoryService\x12d\n" +
 	"\vSaveMessage\x12\x1e.memoryd.v1.SaveMessageRequest\x1a\x1f.memoryd.v1.SaveMessageResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x02\x1a\n" +
 	"session_id\x12g\n" +
@@ -2564,7 +2734,9 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"GetSession\x12\x1d.memoryd.v1.GetSessionRequest\x1a\x1e.memoryd.v1.GetSessionResponse\"\x14\x9a\xa1\x19\x10\b\x01\x10\x01\x1a\n" +
 	"session_id\x12j\n" +
 	"\rUpdateSession\x12 .memoryd.v1.UpdateSessionRequest\x1a!.memoryd.v1.UpdateSessionResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x02\x1a\n" +
-	"session_idBb\n" +
+	"session_id\x12U\n" +
+	"\n" +
+	"ForgetUser\x12\x1d.memoryd.v1.ForgetUserRequest\x1a\x1e.memoryd.v1.ForgetUserResponse\"\b\x9a\xa1\x19\x04\b\x03\x10\x06Bb\n" +
 	"\x0edev.memoryd.v1B\x12MemoryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -2580,7 +2752,7 @@ func file_memoryd_v1_memory_service_proto_rawDescGZIP() []byte {
 }
 
 var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(ClearTarget)(0),                           // 0: memoryd.v1.ClearTarget
 	(ClearOutcome)(0),                          // 1: memoryd.v1.ClearOutcome
@@ -2620,76 +2792,81 @@ var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(*GetSessionResponse)(nil),                 // 35: memoryd.v1.GetSessionResponse
 	(*UpdateSessionRequest)(nil),               // 36: memoryd.v1.UpdateSessionRequest
 	(*UpdateSessionResponse)(nil),              // 37: memoryd.v1.UpdateSessionResponse
-	nil,                                        // 38: memoryd.v1.ListSessionsRequest.LabelsEntry
-	(*Message)(nil),                            // 39: memoryd.v1.Message
-	(*SessionAttributes)(nil),                  // 40: memoryd.v1.SessionAttributes
-	(*SessionMessage)(nil),                     // 41: memoryd.v1.SessionMessage
+	(*ForgetUserRequest)(nil),                  // 38: memoryd.v1.ForgetUserRequest
+	(*ForgetUserResponse)(nil),                 // 39: memoryd.v1.ForgetUserResponse
+	nil,                                        // 40: memoryd.v1.ListSessionsRequest.LabelsEntry
+	(*Message)(nil),                            // 41: memoryd.v1.Message
+	(*SessionAttributes)(nil),                  // 42: memoryd.v1.SessionAttributes
+	(*SessionMessage)(nil),                     // 43: memoryd.v1.SessionMessage
 }
 var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	0,  // 0: memoryd.v1.ClearResult.target:type_name -> memoryd.v1.ClearTarget
 	1,  // 1: memoryd.v1.ClearResult.outcome:type_name -> memoryd.v1.ClearOutcome
-	39, // 2: memoryd.v1.SaveMessageRequest.message:type_name -> memoryd.v1.Message
-	40, // 3: memoryd.v1.SaveMessageRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
-	39, // 4: memoryd.v1.SaveMessageResponse.message:type_name -> memoryd.v1.Message
-	39, // 5: memoryd.v1.SaveMessagesRequest.messages:type_name -> memoryd.v1.Message
-	40, // 6: memoryd.v1.SaveMessagesRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
-	39, // 7: memoryd.v1.SaveMessagesResponse.messages:type_name -> memoryd.v1.Message
-	39, // 8: memoryd.v1.GetHistoryResponse.messages:type_name -> memoryd.v1.Message
-	39, // 9: memoryd.v1.GetFullHistoryResponse.messages:type_name -> memoryd.v1.Message
-	39, // 10: memoryd.v1.ListMessagesInRangeResponse.messages:type_name -> memoryd.v1.Message
-	41, // 11: memoryd.v1.GetRecentAcrossSessionsResponse.messages:type_name -> memoryd.v1.SessionMessage
-	39, // 12: memoryd.v1.ReplaceHistoryRequest.messages:type_name -> memoryd.v1.Message
-	39, // 13: memoryd.v1.ReplaceHistoryResponse.messages:type_name -> memoryd.v1.Message
+	41, // 2: memoryd.v1.SaveMessageRequest.message:type_name -> memoryd.v1.Message
+	42, // 3: memoryd.v1.SaveMessageRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
+	41, // 4: memoryd.v1.SaveMessageResponse.message:type_name -> memoryd.v1.Message
+	41, // 5: memoryd.v1.SaveMessagesRequest.messages:type_name -> memoryd.v1.Message
+	42, // 6: memoryd.v1.SaveMessagesRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
+	41, // 7: memoryd.v1.SaveMessagesResponse.messages:type_name -> memoryd.v1.Message
+	41, // 8: memoryd.v1.GetHistoryResponse.messages:type_name -> memoryd.v1.Message
+	41, // 9: memoryd.v1.GetFullHistoryResponse.messages:type_name -> memoryd.v1.Message
+	41, // 10: memoryd.v1.ListMessagesInRangeResponse.messages:type_name -> memoryd.v1.Message
+	43, // 11: memoryd.v1.GetRecentAcrossSessionsResponse.messages:type_name -> memoryd.v1.SessionMessage
+	41, // 12: memoryd.v1.ReplaceHistoryRequest.messages:type_name -> memoryd.v1.Message
+	41, // 13: memoryd.v1.ReplaceHistoryResponse.messages:type_name -> memoryd.v1.Message
 	0,  // 14: memoryd.v1.ClearSessionRequest.targets:type_name -> memoryd.v1.ClearTarget
 	2,  // 15: memoryd.v1.ClearSessionResponse.results:type_name -> memoryd.v1.ClearResult
 	0,  // 16: memoryd.v1.ClearAllRequest.targets:type_name -> memoryd.v1.ClearTarget
 	2,  // 17: memoryd.v1.ClearAllResponse.results:type_name -> memoryd.v1.ClearResult
-	40, // 18: memoryd.v1.SessionInfo.attributes:type_name -> memoryd.v1.SessionAttributes
-	38, // 19: memoryd.v1.ListSessionsRequest.labels:type_name -> memoryd.v1.ListSessionsRequest.LabelsEntry
+	42, // 18: memoryd.v1.SessionInfo.attributes:type_name -> memoryd.v1.SessionAttributes
+	40, // 19: memoryd.v1.ListSessionsRequest.labels:type_name -> memoryd.v1.ListSessionsRequest.LabelsEntry
 	29, // 20: memoryd.v1.ListSessionsResponse.sessions:type_name -> memoryd.v1.SessionInfo
-	39, // 21: memoryd.v1.PopMessagesResponse.messages:type_name -> memoryd.v1.Message
+	41, // 21: memoryd.v1.PopMessagesResponse.messages:type_name -> memoryd.v1.Message
 	29, // 22: memoryd.v1.GetSessionResponse.session:type_name -> memoryd.v1.SessionInfo
-	40, // 23: memoryd.v1.UpdateSessionRequest.attributes:type_name -> memoryd.v1.SessionAttributes
+	42, // 23: memoryd.v1.UpdateSessionRequest.attributes:type_name -> memoryd.v1.SessionAttributes
 	29, // 24: memoryd.v1.UpdateSessionResponse.session:type_name -> memoryd.v1.SessionInfo
-	3,  // 25: memoryd.v1.MemoryService.SaveMessage:input_type -> memoryd.v1.SaveMessageRequest
-	5,  // 26: memoryd.v1.MemoryService.SaveMessages:input_type -> memoryd.v1.SaveMessagesRequest
-	7,  // 27: memoryd.v1.MemoryService.GetHistory:input_type -> memoryd.v1.GetHistoryRequest
-	9,  // 28: memoryd.v1.MemoryService.GetFullHistory:input_type -> memoryd.v1.GetFullHistoryRequest
-	11, // 29: memoryd.v1.MemoryService.ListMessagesInRange:input_type -> memoryd.v1.ListMessagesInRangeRequest
-	13, // 30: memoryd.v1.MemoryService.GetRecentAcrossSessions:input_type -> memoryd.v1.GetRecentAcrossSessionsRequest
-	15, // 31: memoryd.v1.MemoryService.TrimHistory:input_type -> memoryd.v1.TrimHistoryRequest
-	17, // 32: memoryd.v1.MemoryService.ReplaceHistory:input_type -> memoryd.v1.ReplaceHistoryRequest
-	19, // 33: memoryd.v1.MemoryService.UpdateMessageContent:input_type -> memoryd.v1.UpdateMessageContentRequest
-	21, // 34: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:input_type -> memoryd.v1.DeleteMessagesByTimestampsRequest
-	23, // 35: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
-	25, // 36: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
-	27, // 37: memoryd.v1.MemoryService.ClearAll:input_type -> memoryd.v1.ClearAllRequest
-	30, // 38: memoryd.v1.MemoryService.ListSessions:input_type -> memoryd.v1.ListSessionsRequest
-	32, // 39: memoryd.v1.MemoryService.PopMessages:input_type -> memoryd.v1.PopMessagesRequest
-	34, // 40: memoryd.v1.MemoryService.GetSession:input_type -> memoryd.v1.GetSessionRequest
-	36, // 41: memoryd.v1.MemoryService.UpdateSession:input_type -> memoryd.v1.UpdateSessionRequest
-	4,  // 42: memoryd.v1.MemoryService.SaveMessage:output_type -> memoryd.v1.SaveMessageResponse
-	6,  // 43: memoryd.v1.MemoryService.SaveMessages:output_type -> memoryd.v1.SaveMessagesResponse
-	8,  // 44: memoryd.v1.MemoryService.GetHistory:output_type -> memoryd.v1.GetHistoryResponse
-	10, // 45: memoryd.v1.MemoryService.GetFullHistory:output_type -> memoryd.v1.GetFullHistoryResponse
-	12, // 46: memoryd.v1.MemoryService.ListMessagesInRange:output_type -> memoryd.v1.ListMessagesInRangeResponse
-	14, // 47: memoryd.v1.MemoryService.GetRecentAcrossSessions:output_type -> memoryd.v1.GetRecentAcrossSessionsResponse
-	16, // 48: memoryd.v1.MemoryService.TrimHistory:output_type -> memoryd.v1.TrimHistoryResponse
-	18, // 49: memoryd.v1.MemoryService.ReplaceHistory:output_type -> memoryd.v1.ReplaceHistoryResponse
-	20, // 50: memoryd.v1.MemoryService.UpdateMessageContent:output_type -> memoryd.v1.UpdateMessageContentResponse
-	22, // 51: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:output_type -> memoryd.v1.DeleteMessagesByTimestampsResponse
-	24, // 52: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
-	26, // 53: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
-	28, // 54: memoryd.v1.MemoryService.ClearAll:output_type -> memoryd.v1.ClearAllResponse
-	31, // 55: memoryd.v1.MemoryService.ListSessions:output_type -> memoryd.v1.ListSessionsResponse
-	33, // 56: memoryd.v1.MemoryService.PopMessages:output_type -> memoryd.v1.PopMessagesResponse
-	35, // 57: memoryd.v1.MemoryService.GetSession:output_type -> memoryd.v1.GetSessionResponse
-	37, // 58: memoryd.v1.MemoryService.UpdateSession:output_type -> memoryd.v1.UpdateSessionResponse
-	42, // [42:59] is the sub-list for method output_type
-	25, // [25:42] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	2,  // 25: memoryd.v1.ForgetUserResponse.vectors:type_name -> memoryd.v1.ClearResult
+	3,  // 26: memoryd.v1.MemoryService.SaveMessage:input_type -> memoryd.v1.SaveMessageRequest
+	5,  // 27: memoryd.v1.MemoryService.SaveMessages:input_type -> memoryd.v1.SaveMessagesRequest
+	7,  // 28: memoryd.v1.MemoryService.GetHistory:input_type -> memoryd.v1.GetHistoryRequest
+	9,  // 29: memoryd.v1.MemoryService.GetFullHistory:input_type -> memoryd.v1.GetFullHistoryRequest
+	11, // 30: memoryd.v1.MemoryService.ListMessagesInRange:input_type -> memoryd.v1.ListMessagesInRangeRequest
+	13, // 31: memoryd.v1.MemoryService.GetRecentAcrossSessions:input_type -> memoryd.v1.GetRecentAcrossSessionsRequest
+	15, // 32: memoryd.v1.MemoryService.TrimHistory:input_type -> memoryd.v1.TrimHistoryRequest
+	17, // 33: memoryd.v1.MemoryService.ReplaceHistory:input_type -> memoryd.v1.ReplaceHistoryRequest
+	19, // 34: memoryd.v1.MemoryService.UpdateMessageContent:input_type -> memoryd.v1.UpdateMessageContentRequest
+	21, // 35: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:input_type -> memoryd.v1.DeleteMessagesByTimestampsRequest
+	23, // 36: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
+	25, // 37: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
+	27, // 38: memoryd.v1.MemoryService.ClearAll:input_type -> memoryd.v1.ClearAllRequest
+	30, // 39: memoryd.v1.MemoryService.ListSessions:input_type -> memoryd.v1.ListSessionsRequest
+	32, // 40: memoryd.v1.MemoryService.PopMessages:input_type -> memoryd.v1.PopMessagesRequest
+	34, // 41: memoryd.v1.MemoryService.GetSession:input_type -> memoryd.v1.GetSessionRequest
+	36, // 42: memoryd.v1.MemoryService.UpdateSession:input_type -> memoryd.v1.UpdateSessionRequest
+	38, // 43: memoryd.v1.MemoryService.ForgetUser:input_type -> memoryd.v1.ForgetUserRequest
+	4,  // 44: memoryd.v1.MemoryService.SaveMessage:output_type -> memoryd.v1.SaveMessageResponse
+	6,  // 45: memoryd.v1.MemoryService.SaveMessages:output_type -> memoryd.v1.SaveMessagesResponse
+	8,  // 46: memoryd.v1.MemoryService.GetHistory:output_type -> memoryd.v1.GetHistoryResponse
+	10, // 47: memoryd.v1.MemoryService.GetFullHistory:output_type -> memoryd.v1.GetFullHistoryResponse
+	12, // 48: memoryd.v1.MemoryService.ListMessagesInRange:output_type -> memoryd.v1.ListMessagesInRangeResponse
+	14, // 49: memoryd.v1.MemoryService.GetRecentAcrossSessions:output_type -> memoryd.v1.GetRecentAcrossSessionsResponse
+	16, // 50: memoryd.v1.MemoryService.TrimHistory:output_type -> memoryd.v1.TrimHistoryResponse
+	18, // 51: memoryd.v1.MemoryService.ReplaceHistory:output_type -> memoryd.v1.ReplaceHistoryResponse
+	20, // 52: memoryd.v1.MemoryService.UpdateMessageContent:output_type -> memoryd.v1.UpdateMessageContentResponse
+	22, // 53: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:output_type -> memoryd.v1.DeleteMessagesByTimestampsResponse
+	24, // 54: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	26, // 55: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	28, // 56: memoryd.v1.MemoryService.ClearAll:output_type -> memoryd.v1.ClearAllResponse
+	31, // 57: memoryd.v1.MemoryService.ListSessions:output_type -> memoryd.v1.ListSessionsResponse
+	33, // 58: memoryd.v1.MemoryService.PopMessages:output_type -> memoryd.v1.PopMessagesResponse
+	35, // 59: memoryd.v1.MemoryService.GetSession:output_type -> memoryd.v1.GetSessionResponse
+	37, // 60: memoryd.v1.MemoryService.UpdateSession:output_type -> memoryd.v1.UpdateSessionResponse
+	39, // 61: memoryd.v1.MemoryService.ForgetUser:output_type -> memoryd.v1.ForgetUserResponse
+	44, // [44:62] is the sub-list for method output_type
+	26, // [26:44] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_memory_service_proto_init() }
@@ -2706,7 +2883,7 @@ func file_memoryd_v1_memory_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_memory_service_proto_rawDesc), len(file_memoryd_v1_memory_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

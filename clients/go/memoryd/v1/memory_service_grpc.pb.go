@@ -36,6 +36,7 @@ const (
 	MemoryService_PopMessages_FullMethodName                = "/memoryd.v1.MemoryService/PopMessages"
 	MemoryService_GetSession_FullMethodName                 = "/memoryd.v1.MemoryService/GetSession"
 	MemoryService_UpdateSession_FullMethodName              = "/memoryd.v1.MemoryService/UpdateSession"
+	MemoryService_ForgetUser_FullMethodName                 = "/memoryd.v1.MemoryService/ForgetUser"
 )
 
 // MemoryServiceClient is the client API for MemoryService service.
@@ -89,6 +90,16 @@ type MemoryServiceClient interface {
 	// Sets a session's owner and merges or removes its labels (see
 	// SessionAttributes); creates the session when it does not exist.
 	UpdateSession(ctx context.Context, in *UpdateSessionRequest, opts ...grpc.CallOption) (*UpdateSessionResponse, error)
+	// Forgets a user: every session whose owner (SessionAttributes.user_id) is
+	// the user, whole (messages, their vectors and keyword points, attributes,
+	// the session's metadata records, summary slices and summary cursor), and
+	// the long-term memory entries of the scope equal to the user id, in the
+	// caller's tenant only. Each session goes in one transaction, with the
+	// events of a ClearSession of every target (no content); a session is
+	// either forgotten whole or left whole. Safe to call again: an interrupted
+	// call (or one that stopped at its deadline, `complete` false) is finished
+	// by the next, and a user with nothing left answers zero counts.
+	ForgetUser(ctx context.Context, in *ForgetUserRequest, opts ...grpc.CallOption) (*ForgetUserResponse, error)
 }
 
 type memoryServiceClient struct {
@@ -269,6 +280,16 @@ func (c *memoryServiceClient) UpdateSession(ctx context.Context, in *UpdateSessi
 	return out, nil
 }
 
+func (c *memoryServiceClient) ForgetUser(ctx context.Context, in *ForgetUserRequest, opts ...grpc.CallOption) (*ForgetUserResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ForgetUserResponse)
+	err := c.cc.Invoke(ctx, MemoryService_ForgetUser_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MemoryServiceServer is the server API for MemoryService service.
 // All implementations must embed UnimplementedMemoryServiceServer
 // for forward compatibility.
@@ -320,6 +341,16 @@ type MemoryServiceServer interface {
 	// Sets a session's owner and merges or removes its labels (see
 	// SessionAttributes); creates the session when it does not exist.
 	UpdateSession(context.Context, *UpdateSessionRequest) (*UpdateSessionResponse, error)
+	// Forgets a user: every session whose owner (SessionAttributes.user_id) is
+	// the user, whole (messages, their vectors and keyword points, attributes,
+	// the session's metadata records, summary slices and summary cursor), and
+	// the long-term memory entries of the scope equal to the user id, in the
+	// caller's tenant only. Each session goes in one transaction, with the
+	// events of a ClearSession of every target (no content); a session is
+	// either forgotten whole or left whole. Safe to call again: an interrupted
+	// call (or one that stopped at its deadline, `complete` false) is finished
+	// by the next, and a user with nothing left answers zero counts.
+	ForgetUser(context.Context, *ForgetUserRequest) (*ForgetUserResponse, error)
 	mustEmbedUnimplementedMemoryServiceServer()
 }
 
@@ -380,6 +411,9 @@ func (UnimplementedMemoryServiceServer) GetSession(context.Context, *GetSessionR
 }
 func (UnimplementedMemoryServiceServer) UpdateSession(context.Context, *UpdateSessionRequest) (*UpdateSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateSession not implemented")
+}
+func (UnimplementedMemoryServiceServer) ForgetUser(context.Context, *ForgetUserRequest) (*ForgetUserResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ForgetUser not implemented")
 }
 func (UnimplementedMemoryServiceServer) mustEmbedUnimplementedMemoryServiceServer() {}
 func (UnimplementedMemoryServiceServer) testEmbeddedByValue()                       {}
@@ -708,6 +742,24 @@ func _MemoryService_UpdateSession_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryService_ForgetUser_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ForgetUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).ForgetUser(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_ForgetUser_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).ForgetUser(ctx, req.(*ForgetUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MemoryService_ServiceDesc is the grpc.ServiceDesc for MemoryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -782,6 +834,10 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdateSession",
 			Handler:    _MemoryService_UpdateSession_Handler,
+		},
+		{
+			MethodName: "ForgetUser",
+			Handler:    _MemoryService_ForgetUser_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

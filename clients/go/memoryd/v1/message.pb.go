@@ -451,6 +451,14 @@ type SessionAttributes struct {
 	// Free-form labels. Keys: 1 to 256 characters; values: at most 256
 	// characters; no control characters in either. A session carries at most the
 	// server's filter-item limit of labels (100 by default).
+	//
+	// One key is memoryd's: `memoryd.retention-days` sets the session's own
+	// retention window, in place of its tenant's (MEMORYD_SESSION_RETENTION_DAYS):
+	// a positive number of days (for example "30" or "0.5"), after which a
+	// session nobody wrote to is deleted (or archived, as the tenant's policy
+	// says) by the server's retention task, or "never" to keep the session
+	// whatever the tenant's policy. Any other value is refused
+	// (INVALID_ARGUMENT).
 	Labels        map[string]string `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -367,3 +367,27 @@ class UpdateSessionResponse(_message.Message):
     SESSION_FIELD_NUMBER: _ClassVar[int]
     session: SessionInfo
     def __init__(self, session: _Optional[_Union[SessionInfo, _Mapping]] = ...) -> None: ...
+
+class ForgetUserRequest(_message.Message):
+    __slots__ = ("user_id",)
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    user_id: str
+    def __init__(self, user_id: _Optional[str] = ...) -> None: ...
+
+class ForgetUserResponse(_message.Message):
+    __slots__ = ("sessions_forgotten", "messages_deleted", "metadata_deleted", "entries_deleted", "vectors", "complete", "event_seq")
+    SESSIONS_FORGOTTEN_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_DELETED_FIELD_NUMBER: _ClassVar[int]
+    METADATA_DELETED_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_DELETED_FIELD_NUMBER: _ClassVar[int]
+    VECTORS_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
+    sessions_forgotten: int
+    messages_deleted: int
+    metadata_deleted: int
+    entries_deleted: int
+    vectors: ClearResult
+    complete: bool
+    event_seq: int
+    def __init__(self, sessions_forgotten: _Optional[int] = ..., messages_deleted: _Optional[int] = ..., metadata_deleted: _Optional[int] = ..., entries_deleted: _Optional[int] = ..., vectors: _Optional[_Union[ClearResult, _Mapping]] = ..., complete: _Optional[bool] = ..., event_seq: _Optional[int] = ...) -> None: ...

@@ -125,6 +125,11 @@ class MemoryServiceStub:
                 request_serializer=memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionResponse.FromString,
                 _registered_method=True)
+        self.ForgetUser = channel.unary_unary(
+                '/memoryd.v1.MemoryService/ForgetUser',
+                request_serializer=memoryd_dot_v1_dot_memory__service__pb2.ForgetUserRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.ForgetUserResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -261,6 +266,21 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ForgetUser(self, request, context):
+        """Forgets a user: every session whose owner (SessionAttributes.user_id) is
+        the user, whole (messages, their vectors and keyword points, attributes,
+        the session's metadata records, summary slices and summary cursor), and
+        the long-term memory entries of the scope equal to the user id, in the
+        caller's tenant only. Each session goes in one transaction, with the
+        events of a ClearSession of every target (no content); a session is
+        either forgotten whole or left whole. Safe to call again: an interrupted
+        call (or one that stopped at its deadline, `complete` false) is finished
+        by the next, and a user with nothing left answers zero counts.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -348,6 +368,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.UpdateSession,
                     request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionResponse.SerializeToString,
+            ),
+            'ForgetUser': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetUser,
+                    request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.ForgetUserRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_memory__service__pb2.ForgetUserResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -815,6 +840,33 @@ class MemoryService:
             '/memoryd.v1.MemoryService/UpdateSession',
             memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionRequest.SerializeToString,
             memoryd_dot_v1_dot_memory__service__pb2.UpdateSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetUser(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.MemoryService/ForgetUser',
+            memoryd_dot_v1_dot_memory__service__pb2.ForgetUserRequest.SerializeToString,
+            memoryd_dot_v1_dot_memory__service__pb2.ForgetUserResponse.FromString,
             options,
             channel_credentials,
             insecure,

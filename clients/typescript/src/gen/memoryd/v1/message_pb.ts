@@ -296,6 +296,14 @@ export type SessionAttributes = Message$1<"memoryd.v1.SessionAttributes"> & {
    * characters; no control characters in either. A session carries at most the
    * server's filter-item limit of labels (100 by default).
    *
+   * One key is memoryd's: `memoryd.retention-days` sets the session's own
+   * retention window, in place of its tenant's (MEMORYD_SESSION_RETENTION_DAYS):
+   * a positive number of days (for example "30" or "0.5"), after which a
+   * session nobody wrote to is deleted (or archived, as the tenant's policy
+   * says) by the server's retention task, or "never" to keep the session
+   * whatever the tenant's policy. Any other value is refused
+   * (INVALID_ARGUMENT).
+   *
    * @generated from field: map<string, string> labels = 3;
    */
   labels: { [key: string]: string };
