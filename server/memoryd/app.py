@@ -23,7 +23,9 @@ from memoryd.config import Config
 from memoryd.domain.entries import Entries
 from memoryd.domain.errors import MemorydError, StorageUnavailable
 from memoryd.domain.memory import Memory
-from memoryd.domain.models import now_ms
+from memoryd.domain.hooks import MessageHooks
+from memoryd.domain.models import SYSTEM_TENANT, now_ms
+from memoryd.domain.retention import Retention
 from memoryd.domain.paging import PageTokens
 from memoryd.domain.store import Store
 from memoryd.domain.summaries import SearchRecaller, Summaries
@@ -244,6 +246,30 @@ async def _compact_events(app: App) -> None:
             log.warning("event_compaction_failed", reason=error.reason)
 
 
+async def _sweep_retention(app: App) -> None:
+    """Session retention (domain/retention.py), every session_retention_interval_seconds."""
+    config = app.config
+    sweeper = Retention(
+        app.store, app.vectors or MessageHooks(), config.retention, batch=config.session_retention_batch
+    )
+    while True:
+        shutdown.raise_if_cancelled()
+        await asyncio.sleep(config.session_retention_interval_seconds)
+        try:
+            tenants = [tenant for tenant in await app.store.event_tenants() if tenant != SYSTEM_TENANT]
+            swept = await sweeper.sweep_all(tenants)
+            if swept.deleted or swept.archived or swept.skipped:
+                log.info(
+                    "sessions_expired",
+                    deleted=swept.deleted,
+                    archived=swept.archived,
+                    messages=swept.messages,
+                    written_meanwhile=swept.skipped,
+                )
+        except MemorydError as error:
+            log.warning("session_retention_failed", reason=error.reason)
+
+
 PENDING_CALLS_HEADROOM = 10_000
 GIL_SWITCH_INTERVAL_SECONDS = 0.0005
 
@@ -420,6 +446,7 @@ def _background_tasks(app: App) -> list[asyncio.Task]:
     tasks.append(asyncio.create_task(_watch_storage_health(app), name="storage-health"))
     tasks.append(asyncio.create_task(_compact_events(app), name="event-compaction"))
     tasks.append(asyncio.create_task(_reload_credentials(app), name="credentials-reload"))
+    tasks.append(asyncio.create_task(_sweep_retention(app), name="session-retention"))
     if config.mongodb_uri:
         from memoryd.storage.mongo.tail import follow_commits
 

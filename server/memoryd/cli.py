@@ -10,7 +10,7 @@ import sys
 
 import structlog
 
-from memoryd import addresses, allocator, logs, shutdown, workers
+from memoryd import addresses, allocator, lifecycle, logs, shutdown, workers
 from memoryd import config as config_module
 
 
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         "health", help="exit 0 when the memoryd these settings describe is SERVING (a container HEALTHCHECK)"
     )
     config_module.add_arguments(health)
+    lifecycle.add_commands(commands)
     # The MCP server is a client of memoryd and lives in memoryd-client; its own parser reads the rest.
     mcp = commands.add_parser(
         "mcp", add_help=False, help="serve the Model Context Protocol over stdio or HTTP (memoryd mcp --help)"
@@ -109,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     logs.configure(config.log_level)
     if args.command == "health":
         return health(config)
+    if args.command in ("forget-user", "export", "import"):
+        return lifecycle.run(args, config)
     log = structlog.get_logger("memoryd")
     try:
         from memoryd.app import security

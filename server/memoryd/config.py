@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from memoryd import addresses
-from memoryd.domain import recall
+from memoryd.domain import recall, retention
 from memoryd.domain.limits import Limits, check_bounds, setting
 
 
@@ -38,6 +38,22 @@ class Config:
     event_retention_seconds: int = setting(7 * 24 * 3600, "drop events older than this", minimum=1)
     event_retention_count: int = setting(1_000_000, "keep at most this many events per tenant", minimum=1)
     event_compaction_interval_seconds: float = setting(60.0, "how often retention runs", minimum=0.001)
+    session_retention_days: float = setting(
+        0.0,
+        "sessions nobody wrote to for longer than this many days are deleted (or archived) by a background task; "
+        "0 keeps them; a session's label memoryd.retention-days overrides it (docs/OPERATIONS.md)",
+        minimum=0,
+    )
+    session_retention_action: str = setting(
+        "delete", "what session retention does: delete (the session whole, as ForgetUser) or archive (its messages)"
+    )
+    session_retention_tenants: str = setting(
+        "", "per-tenant session retention, comma-separated tenant=days[:delete|:archive], in place of the two above"
+    )
+    session_retention_interval_seconds: float = setting(3600.0, "how often session retention sweeps", minimum=0.001)
+    session_retention_batch: int = setting(
+        100, "sessions session retention reads at a time (each expired in its own transaction)", minimum=1
+    )
     watch_buffer_size: int = setting(
         1024,
         "live events buffered per Watch stream; a stream that falls further behind catches up from the log",
@@ -202,9 +218,17 @@ class Config:
         check_bounds(self)
         if "{user}" not in self.user_entry_scope:
             raise ValueError("user_entry_scope must contain {user}")
+        self.retention  # a malformed policy stops the start (ValueError)
         addresses.split(self.listen)
         if self.http_address:
             addresses.split(self.http_address)
+
+    @property
+    def retention(self) -> retention.Settings:
+        """The session retention policies (domain/retention.py) of the three settings."""
+        return retention.settings(
+            self.session_retention_days, self.session_retention_action, self.session_retention_tenants
+        )
 
     @property
     def backend(self) -> str:

@@ -134,6 +134,9 @@ async def exercise_every_method(client: MemoryClient | SyncMemoryClient, tag: st
     assert [i.session_id for i in await collect(client.iter_sessions(user_id=user, labels={"lang": "en"}, page_size=1))] == [owned]
     popped = await resolve(client.pop_messages(owned))
     assert [m.content for m in popped.messages] == ["yours"] and not popped.truncated
+    forgotten = await resolve(client.forget_user(user))
+    assert (forgotten.sessions_forgotten, forgotten.messages_deleted, forgotten.complete) == (1, 1, True)
+    assert await resolve(client.get_session(owned)) is None
 
     # MetadataService
     namespace = f"ns-{tag}"

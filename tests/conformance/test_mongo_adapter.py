@@ -24,9 +24,11 @@ from memoryd.storage.mongo.store import (
     RECENT_NEWEST_FIRST,
     MongoStore,
     history_filter,
+    idle_sessions_filter,
     metadata_prefix_filter,
     range_filter,
     recent_filter,
+    retention_labelled_filter,
     sessions_filter,
     sessions_index,
 )
@@ -285,3 +287,22 @@ async def test_a_prefix_listing_is_a_range_of_the_metadata_index(store):
     bounds = next(s for s in stages if s.get("stage") == "IXSCAN").get("indexBounds")
     if bounds is not None:  # mongod: the namespace range is an index bound, not a filter
         assert bounds["namespace"] == ['["ns/1", "ns0")'], bounds
+
+
+@pytest.mark.parametrize(
+    ("where", "order", "index"),
+    [
+        (idle_sessions_filter("t", 10, (5, "r"), unarchived=True), [("last_activity", 1), ("session_id", 1)],
+         "sessions_activity"),
+        (retention_labelled_filter("t", ("30", "r")), [("retention_label", 1), ("session_id", 1)], "sessions_retention"),
+    ],
+    ids=["idle", "labelled"],
+)
+async def test_the_retention_walks_are_ranges_of_their_index(store, where, order, index):
+    await store.update_session("t", "s", SessionUpdate(SessionAttributes("u", "a", {"memoryd.retention-days": "30"})), 1)
+    explained = await store.db["sessions"].find(where).sort(order).hint(index).limit(50).explain()
+    stages = _stages(explained["queryPlanner"]["winningPlan"])
+    assert [s.get("indexName") for s in stages if s.get("stage") == "IXSCAN"] == [index], stages
+    build = await store.db.client.admin.command("buildInfo")
+    if "secantusVersion" not in build:  # SecantusDB sorts in memory whenever the query has a filter
+        assert "SORT" not in {s.get("stage") for s in stages}, stages

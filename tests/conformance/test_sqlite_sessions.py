@@ -9,7 +9,14 @@ import pytest
 
 from memoryd.domain.models import Message
 from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
-from memoryd.storage.sqlite.store import SqliteStore, list_sessions_query, metadata_prefix_query, next_namespace_query
+from memoryd.storage.sqlite.store import (
+    SqliteStore,
+    idle_sessions_query,
+    list_sessions_query,
+    metadata_prefix_query,
+    next_namespace_query,
+    retention_labelled_query,
+)
 
 # The sessions table as it shipped before session attributes.
 OLD_SESSIONS = """
@@ -87,3 +94,14 @@ def test_prefix_listings_are_primary_key_ranges(conn):
     for inclusive in (True, False):
         explained = plan(conn, next_namespace_query(inclusive), ["t", "ns/3"])
         assert "SEARCH metadata USING COVERING INDEX" in explained and "namespace>" in explained, explained
+
+
+@pytest.mark.parametrize("unarchived", [False, True])
+def test_the_retention_walks_are_index_ranges(conn, unarchived):
+    explained = plan(conn, *idle_sessions_query("t", 10, (5, "s3"), 20, unarchived=unarchived))
+    bounds = "(tenant=? AND (last_activity,session_id)>(?,?) AND last_activity<?)"
+    assert f"SEARCH sessions USING INDEX sessions_activity {bounds}" in explained, explained
+    assert "TEMP B-TREE" not in explained, explained
+    explained = plan(conn, *retention_labelled_query("t", ("30", "s3"), 20))
+    assert "l USING PRIMARY KEY (tenant=? AND key=?" in explained.split(" | ")[0], explained
+    assert "TEMP B-TREE" not in explained, explained

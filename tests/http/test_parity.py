@@ -92,6 +92,7 @@ CASES: dict[str, Case] = {
         {"session_id": S, "attributes": {"agent_id": "bot", "labels": {"lang": "en"}}, "remove_labels": ["plan"]},
         setup=[SEED, OWNER],
     ),
+    "memoryd.v1.MemoryService.ForgetUser": Case({"user_id": "ann"}, setup=[SEED, OWNER]),
     "memoryd.v1.MetadataService.SaveMetadata": Case(METADATA[1], setup=[]),
     "memoryd.v1.MetadataService.GetMetadata": Case({"namespace": "app", "key": "k"}, setup=[METADATA]),
     "memoryd.v1.MetadataService.ListMetadata": Case({"namespace": "app"}, setup=[METADATA]),

@@ -119,6 +119,7 @@ def baselines() -> dict[str, object]:
         "PopMessages": mem.PopMessagesRequest(session_id="gen-pop", n=1),
         "GetSession": mem.GetSessionRequest(session_id=SEEDED),
         "UpdateSession": mem.UpdateSessionRequest(session_id="gen-attr", attributes=_attributes(), remove_labels=["old"]),
+        "ForgetUser": mem.ForgetUserRequest(user_id="gen-nobody"),
         "SaveMetadata": meta.SaveMetadataRequest(namespace="gen", key="k", data={"a": 1}),
         "GetMetadata": meta.GetMetadataRequest(namespace=NS, key="a"),
         "ListMetadata": meta.ListMetadataRequest(namespace=NS, page_size=1),

@@ -352,6 +352,13 @@ class Methods:
         )
         return Call("memory", "UpdateSession", request, lambda r: r.session, timeout)
 
+    @unary
+    def forget_user(self, user_id: str, *, timeout: float | None = None) -> Call[memory_service_pb2.ForgetUserResponse]:
+        """Forgets a user: every session it owns, whole, and its entry scope. `.complete` false
+        means the call stopped at its deadline with sessions left: call again to go on."""
+        request = memory_service_pb2.ForgetUserRequest(user_id=user_id)
+        return Call("memory", "ForgetUser", request, _response, timeout)
+
     # -- MetadataService -----------------------------------------------------
 
     @unary

@@ -183,6 +183,24 @@ def rank(
     return hits[:limit], semantic_used
 
 
+# -- forgetting a whole scope (ForgetUser) -----------------------------------------------
+async def forget_scope(store: Store, tenant: str, scope: str, batch: int) -> int:
+    """Delete every entry of `scope`, `batch` records per transaction (each with the entries'
+    entry-changed events); returns how many went. Every transaction also deletes the scope's
+    counter, so a SaveEntry racing with it fails its guard and counts afresh (a missing
+    counter is rebuilt by counting). Resumable: a later call deletes what is left."""
+    removed = 0
+    counter = MetadataWrite(COUNTER_NAMESPACE, counter_key(scope), None)
+    while True:
+        rows = await store.list_metadata(tenant, entries_namespace(scope), None, batch)
+        deletes = [MetadataWrite(entries_namespace(scope), row.key, None) for row in rows]
+        events = [draft for row in rows for draft in ev.entry_changed(scope, row.key, deleted=True)]
+        await store.write_metadata_guarded(tenant, [*deletes, counter], None, events, now_ms())
+        removed += len(rows)
+        if len(rows) < batch:
+            return removed
+
+
 # -- the service --------------------------------------------------------------------
 class Embedder(Protocol):
     """The server-side embedder, when one is configured (shared with VectorRecall)."""

@@ -13,6 +13,9 @@ from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, Messag
 class MessageHooks:
     """The calls `Memory` makes after each message write; VectorRecall (vectors/recall.py) implements them."""
 
+    # Whether a vector store is behind these hooks (what a clear of nothing reports).
+    has_vector_store = False
+
     async def messages_saved(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
         """Called after messages were appended (background indexing)."""
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from memoryd.domain import images, paging, sessions, summaries
+from memoryd.domain import forget, images, paging, sessions, summaries
 from memoryd.domain.errors import FieldViolation, InvalidArgument
 from memoryd.domain.hooks import MessageHooks
 from memoryd.domain.limits import Limits
@@ -179,6 +179,13 @@ class Memory:
         if ClearTarget.VECTORS in wanted:
             results[ClearTarget.VECTORS] = await self.hooks.clear_vectors(tenant, session_id)
         return [results[t] for t in wanted]
+
+    async def forget_user(self, tenant: str, user_id: str) -> tuple[forget.Forgotten, ClearResult, int]:
+        """ForgetUser (domain/forget.py): what went, the vectors' combined result, and the
+        call's event_seq (the log's newest seq once it is done: at or past its last event)."""
+        forgotten = await forget.forget_user(self.store, self.hooks, tenant, user_id, self.limits.delete_batch)
+        vectors = forget.combined_vectors(forgotten.vectors, self.hooks.has_vector_store)
+        return forgotten, vectors, (await self.store.event_bounds(tenant))[1]
 
     # -- reads ---------------------------------------------------------------
     async def get_history(self, tenant: str, session_id: str, limit: int) -> list[Message]:

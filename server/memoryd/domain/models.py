@@ -305,6 +305,19 @@ class SessionInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """A session's row as export and import carry it: its attributes, its last write, and the
+    marks that keep its seqs and server stamps moving forward (never reused, even past
+    deleted messages). Its message counts follow from the messages themselves."""
+
+    session_id: str
+    last_seq: int
+    last_timestamp: int
+    last_activity: int
+    attributes: SessionAttributes = SessionAttributes()
+
+
+@dataclass(frozen=True, slots=True)
 class MetadataEntry:
     namespace: str
     key: str

@@ -10,6 +10,7 @@ The conformance suite in tests/conformance runs the same cases against every ada
 from __future__ import annotations
 
 import abc
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from memoryd.domain.models import (
     RecentQuery,
     SessionInfo,
     SessionMessage,
+    SessionRecord,
 )
 from memoryd.domain.notifier import EventNotifier
 from memoryd.domain.sessions import SessionFilter, SessionUpdate
@@ -35,6 +37,35 @@ def check_event_filter(types: Sequence[EventType], through_seq: int | None) -> N
     """A typed event read must say where it ends (see Store.read_events)."""
     if types and through_seq is None:
         raise ValueError("read_events: a type filter needs through_seq")
+
+
+class SessionChanged(Exception):
+    """A guarded session clear found the session other than its guard expects (another owner,
+    a write within the retention window); the transaction wrote nothing."""
+
+
+class SnapshotLost(Exception):
+    """The store could not hold a snapshot for as long as it was read (Store.snapshot); the
+    message says what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionGuard:
+    """What a clear of one session checks inside its transaction before it removes anything,
+    so that a decision taken on an earlier read never applies to a session that changed since:
+    the owner is still `user_id` (ForgetUser), the last write is before `idle_before` (retention)."""
+
+    user_id: str | None = None
+    idle_before: int | None = None
+
+    def check(self, session: SessionInfo | None) -> None:
+        """Raise SessionChanged unless `session` (None: no row) is as the guard expects."""
+        if session is None:
+            raise SessionChanged("the session has no row")
+        if self.user_id is not None and session.attributes.user_id != self.user_id:
+            raise SessionChanged("the session has another owner")
+        if self.idle_before is not None and session.last_activity >= self.idle_before:
+            raise SessionChanged("the session was written to within the window")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +79,8 @@ class Clearing:
     # ClearSession: memoryd's own per-session records, as (namespace, key), or (namespace,
     # None) for a whole namespace (summaries).
     session_records: Sequence[tuple[str, str | None]] = ()
+    # A session clear checks it first (SessionGuard.check); None: unconditional.
+    guard: SessionGuard | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +106,36 @@ class MetadataGuard:
         if data is None or self.value is None:
             return data is None and self.value is None
         return data.get(self.field) == self.value
+
+
+class Snapshot(abc.ABC):
+    """A read view of the whole store at one instant (Store.snapshot): what `memoryd export`
+    reads (domain/transfer.py). Every read returns rows in its key order after `after`."""
+
+    @abc.abstractmethod
+    async def tenants(self) -> list[str]:
+        """Every tenant that has written (it has an event log), sorted; not SYSTEM_TENANT."""
+
+    @abc.abstractmethod
+    async def position(self, tenant: str) -> int:
+        """The tenant's newest event seq as this view sees it (0: no events)."""
+
+    @abc.abstractmethod
+    async def sessions(self, tenant: str, after: str | None, limit: int) -> list[SessionRecord]:
+        """Every session row (listed or not: an emptied session still holds its marks), by id."""
+
+    @abc.abstractmethod
+    async def messages(
+        self, tenant: str, session_id: str, after_seq: int, limit: int, max_bytes: int
+    ) -> list[Message]:
+        """The session's messages whole, archived included, by seq; byte-bounded like Store's reads."""
+
+    @abc.abstractmethod
+    async def metadata(
+        self, tenant: str, after: tuple[str, str] | None, limit: int, max_bytes: int
+    ) -> list[MetadataEntry]:
+        """Every record of the tenant (memoryd's own: summaries, cursors, entries, too), by
+        (namespace, key); byte-bounded."""
 
 
 class Store(abc.ABC):
@@ -144,7 +207,11 @@ class Store(abc.ABC):
         """Newest `limit` matches by (timestamp, session_id, seq), oldest first (read newest first)."""
 
     @abc.abstractmethod
-    async def trim(self, tenant: str, session_id: str, keep_recent: int, now: int) -> int: ...
+    async def trim(
+        self, tenant: str, session_id: str, keep_recent: int, now: int, guard: SessionGuard | None = None
+    ) -> int:
+        """Archive all but the newest `keep_recent` unarchived messages; returns how many.
+        With `guard`, as Clearing.guard: SessionChanged and nothing written when it fails."""
 
     @abc.abstractmethod
     async def replace_history(
@@ -179,7 +246,9 @@ class Store(abc.ABC):
         """Returns (messages removed, metadata records removed).
 
         A session's metadata is every record keyed by the session id, plus
-        `clearing.session_records` (store_rules.session_record_selectors).
+        `clearing.session_records` (store_rules.session_record_selectors). With
+        `clearing.guard`, the transaction first reads the session's row and raises
+        SessionChanged (writing nothing) when the guard does not hold.
         """
 
     @abc.abstractmethod
@@ -192,6 +261,21 @@ class Store(abc.ABC):
     ) -> list[SessionInfo]:
         """Listed sessions (memoryd.domain.sessions.listed) matching `where`, by session id,
         byte-bounded (each SessionInfo's stored_bytes: its attributes)."""
+
+    # -- retention (domain/retention.py) ---------------------------------------
+    @abc.abstractmethod
+    async def idle_sessions(
+        self, tenant: str, idle_before: int, after: tuple[int, str] | None, limit: int, *, unarchived: bool
+    ) -> list[SessionInfo]:
+        """Listed sessions (sessions.listed) last written before `idle_before` that do not carry
+        the retention label (retention.RETENTION_LABEL; with `unarchived`, only those holding
+        unarchived messages), by (last_activity, session_id) after `after`: an index walk of
+        the idle sessions only."""
+
+    @abc.abstractmethod
+    async def retention_labelled(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[SessionInfo]:
+        """Sessions carrying the retention label, whatever its value, by (value, session_id)
+        after `after`: an index walk of those sessions only."""
 
     # -- session attributes and pops (added with the framework integrations) --
     @abc.abstractmethod
@@ -293,3 +377,30 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def last_seq(self, tenant: str, session_id: str) -> int:
         """The newest seq ever assigned in the session (0 when none); seqs are never reused."""
+
+    # -- export and import (domain/transfer.py) ---------------------------------
+    @abc.abstractmethod
+    def snapshot(self) -> AbstractAsyncContextManager[Snapshot]:
+        """`async with store.snapshot() as view`: reads of every tenant at one instant, however
+        long they take (SQLite: one read transaction; MongoDB: a snapshot read session)."""
+
+    @abc.abstractmethod
+    async def import_session(self, tenant: str, record: SessionRecord, now: int) -> bool:
+        """Create or update the session's row from an export (store_rules.imported_session: the
+        marks and the last write only move forward, attributes merge, a different owner raises
+        FailedPrecondition), with a session-updated event when its attributes changed; in one
+        transaction. Returns whether anything changed."""
+
+    @abc.abstractmethod
+    async def import_messages(self, tenant: str, session_id: str, messages: Sequence[Message], now: int) -> list[Message]:
+        """Store exported messages as they are (ids, seqs, timestamps, archived, bodies) in one
+        transaction, with a messages-appended event of those inserted: a message whose id the
+        session already holds at its seq is skipped (an import run again), any other clash of
+        id or seq raises store_rules.ImportConflict (nothing written). Counts follow; the
+        session's last write does not move. Returns the messages inserted."""
+
+    @abc.abstractmethod
+    async def import_metadata(self, tenant: str, records: Sequence[MetadataEntry], now: int) -> int:
+        """Write exported records as they are (their update_time too) in one transaction, with a
+        metadata-changed event each; a record already holding that data and time is skipped.
+        Returns how many were written."""

@@ -10,12 +10,18 @@ tests/conformance runs every case against both, tests/properties against a refer
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 
 from memoryd.domain import events as ev
 from memoryd.domain import paging
 from memoryd.domain.models import Event, EventDraft, Message, SessionInfo, new_message_id
 from memoryd.domain.sessions import SessionAttributes, SessionUpdate, apply, check_claim
+
+
+class ImportConflict(Exception):
+    """An import meets data the target holds otherwise than the export (another message under
+    an id or at a seq): the target is not this export's copy, so nothing of the batch is written."""
 
 
 def server_timestamp(messages: Sequence[Message], now: int) -> int:
@@ -57,7 +63,12 @@ def numbered_events(
 
 def removal_counts(removed: Sequence[Message]) -> tuple[int, int]:
     """How much a deletion lowers the session's (message_count, unarchived_count)."""
-    return len(removed), sum(1 for m in removed if not m.archived)
+    return message_counts(removed)
+
+
+def message_counts(messages: Sequence[Message]) -> tuple[int, int]:
+    """(messages, unarchived ones): what they add to or take from a session's counts."""
+    return len(messages), sum(1 for m in messages if not m.archived)
 
 
 def by_session(rows: Iterable[tuple[str, Message]]) -> dict[str, list[Message]]:
@@ -132,3 +143,38 @@ def compaction_floor(floor: int, last_seq: int, keep_last: int | None, newest_ag
     if keep_last is not None:
         new_floor = max(new_floor, last_seq - keep_last)
     return max(new_floor, newest_aged_seq or 0)
+
+
+def imported_attributes(
+    session_id: str, current: SessionAttributes, incoming: SessionAttributes
+) -> tuple[SessionAttributes, list[EventDraft]]:
+    """An imported session's attributes merged into the target's (sessions.apply: a different
+    owner is refused; the export's labels are all kept, whatever the target's label limit),
+    and its session-updated event when they changed."""
+    after = apply(session_id, current, SessionUpdate(incoming, max_labels=sys.maxsize))
+    return after, ev.session_updated(session_id, current, after)
+
+
+def importable(
+    session_id: str,
+    messages: Sequence[Message],
+    held_ids: Mapping[str, tuple[str, int]],
+    held_seqs: Mapping[int, str],
+) -> list[Message]:
+    """The exported messages an import inserts, given where the target holds their ids
+    ((session, seq) by id) and what it holds at their seqs (id by seq): those it lacks. One it
+    holds as exported is skipped (the import ran before); any other clash is an ImportConflict."""
+    new = []
+    for m in messages:
+        held = held_ids.get(m.id)
+        if held == (session_id, m.seq):
+            continue
+        if held is not None:
+            raise ImportConflict(
+                f"message {m.id!r} is at seq {held[1]} of session {held[0]!r} here, "
+                f"at seq {m.seq} of session {session_id!r} in the export"
+            )
+        if held_seqs.get(m.seq, m.id) != m.id:
+            raise ImportConflict(f"session {session_id!r} holds another message at seq {m.seq} here")
+        new.append(m)
+    return new

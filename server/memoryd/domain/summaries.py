@@ -57,6 +57,14 @@ def session_records(session_id: str) -> list[tuple[str, str | None]]:
     return [(slices_namespace(session_id), None)]
 
 
+def forgotten_records(session_id: str) -> list[tuple[str, str | None]]:
+    """What forgetting a session (ForgetUser, retention) removes of memoryd's own records:
+    its summary slices and its cursor too, so that nothing derived from the conversation
+    stays (seqs are never reused, so a later conversation under the same id starts after
+    the old seqs whatever the cursor)."""
+    return [*session_records(session_id), (CURSOR_NAMESPACE, cursor_key(session_id))]
+
+
 def slice_key(from_seq: int) -> str:
     return f"{from_seq:020d}"
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 
 from google.protobuf import struct_pb2
 from memoryd.v1 import message_pb2
-from memoryd.domain import recall
+from memoryd.domain import recall, retention
 from memoryd.domain.errors import MAX_LISTED_VIOLATIONS, FieldViolation, InvalidArgument
 from memoryd.domain.limits import MAX_JSON_DEPTH, Limits
 from memoryd.domain.vectors import finite
@@ -168,6 +168,10 @@ class Check:
         self.name(f"{field}.user_id", attributes.user_id, required=False)
         self.name(f"{field}.agent_id", attributes.agent_id, required=False)
         self.labels(f"{field}.labels", attributes.labels)
+        if retention.RETENTION_LABEL in attributes.labels:
+            problem = retention.label_problem(attributes.labels[retention.RETENTION_LABEL])
+            if problem:
+                self.fail(f"{field}.labels", f"the value of label {retention.RETENTION_LABEL!r} {problem}")
 
     # -- messages ------------------------------------------------------------
     def message(self, field: str, msg: message_pb2.Message) -> None:

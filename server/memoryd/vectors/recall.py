@@ -134,6 +134,8 @@ def record_of_message(session_id: str, message: Message, model_id: str | None) -
 
 
 class VectorRecall(MessageHooks):
+    has_vector_store = True
+
     def __init__(
         self,
         index: VectorIndex,

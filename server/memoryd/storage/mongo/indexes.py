@@ -45,6 +45,9 @@ INDEXES: dict[str, list[IndexModel]] = {
         _index("sessions_agent", "tenant", "agent_id", "session_id"),
         _index("sessions_agent_user", "tenant", "agent_id", "user_id", "session_id"),
         _index("sessions_labels", "tenant", "label_pairs", "session_id"),
+        # Retention: the sessions idle longest first, and those with a retention label of their own.
+        _index("sessions_activity", "tenant", "last_activity", "session_id"),
+        _index("sessions_retention", "tenant", "retention_label", "session_id"),
     ],
     IDEMPOTENCY: [_index("idempotency_key", "tenant", "session_id", "key", unique=True)],
     METADATA: [

@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import bson
 import pymongo
@@ -50,12 +50,17 @@ from memoryd.domain import deadline, prefixes, sessions, store_rules
 from memoryd.domain import events as ev
 from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.paging import ReadBudget
+from memoryd.domain.retention import RETENTION_LABEL
 from memoryd.domain.models import AppendResult, Event, EventDraft, EventType, Message, MetadataEntry, RangeQuery
 from memoryd.domain.models import Position, RecentQuery, SessionInfo, SERVER_NAMESPACE, SYSTEM_TENANT, SessionMessage
+from memoryd.domain.models import SessionRecord
 from memoryd.domain.sessions import LABEL_PAIR_SEPARATOR, SessionAttributes, SessionFilter, SessionUpdate
-from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, Store, check_event_filter
+from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, SessionGuard, Store, check_event_filter
 from memoryd.domain.windows import Window, WindowRequest
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
+
+if TYPE_CHECKING:
+    from memoryd.storage.mongo.snapshot import MongoSnapshot
 
 log = structlog.get_logger("memoryd.storage.mongo")
 
@@ -142,13 +147,14 @@ async def _read_sized(
     limit: int,
     max_bytes: int | None,
     build: Callable[[dict[str, Any], int], T],
+    batch: int = READ_BATCH,
 ) -> list[T]:
     """Up to `limit` items of a raw cursor, stopping after the one that takes the BSON bytes
     read past `max_bytes` (Store's byte-bounded reads). The server sends batches of at most
-    READ_BATCH documents (and 16 MiB), so an early stop leaves at most one batch unread."""
+    `batch` documents (and 16 MiB), so an early stop leaves at most one batch unread."""
     cursor = cursor.limit(limit)
     if max_bytes is not None:
-        cursor = cursor.batch_size(min(limit, READ_BATCH))
+        cursor = cursor.batch_size(min(limit, batch))
     budget = ReadBudget(max_bytes)
     items: list[T] = []
     try:
@@ -308,6 +314,35 @@ def sessions_filter(tenant: str, after_session_id: str | None, where: SessionFil
     return query
 
 
+def idle_sessions_filter(tenant: str, idle_before: int, after: tuple[int, str] | None, *, unarchived: bool) -> dict[str, Any]:
+    """Retention's walk of idle sessions, sorted by (last_activity, session_id): a range of
+    sessions_activity (hinted)."""
+    activity: dict[str, int] = {"$lt": idle_before}
+    query: dict[str, Any] = {
+        "tenant": tenant,
+        "last_activity": activity,
+        "$or": [{"message_count": {"$gt": 0}}, {"attributed": True}],  # memoryd.domain.sessions.listed
+        "retention_label": None,  # null or missing: the session has no retention label
+    }
+    if after is not None:
+        # (last_activity, session_id) > after, written so the activity bound stays an index bound.
+        activity["$gte"] = after[0]
+        query["$nor"] = [{"last_activity": after[0], "session_id": {"$lte": after[1]}}]
+    if unarchived:
+        query["unarchived_count"] = {"$gt": 0}
+    return query
+
+
+def retention_labelled_filter(tenant: str, after: tuple[str, str] | None) -> dict[str, Any]:
+    """Sessions carrying the retention label, sorted by (retention_label, session_id): a range
+    of sessions_retention (hinted); `$gte ""` matches strings only, never null."""
+    value: dict[str, str] = {"$gte": after[0] if after else ""}
+    query: dict[str, Any] = {"tenant": tenant, "retention_label": value}
+    if after is not None:
+        query["$nor"] = [{"retention_label": after[0], "session_id": {"$lte": after[1]}}]
+    return query
+
+
 def metadata_prefix_filter(tenant: str, prefix: str, after: tuple[str, str] | None) -> dict[str, Any]:
     """ListMetadata by prefix, sorted by (namespace, key): a range of metadata_id (hinted,
     as the $nor of a resumed page otherwise leaves some planners scanning)."""
@@ -344,6 +379,9 @@ def _attributes_fields(attributes: SessionAttributes) -> dict[str, Any]:
         "agent_id": attributes.agent_id,
         "label_pairs": attributes.label_pairs(),
         "attributed": bool(attributes),
+        # The retention label's value in a field of its own: label_pairs is multikey, so an
+        # index on it cannot order the retention walk by value.
+        "retention_label": attributes.labels.get(RETENTION_LABEL),
     }
 
 
@@ -763,10 +801,15 @@ class MongoStore(Store):
 
         return await self._read(read)
 
-    async def trim(self, tenant: str, session_id: str, keep_recent: int, now: int) -> int:
+    async def trim(
+        self, tenant: str, session_id: str, keep_recent: int, now: int, guard: SessionGuard | None = None
+    ) -> int:
         session = {"tenant": tenant, "session_id": session_id}
 
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> int:
+            if guard is not None:
+                doc = await db[SESSIONS].find_one(session, {"_id": 0}, session=s)
+                guard.check(_doc_to_session(doc) if doc is not None else None)
             # The newest unarchived message that is not kept; it and everything older is archived.
             boundary = await db[MESSAGES].find_one(
                 {**session, "archived": False},
@@ -859,6 +902,9 @@ class MongoStore(Store):
         session_filter = {"tenant": tenant, "session_id": session_id}
 
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[int, int]:
+            doc = await db[SESSIONS].find_one(session_filter, {"_id": 0}, session=s)
+            if clearing.guard is not None:
+                clearing.guard.check(_doc_to_session(doc) if doc is not None else None)
             removed: list[Message] | None = None
             if clearing.messages:
                 removed = await self._delete_where(db, s, tenant, session_id, {}, now)
@@ -870,7 +916,6 @@ class MongoStore(Store):
                 records = [(d["namespace"], d["key"]) async for d in found]
                 if records:
                     await db[METADATA].delete_many(records_filter, session=s)
-                doc = await db[SESSIONS].find_one(session_filter, session=s)
                 attributes = _session_doc_attributes(doc) if doc is not None else None
                 if attributes:
                     await self._store_attributes(db, s, tenant, session_id, SessionAttributes(), now)
@@ -923,6 +968,28 @@ class MongoStore(Store):
                 .hint(sessions_index(where))
             )
             return await _read_sized(cursor, limit, max_bytes, _doc_to_session)
+
+        return await self._read(read)
+
+    async def idle_sessions(
+        self, tenant: str, idle_before: int, after: tuple[int, str] | None, limit: int, *, unarchived: bool
+    ) -> list[SessionInfo]:
+        where = idle_sessions_filter(tenant, idle_before, after, unarchived=unarchived)
+        order = [("last_activity", pymongo.ASCENDING), ("session_id", pymongo.ASCENDING)]
+        return await self._sessions(where, order, "sessions_activity", limit)
+
+    async def retention_labelled(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[SessionInfo]:
+        where = retention_labelled_filter(tenant, after)
+        order = [("retention_label", pymongo.ASCENDING), ("session_id", pymongo.ASCENDING)]
+        return await self._sessions(where, order, "sessions_retention", limit)
+
+    async def _sessions(self, where: dict[str, Any], order: list, index: str, limit: int) -> list[SessionInfo]:
+        if limit <= 0:
+            return []
+
+        async def read(db: AsyncDatabase) -> list[SessionInfo]:
+            cursor = db[SESSIONS].find(where, {"_id": 0}).sort(order).hint(index).limit(limit)
+            return [_doc_to_session(doc) async for doc in cursor]
 
         return await self._read(read)
 
@@ -1179,3 +1246,88 @@ class MongoStore(Store):
             return doc["last_seq"] if doc else 0
 
         return await self._read(read)
+
+    # -- export and import (domain/transfer.py) ---------------------------------
+    def snapshot(self) -> MongoSnapshot:
+        from memoryd.storage.mongo.snapshot import MongoSnapshot
+
+        return MongoSnapshot(self.db)
+
+    async def import_session(self, tenant: str, record: SessionRecord, now: int) -> bool:
+        sid = record.session_id
+        where = {"tenant": tenant, "session_id": sid}
+
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> bool:
+            doc = await db[SESSIONS].find_one_and_update(
+                where,
+                {"$setOnInsert": {"last_seq": 0, "message_count": 0, "unarchived_count": 0, "last_activity": 0,
+                                  "last_timestamp": 0}},
+                upsert=True,
+                return_document=ReturnDocument.AFTER,
+                projection={"_id": 0},
+                session=s,
+            )  # fmt: skip
+            current = _doc_to_session(doc)
+            attributes, drafts = store_rules.imported_attributes(sid, current.attributes, record.attributes)
+            marks = {
+                "last_seq": max(doc.get("last_seq", 0), record.last_seq),
+                "last_timestamp": max(doc.get("last_timestamp", 0), record.last_timestamp),
+                "last_activity": max(current.last_activity, record.last_activity),
+            }
+            changed = any(doc.get(name, 0) != value for name, value in marks.items())
+            if drafts or changed:
+                await db[SESSIONS].update_one(where, {"$set": {**_attributes_fields(attributes), **marks}}, session=s)
+            await self._append_events(db, s, tenant, drafts, now)
+            return bool(drafts or changed)
+
+        return await self._write(tenant, tx)
+
+    async def import_messages(self, tenant: str, session_id: str, messages: Sequence[Message], now: int) -> list[Message]:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> list[Message]:
+            held_ids: dict[str, tuple[str, int]] = {}
+            held_seqs: dict[int, str] = {}
+            for start in range(0, len(messages), IN_CHUNK):
+                chunk = messages[start : start + IN_CHUNK]
+                projection = {"_id": 0, "id": 1, "session_id": 1, "seq": 1}
+                async for doc in db[MESSAGES].find({"tenant": tenant, "id": {"$in": [m.id for m in chunk]}}, projection, session=s):
+                    held_ids[doc["id"]] = (doc["session_id"], doc["seq"])
+                where = {"tenant": tenant, "session_id": session_id, "seq": {"$in": [m.seq for m in chunk]}}
+                async for doc in db[MESSAGES].find(where, projection, session=s):
+                    held_seqs[doc["seq"]] = doc["id"]
+            new = store_rules.importable(session_id, messages, held_ids, held_seqs)
+            if not new:
+                return []
+            docs = [_message_to_doc(tenant, session_id, m) for m in new]  # archived as exported
+            await db[MESSAGES].insert_many(docs, ordered=True, session=s)
+            total, unarchived = store_rules.message_counts(new)
+            await db[SESSIONS].update_one(
+                {"tenant": tenant, "session_id": session_id},
+                {
+                    "$inc": {"message_count": total, "unarchived_count": unarchived},
+                    "$max": {"last_seq": max(m.seq for m in new), "last_timestamp": max(m.timestamp for m in new)},
+                    "$setOnInsert": {"last_activity": 0},
+                },
+                upsert=True,
+                session=s,
+            )
+            await self._append_events(db, s, tenant, ev.appended(session_id, new), now)
+            return new
+
+        return await self._write(tenant, tx, bulk=True)
+
+    async def import_metadata(self, tenant: str, records: Sequence[MetadataEntry], now: int) -> int:
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> int:
+            drafts: list[EventDraft] = []
+            for record in records:
+                key = {"tenant": tenant, "namespace": record.namespace, "key": record.key}
+                held = await db[METADATA].find_one(key, {"_id": 0, "data": 1, "update_time": 1}, session=s)
+                if held is not None and held["data"] == record.data and held["update_time"] == record.update_time:
+                    continue
+                await db[METADATA].replace_one(
+                    key, {**key, "data": record.data, "update_time": record.update_time}, upsert=True, session=s
+                )
+                drafts += ev.metadata_changed(record.namespace, record.key, deleted=False)
+            await self._append_events(db, s, tenant, drafts, now)
+            return len(drafts)
+
+        return await self._write(tenant, tx, bulk=True)

@@ -127,4 +127,6 @@ INDEXES = """
 CREATE INDEX IF NOT EXISTS sessions_user ON sessions (tenant, user_id, session_id);
 CREATE INDEX IF NOT EXISTS sessions_agent ON sessions (tenant, agent_id, session_id);
 CREATE INDEX IF NOT EXISTS sessions_agent_user ON sessions (tenant, agent_id, user_id, session_id);
+-- Retention: the sessions idle longest first.
+CREATE INDEX IF NOT EXISTS sessions_activity ON sessions (tenant, last_activity, session_id);
 """

@@ -17,21 +17,25 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd.domain import events as ev
 from memoryd.domain import prefixes, store_rules
 from memoryd.domain.errors import StorageUnavailable
 from memoryd.domain.paging import read_within
+from memoryd.domain.retention import RETENTION_LABEL
 from memoryd.domain.models import BODY_FIELDS, AppendResult, EncodedBodyMessage, Event, EventDraft, EventType, Message
-from memoryd.domain.models import MetadataEntry, RangeQuery, RecentQuery, SessionInfo, SessionMessage
+from memoryd.domain.models import MetadataEntry, RangeQuery, RecentQuery, SessionInfo, SessionMessage, SessionRecord
 from memoryd.domain.models import SERVER_NAMESPACE, SYSTEM_TENANT, utf8_len
 from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
-from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, Store, check_event_filter
+from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, SessionGuard, Store, check_event_filter
 from memoryd.domain.windows import Window, WindowRequest
 from memoryd.storage.sqlite import windows
 from memoryd.storage.sqlite.schema import INDEXES, MIGRATIONS, PRAGMAS, SCHEMA
 from memoryd.wire import decode_body, decode_messages, encode_body, encode_messages
+
+if TYPE_CHECKING:
+    from memoryd.storage.sqlite.snapshot import SqliteSnapshot
 
 T = TypeVar("T")
 
@@ -162,6 +166,40 @@ def list_sessions_query(
     columns = ", ".join(f"s.{c.strip()}" for c in SESSION_COLUMNS.split(","))
     order = "l.session_id" if source != "sessions s" else "s.session_id"
     return f"SELECT {columns} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY {order} LIMIT ?", [*params, limit]
+
+
+def idle_sessions_query(
+    tenant: str, idle_before: int, after: tuple[int, str] | None, limit: int, *, unarchived: bool
+) -> tuple[str, list[Any]]:
+    """Retention's walk of idle sessions: a range of sessions_activity, oldest first."""
+    clauses = ["tenant = ?", "last_activity < ?", LISTED, "json_extract(labels, ?) IS NULL"]
+    params: list[Any] = [tenant, idle_before, "$." + json.dumps(RETENTION_LABEL)]
+    if after is not None:
+        clauses.append("(last_activity, session_id) > (?, ?)")
+        params += after
+    if unarchived:
+        clauses.append("unarchived_count > 0")
+    sql = (
+        f"SELECT {SESSION_COLUMNS} FROM sessions INDEXED BY sessions_activity WHERE {' AND '.join(clauses)}"
+        " ORDER BY last_activity, session_id LIMIT ?"
+    )
+    return sql, [*params, limit]
+
+
+def retention_labelled_query(tenant: str, after: tuple[str, str] | None, limit: int) -> tuple[str, list[Any]]:
+    """Sessions carrying the retention label: a range of session_labels' primary key (tenant, key, value, session_id)."""
+    clauses = ["l.tenant = ?", "l.key = ?"]
+    params: list[Any] = [tenant, RETENTION_LABEL]
+    if after is not None:
+        clauses.append("(l.value, l.session_id) > (?, ?)")
+        params += after
+    columns = ", ".join(f"s.{c.strip()}" for c in SESSION_COLUMNS.split(","))
+    sql = (
+        f"SELECT {columns} FROM session_labels l CROSS JOIN sessions s"
+        f" ON s.tenant = l.tenant AND s.session_id = l.session_id WHERE {' AND '.join(clauses)}"
+        " ORDER BY l.value, l.session_id LIMIT ?"
+    )
+    return sql, [*params, limit]
 
 
 def metadata_prefix_query(
@@ -587,8 +625,12 @@ class SqliteStore(Store):
 
         return await self._query(read)
 
-    async def trim(self, tenant: str, session_id: str, keep_recent: int, now: int) -> int:
+    async def trim(
+        self, tenant: str, session_id: str, keep_recent: int, now: int, guard: SessionGuard | None = None
+    ) -> int:
         def tx(conn: sqlite3.Connection) -> int:
+            if guard is not None:
+                guard.check(self._session_row(conn, tenant, session_id))
             archived = conn.execute(
                 "UPDATE messages SET archived = 1 WHERE tenant = ? AND session_id = ? AND seq IN ("
                 " SELECT seq FROM messages WHERE tenant = ? AND session_id = ? AND archived = 0"
@@ -670,6 +712,9 @@ class SqliteStore(Store):
         where = f"tenant = ? AND ({' OR '.join(clauses)})"
 
         def tx(conn: sqlite3.Connection) -> tuple[int, int]:
+            session = self._session_row(conn, tenant, session_id)
+            if clearing.guard is not None:
+                clearing.guard.check(session)
             removed: list[Message] | None = None
             if clearing.messages:
                 removed = self._delete_where(conn, tenant, session_id, "1 = 1", (), now)
@@ -679,7 +724,6 @@ class SqliteStore(Store):
             if clearing.metadata:
                 records = conn.execute(f"SELECT namespace, key FROM metadata WHERE {where}", (tenant, *params)).fetchall()
                 conn.execute(f"DELETE FROM metadata WHERE {where}", (tenant, *params))
-                session = self._session_row(conn, tenant, session_id)
                 attributes = session.attributes if session is not None else None
                 if attributes:
                     self._store_attributes(conn, tenant, session_id, attributes, SessionAttributes(), now)
@@ -727,6 +771,16 @@ class SqliteStore(Store):
             return read_within(map(_row_to_session, conn.execute(sql, params)), max_bytes, lambda s: s.stored_bytes)
 
         return await self._query(read)
+
+    async def idle_sessions(
+        self, tenant: str, idle_before: int, after: tuple[int, str] | None, limit: int, *, unarchived: bool
+    ) -> list[SessionInfo]:
+        sql, params = idle_sessions_query(tenant, idle_before, after, limit, unarchived=unarchived)
+        return await self._query(lambda conn: [_row_to_session(row) for row in conn.execute(sql, params)])
+
+    async def retention_labelled(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[SessionInfo]:
+        sql, params = retention_labelled_query(tenant, after, limit)
+        return await self._query(lambda conn: [_row_to_session(row) for row in conn.execute(sql, params)])
 
     async def pop_newest(
         self, tenant: str, session_id: str, n: int, now: int, max_bytes: int | None = None
@@ -960,3 +1014,97 @@ class SqliteStore(Store):
             return row[0] if row else 0
 
         return await self._query(read)
+
+    # -- export and import (domain/transfer.py) ---------------------------------
+    def snapshot(self) -> SqliteSnapshot:
+        from memoryd.storage.sqlite.snapshot import SqliteSnapshot
+
+        return SqliteSnapshot(self._path)
+
+    async def import_session(self, tenant: str, record: SessionRecord, now: int) -> bool:
+        sid = record.session_id
+
+        def tx(conn: sqlite3.Connection) -> bool:
+            conn.execute("INSERT INTO sessions (tenant, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING", (tenant, sid))
+            current = self._session_row(conn, tenant, sid)
+            assert current is not None  # inserted above
+            attributes, drafts = store_rules.imported_attributes(sid, current.attributes, record.attributes)
+            if drafts:
+                self._store_attributes(conn, tenant, sid, current.attributes, attributes, now)
+            changed = conn.execute(
+                "UPDATE sessions SET last_seq = max(last_seq, ?), last_timestamp = max(last_timestamp, ?),"
+                " last_activity = ? WHERE tenant = ? AND session_id = ?"
+                " AND (last_seq < ? OR last_timestamp < ? OR last_activity != ?)",
+                (record.last_seq, record.last_timestamp, max(current.last_activity, record.last_activity), tenant, sid,
+                 record.last_seq, record.last_timestamp, max(current.last_activity, record.last_activity)),
+            ).rowcount  # fmt: skip
+            self._append_events(conn, tenant, drafts, now)
+            return bool(drafts or changed)
+
+        return await self._write(tx)
+
+    async def import_messages(self, tenant: str, session_id: str, messages: Sequence[Message], now: int) -> list[Message]:
+        def tx(conn: sqlite3.Connection) -> list[Message]:
+            held_ids: dict[str, tuple[str, int]] = {}
+            held_seqs: dict[int, str] = {}
+            for start in range(0, len(messages), IN_CHUNK):
+                chunk = messages[start : start + IN_CHUNK]
+                marks = _placeholders(len(chunk))
+                for msg_id, sid, seq in conn.execute(
+                    f"SELECT id, session_id, seq FROM messages WHERE tenant = ? AND id IN ({marks})",
+                    (tenant, *(m.id for m in chunk)),
+                ):
+                    held_ids[msg_id] = (sid, seq)
+                for seq, msg_id in conn.execute(
+                    f"SELECT seq, id FROM messages WHERE tenant = ? AND session_id = ? AND seq IN ({marks})",
+                    (tenant, session_id, *(m.seq for m in chunk)),
+                ):
+                    held_seqs[seq] = msg_id
+            new = store_rules.importable(session_id, messages, held_ids, held_seqs)
+            if not new:
+                return []
+            conn.executemany(
+                "INSERT INTO messages (tenant, session_id, seq, id, role, content, kind, timestamp, archived, platform,"
+                " body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (tenant, session_id, m.seq, m.id, m.role, m.content, m.kind, m.timestamp, int(m.archived),
+                     m.platform, encode_body(m))
+                    for m in new
+                ],
+            )  # fmt: skip
+            total, unarchived = store_rules.message_counts(new)
+            conn.execute(
+                "INSERT INTO sessions (tenant, session_id, last_seq, message_count, unarchived_count, last_timestamp)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO UPDATE SET"
+                " last_seq = max(last_seq, excluded.last_seq), message_count = message_count + excluded.message_count,"
+                " unarchived_count = unarchived_count + excluded.unarchived_count,"
+                " last_timestamp = max(last_timestamp, excluded.last_timestamp)",
+                (tenant, session_id, max(m.seq for m in new), total, unarchived, max(m.timestamp for m in new)),
+            )
+            self._append_events(conn, tenant, ev.appended(session_id, new), now)
+            return new
+
+        return await self._write(tx)
+
+    async def import_metadata(self, tenant: str, records: Sequence[MetadataEntry], now: int) -> int:
+        def tx(conn: sqlite3.Connection) -> int:
+            drafts: list[EventDraft] = []
+            for record in records:
+                data = json.dumps(record.data)
+                held = conn.execute(
+                    "SELECT data, update_time FROM metadata WHERE tenant = ? AND namespace = ? AND key = ?",
+                    (tenant, record.namespace, record.key),
+                ).fetchone()
+                if held is not None and json.loads(held[0]) == record.data and held[1] == record.update_time:
+                    continue
+                conn.execute(
+                    "INSERT INTO metadata (tenant, namespace, key, data, update_time) VALUES (?, ?, ?, ?, ?)"
+                    " ON CONFLICT (tenant, namespace, key) DO UPDATE SET data = excluded.data,"
+                    " update_time = excluded.update_time",
+                    (tenant, record.namespace, record.key, data, record.update_time),
+                )
+                drafts += ev.metadata_changed(record.namespace, record.key, deleted=False)
+            self._append_events(conn, tenant, drafts, now)
+            return len(drafts)
+
+        return await self._write(tx)

@@ -315,6 +315,22 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         )
         return pb.UpdateSessionResponse(session=session_to_proto(info))
 
+    @unary
+    async def ForgetUser(self, request: pb.ForgetUserRequest, context, tenant: str) -> pb.ForgetUserResponse:
+        check = self._check()
+        check.name("user_id", request.user_id)
+        check.done()
+        forgotten, vectors, event_seq = await self.memory.forget_user(tenant, request.user_id)
+        return pb.ForgetUserResponse(
+            sessions_forgotten=forgotten.sessions,
+            messages_deleted=forgotten.messages,
+            metadata_deleted=forgotten.metadata,
+            entries_deleted=forgotten.entries,
+            vectors=_clear_result(vectors),
+            complete=forgotten.complete,
+            event_seq=event_seq,
+        )
+
 
 def _clear_result(result) -> pb.ClearResult:
     return pb.ClearResult(

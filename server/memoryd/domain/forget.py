@@ -1,0 +1,114 @@
+"""Forgetting whole sessions: ForgetUser (every session a user owns, and the user's entry
+scope) and the retention task (sessions idle past their window, domain/retention.py).
+
+A session is forgotten in one store transaction, a ClearSession of every target with a
+guard (store.SessionGuard) checked inside it: its messages, idempotency records, attributes,
+the records keyed by its id, its summary slices and its summary cursor go together, with
+the events of that clear (messages-deleted with the ids, session-cleared naming messages,
+vectors and metadata, metadata-changed per record, session-updated), none of which carries
+content. Its vectors follow through the MessageHooks, as after ClearSession. The session's
+row stays with its counters only (seqs are never reused), unlisted.
+
+ForgetUser is resumable: it pages through the user's sessions by the owner index, and a
+forgotten session has no owner any more, so a call that stopped (its deadline, a crash
+between two sessions) leaves exactly the sessions it had not reached for the next call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from memoryd.domain import deadline, entries, summaries
+from memoryd.domain.hooks import MessageHooks
+from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, now_ms
+from memoryd.domain.sessions import SessionFilter
+from memoryd.domain.store import Clearing, SessionChanged, SessionGuard, Store
+
+# What the session-cleared event of a forgotten session names.
+FORGET_TARGETS = ("messages", "vectors", "metadata")
+# Sessions of a user read per listing page.
+SESSION_PAGE = 100
+# A call stops before its deadline while at least this long, or twice its slowest session
+# so far, is left (the answer must still go out: `complete` false, call again).
+MIN_RESERVE_SECONDS = 0.5
+
+# Outcomes of clearing vectors, the one a combined result reports first.
+_SEVERITY = (ClearOutcome.FAILED, ClearOutcome.DEFERRED, ClearOutcome.CLEARED, ClearOutcome.SKIPPED)
+
+
+@dataclass(frozen=True, slots=True)
+class ForgottenSession:
+    messages: int
+    metadata: int
+    vectors: ClearResult
+
+
+@dataclass(slots=True)
+class Forgotten:
+    """What a ForgetUser call removed (ForgetUserResponse)."""
+
+    sessions: int = 0
+    messages: int = 0
+    metadata: int = 0
+    entries: int = 0
+    vectors: list[ClearResult] = field(default_factory=list)
+    complete: bool = True
+
+    def add(self, session: ForgottenSession) -> None:
+        self.sessions += 1
+        self.messages += session.messages
+        self.metadata += session.metadata
+        self.vectors.append(session.vectors)
+
+
+def combined_vectors(results: Sequence[ClearResult], has_vector_store: bool) -> ClearResult:
+    """One vectors result for many session clears: the worst outcome (failed, then
+    deferred), the points removed summed, the first error."""
+    if not results:
+        outcome = ClearOutcome.CLEARED if has_vector_store else ClearOutcome.SKIPPED
+        return ClearResult(ClearTarget.VECTORS, outcome, error="" if has_vector_store else "no vector store is configured")
+    worst = min(results, key=lambda r: _SEVERITY.index(r.outcome))
+    error = next((r.error for r in results if r.error), "")
+    return ClearResult(ClearTarget.VECTORS, worst.outcome, sum(r.removed_count for r in results), error)
+
+
+async def forget_session(
+    store: Store, hooks: MessageHooks, tenant: str, session_id: str, guard: SessionGuard, now: int
+) -> ForgottenSession | None:
+    """Forget one session whole if `guard` still holds in its transaction; None when it does
+    not (another owner, a write within the window), and then nothing was removed."""
+    clearing = Clearing(True, True, FORGET_TARGETS, summaries.forgotten_records(session_id), guard)
+    try:
+        messages, metadata = await store.clear_session(tenant, session_id, clearing, now)
+    except SessionChanged:
+        return None
+    vectors = await hooks.clear_vectors(tenant, session_id)
+    return ForgottenSession(messages, metadata, vectors)
+
+
+async def forget_user(store: Store, hooks: MessageHooks, tenant: str, user_id: str, entry_batch: int) -> Forgotten:
+    """Every session `user_id` owns, then the entries of the scope `user_id`; stops early
+    (complete false) when the caller's deadline comes near."""
+    forgotten = Forgotten()
+    slowest = 0.0
+    after: str | None = None
+    while True:
+        page = await store.list_sessions(tenant, after, SESSION_PAGE, SessionFilter(user_id=user_id))
+        for info in page:
+            left = deadline.remaining()
+            if left is not None and left < max(MIN_RESERVE_SECONDS, 2 * slowest):
+                forgotten.complete = False
+                return forgotten
+            started = time.monotonic()
+            guard = SessionGuard(user_id=user_id)
+            session = await forget_session(store, hooks, tenant, info.session_id, guard, now_ms())
+            slowest = max(slowest, time.monotonic() - started)
+            if session is not None:
+                forgotten.add(session)
+        if len(page) < SESSION_PAGE:
+            break
+        after = page[-1].session_id
+    forgotten.entries = await entries.forget_scope(store, tenant, user_id, entry_batch)
+    return forgotten

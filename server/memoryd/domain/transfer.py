@@ -1,0 +1,318 @@
+"""`memoryd export` / `memoryd import`: a deployment's data as one JSON-lines stream, the way
+from one backend to another (docs/OPERATIONS.md has the format and the walk-through).
+
+The stream, one JSON object per line, UTF-8:
+
+    {"format": "memoryd.export", "version": 1, "created": ms, "tenants": {"<tenant>": {"event_seq": n}}}
+    {"type": "session", "tenant": t, "session_id": s, "last_seq", "last_timestamp", "last_activity",
+     "user_id", "agent_id", "labels"}                         every session row, by tenant and id
+    {"type": "message", "tenant": t, "session_id": s, "message": {...}}   its messages, by seq
+    {"type": "metadata", "tenant": t, "namespace", "key", "data", "update_time"}   every record
+    {"type": "vector", "tenant": t, "point": {...}}           with --vectors: the caller's vectors
+    {"type": "end", "sessions": n, "messages": n, "metadata": n, "vectors": n}
+
+A message is a memoryd.v1.Message in JSON with its proto field names, every field as
+stored: id, seq, timestamp, archived, `kind` present exactly when the message has one
+(even ""), the body; fields at their default are left out. Metadata records include
+memoryd's own (summary slices and cursors, long-term entries and their counters), so those
+travel as they are. Idempotency records, the event log and the recall index do not: the
+target's log starts with the import's own events, and its index is built from them.
+
+Export reads a snapshot (Store.snapshot): the whole stream is the store at one instant,
+each tenant at the log position its header states; the export reads every position again
+at the end in the same snapshot and fails, without an end record, when one moved (a server
+that did not hold the snapshot). Import writes in bounded batches, each one transaction
+with the events a write of that data makes (messages-appended with the messages' refs, so
+the recall index follows; metadata-changed; session-updated), and is idempotent: whatever
+the target already holds as exported is skipped, so running an import again, after an
+interruption or not, gives the same store. Both stream: memory is one batch, whatever the size.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from memoryd.domain.errors import FailedPrecondition
+from memoryd.domain.models import SYSTEM_TENANT, Message, MetadataEntry, SessionRecord, now_ms
+from memoryd.domain.sessions import SessionAttributes
+from memoryd.domain.store import Snapshot, SnapshotLost, Store
+from memoryd.domain.store_rules import ImportConflict
+
+FORMAT = "memoryd.export"
+VERSION = 1
+# Export reads and import writes this many rows (or this many bytes of them) at a time.
+PAGE = 500
+PAGE_BYTES = 4 << 20
+SESSION_PAGE = 200
+
+
+class TransferError(Exception):
+    """An export or import that cannot go on; the message says why and what to do."""
+
+
+@dataclass(slots=True)
+class Counts:
+    sessions: int = 0
+    messages: int = 0
+    metadata: int = 0
+    vectors: int = 0
+    # Import only: what it wrote (the rest the target already held as exported).
+    messages_written: int = 0
+    metadata_written: int = 0
+    sessions_written: int = 0
+
+
+# -- records ------------------------------------------------------------------------------
+def _line(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def message_json(m: Message) -> dict[str, Any]:
+    """A stored message as memoryd.v1.Message JSON (proto field names), defaults left out."""
+    data: dict[str, Any] = {"id": m.id, "seq": m.seq, "role": m.role, "timestamp": m.timestamp}
+    if m.content:
+        data["content"] = m.content
+    if m.kind is not None:
+        data["kind"] = m.kind
+    if m.archived:
+        data["archived"] = True
+    for name, value in m.body().items():
+        if value:
+            data[name] = value
+    return data
+
+
+def message_from_json(data: dict[str, Any]) -> Message:
+    return Message(
+        role=data["role"],
+        content=data.get("content", ""),
+        kind=data.get("kind"),
+        timestamp=int(data["timestamp"]),
+        segments=data.get("segments") or [],
+        metadata=data.get("metadata") or {},
+        reasoning_content=data.get("reasoning_content", ""),
+        tool_calls=data.get("tool_calls") or [],
+        tool_call_id=data.get("tool_call_id", ""),
+        id=data["id"],
+        seq=int(data["seq"]),
+        archived=bool(data.get("archived", False)),
+    )
+
+
+def session_json(tenant: str, record: SessionRecord) -> dict[str, Any]:
+    a = record.attributes
+    return {
+        "type": "session", "tenant": tenant, "session_id": record.session_id, "last_seq": record.last_seq,
+        "last_timestamp": record.last_timestamp, "last_activity": record.last_activity,
+        "user_id": a.user_id, "agent_id": a.agent_id, "labels": dict(a.labels),
+    }  # fmt: skip
+
+
+def session_from_json(data: dict[str, Any]) -> SessionRecord:
+    attributes = SessionAttributes(data.get("user_id", ""), data.get("agent_id", ""), dict(data.get("labels") or {}))
+    return SessionRecord(
+        data["session_id"], int(data["last_seq"]), int(data["last_timestamp"]), int(data["last_activity"]), attributes
+    )
+
+
+def metadata_json(tenant: str, entry: MetadataEntry) -> dict[str, Any]:
+    return {
+        "type": "metadata", "tenant": tenant, "namespace": entry.namespace, "key": entry.key, "data": entry.data,
+        "update_time": entry.update_time,
+    }  # fmt: skip
+
+
+def metadata_from_json(data: dict[str, Any]) -> MetadataEntry:
+    if not isinstance(data["data"], dict):
+        raise TypeError("data is not an object")
+    return MetadataEntry(data["namespace"], data["key"], data["data"], int(data["update_time"]))
+
+
+def check_header(header: Any) -> dict[str, Any]:
+    """The stream's first line, or TransferError saying why it is not one this memoryd reads."""
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise TransferError(f"not a memoryd export: the first line is not a {FORMAT} header")
+    version = header.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise TransferError(f"the export's header has no valid format version ({version!r})")
+    if version > VERSION:
+        raise TransferError(
+            f"this export is format version {version}, newer than this memoryd reads (up to {VERSION}): "
+            "import it with the memoryd release that wrote it, or a later one"
+        )
+    return header
+
+
+# -- export -------------------------------------------------------------------------------
+class Exporter:
+    """Writes a snapshot of `tenants` (all when empty) to `write`, line by line."""
+
+    def __init__(self, store: Store, write: Callable[[bytes], Any], progress: Callable[[Counts], None] = lambda c: None):
+        self.store = store
+        self.write = write
+        self.progress = progress
+        self.counts = Counts()
+
+    async def run(self, tenants: Sequence[str] = ()) -> dict[str, Any]:
+        """Export; returns the header (its positions). TransferError when the store did not
+        hold the snapshot (nothing ends the stream then: an import will refuse it)."""
+        try:
+            async with self.store.snapshot() as view:
+                chosen = [t for t in tenants if t != SYSTEM_TENANT] if tenants else await view.tenants()
+                positions = {tenant: await view.position(tenant) for tenant in chosen}
+                header = {
+                    "format": FORMAT,
+                    "version": VERSION,
+                    "created": now_ms(),
+                    "tenants": {tenant: {"event_seq": seq} for tenant, seq in positions.items()},
+                }
+                self.write(_line(header))
+                for tenant in chosen:
+                    await self._sessions(view, tenant)
+                    await self._metadata(view, tenant)
+                for tenant, seq in positions.items():
+                    if (now := await view.position(tenant)) != seq:
+                        raise TransferError(
+                            f"tenant {tenant!r} moved from event {seq} to {now} while it was exported and the store "
+                            "did not hold the snapshot (a MongoDB server without snapshot reads): export while "
+                            "writes pause, or stop the server"
+                        )
+        except SnapshotLost as error:
+            raise TransferError(str(error)) from error
+        counts = self.counts
+        self.write(_line({"type": "end", "sessions": counts.sessions, "messages": counts.messages,
+                          "metadata": counts.metadata, "vectors": counts.vectors}))  # fmt: skip
+        return header
+
+    async def _sessions(self, view: Snapshot, tenant: str) -> None:
+        after: str | None = None
+        while True:
+            page = await view.sessions(tenant, after, SESSION_PAGE)
+            for record in page:
+                self.write(_line(session_json(tenant, record)))
+                self.counts.sessions += 1
+                await self._messages(view, tenant, record.session_id)
+            if len(page) < SESSION_PAGE:
+                return
+            after = page[-1].session_id
+
+    async def _messages(self, view: Snapshot, tenant: str, session_id: str) -> None:
+        after = 0
+        while True:
+            page = await view.messages(tenant, session_id, after, PAGE, PAGE_BYTES)
+            for message in page:
+                self.write(_line({"type": "message", "tenant": tenant, "session_id": session_id,
+                                  "message": message_json(message)}))  # fmt: skip
+            self.counts.messages += len(page)
+            self.progress(self.counts)
+            if not page:
+                return
+            after = page[-1].seq
+
+    async def _metadata(self, view: Snapshot, tenant: str) -> None:
+        after: tuple[str, str] | None = None
+        while True:
+            page = await view.metadata(tenant, after, PAGE, PAGE_BYTES)
+            for entry in page:
+                self.write(_line(metadata_json(tenant, entry)))
+            self.counts.metadata += len(page)
+            self.progress(self.counts)
+            if not page:
+                return
+            after = (page[-1].namespace, page[-1].key)
+
+
+# -- import -------------------------------------------------------------------------------
+class Importer:
+    """Reads a stream line by line and writes it in batches (module docstring)."""
+
+    def __init__(self, store: Store, progress: Callable[[Counts], None] = lambda c: None, now: Callable[[], int] = now_ms):
+        self.store = store
+        self.progress = progress
+        self.now = now
+        self.counts = Counts()
+        self.header: dict[str, Any] | None = None
+        # The batch being gathered: (kind, tenant, session_id or "") and its items and bytes.
+        self._batch_key: tuple[str, str, str] | None = None
+        self._batch: list[Any] = []
+        self._batch_bytes = 0
+
+    async def run(self, lines: Iterable[bytes]) -> Counts:
+        number = 0
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as error:
+                raise TransferError(f"line {number} is not JSON ({error})") from None
+            if self.header is None:
+                self.header = check_header(record)
+                continue
+            try:
+                kind = record["type"]
+                if kind == "end":
+                    await self._flush()
+                    self._check_end(record)
+                    return self.counts
+                await self._take(kind, record, len(line))
+            except (KeyError, TypeError, ValueError) as error:
+                raise TransferError(f"line {number} is not a record of a memoryd export ({error!r})") from None
+            except (ImportConflict, FailedPrecondition) as error:
+                raise TransferError(
+                    f"at line {number}: {error}: the target holds data this export conflicts with "
+                    "(import into an empty store, or into the one this export was made from)"
+                ) from None
+        await self._flush()
+        if self.header is None:
+            raise TransferError("the stream is empty: no export header")
+        raise TransferError(
+            f"the stream ends after line {number} without its end record: the export was cut short (an "
+            "interrupted export, or a partial copy). What it held is imported; import a complete export "
+            "(importing again is safe: what is already there is skipped)"
+        )
+
+    async def _take(self, kind: str, record: dict[str, Any], size: int) -> None:
+        tenant = record["tenant"]
+        if not isinstance(tenant, str) or not tenant or tenant == SYSTEM_TENANT:
+            raise ValueError(f"not a tenant: {tenant!r}")
+        if kind == "session":
+            await self._flush()
+            self.counts.sessions += 1
+            self.counts.sessions_written += await self.store.import_session(tenant, session_from_json(record), self.now())
+            return
+        if kind == "message":
+            key, item = ("message", tenant, record["session_id"]), message_from_json(record["message"])
+            self.counts.messages += 1
+        elif kind == "metadata":
+            key, item = ("metadata", tenant, ""), metadata_from_json(record)
+            self.counts.metadata += 1
+        else:
+            raise ValueError(f"unknown record type {kind!r}")
+        if key != self._batch_key:
+            await self._flush()
+            self._batch_key = key
+        self._batch.append(item)
+        self._batch_bytes += size
+        if len(self._batch) >= PAGE or self._batch_bytes >= PAGE_BYTES:
+            await self._flush()
+
+    async def _flush(self) -> None:
+        if not self._batch:
+            return
+        kind, tenant, session_id = self._batch_key
+        batch, self._batch, self._batch_bytes = self._batch, [], 0
+        if kind == "message":
+            self.counts.messages_written += len(await self.store.import_messages(tenant, session_id, batch, self.now()))
+        else:
+            self.counts.metadata_written += await self.store.import_metadata(tenant, batch, self.now())
+        self.progress(self.counts)
+
+    def _check_end(self, end: dict[str, Any]) -> None:
+        read = asdict(self.counts)
+        stated = {name: end.get(name, 0) for name in ("sessions", "messages", "metadata", "vectors")}
+        if any(read[name] != value for name, value in stated.items()):
+            raise TransferError(f"the export's end record counts {stated}, the stream held {read}: it was altered")

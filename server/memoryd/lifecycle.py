@@ -1,0 +1,181 @@
+"""`memoryd forget-user`, `memoryd export`, `memoryd import`: the lifecycle commands.
+
+Each takes the storage settings of `memoryd serve` (its flags and environment: --data-dir
+or --mongodb-uri, ...) and opens the store itself, so it works on the data of a running
+server (SQLite and MongoDB both take a second writer: the server sees the commands' events
+as it sees another replica's) or of a stopped one. Progress and results go to stderr as
+JSON lines; an export's stream goes to --output or stdout, an import's comes from --input
+or stdin (docs/OPERATIONS.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
+
+import structlog
+
+from memoryd import config as config_module
+from memoryd.domain.errors import MemorydError
+from memoryd.domain.models import DEFAULT_TENANT
+from memoryd.domain.store import Store
+from memoryd.domain.transfer import Counts, Exporter, Importer, TransferError
+
+T = TypeVar("T")
+PROGRESS_SECONDS = 2.0
+WRITE_BUFFER = 1 << 20
+
+log = structlog.get_logger("memoryd.lifecycle")
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    forget = commands.add_parser(
+        "forget-user",
+        help="forget a user: every session it owns and its entry scope (MemoryService.ForgetUser, offline or online)",
+    )
+    config_module.add_arguments(forget)
+    forget.add_argument("user_id", help="the user to forget (SessionAttributes.user_id, and the entry scope of that name)")
+    forget.add_argument("--tenant", default=DEFAULT_TENANT, help="the tenant the user is in (default: %(default)s)")
+    export = commands.add_parser("export", help="write a consistent snapshot of the store as JSON lines")
+    config_module.add_arguments(export)
+    export.add_argument("--tenant", action="append", default=[], help="export this tenant (repeatable; default: all)")
+    export.add_argument("--output", default="-", help="file to write (default: stdout)")
+    load = commands.add_parser("import", help="write an export into the store (idempotent: run it again to finish)")
+    config_module.add_arguments(load)
+    load.add_argument("--input", default="-", help="file to read (default: stdin)")
+
+
+def run(args: argparse.Namespace, config: config_module.Config) -> int:
+    command = {"forget-user": forget_user, "export": export, "import": import_}[args.command]
+    try:
+        return asyncio.run(command(args, config))
+    except TransferError as error:
+        log.error(f"{args.command}_failed", error=str(error))
+    except MemorydError as error:
+        log.error(f"{args.command}_failed", reason=error.reason, error=str(error))
+    return 1
+
+
+async def _with_store(config: config_module.Config, job: Callable[[Store], Awaitable[T]]) -> T:
+    from memoryd.app import open_store
+
+    store = open_store(config)
+    await store.open()
+    try:
+        return await job(store)
+    finally:
+        await store.close()
+
+
+def _peak_rss_mib() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+class _Progress:
+    """Logs the counts every PROGRESS_SECONDS, and once at the end with rates and peak RSS."""
+
+    def __init__(self, event: str, volume: Callable[[], int]) -> None:
+        self.event = event
+        self.volume = volume
+        self.started = self.last = time.monotonic()
+
+    def __call__(self, counts: Counts) -> None:
+        if time.monotonic() - self.last >= PROGRESS_SECONDS:
+            self.last = time.monotonic()
+            log.info(f"{self.event}_progress", **vars_of(counts), bytes=self.volume(), rss_mib=_peak_rss_mib())
+
+    def done(self, counts: Counts, **extra: Any) -> None:
+        seconds = max(time.monotonic() - self.started, 1e-9)
+        log.info(
+            f"{self.event}_done", **vars_of(counts), bytes=self.volume(), seconds=round(seconds, 2),
+            messages_per_second=round(counts.messages / seconds), peak_rss_mib=_peak_rss_mib(), **extra,
+        )  # fmt: skip
+
+
+def vars_of(counts: Counts) -> dict[str, int]:
+    return {name: getattr(counts, name) for name in counts.__slots__}
+
+
+async def forget_user(args: argparse.Namespace, config: config_module.Config) -> int:
+    from memoryd.domain.memory import Memory
+    from memoryd.vectors.setup import build_vectors
+
+    async def job(store: Store) -> int:
+        vectors = build_vectors(config, store) if config.vectors_enabled else None
+        if vectors is not None:
+            await vectors.open()
+        try:
+            forgotten, cleared, event_seq = await Memory(store, config.limits, vectors).forget_user(args.tenant, args.user_id)
+        finally:
+            if vectors is not None:
+                await vectors.close()
+        log.info(
+            "user_forgotten", tenant=args.tenant, sessions=forgotten.sessions, messages=forgotten.messages,
+            metadata=forgotten.metadata, entries=forgotten.entries, vectors=cleared.outcome.name.lower(),
+            vectors_removed=cleared.removed_count, complete=forgotten.complete, event_seq=event_seq,
+        )  # fmt: skip
+        return 0
+
+    return await _with_store(config, job)
+
+
+async def export(args: argparse.Namespace, config: config_module.Config) -> int:
+    path = None if args.output == "-" else Path(args.output)
+    partial = path.with_name(path.name + ".partial") if path else None
+    out: BinaryIO = open(partial, "wb", buffering=WRITE_BUFFER) if partial else sys.stdout.buffer
+    written = [0]
+
+    def write(line: bytes) -> None:
+        out.write(line)
+        written[0] += len(line)
+
+    progress = _Progress("export", lambda: written[0])
+
+    async def job(store: Store) -> tuple[dict[str, Any], Counts]:
+        exporter = Exporter(store, write, progress)
+        return await exporter.run(args.tenant), exporter.counts
+
+    try:
+        header, counts = await _with_store(config, job)
+        out.flush()
+        if partial is not None:
+            os.fsync(out.fileno())
+            out.close()
+            partial.replace(path)  # only a complete export takes the name asked for
+    finally:
+        if partial is not None and not out.closed:
+            out.close()
+    progress.done(counts, tenants=json.dumps({t: p["event_seq"] for t, p in header["tenants"].items()}))
+    return 0
+
+
+async def import_(args: argparse.Namespace, config: config_module.Config) -> int:
+    source: BinaryIO = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
+    read = [0]
+
+    def lines():
+        for line in source:
+            read[0] += len(line)
+            yield line
+
+    progress = _Progress("import", lambda: read[0])
+
+    async def job(store: Store) -> tuple[Counts, dict[str, Any]]:
+        importer = Importer(store, progress)
+        return await importer.run(lines()), importer.header or {}
+
+    try:
+        counts, header = await _with_store(config, job)
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+    progress.done(counts, version=header.get("version"), created=header.get("created"))
+    return 0
