@@ -6,8 +6,20 @@ from __future__ import annotations
 
 import json
 
+import grpc
+
 from memoryd.v1 import memory_service_pb2 as mpb
-from tests.lifecycle.api import INDEXED_PER_SESSION, Written, fill_user, hit_keys, indexed, read_everything
+from tests.lifecycle.api import (
+    INDEXED_PER_SESSION,
+    Stubs,
+    fill_user,
+    hit_keys,
+    indexed,
+    read_everything,
+    search_everything,
+)
+from tests.lifecycle.test_migration import event, memoryd
+from tests.processes import MemorydServer
 
 
 def found(answers: dict) -> dict:
@@ -52,3 +64,40 @@ async def test_forget_user_leaves_nothing_of_the_user_and_the_others_as_they_wer
         again = await stubs.memory.ForgetUser(mpb.ForgetUserRequest(user_id="ann"))
         assert (again.sessions_forgotten, again.messages_deleted, again.entries_deleted, again.complete) == (0, 0, 0, True)
         assert again.event_seq == response.event_seq  # it wrote nothing
+
+
+async def test_memoryd_forget_user_works_on_the_data_of_a_running_server(tmp_path):
+    server = MemorydServer(tmp_path / "server", "--qdrant-timeout-seconds", "30", "--vector-outbox-poll-seconds", "0.2")
+    server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            stubs = Stubs.on(channel)
+            ann = await fill_user(stubs, "ann", "zebra", 90.0)
+            bob = await fill_user(stubs, "bob", "walrus", 0.0)
+            await indexed(stubs, 4 * INDEXED_PER_SESSION)
+            kept = of_bob(await read_everything(stubs, bob, search=False))
+
+            logs = await memoryd("forget-user", "ann", "--data-dir", str(server.data_dir))
+
+            done = event(logs, "user_forgotten")
+            assert (done["sessions"], done["messages"], done["entries"], done["complete"]) == (2, 12, 2, True)
+            after = await read_everything(stubs, ann + bob, search=False)
+            assert after["ListSessions ann"] == [] and after["ListEntries ann"] == []
+            assert all(after[f"GetFullHistory {sid}"] == [] for sid in ann.sessions)
+            assert of_bob(await read_everything(stubs, bob, search=False)) == kept
+            # The server holds the vector store; the command's clears reach it through the store.
+            await indexed(stubs, 2 * INDEXED_PER_SESSION)
+            assert not hit_keys(await search_everything_for(stubs, ann))
+    finally:
+        server.terminate()
+
+
+def of_bob(answers: dict) -> dict:
+    """The answers about bob's own sessions and scope (the listings of everything change)."""
+    return {name: answer for name, answer in answers.items() if "bob" in name}
+
+
+async def search_everything_for(stubs, written):
+    answers = await search_everything(stubs, written)
+    return {"hits": [hit for name, answer in answers.items() for hit in answer.get("hits", []) if name.startswith("SearchMemory")
+                     and hit.get("session_id") in written.sessions]}  # fmt: skip
