@@ -30,6 +30,7 @@ interruption or not, gives the same store. Both stream: memory is one batch, wha
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -239,6 +240,8 @@ class Importer:
         self._batch_key: tuple[str, str, str] | None = None
         self._batch: list[Any] = []
         self._batch_bytes = 0
+        # The batch being written meanwhile: reading the next one overlaps the store's writes.
+        self._writing: asyncio.Future[None] | None = None
 
     async def run(self, lines: Iterable[bytes]) -> Counts:
         number = 0
@@ -255,7 +258,7 @@ class Importer:
             try:
                 kind = record["type"]
                 if kind == "end":
-                    await self._flush()
+                    await self._flush(last=True)
                     self._check_end(record)
                     return self.counts
                 await self._take(kind, record, len(line))
@@ -266,7 +269,7 @@ class Importer:
                     f"at line {number}: {error}: the target holds data this export conflicts with "
                     "(import into an empty store, or into the one this export was made from)"
                 ) from None
-        await self._flush()
+        await self._flush(last=True)
         if self.header is None:
             raise TransferError("the stream is empty: no export header")
         raise TransferError(
@@ -280,7 +283,7 @@ class Importer:
         if not isinstance(tenant, str) or not tenant or tenant == SYSTEM_TENANT:
             raise ValueError(f"not a tenant: {tenant!r}")
         if kind == "session":
-            await self._flush()
+            await self._flush(last=True)
             self.counts.sessions += 1
             self.counts.sessions_written += await self.store.import_session(tenant, session_from_json(record), self.now())
             return
@@ -300,11 +303,22 @@ class Importer:
         if len(self._batch) >= PAGE or self._batch_bytes >= PAGE_BYTES:
             await self._flush()
 
-    async def _flush(self) -> None:
-        if not self._batch:
-            return
-        kind, tenant, session_id = self._batch_key
-        batch, self._batch, self._batch_bytes = self._batch, [], 0
+    async def _flush(self, *, last: bool = False) -> None:
+        """Hand the gathered batch to the store, once the one before it is written (batches are
+        written in stream order, at most one being written while the next is read); with
+        `last`, wait for it too."""
+        if self._writing is not None:
+            writing, self._writing = self._writing, None
+            await writing
+        if self._batch:
+            key, batch, self._batch, self._batch_bytes = self._batch_key, self._batch, [], 0
+            self._writing = asyncio.ensure_future(self._write(key, batch))
+        if last and self._writing is not None:
+            writing, self._writing = self._writing, None
+            await writing
+
+    async def _write(self, key: tuple[str, str, str], batch: list[Any]) -> None:
+        kind, tenant, session_id = key
         if kind == "message":
             self.counts.messages_written += len(await self.store.import_messages(tenant, session_id, batch, self.now()))
         else:

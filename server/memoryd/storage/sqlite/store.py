@@ -1044,6 +1044,9 @@ class SqliteStore(Store):
         return await self._write(tx)
 
     async def import_messages(self, tenant: str, session_id: str, messages: Sequence[Message], now: int) -> list[Message]:
+        # Bodies are encoded here, not on the writer thread, which other writes wait for.
+        bodies = {m.id: encode_body(m) for m in messages}
+
         def tx(conn: sqlite3.Connection) -> list[Message]:
             held_ids: dict[str, tuple[str, int]] = {}
             held_seqs: dict[int, str] = {}
@@ -1068,7 +1071,7 @@ class SqliteStore(Store):
                 " body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (tenant, session_id, m.seq, m.id, m.role, m.content, m.kind, m.timestamp, int(m.archived),
-                     m.platform, encode_body(m))
+                     m.platform, bodies[m.id])
                     for m in new
                 ],
             )  # fmt: skip
