@@ -87,20 +87,10 @@ def message_json(m: Message) -> dict[str, Any]:
 
 
 def message_from_json(data: dict[str, Any]) -> Message:
-    return Message(
-        role=data["role"],
-        content=data.get("content", ""),
-        kind=data.get("kind"),
-        timestamp=int(data["timestamp"]),
-        segments=data.get("segments") or [],
-        metadata=data.get("metadata") or {},
-        reasoning_content=data.get("reasoning_content", ""),
-        tool_calls=data.get("tool_calls") or [],
-        tool_call_id=data.get("tool_call_id", ""),
-        id=data["id"],
-        seq=int(data["seq"]),
-        archived=bool(data.get("archived", False)),
-    )
+    for name in ("id", "seq", "role", "timestamp"):  # a stored message always has them
+        if name not in data:
+            raise KeyError(name)
+    return Message.from_dict(data)
 
 
 def session_json(tenant: str, record: SessionRecord) -> dict[str, Any]:
