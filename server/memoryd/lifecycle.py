@@ -28,6 +28,7 @@ from memoryd.domain.errors import MemorydError
 from memoryd.domain.models import DEFAULT_TENANT
 from memoryd.domain.store import Store
 from memoryd.domain.transfer import Counts, Exporter, Importer, TransferError
+from memoryd.domain.vectors import VectorIndex
 
 T = TypeVar("T")
 PROGRESS_SECONDS = 2.0
@@ -48,9 +49,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     config_module.add_arguments(export)
     export.add_argument("--tenant", action="append", default=[], help="export this tenant (repeatable; default: all)")
     export.add_argument("--output", default="-", help="file to write (default: stdout)")
+    export.add_argument(
+        "--vectors", action="store_true", help="export the dense vectors too (Qdrant Edge: only of a stopped server)"
+    )
     load = commands.add_parser("import", help="write an export into the store (idempotent: run it again to finish)")
     config_module.add_arguments(load)
     load.add_argument("--input", default="-", help="file to read (default: stdin)")
+    load.add_argument(
+        "--vectors", action="store_true", help="upsert the export's vectors (Qdrant Edge: only with the server stopped)"
+    )
 
 
 def run(args: argparse.Namespace, config: config_module.Config) -> int:
@@ -75,6 +82,20 @@ async def _with_store(config: config_module.Config, job: Callable[[Store], Await
         await store.close()
 
 
+async def _with_index(config: config_module.Config, wanted: bool, job: Callable[[VectorIndex | None], Awaitable[T]]) -> T:
+    """`job` with the vector store of `config` open, when `wanted` (else None)."""
+    if not wanted:
+        return await job(None)
+    from memoryd.vectors.setup import build_index
+
+    index = build_index(config)
+    await index.open()
+    try:
+        return await job(index)
+    finally:
+        await index.close()
+
+
 def _peak_rss_mib() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
@@ -94,8 +115,9 @@ class _Progress:
 
     def done(self, counts: Counts, **extra: Any) -> None:
         seconds = max(time.monotonic() - self.started, 1e-9)
+        read = {name: value for name, value in vars_of(counts).items() if self.event == "import" or "_" not in name}
         log.info(
-            f"{self.event}_done", **vars_of(counts), bytes=self.volume(), seconds=round(seconds, 2),
+            f"{self.event}_done", **read, bytes=self.volume(), seconds=round(seconds, 2),
             messages_per_second=round(counts.messages / seconds), peak_rss_mib=_peak_rss_mib(), **extra,
         )  # fmt: skip
 
@@ -140,8 +162,11 @@ async def export(args: argparse.Namespace, config: config_module.Config) -> int:
     progress = _Progress("export", lambda: written[0])
 
     async def job(store: Store) -> tuple[dict[str, Any], Counts]:
-        exporter = Exporter(store, write, progress)
-        return await exporter.run(args.tenant), exporter.counts
+        async def with_index(index: VectorIndex | None) -> tuple[dict[str, Any], Counts]:
+            exporter = Exporter(store, write, progress, index)
+            return await exporter.run(args.tenant), exporter.counts
+
+        return await _with_index(config, args.vectors, with_index)
 
     try:
         header, counts = await _with_store(config, job)
@@ -169,8 +194,11 @@ async def import_(args: argparse.Namespace, config: config_module.Config) -> int
     progress = _Progress("import", lambda: read[0])
 
     async def job(store: Store) -> tuple[Counts, dict[str, Any]]:
-        importer = Importer(store, progress)
-        return await importer.run(lines()), importer.header or {}
+        async def with_index(index: VectorIndex | None) -> tuple[Counts, dict[str, Any]]:
+            importer = Importer(store, progress, vectors=index)
+            return await importer.run(lines()), importer.header or {}
+
+        return await _with_index(config, args.vectors, with_index)
 
     try:
         counts, header = await _with_store(config, job)

@@ -137,10 +137,13 @@ async def _pages(call, request, items: str) -> list[dict]:
         request.page_token = response.next_page_token
 
 
-async def read_everything(stubs: Stubs, written: Written, *, search: bool = True) -> dict[str, object]:
+async def read_everything(
+    stubs: Stubs, written: Written, *, search: bool = True, keyword_index: bool = True
+) -> dict[str, object]:
     """Every read RPC's answer about what `written` names (searches first: the first semantic
-    search records the tenant's legacy-model marker, a metadata record)."""
-    answers: dict[str, object] = await search_everything(stubs, written) if search else {}
+    search records the tenant's legacy-model marker, a metadata record). Without
+    `keyword_index`, no SearchMemory by text (nothing built the keyword points)."""
+    answers: dict[str, object] = await search_everything(stubs, written, keyword_index) if search else {}
     memory, summaries = stubs.memory, stubs.summaries
     for sid in written.sessions:
         answers[f"GetHistory {sid}"] = _plain(await memory.GetHistory(mpb.GetHistoryRequest(session_id=sid, limit=100)))
@@ -187,22 +190,23 @@ async def read_everything(stubs: Stubs, written: Written, *, search: bool = True
     return answers
 
 
-async def search_everything(stubs: Stubs, written: Written) -> dict[str, object]:
+async def search_everything(stubs: Stubs, written: Written, keyword_index: bool = True) -> dict[str, object]:
     """SearchMemory (keyword and semantic) and SearchEntries (keyword and semantic) for each
     user's word and angle, in every user's scope."""
     answers: dict[str, object] = {}
     for word, angle in zip(written.words, written.angles):
-        keyword = await stubs.vectors.SearchMemory(
-            vpb.SearchMemoryRequest(
-                query_text=word, top_k=50, context_window=1, reference_time=10_000, keep_repeated_texts=True
+        if keyword_index:
+            keyword = await stubs.vectors.SearchMemory(
+                vpb.SearchMemoryRequest(
+                    query_text=word, top_k=50, context_window=1, reference_time=10_000, keep_repeated_texts=True
+                )
             )
-        )
+            answers[f"SearchMemory text {word}"] = _plain(keyword)
         semantic = await stubs.vectors.SearchMemory(
             vpb.SearchMemoryRequest(
                 query_vector=unit(angle), model_id=MODEL, top_k=50, reference_time=10_000, keep_repeated_texts=True
             )
         )
-        answers[f"SearchMemory text {word}"] = _plain(keyword)
         answers[f"SearchMemory vector {angle}"] = _plain(semantic)
         for user in written.users:
             answers[f"SearchEntries {user} text {word}"] = _plain(

@@ -252,6 +252,24 @@ async def test_stats_and_model_dimensions(index):
     assert await index.dimensions() == [4, 8]
 
 
+async def test_scroll_pages_through_a_tenants_points_of_one_dimension_as_stored(index):
+    written = [pt("a", i, sender_id=f"u{i}", mentioned_ids=("x",), text=f"t{i}") for i in range(7)] + [pt("a", 5, model=None)]
+    await index.upsert([*written, pt("a", 1, dims=8), pt("b", 1)], 1)
+    found, offset = [], None
+    while True:
+        page, offset = await index.scroll("a", 4, offset, 3)
+        assert len(page) <= 3
+        found += page
+        if offset is None:
+            break
+    by_id = {point.id: point for point in written}
+    assert sorted(point.id for point in found) == sorted(by_id)
+    for point in found:  # the record as written, the vector as stored (float32 on Edge)
+        assert point.record == by_id[point.id].record and point.tenant == "a"
+        assert point.vector == pytest.approx(by_id[point.id].vector, abs=1e-6)
+    assert await index.scroll("a", 16, None, 3) == ([], None)  # no such dimension
+
+
 # -- keywords and hybrid ------------------------------------------------------------
 def kw(tenant, text, *, session="s1", ts=1000, role="user", message_id=None, **fields):
     record = VectorRecord(session, ts, None, uuid.uuid4().hex if message_id is None else message_id, role, text=text, **fields)

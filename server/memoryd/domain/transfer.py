@@ -3,20 +3,23 @@ from one backend to another (docs/OPERATIONS.md has the format and the walk-thro
 
 The stream, one JSON object per line, UTF-8:
 
-    {"format": "memoryd.export", "version": 1, "created": ms, "tenants": {"<tenant>": {"event_seq": n}}}
+    {"format": "memoryd.export", "version": 1, "created": ms, "tenants": {"<tenant>": {"event_seq": n}},
+     "vectors": bool}
     {"type": "session", "tenant": t, "session_id": s, "last_seq", "last_timestamp", "last_activity",
      "user_id", "agent_id", "labels"}                         every session row, by tenant and id
     {"type": "message", "tenant": t, "session_id": s, "message": {...}}   its messages, by seq
     {"type": "metadata", "tenant": t, "namespace", "key", "data", "update_time"}   every record
-    {"type": "vector", "tenant": t, "point": {...}}           with --vectors: the caller's vectors
+    {"type": "vector", "tenant": t, "point": {...}}           with --vectors: the dense vectors
     {"type": "end", "sessions": n, "messages": n, "metadata": n, "vectors": n}
 
 A message is a memoryd.v1.Message in JSON with its proto field names, every field as
 stored: id, seq, timestamp, archived, `kind` present exactly when the message has one
 (even ""), the body; fields at their default are left out. Metadata records include
 memoryd's own (summary slices and cursors, long-term entries and their counters), so those
-travel as they are. Idempotency records, the event log and the recall index do not: the
-target's log starts with the import's own events, and its index is built from them.
+travel as they are. With --vectors, every dense vector of the tenant follows, as the vector
+store holds it at the end of the export (it has no snapshot): callers' vectors exist only
+there. Idempotency records, the event log and the keyword points do not: the target's log
+starts with the import's own events, and its index is built from them.
 
 Export reads a snapshot (Store.snapshot): the whole stream is the store at one instant,
 each tenant at the log position its header states; the export reads every position again
@@ -36,11 +39,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from memoryd.domain.errors import FailedPrecondition
+from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.models import SYSTEM_TENANT, Message, MetadataEntry, SessionRecord, now_ms
 from memoryd.domain.sessions import SessionAttributes
 from memoryd.domain.store import Snapshot, SnapshotLost, Store
 from memoryd.domain.store_rules import ImportConflict
+from memoryd.domain.vectors import VectorIndex, VectorPoint, VectorRecord, finite
 
 FORMAT = "memoryd.export"
 VERSION = 1
@@ -64,6 +68,7 @@ class Counts:
     messages_written: int = 0
     metadata_written: int = 0
     sessions_written: int = 0
+    vectors_written: int = 0
 
 
 # -- records ------------------------------------------------------------------------------
@@ -141,15 +146,23 @@ def check_header(header: Any) -> dict[str, Any]:
 class Exporter:
     """Writes a snapshot of `tenants` (all when empty) to `write`, line by line."""
 
-    def __init__(self, store: Store, write: Callable[[bytes], Any], progress: Callable[[Counts], None] = lambda c: None):
+    def __init__(
+        self,
+        store: Store,
+        write: Callable[[bytes], Any],
+        progress: Callable[[Counts], None] = lambda c: None,
+        vectors: VectorIndex | None = None,
+    ):
         self.store = store
         self.write = write
         self.progress = progress
+        self.vectors = vectors  # with it, the tenants' dense points are exported too
         self.counts = Counts()
 
     async def run(self, tenants: Sequence[str] = ()) -> dict[str, Any]:
         """Export; returns the header (its positions). TransferError when the store did not
         hold the snapshot (nothing ends the stream then: an import will refuse it)."""
+        await _reachable(self.vectors)
         try:
             async with self.store.snapshot() as view:
                 chosen = [t for t in tenants if t != SYSTEM_TENANT] if tenants else await view.tenants()
@@ -159,11 +172,13 @@ class Exporter:
                     "version": VERSION,
                     "created": now_ms(),
                     "tenants": {tenant: {"event_seq": seq} for tenant, seq in positions.items()},
+                    "vectors": self.vectors is not None,
                 }
                 self.write(_line(header))
                 for tenant in chosen:
                     await self._sessions(view, tenant)
                     await self._metadata(view, tenant)
+                    await self._vectors(tenant)
                 for tenant, seq in positions.items():
                     if (now := await view.position(tenant)) != seq:
                         raise TransferError(
@@ -216,14 +231,88 @@ class Exporter:
             after = (page[-1].namespace, page[-1].key)
 
 
+    async def _vectors(self, tenant: str) -> None:
+        """The tenant's dense points as the vector store holds them now (the store has no
+        snapshot of them): caller-supplied vectors exist nowhere else."""
+        if self.vectors is None:
+            return
+        for dimension in await self.vectors.dimensions():
+            offset: str | None = None
+            while True:
+                page, offset = await self.vectors.scroll(tenant, dimension, offset, PAGE)
+                for point in page:
+                    self.write(_line({"type": "vector", "tenant": tenant, "point": point_json(point)}))
+                self.counts.vectors += len(page)
+                self.progress(self.counts)
+                if offset is None:
+                    break
+
+
+async def _reachable(vectors: VectorIndex | None) -> None:
+    """TransferError, before anything is read or written, when vectors are asked for and the
+    vector store cannot serve them here."""
+    if vectors is None:
+        return
+    try:
+        await vectors.ping()
+    except StorageUnavailable as error:
+        raise TransferError(
+            f"the vector store is unavailable here ({error}): Qdrant Edge serves one process at a time, so stop "
+            "the server that holds it, or go without --vectors"
+        ) from None
+
+
+def point_json(point: VectorPoint) -> dict[str, Any]:
+    """A dense point as a memoryd.v1.VectorPoint in JSON (proto field names; `legacy` for a
+    vector without a model), defaults left out."""
+    r = point.record
+    data: dict[str, Any] = {"vector": point.vector, "session_id": r.session_id, "timestamp": r.timestamp}
+    if r.model_id is None:
+        data["legacy"] = True
+    else:
+        data["model_id"] = r.model_id
+    for name in ("message_id", "role", "platform", "sender_id", "speaker_label", "text"):
+        if value := getattr(r, name):
+            data[name] = value
+    if r.mentioned_ids:
+        data["mentioned_ids"] = list(r.mentioned_ids)
+    return data
+
+
+def point_from_json(tenant: str, data: dict[str, Any]) -> VectorPoint:
+    vector = [float(x) for x in data["vector"]]
+    if not vector or not finite(vector):
+        raise ValueError("a vector must hold finite numbers")
+    record = VectorRecord(
+        session_id=str(data.get("session_id", "")),
+        timestamp=int(data.get("timestamp", 0)),
+        model_id=None if data.get("legacy") else str(data["model_id"]),
+        message_id=str(data.get("message_id", "")),
+        role=str(data.get("role", "")),
+        platform=str(data.get("platform", "")),
+        sender_id=str(data.get("sender_id", "")),
+        mentioned_ids=tuple(str(x) for x in data.get("mentioned_ids") or ()),
+        speaker_label=str(data.get("speaker_label", "")),
+        text=str(data.get("text", "")),
+    )
+    return VectorPoint(tenant, vector, record)
+
+
 # -- import -------------------------------------------------------------------------------
 class Importer:
     """Reads a stream line by line and writes it in batches (module docstring)."""
 
-    def __init__(self, store: Store, progress: Callable[[Counts], None] = lambda c: None, now: Callable[[], int] = now_ms):
+    def __init__(
+        self,
+        store: Store,
+        progress: Callable[[Counts], None] = lambda c: None,
+        now: Callable[[], int] = now_ms,
+        vectors: VectorIndex | None = None,
+    ):
         self.store = store
         self.progress = progress
         self.now = now
+        self.vectors = vectors  # with it, vector records are upserted; without, skipped
         self.counts = Counts()
         self.header: dict[str, Any] | None = None
         # The batch being gathered: (kind, tenant, session_id or "") and its items and bytes.
@@ -234,6 +323,7 @@ class Importer:
         self._writing: asyncio.Future[None] | None = None
 
     async def run(self, lines: Iterable[bytes]) -> Counts:
+        await _reachable(self.vectors)
         number = 0
         for number, line in enumerate(lines, start=1):
             if not line.strip():
@@ -283,6 +373,11 @@ class Importer:
         elif kind == "metadata":
             key, item = ("metadata", tenant, ""), metadata_from_json(record)
             self.counts.metadata += 1
+        elif kind == "vector":
+            key, item = ("vector", tenant, ""), point_from_json(tenant, record["point"])
+            self.counts.vectors += 1
+            if self.vectors is None:
+                return
         else:
             raise ValueError(f"unknown record type {kind!r}")
         if key != self._batch_key:
@@ -311,6 +406,9 @@ class Importer:
         kind, tenant, session_id = key
         if kind == "message":
             self.counts.messages_written += len(await self.store.import_messages(tenant, session_id, batch, self.now()))
+        elif kind == "vector":
+            assert self.vectors is not None
+            self.counts.vectors_written += len(await self.vectors.upsert(batch, self.now()))
         else:
             self.counts.metadata_written += await self.store.import_metadata(tenant, batch, self.now())
         self.progress(self.counts)

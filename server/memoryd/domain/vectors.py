@@ -336,3 +336,13 @@ class VectorIndex(Protocol):
     async def stats(self, tenant: str) -> tuple[list[ModelCount], list[CollectionCount]]:
         """The tenant's dense points per (model, dimension), most first, and per collection
         (the keyword index is the collection of dimension 0)."""
+
+    async def dimensions(self) -> list[int]:
+        """The dimensions that have dense points (a collection or shard each), ascending."""
+
+    async def scroll(
+        self, tenant: str, dimension: int, offset: str | None, limit: int
+    ) -> tuple[list[VectorPoint], str | None]:
+        """Up to `limit` of the tenant's dense points of one dimension (vectors as stored:
+        normalized for cosine), by point id from `offset`, and the offset of the next page
+        (None: no more). What `memoryd export --vectors` reads."""

@@ -103,6 +103,12 @@ class QdrantIndexBase(abc.ABC):
     @abc.abstractmethod
     async def _contains(self, space: int, point_id: str) -> bool: ...
 
+    @abc.abstractmethod
+    async def _scroll(
+        self, space: int, flt: p.All, offset: str | None, limit: int
+    ) -> tuple[list[tuple[list[float], dict[str, Any]]], str | None]:
+        """(vector, payload) of points matching `flt` by id from `offset`, and the next offset."""
+
     def collection(self, space: int) -> str:
         return p.collection_name(self.prefix, space)
 
@@ -249,6 +255,14 @@ class QdrantIndexBase(abc.ABC):
                 models.append(ModelCount(None, untagged, dimension))
         models.sort(key=lambda m: (-m.count, m.model_id or ""))
         return models, collections
+
+    async def scroll(
+        self, tenant: str, dimension: int, offset: str | None, limit: int
+    ) -> tuple[list[VectorPoint], str | None]:
+        if not await self._exists(dimension):
+            return [], None
+        rows, after = await self._scroll(dimension, p.tenant_filter(tenant), offset, limit)
+        return [VectorPoint(tenant, [float(x) for x in vector], p.record_of(payload)) for vector, payload in rows], after
 
 
 def _candidates(found: list[Found]) -> list[Candidate]:

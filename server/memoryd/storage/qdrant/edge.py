@@ -452,6 +452,13 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         """Records (id, vector, payload) of those of the points that exist."""
         return await self._read(space, lambda shard: shard.retrieve(ids, True, True))
 
+    async def _scroll(
+        self, space: int, flt: p.All, offset: str | None, limit: int
+    ) -> tuple[list[tuple[list[float], dict[str, Any]]], str | None]:
+        request = qe.ScrollRequest(offset=offset, limit=limit, filter=engine.to_filter(flt), with_payload=True, with_vector=True)
+        records, after = await self._read(space, lambda shard: shard.scroll(request))
+        return [(list(r.vector), dict(r.payload or {})) for r in records], None if after is None else str(after)
+
     async def _contains(self, space: int, point_id: str) -> bool:
         return bool(await self._read(space, lambda shard: shard.retrieve([point_id], False, False)))
 

@@ -74,7 +74,7 @@ for _cls in (VectorRecord, Candidate, IndexResult, IndexQuery, PointFilter, Scop
 # adapters have it, `dimensions`.
 CALLS = frozenset(
     {"open", "ping", "upsert", "upsert_keywords", "delete", "query", "has_point", "has_keyword_point",
-     "model_dimensions", "stats", "dimensions"}
+     "model_dimensions", "stats", "dimensions", "scroll"}
 )
 # How long a child may take to start and to close its shards on stop.
 START_SECONDS = 30.0
@@ -263,6 +263,11 @@ class EdgeProcessIndex(EdgeFolder):
 
     async def stats(self, tenant: str) -> tuple[list[ModelCount], list[CollectionCount]]:
         return await self._call("stats", tenant)
+
+    async def scroll(
+        self, tenant: str, dimension: int, offset: str | None, limit: int
+    ) -> tuple[list[VectorPoint], str | None]:
+        return await self._call("scroll", tenant, dimension, offset, limit)
 
     async def dimensions(self) -> list[int]:
         """The dimensions that have a collection (shard)."""
