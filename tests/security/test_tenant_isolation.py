@@ -71,7 +71,7 @@ async def test_tenant_reads_nothing_and_changes_nothing_of_another(matrix, attac
     a, b = callers[attacker], callers[victim]
     tag = uuid.uuid4().hex[:8]
     session, namespace, key, idem = f"shared-{tag}", f"ns-{tag}", "k", f"idem-{tag}"
-    scope, model = f"scope-{tag}", f"test:model-{tag}"
+    scope, model, owner = f"scope-{tag}", f"test:model-{tag}", f"user-{tag}"
     secret = f"victim-secret-{tag}"
 
     # -- the victim's data --------------------------------------------------------------
@@ -81,6 +81,7 @@ async def test_tenant_reads_nothing_and_changes_nothing_of_another(matrix, attac
         mem.SaveMessagesRequest(
             session_id=session,
             idempotency_key=idem,
+            session_attributes=message_pb2.SessionAttributes(user_id=owner),
             messages=[
                 message_pb2.Message(
                     role=role, content=f"{secret} {i}", timestamp=10_000 + i, kind="chat", metadata=_struct(platform="qq")
@@ -175,6 +176,9 @@ async def test_tenant_reads_nothing_and_changes_nothing_of_another(matrix, attac
     ):
         assert (await a.call("vectors", "DeleteVectors", vec.DeleteVectorsRequest(**selector))).deleted_count == 0
     assert not (await a.call("entries", "ForgetEntry", ent.ForgetEntryRequest(scope=scope, entry_id=entry.id))).deleted
+    for user in (owner, scope):  # the victim's session owner, the victim's entry scope
+        forgotten = await a.call("memory", "ForgetUser", mem.ForgetUserRequest(user_id=user))
+        assert (forgotten.sessions_forgotten, forgotten.messages_deleted, forgotten.entries_deleted) == (0, 0, 0)
     mine = await a.call("entries", "SaveEntry", ent.SaveEntryRequest(scope=scope, text=secret))
     assert not mine.deduplicated and mine.scope_count == 1
     replaced = await a.call(
