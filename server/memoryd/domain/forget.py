@@ -53,14 +53,14 @@ class Forgotten:
     messages: int = 0
     metadata: int = 0
     entries: int = 0
-    vectors: list[ClearResult] = field(default_factory=list)
+    vectors: list[ClearResult] = field(default_factory=list)  # one, combined, once a session went
     complete: bool = True
 
     def add(self, session: ForgottenSession) -> None:
         self.sessions += 1
         self.messages += session.messages
         self.metadata += session.metadata
-        self.vectors.append(session.vectors)
+        self.vectors = [combined_vectors([*self.vectors, session.vectors], True)]
 
 
 def combined_vectors(results: Sequence[ClearResult], has_vector_store: bool) -> ClearResult:
