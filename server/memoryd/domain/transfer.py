@@ -19,14 +19,14 @@ memoryd's own (summary slices and cursors, long-term entries and their counters)
 travel as they are. With --vectors, every dense vector of the tenant follows, as the vector
 store holds it at the end of the export (it has no snapshot): callers' vectors exist only
 there. Idempotency records, the event log and the keyword points do not: the target's log
-starts with the import's own events, and its index is built from them.
+starts with the import's own events.
 
 Export reads a snapshot (Store.snapshot): the whole stream is the store at one instant,
 each tenant at the log position its header states; the export reads every position again
 at the end in the same snapshot and fails, without an end record, when one moved (a server
 that did not hold the snapshot). Import writes in bounded batches, each one transaction
-with the events a write of that data makes (messages-appended with the messages' refs, so
-the recall index follows; metadata-changed; session-updated), and is idempotent: whatever
+with the events a write of that data makes (messages-appended with the messages' refs,
+metadata-changed, session-updated), and is idempotent: whatever
 the target already holds as exported is skipped, so running an import again, after an
 interruption or not, gives the same store. Both stream: memory is one batch, whatever the size.
 """
