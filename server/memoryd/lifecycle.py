@@ -18,6 +18,7 @@ import resource
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -71,15 +72,19 @@ def run(args: argparse.Namespace, config: config_module.Config) -> int:
     return 1
 
 
+async def _opened(resource: Any, job: Callable[[Any], Awaitable[T]]) -> T:
+    """`job(resource)` between its open() and its close()."""
+    await resource.open()
+    try:
+        return await job(resource)
+    finally:
+        await resource.close()
+
+
 async def _with_store(config: config_module.Config, job: Callable[[Store], Awaitable[T]]) -> T:
     from memoryd.app import open_store
 
-    store = open_store(config)
-    await store.open()
-    try:
-        return await job(store)
-    finally:
-        await store.close()
+    return await _opened(open_store(config), job)
 
 
 async def _with_index(config: config_module.Config, wanted: bool, job: Callable[[VectorIndex | None], Awaitable[T]]) -> T:
@@ -88,12 +93,7 @@ async def _with_index(config: config_module.Config, wanted: bool, job: Callable[
         return await job(None)
     from memoryd.vectors.setup import build_index
 
-    index = build_index(config)
-    await index.open()
-    try:
-        return await job(index)
-    finally:
-        await index.close()
+    return await _opened(build_index(config), job)
 
 
 def _peak_rss_mib() -> float:
@@ -127,18 +127,20 @@ def vars_of(counts: Counts) -> dict[str, int]:
 
 
 async def forget_user(args: argparse.Namespace, config: config_module.Config) -> int:
+    from memoryd.domain.hooks import MessageHooks
     from memoryd.domain.memory import Memory
     from memoryd.vectors.setup import build_vectors
 
+    async def forget(store: Store, vectors: MessageHooks | None) -> tuple:
+        return await Memory(store, config.limits, vectors).forget_user(args.tenant, args.user_id)
+
     async def job(store: Store) -> int:
-        vectors = build_vectors(config, store) if config.vectors_enabled else None
-        if vectors is not None:
-            await vectors.open()
-        try:
-            forgotten, cleared, event_seq = await Memory(store, config.limits, vectors).forget_user(args.tenant, args.user_id)
-        finally:
-            if vectors is not None:
-                await vectors.close()
+        # The vector side as a server has it: on Qdrant Edge held by a running server, its
+        # clears wait in the store's outbox for that server.
+        if config.vectors_enabled:
+            forgotten, cleared, event_seq = await _opened(build_vectors(config, store), partial(forget, store))
+        else:
+            forgotten, cleared, event_seq = await forget(store, None)
         log.info(
             "user_forgotten", tenant=args.tenant, sessions=forgotten.sessions, messages=forgotten.messages,
             metadata=forgotten.metadata, entries=forgotten.entries, vectors=cleared.outcome.name.lower(),

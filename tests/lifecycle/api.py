@@ -5,7 +5,9 @@ kind of record through the API, and a reader that asks every read RPC about what
 from __future__ import annotations
 
 import asyncio
+import json
 import math
+import shlex
 import time
 from dataclasses import dataclass, field
 
@@ -23,6 +25,7 @@ from memoryd.v1 import summary_service_pb2 as spb
 from memoryd.v1 import summary_service_pb2_grpc
 from memoryd.v1 import vector_service_pb2 as vpb
 from memoryd.v1 import vector_service_pb2_grpc
+from tests.processes import memoryd_executable
 
 MODEL = "test:lifecycle-4d"
 WAIT_SECONDS = 30.0
@@ -246,3 +249,28 @@ async def indexed(stubs: Stubs, keyword_points: int) -> None:
 # The messages fill_user writes per session that keyword search indexes (user and assistant
 # text that is not a control kind and was not deleted), and the 1 MiB one of `big`.
 INDEXED_PER_SESSION = 4
+
+
+# -- the commands -----------------------------------------------------------------
+async def memoryd(*args: str, shell: str = "") -> list[dict]:
+    """Run `memoryd ARGS` (or a shell pipeline of memoryd commands); its stderr as JSON lines."""
+    if shell:
+        process = await asyncio.create_subprocess_shell(
+            shell, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+    else:
+        process = await asyncio.create_subprocess_exec(
+            memoryd_executable(), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+    out, err = await process.communicate()
+    logs = [json.loads(line) for line in err.decode().splitlines() if line.strip()]
+    assert process.returncode == 0, logs
+    return logs
+
+
+def command(*args: str) -> str:
+    return shlex.join([memoryd_executable(), *args])
+
+
+def event(logs: list[dict], name: str) -> dict:
+    return next(line for line in logs if line["event"] == name)

@@ -12,13 +12,14 @@ from memoryd.v1 import memory_service_pb2 as mpb
 from tests.lifecycle.api import (
     INDEXED_PER_SESSION,
     Stubs,
+    event,
     fill_user,
     hit_keys,
     indexed,
+    memoryd,
     read_everything,
     search_everything,
 )
-from tests.lifecycle.test_migration import event, memoryd
 from tests.processes import MemorydServer
 
 

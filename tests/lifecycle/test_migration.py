@@ -3,8 +3,6 @@ a user runs (docs/OPERATIONS.md): every read RPC answers the same on each side."
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import shlex
 import uuid
@@ -16,34 +14,10 @@ import pytest
 from memoryd.config import Config
 from memoryd.domain.transfer import Exporter, Importer
 from tests.conftest import mongo_targets, mongo_uri_for
-from tests.lifecycle.api import INDEXED_PER_SESSION, Stubs, fill_user, indexed, read_everything
-from tests.processes import MemorydServer, memoryd_executable
+from tests.lifecycle.api import INDEXED_PER_SESSION, Stubs, command, event, fill_user, indexed, memoryd, read_everything
+from tests.processes import MemorydServer
 
 QDRANT_URL_ENV = "MEMORYD_TEST_QDRANT_URL"
-
-
-async def memoryd(*args: str, shell: str = "") -> list[dict]:
-    """Run `memoryd ARGS` (or a shell pipeline of memoryd commands); its stderr as JSON lines."""
-    if shell:
-        process = await asyncio.create_subprocess_shell(
-            shell, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-        )
-    else:
-        process = await asyncio.create_subprocess_exec(
-            memoryd_executable(), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-        )
-    out, err = await process.communicate()
-    logs = [json.loads(line) for line in err.decode().splitlines() if line.strip()]
-    assert process.returncode == 0, logs
-    return logs
-
-
-def command(*args: str) -> str:
-    return shlex.join([memoryd_executable(), *args])
-
-
-def event(logs: list[dict], name: str) -> dict:
-    return next(line for line in logs if line["event"] == name)
 
 
 def rounded(value):
