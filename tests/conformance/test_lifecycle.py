@@ -15,7 +15,7 @@ from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, EventT
 from memoryd.domain.retention import DAY_MS, RETENTION_LABEL, Action, Policy, Retention, Settings
 from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import Clearing, SessionChanged, SessionGuard
-from memoryd.domain.summaries import CURSOR_NAMESPACE, Summaries, cursor_key, slices_namespace
+from memoryd.domain.summaries import CURSOR_NAMESPACE, Summaries, cursor_key
 from tests.conformance.test_messages import msg, save
 from tests.conformance.test_metadata_events import events_of
 

@@ -4,7 +4,6 @@ store; a newer format is refused; an export is one snapshot; memory stays bounde
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import tracemalloc
