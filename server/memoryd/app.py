@@ -383,7 +383,10 @@ async def build(config: Config) -> Parts:
     if vectors is not None:
         await vectors.open()
     page_tokens = PageTokens.for_store(store, config.page_token_secret)
-    memory = Memory(store, config.limits, vectors, downgrade_images=config.downgrade_images, page_tokens=page_tokens)
+    memory = Memory(
+        store, config.limits, vectors, downgrade_images=config.downgrade_images, page_tokens=page_tokens,
+        user_entry_scope=config.user_entry_scope,
+    )  # fmt: skip
     hub = WatchHub(
         store,
         buffer_size=config.watch_buffer_size,

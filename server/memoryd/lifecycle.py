@@ -132,7 +132,8 @@ async def forget_user(args: argparse.Namespace, config: config_module.Config) ->
     from memoryd.vectors.setup import build_vectors
 
     async def forget(store: Store, vectors: MessageHooks | None) -> tuple:
-        return await Memory(store, config.limits, vectors).forget_user(args.tenant, args.user_id)
+        memory = Memory(store, config.limits, vectors, user_entry_scope=config.user_entry_scope)
+        return await memory.forget_user(args.tenant, args.user_id)
 
     async def job(store: Store) -> int:
         # The vector side as a server has it: on Qdrant Edge held by a running server, its

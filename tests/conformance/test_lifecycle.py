@@ -78,13 +78,17 @@ async def test_forget_user_removes_every_session_of_the_user_whole_and_nothing_e
     await entries.save(tenant, "ann", "ann likes green tea", ["drinks"])
     await entries.save(tenant, "ann", "ann lives in Lyon", [])
     await entries.save(tenant, "bob", "bob likes coffee", [])
+    for user in ("ann", "bob"):  # the users' own namespaces (a token bound to one reaches only these)
+        await memory.save_metadata(tenant, f"users/{user}/prefs", "theme", {"dark": True})
+        await memory.save_metadata(tenant, f"users/{user}/prefs/deeper", "k", {})
+    await memory.save_metadata(tenant, "users/anna/prefs", "theme", {})  # another user, "ann" a prefix of the id
     kept = {sid: await state_of(memory, store, tenant, sid) for sid in ("bob-1", "nobody")}
     before = len(await events_of(store, tenant))
 
     forgotten, vectors, event_seq = await memory.forget_user(tenant, "ann")
 
     assert (forgotten.sessions, forgotten.messages, forgotten.entries, forgotten.complete) == (2, 6, 2, True)
-    assert forgotten.metadata == 2 * 3  # per session: its notes record, a summary slice, the cursor
+    assert forgotten.metadata == 2 * 3 + 2  # per session: its notes record, a slice, the cursor; users/ann/...
     assert (vectors.outcome, vectors.removed_count) == (ClearOutcome.CLEARED, 4)
     assert sorted(hooks.cleared) == ["ann-1", "ann-2"]
     for sid in ("ann-1", "ann-2"):
@@ -93,6 +97,8 @@ async def test_forget_user_removes_every_session_of_the_user_whole_and_nothing_e
         assert await store.get_metadata(tenant, CURSOR_NAMESPACE, cursor_key(sid)) is None
     assert await memory.list_sessions(tenant, 0, "", SessionFilter(user_id="ann")) == ([], "")
     assert await store.list_metadata(tenant, entries_namespace("ann"), None, 10) == []
+    left = [(r.namespace, r.key) for r in await store.list_metadata_by_prefix(tenant, "users/", None, 10)]
+    assert left == [("users/anna/prefs", "theme"), ("users/bob/prefs", "theme"), ("users/bob/prefs/deeper", "k")]
     assert await store.get_metadata(tenant, COUNTER_NAMESPACE, "count/ann") is None
     assert {sid: await state_of(memory, store, tenant, sid) for sid in kept} == kept
     assert [e.text for e in (await entries.list_entries(tenant, "bob", 0, ""))[0]] == ["bob likes coffee"]

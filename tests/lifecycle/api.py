@@ -76,7 +76,10 @@ def _message(role: str, content: str, timestamp: int = 0, **fields) -> message_p
 async def fill_user(stubs: Stubs, user: str, word: str, angle: float, sessions: int = 2, big: bool = False) -> Written:
     """Sessions owned by `user` holding every kind of message and record, `word` in their text
     (and in their summaries and entries), caller-supplied vectors pointing at `angle`."""
-    written = Written(users=[user], namespaces=["notes"], words=[word], angles=[angle])
+    written = Written(users=[user], namespaces=["notes", f"users/{user}/prefs"], words=[word], angles=[angle])
+    await stubs.metadata.SaveMetadata(
+        dpb.SaveMetadataRequest(namespace=f"users/{user}/prefs", key="theme", data={"dark": True, "of": word})
+    )
     for n in range(sessions):
         sid = f"{user}-s{n}"
         written.sessions.append(sid)

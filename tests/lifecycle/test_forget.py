@@ -44,7 +44,7 @@ async def test_forget_user_leaves_nothing_of_the_user_and_the_others_as_they_wer
 
         assert (response.sessions_forgotten, response.entries_deleted, response.complete) == (3, 2, True)
         assert response.messages_deleted == 3 * 6  # 7 saved per session, 1 deleted
-        assert response.metadata_deleted == 3 * 3  # notes, a summary slice and the cursor per session
+        assert response.metadata_deleted == 3 * 3 + 1  # notes, a slice, the cursor per session; users/ann/prefs
         assert response.vectors.outcome == mpb.CLEAR_OUTCOME_CLEARED
         assert response.vectors.removed_count == 3 * 2  # the caller's vectors (keyword points go uncounted)
         after = await read_everything(stubs, ann + bob)
@@ -56,6 +56,7 @@ async def test_forget_user_leaves_nothing_of_the_user_and_the_others_as_they_wer
             assert after[f"GetSummaryCursor {sid}"].get("cursor", 0) == 0
             assert "messages" not in after[f"AssembleContext {sid}"] and "summary" not in after[f"AssembleContext {sid}"]
         assert after["ListSessions ann"] == [] and after["ListEntries ann"] == []
+        assert after["ListMetadata users/ann/prefs"] == []
         for name, answer in after.items():
             if name.startswith("Search"):
                 assert all(scope_or_session not in ann.sessions + ["ann"] for scope_or_session, _ in hit_keys(answer)), name
@@ -84,6 +85,7 @@ async def test_memoryd_forget_user_works_on_the_data_of_a_running_server(tmp_pat
             assert (done["sessions"], done["messages"], done["entries"], done["complete"]) == (2, 12, 2, True)
             after = await read_everything(stubs, ann + bob, search=False)
             assert after["ListSessions ann"] == [] and after["ListEntries ann"] == []
+            assert after["ListMetadata users/ann/prefs"] == []
             assert all(after[f"GetFullHistory {sid}"] == [] for sid in ann.sessions)
             assert of_bob(await read_everything(stubs, bob, search=False)) == kept
             # The server holds the vector store; the command's clears reach it through the store.

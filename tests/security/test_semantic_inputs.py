@@ -378,6 +378,18 @@ CASES = [
         mem.UpdateSessionRequest(session_id=SEEDED, remove_labels=["k"] * (L.max_filter_items + 1)),
         "remove_labels",
     ),
+    Case(
+        "update-session-bad-retention",
+        "memory",
+        "UpdateSession",
+        mem.UpdateSessionRequest(
+            session_id=SEEDED, attributes=message_pb2.SessionAttributes(labels={"memoryd.retention-days": "0"})
+        ),
+        "attributes.labels",
+    ),
+    Case("forget-user-empty", "memory", "ForgetUser", mem.ForgetUserRequest(), "user_id"),
+    Case("forget-user-long", "memory", "ForgetUser", mem.ForgetUserRequest(user_id=LONG_ID), "user_id"),
+    Case("forget-user-bidi", "memory", "ForgetUser", mem.ForgetUserRequest(user_id="ann\u202e"), "user_id"),
     # -- mutations -----------------------------------------------------------------------
     Case("pop-negative", "memory", "PopMessages", mem.PopMessagesRequest(session_id=SEEDED, n=-1), "n"),
     Case("pop-over-page", "memory", "PopMessages", mem.PopMessagesRequest(session_id=SEEDED, n=L.max_page_size + 1), "n"),

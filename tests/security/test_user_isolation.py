@@ -382,9 +382,11 @@ async def _session_writes(a: Attack) -> None:
         await a.refused("memoryd.v1.MemoryService.PopMessages", mem.PopMessagesRequest(session_id=session, n=10))
 
 
-@case("MemoryService.ClearAll", "VectorService.GetVectorStats")
+@case("MemoryService.ClearAll", "MemoryService.ForgetUser", "VectorService.GetVectorStats")
 async def _tenant_wide(a: Attack) -> None:
     await a.refused("memoryd.v1.MemoryService.ClearAll", mem.ClearAllRequest(targets=[mem.CLEAR_TARGET_MESSAGES]))
+    for user in ("bob", "alice"):  # an operator's call, forgetting someone: never a user's token
+        await a.refused("memoryd.v1.MemoryService.ForgetUser", mem.ForgetUserRequest(user_id=user))
     await a.refused("memoryd.v1.VectorService.GetVectorStats", vec.GetVectorStatsRequest())
 
 

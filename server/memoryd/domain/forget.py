@@ -1,5 +1,6 @@
-"""Forgetting whole sessions: ForgetUser (every session a user owns, and the user's entry
-scope) and the retention task (sessions idle past their window, domain/retention.py).
+"""Forgetting whole sessions: ForgetUser (every session a user owns, the user's own metadata
+namespaces and entry scope) and the retention task (sessions idle past their window,
+domain/retention.py).
 
 A session is forgotten in one store transaction, a ClearSession of every target with a
 guard (store.SessionGuard) checked inside it: its messages, idempotency records, attributes,
@@ -20,11 +21,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memoryd.domain import deadline, entries, summaries
+from memoryd.domain import deadline, entries, prefixes, summaries
 from memoryd.domain.hooks import MessageHooks
 from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, now_ms
 from memoryd.domain.sessions import SessionFilter
-from memoryd.domain.store import Clearing, SessionChanged, SessionGuard, Store
+from memoryd.domain.store import Clearing, MetadataWrite, SessionChanged, SessionGuard, Store
 
 # What the session-cleared event of a forgotten session names.
 FORGET_TARGETS = ("messages", "vectors", "metadata")
@@ -88,9 +89,12 @@ async def forget_session(
     return ForgottenSession(messages, metadata, vectors)
 
 
-async def forget_user(store: Store, hooks: MessageHooks, tenant: str, user_id: str, entry_batch: int) -> Forgotten:
-    """Every session `user_id` owns, then the entries of the scope `user_id`; stops early
-    (complete false) when the caller's deadline comes near."""
+async def forget_user(
+    store: Store, hooks: MessageHooks, tenant: str, user_id: str, entry_scope: str, batch: int
+) -> Forgotten:
+    """Every session `user_id` owns, then the user's own metadata namespaces and the entries
+    of `entry_scope` (the user's scope); stops early (complete false) when the caller's
+    deadline comes near."""
     forgotten = Forgotten()
     slowest = 0.0
     after: str | None = None
@@ -110,5 +114,20 @@ async def forget_user(store: Store, hooks: MessageHooks, tenant: str, user_id: s
         if len(page) < SESSION_PAGE:
             break
         after = page[-1].session_id
-    forgotten.entries = await entries.forget_scope(store, tenant, user_id, entry_batch)
+    if "/" not in user_id:  # such a user has no namespaces of its own (prefixes.user_namespaces)
+        forgotten.metadata += await forget_records(store, tenant, prefixes.user_namespaces(user_id), batch)
+    forgotten.entries = await entries.forget_scope(store, tenant, entry_scope, batch)
     return forgotten
+
+
+async def forget_records(store: Store, tenant: str, prefix: str, batch: int) -> int:
+    """Delete every record of the namespaces starting with `prefix`, `batch` per transaction
+    (each with its metadata-changed events); returns how many went. Resumable as the rest."""
+    removed = 0
+    while True:
+        rows = await store.list_metadata_by_prefix(tenant, prefix, None, batch)
+        if not rows:
+            return removed
+        deletes = [MetadataWrite(row.namespace, row.key, None) for row in rows]
+        await store.write_metadata_guarded(tenant, deletes, None, [], now_ms())
+        removed += len(rows)

@@ -69,6 +69,7 @@ class Memory:
         *,
         downgrade_images: bool = False,
         page_tokens: paging.PageTokens | None = None,
+        user_entry_scope: str = "{user}",
     ) -> None:
         self.store = store
         self.limits = limits
@@ -76,6 +77,8 @@ class Memory:
         self.page_tokens = page_tokens or paging.PageTokens.ephemeral()
         # docs/CONTEXT.md: stored copies keep "[image <hash>]" instead of data: URIs and image URLs.
         self.downgrade_images = downgrade_images
+        # The entry scope of end user {user} (MEMORYD_USER_ENTRY_SCOPE): what ForgetUser forgets.
+        self.user_entry_scope = user_entry_scope
 
     # -- writes --------------------------------------------------------------
     async def save_messages(
@@ -183,7 +186,8 @@ class Memory:
     async def forget_user(self, tenant: str, user_id: str) -> tuple[forget.Forgotten, ClearResult, int]:
         """ForgetUser (domain/forget.py): what went, the vectors' combined result, and the
         call's event_seq (the log's newest seq once it is done: at or past its last event)."""
-        forgotten = await forget.forget_user(self.store, self.hooks, tenant, user_id, self.limits.delete_batch)
+        scope = self.user_entry_scope.replace("{user}", user_id)
+        forgotten = await forget.forget_user(self.store, self.hooks, tenant, user_id, scope, self.limits.delete_batch)
         vectors = forget.combined_vectors(forgotten.vectors, self.hooks.has_vector_store)
         return forgotten, vectors, (await self.store.event_bounds(tenant))[1]
 

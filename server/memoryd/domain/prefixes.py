@@ -14,6 +14,13 @@ from __future__ import annotations
 from collections.abc import Generator
 
 MAX_CODE_POINT = 0x10FFFF
+
+
+def user_namespaces(user_id: str) -> str:
+    """Where an end user's own metadata namespaces start: a token bound to the user reads and
+    writes only these (transport/access.py), and ForgetUser removes them. User ids of
+    tokens hold no "/", so no user's prefix is another's."""
+    return f"users/{user_id}/"
 SURROGATES = range(0xD800, 0xE000)  # never in a valid (UTF-8 encodable) string
 
 

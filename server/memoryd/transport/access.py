@@ -27,6 +27,7 @@ from google.protobuf import descriptor as pb_descriptor
 from google.protobuf.descriptor import FieldDescriptor, MethodDescriptor, ServiceDescriptor
 
 from memoryd.v1 import access_pb2
+from memoryd.domain import prefixes
 from memoryd.domain.errors import PermissionDenied, ResourceExhausted
 from memoryd.domain.limits import Limits
 from memoryd.domain.sessions import SessionFilter, listed
@@ -48,7 +49,7 @@ def user_access_name(value: int) -> str:
 
 def namespace_prefix(user_id: str) -> str:
     """A user-bound token's metadata namespaces start with this (user ids hold no "/")."""
-    return f"users/{user_id}/"
+    return prefixes.user_namespaces(user_id)
 
 
 class UnclassifiedMethod(ValueError):

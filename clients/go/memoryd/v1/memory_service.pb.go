@@ -2359,9 +2359,9 @@ func (x *UpdateSessionResponse) GetSession() *SessionInfo {
 // Request of ForgetUser.
 type ForgetUserRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The user to forget: sessions whose attributes.user_id equals it, and the
-	// entries of the EntryService scope equal to it. Required; at most the
-	// server's id length (256 characters by default), no control characters.
+	// The user to forget: sessions whose attributes.user_id equals it, the
+	// user's namespaces and entry scope. Required; at most the server's id length
+	// (256 characters by default), no control characters.
 	UserId        string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2412,11 +2412,12 @@ type ForgetUserResponse struct {
 	SessionsForgotten int64 `protobuf:"varint,1,opt,name=sessions_forgotten,json=sessionsForgotten,proto3" json:"sessions_forgotten,omitempty"`
 	// Messages removed from those sessions, archived included.
 	MessagesDeleted int64 `protobuf:"varint,2,opt,name=messages_deleted,json=messagesDeleted,proto3" json:"messages_deleted,omitempty"`
-	// Metadata records removed with those sessions: records keyed by a
-	// session id (in any namespace), summary slices and summary cursors.
-	// Attributes are not counted here (they go with every forgotten session).
+	// Metadata records removed: those of the forgotten sessions (records keyed
+	// by a session id in any namespace, summary slices and summary cursors) and
+	// those of the user's namespaces. Attributes are not counted here (they go
+	// with every forgotten session).
 	MetadataDeleted int64 `protobuf:"varint,3,opt,name=metadata_deleted,json=metadataDeleted,proto3" json:"metadata_deleted,omitempty"`
-	// Long-term memory entries removed from the scope equal to user_id.
+	// Long-term memory entries removed from the user's entry scope.
 	EntriesDeleted int64 `protobuf:"varint,4,opt,name=entries_deleted,json=entriesDeleted,proto3" json:"entries_deleted,omitempty"`
 	// The vectors of those sessions (caller-supplied and server-made, keyword
 	// points included): CLEARED, DEFERRED (the vector store was unreachable:

@@ -269,9 +269,11 @@ class MemoryServiceServicer:
     def ForgetUser(self, request, context):
         """Forgets a user: every session whose owner (SessionAttributes.user_id) is
         the user, whole (messages, their vectors and keyword points, attributes,
-        the session's metadata records, summary slices and summary cursor), and
-        the long-term memory entries of the scope equal to the user id, in the
-        caller's tenant only. Each session goes in one transaction, with the
+        the session's metadata records, summary slices and summary cursor), the
+        metadata records of the user's own namespaces ("users/<user_id>/...", those
+        a token bound to the user reaches) and the long-term memory entries of the
+        user's entry scope (the user id, or MEMORYD_USER_ENTRY_SCOPE with the id in
+        it), in the caller's tenant only. Each session goes in one transaction, with the
         events of a ClearSession of every target (no content); a session is
         either forgotten whole or left whole. Safe to call again: an interrupted
         call (or one that stopped at its deadline, `complete` false) is finished

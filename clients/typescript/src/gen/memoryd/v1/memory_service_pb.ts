@@ -1223,9 +1223,9 @@ export const UpdateSessionResponseSchema: GenMessage<UpdateSessionResponse> = /*
  */
 export type ForgetUserRequest = Message<"memoryd.v1.ForgetUserRequest"> & {
   /**
-   * The user to forget: sessions whose attributes.user_id equals it, and the
-   * entries of the EntryService scope equal to it. Required; at most the
-   * server's id length (256 characters by default), no control characters.
+   * The user to forget: sessions whose attributes.user_id equals it, the
+   * user's namespaces and entry scope. Required; at most the server's id length
+   * (256 characters by default), no control characters.
    *
    * @generated from field: string user_id = 1;
    */
@@ -1261,16 +1261,17 @@ export type ForgetUserResponse = Message<"memoryd.v1.ForgetUserResponse"> & {
   messagesDeleted: bigint;
 
   /**
-   * Metadata records removed with those sessions: records keyed by a
-   * session id (in any namespace), summary slices and summary cursors.
-   * Attributes are not counted here (they go with every forgotten session).
+   * Metadata records removed: those of the forgotten sessions (records keyed
+   * by a session id in any namespace, summary slices and summary cursors) and
+   * those of the user's namespaces. Attributes are not counted here (they go
+   * with every forgotten session).
    *
    * @generated from field: int64 metadata_deleted = 3;
    */
   metadataDeleted: bigint;
 
   /**
-   * Long-term memory entries removed from the scope equal to user_id.
+   * Long-term memory entries removed from the user's entry scope.
    *
    * @generated from field: int64 entries_deleted = 4;
    */
@@ -1597,9 +1598,11 @@ export const MemoryService: GenService<{
   /**
    * Forgets a user: every session whose owner (SessionAttributes.user_id) is
    * the user, whole (messages, their vectors and keyword points, attributes,
-   * the session's metadata records, summary slices and summary cursor), and
-   * the long-term memory entries of the scope equal to the user id, in the
-   * caller's tenant only. Each session goes in one transaction, with the
+   * the session's metadata records, summary slices and summary cursor), the
+   * metadata records of the user's own namespaces ("users/<user_id>/...", those
+   * a token bound to the user reaches) and the long-term memory entries of the
+   * user's entry scope (the user id, or MEMORYD_USER_ENTRY_SCOPE with the id in
+   * it), in the caller's tenant only. Each session goes in one transaction, with the
    * events of a ClearSession of every target (no content); a session is
    * either forgotten whole or left whole. Safe to call again: an interrupted
    * call (or one that stopped at its deadline, `complete` false) is finished
