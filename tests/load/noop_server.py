@@ -3,9 +3,11 @@
 Every unary RPC answers without doing any work. By default the answer has the shape
 memoryd would send (`--responses shaped`): GetHistory and GetRecentAcrossSessions
 return `limit` prebuilt messages like the load suite's seeded ones, SaveMessage
-returns the stored message, so the ceiling includes the cost of moving a response of
-that size through grpc and protobuf and nothing else. `--responses empty` answers
-empty messages (the bare RPC ceiling). Watch holds the stream open and sends nothing. It registers every service
+returns the stored message, SearchMemory `top_k` hits with their context windows like
+memoryd's answers to the vector phase's searches (vector_load.py), so the ceiling includes
+the cost of moving a response of that size through grpc and protobuf and nothing else.
+`--responses empty` answers empty messages (the bare RPC ceiling). Watch holds the
+stream open and sends nothing. It registers every service
 found in the generated `memoryd.v1.*_service_pb2_grpc` modules (so new services such
 as vector search are covered as soon as their stubs exist), with reflection and
 health on, exactly like memoryd, so the same ghz configs run against both.
@@ -20,7 +22,9 @@ import asyncio
 import functools
 import importlib
 import pkgutil
+import random
 import signal
+import uuid
 from pathlib import Path
 
 import grpc
@@ -29,6 +33,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 import memoryd.v1
+import vector_load
 from memoryd.v1 import memory_service_pb2, message_pb2, vector_service_pb2
 from memoryd.transport.reflection import enable_reflection
 
@@ -69,33 +74,55 @@ def _recent(limit: int) -> memory_service_pb2.GetRecentAcrossSessionsResponse:
     )
 
 
+def _search_text(n: int) -> str:
+    return vector_load.message_text(random.Random(n), n)
+
+
+def _context_message(n: int) -> message_pb2.Message:
+    """A context message as memoryd returns it for the vector phase's seeded data."""
+    return message_pb2.Message(
+        id=uuid.UUID(int=n).hex, seq=n, role="user" if n % 2 == 0 else "assistant", content=_search_text(n),
+        timestamp=1_700_000_000_000 + n,
+    )
+
+
 @functools.cache
 def _search(top_k: int, window: int) -> vector_service_pb2.SearchMemoryResponse:
-    """top_k hits, each with `window` context messages before and after it."""
+    """top_k hits, each with `window` context messages before and after it, with the fields
+    and sizes of memoryd's answers to the vector phase's searches (vector_load.py: hybrid,
+    384 dimensions; bench_search.py compares the two replies' sizes)."""
     hits = []
     for n in range(top_k):
-        stored = _stored_message(n)
-        context = [vector_service_pb2.ContextMessage(message=_stored_message(n * 10 + k)) for k in range(2 * window)]
+        anchor = 50 * n + 25
         hits.append(
             vector_service_pb2.MemoryHit(
-                score=0.8, semantic_score=0.7, point_id=f"{n:032x}", model_id="load:main-384", session_id="load-vec-a-1",
-                message_id=stored.id, timestamp=stored.timestamp, role=stored.role, platform="common",
-                sender_id=f"user-{n}", text=stored.content, before=context[:window], after=context[window:],
+                score=0.13, semantic_score=0.22, point_id=str(uuid.UUID(int=anchor)), model_id=vector_load.MAIN_MODEL,
+                session_id=f"load-vec-a-{n}", message_id=uuid.UUID(int=anchor).hex, timestamp=1_700_000_000_000 + anchor,
+                role="user", platform="common", text=_search_text(anchor), keyword_score=10.9, relevance=0.1,
+                semantic_match=True, keyword_match=True,
+                before=[vector_service_pb2.ContextMessage(message=_context_message(anchor - k)) for k in range(window, 0, -1)],
+                after=[vector_service_pb2.ContextMessage(message=_context_message(anchor + k)) for k in range(1, window + 1)],
             )
         )
-    return vector_service_pb2.SearchMemoryResponse(hits=hits, model_id="load:main-384")
+    return vector_service_pb2.SearchMemoryResponse(
+        hits=hits, model_id=vector_load.MAIN_MODEL, retrieval=vector_service_pb2.RECALL_RETRIEVAL_HYBRID
+    )
 
 
 _SAVED = memory_service_pb2.SaveMessageResponse(message=_stored_message(1))
 
-# Prebuilt responses with memoryd's shape, by method name; everything else answers empty.
+# Prebuilt responses with memoryd's shape, by service and method; everything else answers empty.
 SHAPED = {
-    "SaveMessage": lambda request: _SAVED,
-    "GetHistory": lambda request: _history(min(request.limit or 50, 1000)),
-    "GetRecentAcrossSessions": lambda request: _recent(min(request.limit or 50, 1000)),
-    "SearchMemory": lambda request: _search(
-        min(request.top_k or 5, 100), request.context_window if request.HasField("context_window") else 2
-    ),
+    "MemoryService": {
+        "SaveMessage": lambda request: _SAVED,
+        "GetHistory": lambda request: _history(min(request.limit or 50, 1000)),
+        "GetRecentAcrossSessions": lambda request: _recent(min(request.limit or 50, 1000)),
+    },
+    "VectorService": {
+        "SearchMemory": lambda request: _search(
+            min(request.top_k or 5, 100), request.context_window if request.HasField("context_window") else 2
+        ),
+    },
 }
 
 
@@ -129,7 +156,7 @@ def _noop_servicer(grpc_module, service_descriptor, shaped: bool):
         if method.server_streaming:
             methods[method.name] = _stream()
         else:
-            shape = SHAPED.get(method.name) if shaped and service_descriptor.name == "MemoryService" else None
+            shape = SHAPED.get(service_descriptor.name, {}).get(method.name) if shaped else None
             methods[method.name] = _unary(message_factory.GetMessageClass(method.output_type), shape)
     return type(f"Noop{service_descriptor.name}", (base,), methods)()
 
