@@ -1,0 +1,34 @@
+"""The search benchmark still runs end to end (at toy sizes; its figures are not asserted),
+and the do-nothing servicer answers SearchMemory with the shape of memoryd's answer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).with_name("bench_search.py")
+
+
+def test_the_search_benchmark_measures_every_phase_and_the_replies_match(tmp_path):
+    out = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--workdir", str(tmp_path), "--points", "2000", "--searches", "10",
+         "--duration", "1", "--rounds", "1", "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["seeding"]["points"] == 2000
+    profile = report["profile"]
+    assert profile["main_ms"] > 0 and profile["engine_process_ms"] > 0
+    assert profile["stages_ms"]["window reads (SQLite), in the two above"] > 0
+    [round_] = report["served"]["rounds"]
+    assert round_["engine"]["engine_keyword_ms"] > 0 and round_["engine"]["engine_dense_ms"] > 0
+    for name in ("caller_vector", "server_embedder"):
+        assert round_[name]["calls"] > 0 and round_[name]["errors"] == 0 and round_[name]["whole_ms"] > 0
+    assert report["served"]["ceiling"]["errors"] == 0
+    sizes = report["served"]["reply_sizes"]
+    assert sizes["noop"]["hits"] == sizes["memoryd"]["hits"] == 5
+    assert sizes["noop"]["context"] == 20 and 0.8 < sizes["noop"]["bytes"] / sizes["memoryd"]["bytes"] < 1.25
