@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import math
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +23,7 @@ from memoryd.v1 import message_pb2
 from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.app import start
 from memoryd.domain.models import Message
+from memoryd.vectors.embedder import OpenAIEmbedder
 from memoryd.vectors.indexer import Indexer, IndexJob
 from tests.vectors.conftest import on_recall_targets
 from tests.vectors.test_service import Client, server_config
@@ -86,6 +88,51 @@ def embedding_server():
     EmbeddingHandler.slow_release.set()
     server.shutdown()
     server.server_close()
+
+
+class KeepAliveHandler(EmbeddingHandler):
+    """The same answers over HTTP/1.1 connections kept open between requests; counts them."""
+
+    protocol_version = "HTTP/1.1"
+    connections = 0
+
+    def setup(self) -> None:  # once per connection
+        super().setup()
+        KeepAliveHandler.connections += 1
+
+
+@pytest.fixture
+def keep_alive_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), KeepAliveHandler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    KeepAliveHandler.connections = 0
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+async def test_the_embedder_reuses_its_connections_and_logs_no_request(keep_alive_server, caplog):
+    """A SearchMemory with only a text embeds it per call: no new connection and no log
+    line per request (docs/PERFORMANCE.md, run Q)."""
+    caplog.set_level(logging.INFO)
+    embedder = OpenAIEmbedder(keep_alive_server, "bow")
+    try:
+        for n in range(20):
+            [vector] = await embedder.embed([f"text {n}"])
+            assert vector == bag_of_words(f"text {n}")
+        assert KeepAliveHandler.connections == 1
+        found = await asyncio.gather(*(embedder.embed([f"at once {n}"]) for n in range(8)))
+        assert [v for [v] in found] == [bag_of_words(f"at once {n}") for n in range(8)]
+        opened = KeepAliveHandler.connections
+        assert opened <= 8
+        for n in range(20):
+            await embedder.embed([f"again {n}"])
+        assert KeepAliveHandler.connections == opened  # the pool's connections, kept alive
+    finally:
+        await embedder.close()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO] == []
 
 
 @pytest.fixture
