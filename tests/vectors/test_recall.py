@@ -609,6 +609,54 @@ async def test_the_default_neighbor_weight_applies_and_only_the_best_candidates_
     assert reads == [2]
 
 
+async def test_a_search_reads_the_lifts_and_the_hits_windows_together(vectors, memory, tenant, monkeypatch):
+    """The lift's windows and the context windows of the hits as ranked before the lift are
+    one read; a hit the lift brings in is read after it. Either way each hit's context is its
+    window as read alone (windows.WindowMemo)."""
+    s1 = (await memory.save_messages(tenant, "s1", [msg("user", f"s1 {n}", 1_000_000 + n) for n in range(8)])).messages
+    s2 = (await memory.save_messages(tenant, "s2", [msg("user", f"s2 {n}", 2_000_000 + n) for n in range(8)])).messages
+    angles = {s1[2].id: 10, s1[4].id: 20, s1[5].id: 80, s2[3].id: 30, s2[6].id: 40}
+    await vectors.upsert(
+        tenant,
+        [
+            point(tenant, angles[m.id], session=session, message_id=m.id, ts=m.timestamp, text=m.content)
+            for session, messages in (("s1", s1), ("s2", s2))
+            for m in messages
+            if m.id in angles
+        ],
+    )
+    reads: list[list[WindowRequest]] = []
+    context_windows = vectors.store.context_windows
+
+    async def counting(tenant_, requests):
+        reads.append(list(requests))
+        return await context_windows(tenant_, requests)
+
+    monkeypatch.setattr(vectors.store, "context_windows", counting)
+
+    async def check(q: RecallQuery) -> list[str]:
+        reads.clear()
+        result = await vectors.search(tenant, q)
+        read = len(reads)
+        shown: set[str] = set()  # by better hits, as hits or context: left out of later windows
+        for hit in result.hits:
+            r = hit.record
+            [alone] = await context_windows(
+                tenant, [WindowRequest(r.session_id, r.timestamp, r.message_id, r.effective_role, 2, q.control_kinds)]
+            )
+            shown.add(r.message_id)
+            for items, window in ((hit.before, alone.before), (hit.after, alone.after)):
+                assert [i.message for i in items] == [m for m in window if m.id not in shown]
+                shown.update(m.id for m in window)
+        return [h.text for h in result.hits], read
+
+    # The best two keep their places after the lift: one read, lifters' windows and theirs.
+    assert await check(query(top_k=2, context_window=2, neighbor_weight=0.3)) == (["s1 2", "s1 4"], 1)
+    # A strong lift brings s1 5 (next to s1 4, the second best) in before s2 3: read after it.
+    texts, read = await check(query(top_k=3, context_window=2, neighbor_weight=1.0))
+    assert texts[:2] == ["s1 2", "s1 4"] and "s1 5" in texts and read == 2
+
+
 async def test_a_point_without_a_message_id_has_neighbours_by_its_timestamp(vectors, memory, tenant):
     [question, answer] = (
         await memory.save_messages(tenant, "s1", [msg("user", "q", 1_000_000), msg("assistant", "a", 1_001_000)])

@@ -46,13 +46,13 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from memoryd.domain.models import Message
 from memoryd.domain.periods import asks_when, named_periods, tells_when, within
 from memoryd.domain.vectors import Candidate, PointFilter, Scope, VectorRecord
-from memoryd.domain.windows import Window, WindowRequest
+from memoryd.domain.windows import Window, WindowReader, WindowRequest
 
 DEFAULT_TOP_K = 5
 MAX_TOP_K = 100
@@ -88,9 +88,6 @@ AGREEMENT_FULL = 0.4
 # Event markers that are not anybody's words (compression dividers, directives and their
 # replies): never context. Callers override per request.
 DEFAULT_CONTROL_KINDS = ("summary", "compress-marker", "directive", "directive-reply")
-
-WindowReader = Callable[[Sequence[WindowRequest]], Awaitable[list[Window]]]
-
 
 class RecallScope(enum.IntEnum):
     # Values mirror memoryd.v1.RecallScope.
@@ -527,6 +524,14 @@ def _window_request(record: VectorRecord, query: RecallQuery) -> WindowRequest |
     if size <= 0 and (record.message_id or not expand):
         return None
     return _window_around(record, size, query)
+
+
+def likely_windows(ranked: Sequence[Ranked], query: RecallQuery) -> list[WindowRequest]:
+    """The windows `select_hits` would read first for `ranked` (its best top_k): what a search
+    reads ahead, with the lift's windows, from the ranking before the lift, which most hits
+    keep (windows.WindowMemo)."""
+    requests = (_window_request(r.candidate.record, query) for r in ranked[: query.top_k])
+    return [r for r in requests if r is not None]
 
 
 def _repeated_text(record: VectorRecord, query: RecallQuery, texts: set[str]) -> bool:

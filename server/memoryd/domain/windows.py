@@ -10,7 +10,9 @@ A window of size N around an anchor (a session, timestamp, and message id or rol
 
 `read_windows` computes them with any store's range queries (the same reads as
 ListMessagesInRange); a store may answer Store.context_windows in fewer reads, with the
-same result (the SQLite store: one statement for all windows of a search).
+same result (the SQLite store: one statement for all windows of a search). A window of N
+is the first N on each side of any larger window around the same anchor, so `WindowMemo`
+answers a search's later requests from the windows it read before.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ CONTEXT_SCAN_CAP = 2000
 FIRST_BACKWARD_SPAN_MS = 10 * 60 * 1000
 
 RangeReader = Callable[[RangeQuery], Awaitable[list[Message]]]
+WindowReader = Callable[[Sequence["WindowRequest"]], Awaitable[list["Window"]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,3 +127,46 @@ async def read_window(
 
 async def read_windows(read: RangeReader, requests: Sequence[WindowRequest]) -> list[Window]:
     return list(await asyncio.gather(*(read_window(read, r) for r in requests)))
+
+
+class WindowMemo:
+    """A WindowReader for one search that keeps what it read: a request for an anchor it has
+    a window around (the same session, timestamp, message id or role, and left-out kinds)
+    that is no larger is answered from that window, cut to size; only the others are read,
+    one window per anchor at the largest size asked. Requests given to `read_ahead` are read
+    with the next call's. SearchMemory reads windows around its best candidates (the lift)
+    and then around its hits, and knows most hits before the lift (domain/recall.py,
+    likely_windows): one read serves both. It keeps at most the windows of one search."""
+
+    def __init__(self, read: WindowReader) -> None:
+        self._read = read
+        self._kept: dict[tuple, tuple[int, Window]] = {}  # anchor -> (size, window)
+        self._ahead: list[WindowRequest] = []
+
+    @staticmethod
+    def _anchor(request: WindowRequest) -> tuple:
+        return (request.session_id, request.timestamp, request.message_id, request.role, request.exclude_kinds)
+
+    def read_ahead(self, requests: Sequence[WindowRequest]) -> None:
+        self._ahead.extend(requests)
+
+    async def __call__(self, requests: Sequence[WindowRequest]) -> list[Window]:
+        wanted: dict[tuple, WindowRequest] = {}  # anchor -> the largest request not yet kept
+        for request in (*requests, *self._ahead):
+            anchor = self._anchor(request)
+            kept = self._kept.get(anchor)
+            if (kept is None or kept[0] < request.size) and (anchor not in wanted or wanted[anchor].size < request.size):
+                wanted[anchor] = request
+        self._ahead = []
+        if wanted:
+            for anchor, window in zip(wanted, await self._read(list(wanted.values()))):
+                self._kept[anchor] = (wanted[anchor].size, window)
+        return [self._cut(r) for r in requests]
+
+    def _cut(self, request: WindowRequest) -> Window:
+        size, window = self._kept[self._anchor(request)]
+        if request.size >= size:
+            return window
+        if request.size <= 0:
+            return Window(window.message)
+        return Window(window.message, window.before[-request.size :], window.after[: request.size])

@@ -15,6 +15,7 @@ As `MessageHooks` (domain/hooks.py) it hears about every message change:
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import Counter
@@ -47,7 +48,7 @@ from memoryd.domain.vectors import (
     VectorRecord,
     VectorSelector,
 )
-from memoryd.domain.windows import Window, WindowRequest
+from memoryd.domain.windows import WindowMemo
 from memoryd.vectors.embedder import OpenAIEmbedder
 from memoryd.vectors.indexer import Indexer, IndexJob
 from memoryd.vectors.outbox import SYSTEM_TENANT, Outbox, OutboxDrainer
@@ -333,12 +334,13 @@ class VectorRecall(MessageHooks):
         excluded = recall.excluded_models(found.pool_models, query.model_id, legacy) if semantic else Counter()
         self._warn_excluded(query.model_id, excluded)
 
-        async def read(requests: Sequence[WindowRequest]) -> list[Window]:
-            return await self.store.context_windows(tenant, requests)
-
         scored = recall.relevances(found.candidates, query)
+        now = query.reference_time or now_ms()
+        # One read for the lift's windows and those of the hits as ranked before the lift.
+        read = WindowMemo(functools.partial(self.store.context_windows, tenant))
+        read.read_ahead(recall.likely_windows(recall.rank(scored, query, now), query))
         adjacent = await recall.adjacency(scored, query, read)
-        ranked = recall.rank(scored, query, query.reference_time or now_ms(), adjacent)
+        ranked = recall.rank(scored, query, now, adjacent)
         hits = await recall.select_hits(ranked, query, read)
         return SearchResult(hits, query.model_id if semantic else "", sum(excluded.values()), semantic, query.keyword)
 
