@@ -202,6 +202,36 @@ async def test_calls_queued_past_their_deadline_never_run(tmp_path, threads):
         await index.close()
 
 
+async def test_reads_on_the_loop_answer_as_the_pool_and_keep_the_deadline(tmp_path):
+    """The engine process's setting (edge_process.py): reads run on the loop's thread."""
+    from memoryd.domain import deadline
+    from memoryd.domain.errors import StorageUnavailable
+
+    rng = random.Random(7)
+    probe = random_vector(rng)
+    found = {}
+    for on_loop in (False, True):
+        index = small_index(tmp_path, reads_on_loop=on_loop)
+        await index.open()
+        try:
+            if not on_loop:
+                await index.upsert(points(rng, 50, "s"), 1)
+            found[on_loop] = (await nearest(index, probe), await count(index))
+            ran = []
+            token = deadline.set_remaining(0.0)
+            try:
+                with pytest.raises(StorageUnavailable):
+                    await index._read(DIMS, lambda shard: ran.append(1))
+            finally:
+                deadline.reset(token)
+            assert ran == []
+            with pytest.raises(StorageUnavailable, match="ValueError"):
+                await index._read(DIMS, lambda shard: int("not a number"))
+        finally:
+            await index.close()
+    assert found[True] == found[False] and found[True][1] == 50
+
+
 async def test_a_growing_log_starts_a_build_even_when_few_points_wait(tmp_path):
     # The same 10 points rewritten again and again: few unindexed points, a growing log.
     index = small_index(tmp_path, rebuild_threshold_kb=16, maintenance_seconds=0.05)

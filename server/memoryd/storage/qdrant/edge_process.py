@@ -296,7 +296,7 @@ def _stop_with_parent_only() -> None:
 async def _serve(fd: int, root: Path, settings: dict[str, Any]) -> None:
     if settings.get("migrate_from"):
         settings["migrate_from"] = Path(settings["migrate_from"])
-    index = EdgeIndex(root, **settings)
+    index = EdgeIndex(root, reads_on_loop=True, **settings)
     reader, writer = await asyncio.open_connection(sock=socket.socket(fileno=fd))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
