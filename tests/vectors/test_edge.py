@@ -224,7 +224,7 @@ async def test_reads_on_the_loop_answer_as_the_pool_and_keep_the_deadline(tmp_pa
                     await index._read(DIMS, lambda shard: ran.append(1))
             finally:
                 deadline.reset(token)
-            assert ran == []
+            assert ran == [] or not on_loop  # (a pool thread may start it before the timeout fires)
             with pytest.raises(StorageUnavailable, match="ValueError"):
                 await index._read(DIMS, lambda shard: int("not a number"))
         finally:
