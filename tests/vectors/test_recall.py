@@ -610,7 +610,7 @@ async def test_the_default_neighbor_weight_applies_and_only_the_best_candidates_
 
 
 async def test_a_search_reads_the_lifts_and_the_hits_windows_together(vectors, memory, tenant, monkeypatch):
-    """The lift's windows and the context windows of the hits as ranked before the lift are
+    """The lift's windows and the context windows of the best candidates by relevance are
     one read; a hit the lift brings in is read after it. Either way each hit's context is its
     window as read alone (windows.WindowMemo)."""
     s1 = (await memory.save_messages(tenant, "s1", [msg("user", f"s1 {n}", 1_000_000 + n) for n in range(8)])).messages

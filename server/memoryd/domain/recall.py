@@ -45,6 +45,7 @@ part (a query text, unless keyword_weight is 0); with both it is hybrid. Ranking
 from __future__ import annotations
 
 import enum
+import heapq
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -526,11 +527,12 @@ def _window_request(record: VectorRecord, query: RecallQuery) -> WindowRequest |
     return _window_around(record, size, query)
 
 
-def likely_windows(ranked: Sequence[Ranked], query: RecallQuery) -> list[WindowRequest]:
-    """The windows `select_hits` would read first for `ranked` (its best top_k): what a search
-    reads ahead, with the lift's windows, from the ranking before the lift, which most hits
-    keep (windows.WindowMemo)."""
-    requests = (_window_request(r.candidate.record, query) for r in ranked[: query.top_k])
+def likely_windows(scored: Sequence[Scored], query: RecallQuery) -> list[WindowRequest]:
+    """The windows `select_hits` would read first were the best `top_k` by relevance the
+    hits: what a search reads ahead, with the lift's windows (windows.WindowMemo). Most hits
+    are (the lift, recency and dates reorder few); a hit that is not costs a read after."""
+    best = heapq.nlargest(query.top_k, scored, key=lambda s: s.relevance)
+    requests = (_window_request(s.candidate.record, query) for s in best)
     return [r for r in requests if r is not None]
 
 

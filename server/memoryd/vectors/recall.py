@@ -335,12 +335,11 @@ class VectorRecall(MessageHooks):
         self._warn_excluded(query.model_id, excluded)
 
         scored = recall.relevances(found.candidates, query)
-        now = query.reference_time or now_ms()
-        # One read for the lift's windows and those of the hits as ranked before the lift.
+        # One read for the lift's windows and those of the likely hits.
         read = WindowMemo(functools.partial(self.store.context_windows, tenant))
-        read.read_ahead(recall.likely_windows(recall.rank(scored, query, now), query))
+        read.read_ahead(recall.likely_windows(scored, query))
         adjacent = await recall.adjacency(scored, query, read)
-        ranked = recall.rank(scored, query, now, adjacent)
+        ranked = recall.rank(scored, query, query.reference_time or now_ms(), adjacent)
         hits = await recall.select_hits(ranked, query, read)
         return SearchResult(hits, query.model_id if semantic else "", sum(excluded.values()), semantic, query.keyword)
 
