@@ -1,24 +1,25 @@
 """SearchMemory's CPU against the engine's own, and what the server-side embedder costs
 (docs/PERFORMANCE.md, run Q). One run, one data dir (vector_load's: 100,000 points of 384
-dimensions, two tenants, 10% of the vectors another model, sessions of 50):
+dimensions, two tenants, 10% of the vectors another model, sessions of 50), the default
+search: hybrid, top 5, context 2.
 
-1. **engine**: SearchMemory (hybrid, context 2) called `--searches` times one after another
-   through the servicer in this process, with Qdrant Edge in this process too, timing with
-   `time.process_time` (every thread) only the engine's query calls (`EdgeShard.query` and
-   `query_batch`): the engine's own CPU per search, keyword and dense.
-2. **profile**: the same calls as the server makes them (the engine in its own process):
-   this process's CPU per search by stage (cProfile with a CPU clock), and the engine
-   process's CPU per search (/proc).
-3. **served**: `memoryd serve` on the data dir with the server-side embedder pointed at a
-   fast local endpoint (embed_server.py); ghz (concurrency 16, `--cpus 1`, `--duration`
-   seconds) alternates, `--rounds` times, the hybrid search with the caller's vector and the
-   same search with only the text (the server embeds it: the endpoint's vector of the text
-   is the caller's vector, so both find the same hits). CPU per call of the server process
-   and of its engine process from /proc; the do-nothing servicer's rate for the same request
-   and its reply's size beside memoryd's.
+- **served** (the figures to read): `memoryd serve` on the data dir with the server-side
+  embedder pointed at a fast local endpoint (embed_server.py); ghz (concurrency 16,
+  `--cpus 1`, `--duration` seconds) alternates, `--rounds` times, the search with the
+  caller's vector and the same search with only its text (the endpoint's vector of the text
+  is the caller's vector: both find the same hits). Per call: the CPU of the server process
+  and of its engine process (/proc), and, in the same run, the engine's own CPU for the
+  search's queries, timed in the engine process around `EdgeShard.query` / `query_batch`
+  (engine_clock/sitecustomize.py). Then the do-nothing servicer's rate for the same request
+  and its reply's size beside memoryd's.
+- **profile**: the same calls one after another through the servicer in this process (the
+  engine in its own process, as served): this process's CPU per search by stage, the engine
+  process's, and the functions with the most CPU of their own (cProfile, a CPU clock).
+- **engine** (optional): the searches one after another with Qdrant Edge in this process,
+  its query calls timed: the engine's CPU per search without concurrency.
 
-The whole call's CPU (server and engine process, served) over the engine's (1) is the
-ratio docs/PERFORMANCE.md tracks (target: at most 2.5).
+The whole call's CPU (server and engine process) over the engine's own is the ratio
+docs/PERFORMANCE.md tracks (target: at most 2.5).
 
     .venv/bin/python tests/load/bench_search.py [--workdir DIR] [--points 100000]
 
@@ -31,9 +32,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import inspect
 import json
 import os
 import pstats
+import signal
 import sys
 import tempfile
 import time
@@ -138,10 +141,16 @@ async def _close(parts) -> None:
 
 
 def _caller(servicer, raw: bytes) -> Callable[[], Any]:
+    """The servicer's SearchMemory as the gRPC server calls it (rpc.add_service)."""
     context = _Context(vector_load.TENANTS["load-a"])
+    method = pb.DESCRIPTOR.services_by_name["VectorService"].methods_by_name["SearchMemory"]
+    options: dict[str, Any] = {"request_type": pb.SearchMemoryRequest}
+    # (The wrapper takes the RPC's name since per-RPC access; the code before did not.)
+    if "rpc" in inspect.signature(servicer.SearchMemory, follow_wrapped=False).parameters:
+        options["rpc"] = method.full_name
 
     async def call() -> bytes:
-        response = await servicer.SearchMemory(raw, context, request_type=pb.SearchMemoryRequest)
+        response = await servicer.SearchMemory(raw, context, **options)
         return response.SerializeToString()
 
     return call
@@ -300,15 +309,34 @@ def _reply_size(server: ServerProcess, req: pb.SearchMemoryRequest) -> tuple[int
     return reply.ByteSize(), len(reply.hits), sum(len(h.before) + len(h.after) for h in reply.hits)
 
 
-def _measure(server: ServerProcess, path: Path, duration: float) -> dict:
+class _EngineClockFile:
+    """The engine process's clock (engine_clock/sitecustomize.py): its totals, on request."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self, engine_pid: int) -> float:
+        self.path.unlink(missing_ok=True)
+        os.kill(engine_pid, signal.SIGUSR2)
+        deadline = time.monotonic() + 10
+        while not self.path.exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the engine process did not report its clock (engine_clock/sitecustomize.py)")
+            time.sleep(0.01)
+        return sum(json.loads(self.path.read_text()).values())
+
+
+def _measure(server: ServerProcess, path: Path, duration: float, clock: _EngineClockFile | None = None) -> dict:
     engine = next(iter(_children(server.pid)), None)
     main_before = tree_cpu_seconds(server.pid) - (tree_cpu_seconds(engine) if engine else 0.0)
     engine_before = tree_cpu_seconds(engine) if engine else 0.0
+    queries_before = clock.read(engine) if clock and engine else 0.0
     result = run_ghz(path, server.target, target=path.stem, duration=duration, cpus=1)
+    queries = (clock.read(engine) if clock and engine else 0.0) - queries_before
     engine_cpu = (tree_cpu_seconds(engine) if engine else 0.0) - engine_before
     main_cpu = tree_cpu_seconds(server.pid) - (tree_cpu_seconds(engine) if engine else 0.0) - main_before
     calls = max(result.count, 1)
-    return {
+    measured = {
         "rps": round(result.rps, 1),
         "calls": result.count,
         "errors": result.errors,
@@ -318,11 +346,16 @@ def _measure(server: ServerProcess, path: Path, duration: float) -> dict:
         "engine_process_ms": round(engine_cpu / calls * 1e3, 3),
         "whole_ms": round((main_cpu + engine_cpu) / calls * 1e3, 3),
     }
+    if clock is not None:
+        measured["engine_ms"] = round(queries / calls * 1e3, 3)
+        measured["whole_over_engine"] = round((main_cpu + engine_cpu) / max(queries, 1e-9), 2)
+    return measured
 
 
-def served(workdir: Path, data_dir: Path, duration: float, rounds: int, searches: int) -> dict:
-    """Phase 3, `rounds` times: the engine's CPU per search (phase 1), then memoryd over gRPC
-    with the caller's vector and with the server's embedder; then the do-nothing servicer."""
+def served(workdir: Path, data_dir: Path, duration: float, rounds: int) -> dict:
+    """Phase 3: memoryd over gRPC, `rounds` times the caller's vector and then the server's
+    embedder, the engine's query calls timed in its engine process meanwhile; then the
+    do-nothing servicer."""
     ensure_ghz()
     caller, text_only = request(), request(with_vector=False)
     caller_path = _scenario(workdir, "hybrid_cw2_caller_vector", caller)
@@ -334,34 +367,32 @@ def served(workdir: Path, data_dir: Path, duration: float, rounds: int, searches
         cwd=REPO,
     )
     embedder.start()
+    clock = _EngineClockFile(workdir / "engine-clock.json")
     env = {
         **vector_load.tokens_env(),
         "MEMORYD_EMBEDDER_URL": f"http://{embedder.target}/v1",
         "MEMORYD_EMBEDDER_MODEL": "load-embedder",
         "MEMORYD_EMBEDDER_MODEL_ID": vector_load.MAIN_MODEL,
+        "PYTHONPATH": os.pathsep.join(p for p in (str(HERE / "engine_clock"), os.environ.get("PYTHONPATH")) if p),
+        "BENCH_ENGINE_CLOCK": str(clock.path),
     }
     results: list[dict] = []
-    sizes: dict[str, tuple[int, int, int]] = {}
     try:
-        for n in range(rounds):
-            _log(f"round {n + 1} of {rounds}: the engine's CPU per search (in-process)")
-            engine = asyncio.run(engine_split(data_dir, searches))
-            with start_memoryd("memoryd-search", workdir, data_dir, env=env) as server:
-                sizes["memoryd"] = _reply_size(server, caller)
-                for path in (caller_path, embedder_path):  # unmeasured: pages the shard in
-                    run_ghz(path, server.target, target="warm-up", duration=min(duration, 5.0), cpus=1)
-                _log(f"round {n + 1} of {rounds}: served, the caller's vector and the server's embedder")
-                by_vector = _measure(server, caller_path, duration)
-                by_text = _measure(server, embedder_path, duration)
-            results.append(
-                {
-                    "engine": engine,
-                    "caller_vector": by_vector,
-                    "server_embedder": by_text,
-                    "whole_over_engine": round(by_vector["whole_ms"] / engine["engine_ms"], 2),
-                    "embedder_rate": round(by_text["rps"] / max(by_vector["rps"], 1e-9), 3),
-                }
-            )
+        with start_memoryd("memoryd-search", workdir, data_dir, env=env) as server:
+            sizes = {"memoryd": _reply_size(server, caller)}
+            for path in (caller_path, embedder_path):  # unmeasured: pages the shard in
+                run_ghz(path, server.target, target="warm-up", duration=min(duration, 5.0), cpus=1)
+            for n in range(rounds):
+                _log(f"round {n + 1} of {rounds}: the caller's vector, then the server's embedder")
+                by_vector = _measure(server, caller_path, duration, clock)
+                by_text = _measure(server, embedder_path, duration, clock)
+                results.append(
+                    {
+                        "caller_vector": by_vector,
+                        "server_embedder": by_text,
+                        "embedder_rate": round(by_text["rps"] / max(by_vector["rps"], 1e-9), 3),
+                    }
+                )
         _log("the do-nothing servicer")
         with start_noop(workdir) as noop:
             sizes["noop"] = _reply_size(noop, caller)
@@ -385,7 +416,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per ghz run")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--top", type=int, default=12, help="functions listed by their own CPU")
-    parser.add_argument("--phases", default="profile,served", help="profile, served (with the engine's phase), engine")
+    parser.add_argument("--phases", default="profile,served", help="profile, served, engine (one after another, in-process)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     from memoryd import logs
@@ -404,7 +435,7 @@ def main() -> None:
         _log("profile: the engine in its own process, as served")
         report["profile"] = asyncio.run(profile(data_dir, args.searches, args.top))
     if "served" in phases:
-        report["served"] = served(workdir, data_dir, args.duration, args.rounds, args.searches)
+        report["served"] = served(workdir, data_dir, args.duration, args.rounds)
     print(json.dumps(report, indent=2))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))

@@ -25,9 +25,10 @@ def test_the_search_benchmark_measures_every_phase_and_the_replies_match(tmp_pat
     assert profile["main_ms"] > 0 and profile["engine_process_ms"] > 0
     assert profile["stages_ms"]["window reads (SQLite), in the two above"] > 0
     [round_] = report["served"]["rounds"]
-    assert round_["engine"]["engine_keyword_ms"] > 0 and round_["engine"]["engine_dense_ms"] > 0
     for name in ("caller_vector", "server_embedder"):
-        assert round_[name]["calls"] > 0 and round_[name]["errors"] == 0 and round_[name]["whole_ms"] > 0
+        measured = round_[name]
+        assert measured["calls"] > 0 and measured["errors"] == 0
+        assert 0 < measured["engine_ms"] < measured["engine_process_ms"] < measured["whole_ms"]
     assert report["served"]["ceiling"]["errors"] == 0
     sizes = report["served"]["reply_sizes"]
     assert sizes["noop"]["hits"] == sizes["memoryd"]["hits"] == 5
