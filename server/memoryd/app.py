@@ -147,6 +147,10 @@ class App:
     vectors: VectorRecall | None = None
     storage_ready: bool = True
     authenticator: Authenticator = field(default_factory=Authenticator)
+    # The vector side answers only once its engine has opened the index (the last engine
+    # process may still hold the folder for a moment after a restart): the vector health
+    # task sets it.
+    vectors_ready: bool = False
 
     def reload_credentials(self) -> None:
         """Re-read the tokens file and a static JWKS file now (SIGHUP), changed or not."""
@@ -176,16 +180,25 @@ class App:
         await asyncio.gather(*listeners)
         await steps.cancel("background_tasks", self.tasks)
         if self.vectors is not None:
-            await steps.run("vectors", self.vectors.close())
+            # Bounded, but long enough for the engine process to have let go of its folder.
+            await steps.run("vectors", self.vectors.close(), shutdown.ENGINE_STOP_SECONDS + shutdown.STEP_SECONDS)
         await steps.run("storage", self.store.close())
         log.info("stopped", abandoned=steps.abandoned)
         return steps.abandoned
 
 
-async def _set_serving(health_servicer: health.aio.HealthServicer, serving: bool) -> None:
-    status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+VECTOR_SERVICE = _service(vector_service_pb2, "VectorService").full_name
+
+
+def _status(serving: bool) -> health_pb2.HealthCheckResponse.ServingStatus:
+    return health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+async def _set_serving(health_servicer: health.aio.HealthServicer, serving: bool, *, vectors_ready: bool) -> None:
+    """Every service follows the message store; VectorService also needs its index open."""
     for name in ("", *SERVICE_NAMES):
-        await health_servicer.set(name, status)
+        vector_side = name == VECTOR_SERVICE
+        await health_servicer.set(name, _status(serving and (vectors_ready or not vector_side)))
 
 
 async def _open_and_ping(store: Store) -> None:
@@ -195,7 +208,6 @@ async def _open_and_ping(store: Store) -> None:
 
 async def _watch_storage_health(app: App) -> None:
     """Probe storage; flip health to NOT_SERVING while it is down and back when it returns."""
-    serving = app.storage_ready
     while True:
         shutdown.raise_if_cancelled()
         try:
@@ -205,10 +217,10 @@ async def _watch_storage_health(app: App) -> None:
             healthy = True
         except (MemorydError, TimeoutError, OSError):
             healthy = False
-        if healthy != serving:
-            serving = healthy
-            log.warning("storage_health_changed", serving=serving)
-            await _set_serving(app.health, serving)
+        if healthy != app.storage_ready:
+            app.storage_ready = healthy
+            log.warning("storage_health_changed", serving=healthy)
+            await _set_serving(app.health, healthy, vectors_ready=app.vectors_ready)
         await asyncio.sleep(app.config.health_check_interval_seconds)
 
 
@@ -435,11 +447,10 @@ def _background_tasks(app: App) -> list[asyncio.Task]:
     tasks = []
     if vectors is not None:
         tasks.append(asyncio.create_task(vectors.drainer.run(), name="vector-outbox"))
-        vector_service = _service(vector_service_pb2, "VectorService").full_name
 
         async def report_vectors(ok: bool) -> None:
-            status = health_pb2.HealthCheckResponse.SERVING if ok else health_pb2.HealthCheckResponse.NOT_SERVING
-            await app.health.set(vector_service, status)
+            app.vectors_ready = ok
+            await app.health.set(VECTOR_SERVICE, _status(ok and app.storage_ready))
 
         tasks.append(
             asyncio.create_task(
@@ -501,7 +512,7 @@ async def serve(parts: Parts, *, reuse_port: bool = False, worker_index: int = 0
     # took SaveMessage's p99 from 19 to 93 ms (docs/EVENTS.md, "Sharing the process").
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_SECONDS)
     await server.start()
-    await _set_serving(health_servicer, storage_ready)
+    await _set_serving(health_servicer, storage_ready, vectors_ready=False)  # the vector health task opens that side
 
     app = App(
         config,

@@ -27,6 +27,10 @@ T = TypeVar("T")
 # Each step after the listeners' grace (tasks, vectors, storage, the loop's own cleanup)
 # gets this long; a healthy step takes milliseconds.
 STEP_SECONDS = 2.0
+# The embedded engine process gets this long to close its shards on a stop, then is killed
+# (its acknowledged writes are in the WAL already); the vectors step waits for it, so the
+# folder's lock is free when the stop ends and a restarted server finds it free.
+ENGINE_STOP_SECONDS = 10.0
 # The watchdog fires this many step budgets past the grace: more than all the steps of a
 # stop and of the loop's cleanup together.
 WATCHDOG_STEPS = 10

@@ -36,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memoryd import workers
+from memoryd import shutdown, workers
 from memoryd.domain import deadline
 from memoryd.domain.errors import MemorydError, StorageUnavailable
 from memoryd.domain.vectors import (
@@ -76,9 +76,9 @@ CALLS = frozenset(
     {"open", "ping", "upsert", "upsert_keywords", "delete", "query", "has_point", "has_keyword_point",
      "model_dimensions", "stats", "dimensions", "scroll"}
 )
-# How long a child may take to start and to close its shards on stop.
+# How long a child may take to start, and to close its shards on stop (then it is killed).
 START_SECONDS = 30.0
-STOP_SECONDS = 30.0
+STOP_SECONDS = shutdown.ENGINE_STOP_SECONDS
 # What the parent adds to a call's own deadline before it gives up on the child's answer
 # (the child bounds the call itself; this covers the trip).
 REPLY_MARGIN_SECONDS = 1.0
