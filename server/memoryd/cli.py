@@ -134,15 +134,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def serve_workers(config: config_module.Config, log) -> int:
-    """`--workers N`: fork N processes sharing the port; see memoryd.workers."""
+    """`--workers N`: fork N processes sharing the port, and on the embedded default the one
+    vector engine process they share; see memoryd.workers and storage/qdrant/edge_shared.py."""
     import dataclasses
     from pathlib import Path
 
     try:
         workers.check_workers_supported(
             config.workers,
-            vectors_enabled=getattr(config, "vectors_enabled", hasattr(config, "qdrant_url")),
-            qdrant_url=getattr(config, "qdrant_url", ""),
+            vectors_enabled=config.vectors_enabled,
+            qdrant_url=config.qdrant_url,
+            engine_process=config.vector_engine_process,
         )
     except workers.WorkersUnsupported as error:
         log.error("startup_failed", error=f"memoryd: {error}")
@@ -163,9 +165,12 @@ def serve_workers(config: config_module.Config, log) -> int:
                 if code:
                     sys.exit(code)
 
+            from memoryd.vectors.setup import shared_engine
+
             return workers.run_workers(
-                config.workers, config.listen, worker_main, port_file=Path(config.port_file) if config.port_file else None
-            )
+                config.workers, config.listen, worker_main, port_file=Path(config.port_file) if config.port_file else None,
+                companion=shared_engine(config),
+            )  # fmt: skip
     except OSError as error:
         log.error("startup_failed", error=str(error))
         return 1

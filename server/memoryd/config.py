@@ -76,7 +76,12 @@ class Config:
     )
     mongodb_change_streams: str = setting("auto", "auto (wake watchers from a change stream, else poll) or poll")
     health_check_interval_seconds: float = setting(2.0, "how often storage is probed for health", minimum=0.001)
-    workers: int = setting(1, "server processes sharing the port (SO_REUSEPORT); >1 needs a Qdrant server", minimum=1)
+    workers: int = setting(
+        1,
+        "server processes sharing the port (SO_REUSEPORT); on the embedded default they share one vector engine "
+        "process (docs/OPERATIONS.md)",
+        minimum=1,
+    )
     metrics_port: int = setting(
         0,
         "serve Prometheus /metrics on this port (0: off; worker i uses port+i)",

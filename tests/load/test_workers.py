@@ -1,4 +1,5 @@
-"""`memoryd serve --workers N`: one port, several processes; refused where it cannot work."""
+"""`memoryd serve --workers N`: one port, several processes (the embedded vector engine they share:
+test_workers_embedded.py)."""
 
 from __future__ import annotations
 
@@ -21,16 +22,6 @@ MEMORYD = str(Path(sys.executable).parent / "memoryd")
 
 def _children(pid: int) -> list[int]:
     return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-
-
-def test_several_workers_need_a_qdrant_server(tmp_path):
-    process = subprocess.run(
-        [MEMORYD, "serve", "--data-dir", str(tmp_path / "data"), "--listen", "127.0.0.1:0", "--workers", "2"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    stderr = process.stderr
-    assert process.returncode != 0
-    assert "Qdrant Edge" in stderr and "needs a Qdrant server" in stderr and "--workers 2" in stderr
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")

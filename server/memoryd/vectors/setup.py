@@ -17,7 +17,8 @@ LOCAL_MODE_FOLDER = "qdrant"
 
 
 def build_index(config) -> VectorIndex:
-    """A Qdrant server when MEMORYD_QDRANT_URL is set, else Qdrant Edge under <data_dir>/vectors."""
+    """A Qdrant server when MEMORYD_QDRANT_URL is set, else Qdrant Edge under <data_dir>/vectors
+    (with --workers N: the engine process the workers share, edge_shared.py)."""
     if config.qdrant_url:
         from memoryd.storage.qdrant.server import QdrantServerIndex
 
@@ -32,7 +33,23 @@ def build_index(config) -> VectorIndex:
     from memoryd.storage.qdrant.edge import EdgeIndex
 
     data_dir = Path(config.data_dir)
-    settings = dict(
+    settings = edge_settings(config)
+    if config.vector_engine_process:
+        from memoryd.storage.qdrant import edge_shared
+        from memoryd.storage.qdrant.edge_process import EdgeProcessIndex
+
+        if config.workers > 1:
+            return EdgeProcessIndex(
+                data_dir / EDGE_FOLDER, socket_path=edge_shared.socket_path(data_dir), log_level=config.log_level, **settings
+            )
+        return EdgeProcessIndex(data_dir / EDGE_FOLDER, log_level=config.log_level, **engine_host(config), **settings)
+    return EdgeIndex(data_dir / EDGE_FOLDER, **settings)
+
+
+def edge_settings(config) -> dict:
+    """EdgeIndex's keyword arguments from Config."""
+    data_dir = Path(config.data_dir)
+    return dict(
         prefix=config.qdrant_collection_prefix,
         timeout=config.qdrant_timeout_seconds,
         threads=config.vector_threads,
@@ -40,11 +57,30 @@ def build_index(config) -> VectorIndex:
         rebuild_threshold_kb=config.vector_rebuild_threshold_kb,
         migrate_from=data_dir / LOCAL_MODE_FOLDER,
     )
-    if config.vector_engine_process:
-        from memoryd.storage.qdrant.edge_process import EdgeProcessIndex
 
-        return EdgeProcessIndex(data_dir / EDGE_FOLDER, log_level=config.log_level, **settings)
-    return EdgeIndex(data_dir / EDGE_FOLDER, **settings)
+
+# Background work the engine process hosts, one per data dir ("module:function", called as
+# `await function(index, database)`: storage/qdrant/edge_process.py). None yet.
+ENGINE_HOOKS: tuple[str, ...] = ()
+
+
+def engine_host(config) -> dict:
+    """EdgeProcessIndex's `database` and `hooks`: the data dir's SQLite file (None on MongoDB)."""
+    database = None if config.mongodb_uri else Path(config.data_dir) / "memoryd.db"
+    return {"database": database, "hooks": ENGINE_HOOKS}
+
+
+def shared_engine(config):
+    """The engine process `--workers N` share on the embedded default (None when there is none)."""
+    if not config.vectors_enabled or config.qdrant_url or not config.vector_engine_process:
+        return None
+    from memoryd.storage.qdrant import edge_process, edge_shared
+
+    host = engine_host(config)
+    return edge_shared.SharedEngine(
+        Path(config.data_dir), Path(config.data_dir) / EDGE_FOLDER, edge_settings(config), log_level=config.log_level,
+        host=edge_process.host_spec(host["database"], host["hooks"]),
+    )  # fmt: skip
 
 
 FUSIONS = {"relative": recall.Fusion.RELATIVE_SCORE, "rrf": recall.Fusion.RECIPROCAL_RANK}

@@ -14,6 +14,12 @@ only sends each call (pickled, over a socket pair) and awaits the answer.
   the shards' WAL already. It ignores SIGINT and SIGTERM sent to the whole process group.
 - If the child dies, calls in flight and new ones get StorageUnavailable and the next call
   starts a new child: the server recovers by itself, like a reconnect to a Qdrant server.
+- `--workers N`: one engine process per data dir serves every worker over a Unix socket
+  (edge_shared.py); a worker's EdgeProcessIndex is then given `socket_path` and connects
+  instead of starting a child, and reconnects on the next call when the connection drops.
+- Besides the index, an engine process hosts the data dir's background work: `hooks`
+  ("module:function"), each run once the index is open as `await function(index, database)`
+  (`database`: the data dir's SQLite file) and cancelled when the engine stops.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import asyncio
 import contextlib
 import copyreg
 import dataclasses
+import importlib
 import itertools
 import json
 import logging
@@ -98,9 +105,23 @@ async def _receive(reader: asyncio.StreamReader) -> Any:
 class EdgeProcessIndex(EdgeFolder):
     """VectorIndex whose calls an EdgeIndex in a child process answers."""
 
-    def __init__(self, root: Path, *, timeout: float = 5.0, log_level: str = "info", **settings: Any) -> None:
-        """`settings`: EdgeIndex's keyword arguments (plain values and paths)."""
+    def __init__(
+        self,
+        root: Path,
+        *,
+        timeout: float = 5.0,
+        log_level: str = "info",
+        socket_path: Path | None = None,
+        database: Path | None = None,
+        hooks: Sequence[str] = (),
+        **settings: Any,
+    ) -> None:
+        """`settings`: EdgeIndex's keyword arguments (plain values and paths). `socket_path`:
+        connect to the shared engine process listening there (edge_shared.py) instead of
+        starting a child; `database` and `hooks`: what a child started here hosts (module doc)."""
         self.root = Path(root)
+        self.socket_path = socket_path
+        self.host = host_spec(database, hooks)
         self.prefix = settings.get("prefix", "memoryd")  # of its collections' names, as EdgeIndex's
         self.timeout = timeout
         self.log_level = log_level
@@ -121,7 +142,13 @@ class EdgeProcessIndex(EdgeFolder):
     # -- lifecycle -------------------------------------------------------------------
     async def open(self) -> None:
         self._closed = False
-        await self._writer_ready()
+        try:
+            await self._writer_ready()
+        except StorageUnavailable as error:
+            if self.socket_path is None:
+                raise
+            # The shared engine is its supervisor's to (re)start: retried on use, as a Qdrant server.
+            log.warning("vector engine at %s unavailable (%s); retried on use", self.socket_path, error)
 
     async def close(self) -> None:
         self._closed = True
@@ -143,11 +170,18 @@ class EdgeProcessIndex(EdgeFolder):
             self._reader_task = None
 
     async def _start(self) -> None:
+        if self.socket_path is not None:
+            from memoryd.storage.qdrant import edge_shared
+
+            reader, writer = await edge_shared.connect(self.socket_path)
+            self._child, self._writer = edge_shared.Remote(), writer
+            self._reader_task = asyncio.create_task(self._read_replies(self._child, reader))
+            log.info("connected to the vector engine at %s", self.socket_path)
+            return
         parent, ours = socket.socketpair()
         try:
             child = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", __name__, str(parent.fileno()), self.log_level, str(self.root),
-                json.dumps(self.settings),
+                *command(str(parent.fileno()), self.log_level, self.root, self.settings, self.host),
                 pass_fds=(parent.fileno(),), stdin=asyncio.subprocess.DEVNULL,
             )
         finally:
@@ -274,6 +308,16 @@ class EdgeProcessIndex(EdgeFolder):
         return await self._call("dimensions")
 
 
+def host_spec(database: Path | None, hooks: Sequence[str]) -> dict[str, Any]:
+    """What an engine process hosts besides the index (module doc), as its command line carries it."""
+    return {"database": None if database is None else str(database), "hooks": list(hooks)}
+
+
+def command(endpoint: str, log_level: str, root: Path, settings: dict[str, Any], host: dict[str, Any]) -> list[str]:
+    """An engine process's command line; `endpoint`: a socket's fd, or unix:<path> to listen on."""
+    return [sys.executable, "-m", __name__, endpoint, log_level, str(root), json.dumps(settings), json.dumps(host)]
+
+
 def _float32(vector: Sequence[float]) -> array.array:
     """A vector as float32s, as Edge stores it: pickled as its bytes (a fifth of what a list
     of floats costs to pickle and unpickle, about 20 µs per 384 dimensions)."""
@@ -293,47 +337,83 @@ def _stop_with_parent_only() -> None:
     workers.signal_on_parent_death(PARENT_GONE)
 
 
-async def _serve(fd: int, root: Path, settings: dict[str, Any]) -> None:
-    if settings.get("migrate_from"):
-        settings["migrate_from"] = Path(settings["migrate_from"])
-    index = EdgeIndex(root, reads_on_loop=True, **settings)
+class Engine:
+    """An engine process's index and the background work it hosts, answering the calls of one
+    connection (the server process's) or of many (edge_shared.py, one per worker)."""
+
+    def __init__(self, root: Path, settings: dict[str, Any], host: dict[str, Any]) -> None:
+        if settings.get("migrate_from"):
+            settings["migrate_from"] = Path(settings["migrate_from"])
+        self.index = EdgeIndex(root, reads_on_loop=True, **settings)
+        self.database = Path(host["database"]) if host.get("database") else None
+        self.hooks = tuple(host.get("hooks", ()))
+        self._opened: asyncio.Task | None = None
+        self._background: list[asyncio.Task] = []
+
+    async def open(self) -> None:
+        """Open the index and start the hooks, once however many clients ask."""
+        if self._opened is None or (self._opened.done() and self._opened.exception() is not None):
+            self._opened = asyncio.create_task(self._open())
+        await asyncio.shield(self._opened)
+
+    async def _open(self) -> None:
+        await self.index.open()
+        for name in self.hooks:
+            module, _, function = name.partition(":")
+            hook = getattr(importlib.import_module(module), function)
+            self._background.append(asyncio.create_task(hook(self.index, self.database), name=name))
+
+    async def close(self) -> None:
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        await self.index.close()
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stop: asyncio.Event | None = None) -> None:
+        """Answer one connection's calls until it closes (or `stop` is set)."""
+        tasks: set[asyncio.Task] = set()
+
+        async def answer(call_id: int, name: str, args: tuple, remaining: float | None) -> None:
+            token = deadline.set_remaining(remaining)
+            try:
+                if name not in CALLS:
+                    raise StorageUnavailable(f"unknown vector engine call {name!r}")
+                call = self.open if name == "open" else getattr(self.index, name)
+                reply = (call_id, True, await call(*args))
+            except MemorydError as error:
+                reply = (call_id, False, _portable(error))
+            except Exception as error:  # noqa: BLE001 - every failure reaches the caller as unavailable
+                log.exception("vector engine call %s failed", name)
+                reply = (call_id, False, StorageUnavailable(f"vector store failed ({type(error).__name__})"))
+            finally:
+                deadline.reset(token)
+            with contextlib.suppress(ConnectionError, OSError):
+                await _send(writer, reply)
+            reply = None  # as in _roundtrip: a caught error's traceback holds this frame, and the call's arguments
+
+        async def read_calls() -> None:
+            with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError, OSError):
+                while True:
+                    task = asyncio.create_task(answer(*await _receive(reader)))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+
+        reading = asyncio.create_task(read_calls())
+        waits = [reading] if stop is None else [reading, asyncio.create_task(stop.wait())]
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for task in waits:
+            task.cancel()
+        await asyncio.gather(*waits, *tasks, return_exceptions=True)
+        writer.close()
+
+
+async def _serve(fd: int, root: Path, settings: dict[str, Any], host: dict[str, Any]) -> None:
+    engine = Engine(root, settings, host)
     reader, writer = await asyncio.open_connection(sock=socket.socket(fileno=fd))
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(PARENT_GONE, stop.set)
-    tasks: set[asyncio.Task] = set()
-
-    async def answer(call_id: int, name: str, args: tuple, remaining: float | None) -> None:
-        token = deadline.set_remaining(remaining)
-        try:
-            if name not in CALLS:
-                raise StorageUnavailable(f"unknown vector engine call {name!r}")
-            reply = (call_id, True, await getattr(index, name)(*args))
-        except MemorydError as error:
-            reply = (call_id, False, _portable(error))
-        except Exception as error:  # noqa: BLE001 - every failure reaches the caller as unavailable
-            log.exception("vector engine call %s failed", name)
-            reply = (call_id, False, StorageUnavailable(f"vector store failed ({type(error).__name__})"))
-        finally:
-            deadline.reset(token)
-        with contextlib.suppress(ConnectionError, OSError):
-            await _send(writer, reply)
-        reply = None  # as in _roundtrip: a caught error's traceback holds this frame, and the call's arguments
-
-    async def read_calls() -> None:
-        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError, OSError):
-            while True:
-                task = asyncio.create_task(answer(*await _receive(reader)))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-        stop.set()
-
-    reading = asyncio.create_task(read_calls())
-    await stop.wait()
-    reading.cancel()
-    await asyncio.gather(reading, *tasks, return_exceptions=True)
-    await index.close()
-    writer.close()
+    asyncio.get_running_loop().add_signal_handler(PARENT_GONE, stop.set)
+    await engine.serve(reader, writer, stop)
+    await engine.close()
 
 
 def _portable(error: MemorydError) -> MemorydError:
@@ -348,11 +428,16 @@ def _portable(error: MemorydError) -> MemorydError:
 def main(argv: list[str]) -> int:
     from memoryd import allocator, logs
 
-    fd, level, root, settings = int(argv[0]), argv[1], Path(argv[2]), json.loads(argv[3])
+    endpoint, level, root, settings = argv[0], argv[1], Path(argv[2]), json.loads(argv[3])
+    host = json.loads(argv[4]) if len(argv) > 4 else {}
     logs.configure(level)
     allocator.manage()  # the engine's threads keep a burst's pages in their arenas too
     _stop_with_parent_only()
-    asyncio.run(_serve(fd, root, settings))
+    if endpoint.startswith("unix:"):
+        from memoryd.storage.qdrant import edge_shared
+
+        return edge_shared.main(Path(endpoint.removeprefix("unix:")), root, settings, host)
+    asyncio.run(_serve(int(endpoint), root, settings, host))
     return 0
 
 
