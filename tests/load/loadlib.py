@@ -225,6 +225,11 @@ class GhzResult:
     def ratio(self) -> float | None:
         return self.rps / self.ceiling_rps if self.ceiling_rps else None
 
+    @property
+    def cpu_per_call_ms(self) -> float:
+        """Server CPU (its whole process tree: workers, vector engine) per answered call."""
+        return self.server_cpu / self.rps * 1000 if self.rps else 0.0
+
 
 def scenario_call(path: Path) -> str:
     return json.loads(path.read_text())["call"]

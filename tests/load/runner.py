@@ -7,7 +7,7 @@ Phases (each one bounded; durations from the environment, see tests/load/README.
   3. sqlite    - the same scenarios against memoryd (1 worker), the scaling pairs
                  (GetHistory small vs huge session, filtered vs unfiltered recent),
                  Watch fan-out, then SaveMessage (last, so reads see the seeded data only)
-  4. workers   - SaveMessage and GetHistory with --workers 2
+  4. workers   - GetHistory, SearchMemory and SaveMessage with --workers 1 and 2 (CPU per call)
   5. rss       - a long SaveMessage + GetHistory run, RSS at 10 s vs the end
   6. mongo     - smaller sizes on the MongoDB adapter against SecantusDB
   7. vectors   - SearchMemory on Qdrant Edge at 100k (and LOAD_VECTOR_POINTS_BIG) points of
@@ -236,15 +236,16 @@ class Suite:
         self.extra[f"fanout_{target}"] = report
 
     def run_workers(self, data_dir: Path) -> None:
-        """1 vs 2 workers. Qdrant local mode is single-process, so both run without vectors."""
+        """1 vs 2 workers on the embedded default (the workers share one vector engine process);
+        CPU per call in depth, background indexing included: bench_workers.py."""
         if not memoryd_supports("--workers"):
             self.skipped.append("workers: memoryd serve has no --workers flag")
             return
         for workers in (1, 2):
-            target = f"sqlite-{workers}w-novec"
-            env = {"MEMORYD_VECTORS_ENABLED": "false"}
-            with start_memoryd(f"memoryd-{target}", self.workdir, data_dir, "--workers", str(workers), env=env) as server:
+            target = f"sqlite-{workers}w-workers"
+            with start_memoryd(f"memoryd-{target}", self.workdir, data_dir, "--workers", str(workers)) as server:
                 self.ghz(server, "get_history", target)
+                self.ghz(server, "search_memory", target)
                 self.ghz(server, "save_message", target)
 
     def run_rss(self, data_dir: Path) -> None:
@@ -344,15 +345,15 @@ def human_count(n: object) -> str:
 def table(results: list[GhzResult]) -> str:
     header = (
         "| scenario | target | RPS | p50 ms | p95 ms | p99 ms | errors | vs ceiling | vs empty ceiling "
-        "| server CPU | peak RSS |"
+        "| server CPU | CPU ms/call | peak RSS |"
     )
-    lines = [header, "|" + "---|" * 11]
+    lines = [header, "|" + "---|" * 12]
     for r in results:
         ratio = f"{r.ratio:.0%}" if r.ratio is not None else "-"
         bare = f"{r.rps / r.bare_ceiling_rps:.0%}" if r.bare_ceiling_rps else "-"
         lines.append(
             f"| {r.scenario} | {r.target} | {r.rps:,.0f} | {r.p50_ms:.2f} | {r.p95_ms:.2f} | {r.p99_ms:.2f} "
-            f"| {r.errors} | {ratio} | {bare} | {r.server_cpu:.0%} | {human_bytes(r.peak_rss)} |"
+            f"| {r.errors} | {ratio} | {bare} | {r.server_cpu:.0%} | {r.cpu_per_call_ms:.2f} | {human_bytes(r.peak_rss)} |"
         )
     return "\n".join(lines)
 
@@ -404,12 +405,13 @@ def checks(suite: Suite) -> list[str]:
             f"RSS flat within 10% from 10 s to {rss['seconds']:g} s: {human_bytes(rss['rss_10s'])} -> "
             f"{human_bytes(rss['rss_end'])} ({rss['growth']:+.1%}), {rss['errors']} errors -> {verdict(abs(rss['growth']) <= 0.10)}"
         )
-    for name in ("save_message", "get_history"):
-        one, two = find(results, name, "sqlite-1w-novec"), find(results, name, "sqlite-2w-novec")
-        if one and two:
+    for name in ("save_message", "get_history", "search_memory"):
+        one, two = find(results, name, "sqlite-1w-workers"), find(results, name, "sqlite-2w-workers")
+        if one and two and one.cpu_per_call_ms:
+            factor = two.cpu_per_call_ms / one.cpu_per_call_ms
             out.append(
-                f"{name} 1 vs 2 workers (vectors off): {one.rps:,.0f} vs {two.rps:,.0f} RPS "
-                f"({two.rps / max(one.rps, 1e-9):.2f}x), server CPU {one.server_cpu:.0%} vs {two.server_cpu:.0%}"
+                f"{name} 1 vs 2 workers: CPU per call {one.cpu_per_call_ms:.2f} vs {two.cpu_per_call_ms:.2f} ms "
+                f"({factor:.2f}x, within 10%: {verdict(factor <= 1.1, one, two)}); {one.rps:,.0f} vs {two.rps:,.0f} RPS"
             )
     return out
 
