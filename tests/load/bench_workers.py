@@ -1,0 +1,131 @@
+"""1 vs 2 workers on the embedded default: server CPU per call for GetHistory(50), SearchMemory
+and SaveMessage (the load suite's ghz scenarios), rounds alternating 1 and 2 workers on one
+seeded data dir.
+
+CPU per call is the CPU of memoryd's whole process tree (with --workers 2: the parent, both
+workers and the vector engine process they share; with 1: the server and its engine child)
+from the start of a scenario until its background work has settled (SaveMessage's keyword
+indexing), less the tree's idle CPU over the same time, divided by the calls ghz completed.
+Sharing a port, the SQLite file and the engine process should add nothing per call: the
+target is 2 workers within 10% of 1. Scaling (RPS with more cores) is not what this measures:
+ghz takes one core (`--cpus 1`) and the server the rest.
+
+    .venv/bin/python tests/load/bench_workers.py [--workdir DIR] [--rounds 2] [--duration 8]   # ~4 min
+
+Seeding (20,000 messages in 100 sessions, 5,000 vectors of 32 dims) is kept in --workdir.
+Prints one JSON object per measurement on stderr as it goes and a Markdown table at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from loadlib import SCENARIOS, SeedSpec, measure, now_ms, seed, seed_vectors, start_memoryd, tree_cpu_seconds
+
+SCENARIO_NAMES = ("get_history", "search_memory", "save_message")
+IDLE_SECONDS = 2.0
+SETTLE_BOUND_SECONDS = 60.0
+
+
+def _idle_rate(pid: int, seconds: float = IDLE_SECONDS) -> float:
+    before = tree_cpu_seconds(pid)
+    time.sleep(seconds)
+    return (tree_cpu_seconds(pid) - before) / seconds
+
+
+def _settle(pid: int, idle: float) -> None:
+    """Until the tree's CPU falls back to (about) its idle rate: background work done."""
+    deadline = time.monotonic() + SETTLE_BOUND_SECONDS
+    while time.monotonic() < deadline:
+        if _idle_rate(pid, 1.0) <= max(2 * idle, 0.03):
+            return
+
+
+def seed_data(workdir: Path, messages: int, vectors: int) -> Path:
+    """GetHistory's 100 sessions of `messages` each, SearchMemory's `vectors` (the load suite's)."""
+    data_dir = workdir / "data"
+    marker = data_dir / f"seeded-bench-workers-v1-{messages}-{vectors}"
+    if marker.exists():
+        return data_dir
+    now = now_ms()
+    with start_memoryd("memoryd-seed", workdir, data_dir) as server:
+        seed(server.target, [SeedSpec("load-hist-", 100, messages, now - 30 * 86_400_000)])
+        seed_vectors(server.target, vectors, now - 30 * 86_400_000)
+        _settle(server.pid, _idle_rate(server.pid))
+    marker.write_text(str(now))
+    return data_dir
+
+
+def run(workdir: Path, rounds: int, duration: float, messages: int = 200, vectors: int = 5_000) -> list[dict]:
+    data_dir = seed_data(workdir, messages, vectors)
+    rows = []
+    for round_ in range(1, rounds + 1):
+        for workers in (1, 2):
+            with start_memoryd(f"memoryd-{workers}w", workdir, data_dir, "--workers", str(workers)) as server:
+                _settle(server.pid, 0.0)  # the start's own work (opening shards) first
+                for name in SCENARIO_NAMES:
+                    idle = _idle_rate(server.pid)
+                    cpu, started = tree_cpu_seconds(server.pid), time.monotonic()
+                    result = measure(server, SCENARIOS / f"{name}.json", target=f"{workers}w", duration=duration, cpus=1)
+                    _settle(server.pid, idle)
+                    elapsed = time.monotonic() - started
+                    spent = tree_cpu_seconds(server.pid) - cpu - idle * elapsed
+                    row = {
+                        "round": round_, "workers": workers, "scenario": name, "calls": result.count,
+                        "errors": result.errors, "rps": round(result.rps, 1), "p50_ms": round(result.p50_ms, 2),
+                        "p99_ms": round(result.p99_ms, 2), "idle_cpu": round(idle, 3),
+                        "cpu_ms_per_call": round(spent / max(result.count, 1) * 1000, 3),
+                        "peak_rss_mib": round(result.peak_rss / 2**20),
+                    }  # fmt: skip
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+                    rows.append(row)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    lines = [
+        "| RPC (ghz scenario) | CPU ms/call, 1 worker | CPU ms/call, 2 workers | 2 / 1 (median) | RPS 1 / 2 workers | errors |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in SCENARIO_NAMES:
+        one = [r for r in rows if r["scenario"] == name and r["workers"] == 1]
+        two = [r for r in rows if r["scenario"] == name and r["workers"] == 2]
+        factor = statistics.median(r["cpu_ms_per_call"] for r in two) / statistics.median(r["cpu_ms_per_call"] for r in one)
+        lines.append(
+            f"| {name} | {' / '.join(str(r['cpu_ms_per_call']) for r in one)} "
+            f"| {' / '.join(str(r['cpu_ms_per_call']) for r in two)} | **{factor:.2f}** "
+            f"| {_rates(one)} ; {_rates(two)} "
+            f"| {sum(r['errors'] for r in one + two)} |"
+        )
+    return "\n".join(lines)
+
+
+def _rates(rows: list[dict]) -> str:
+    return " / ".join(f"{r['rps']:,.0f}" for r in rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--duration", type=float, default=8.0, help="seconds per scenario")
+    parser.add_argument("--messages", type=int, default=200, help="per GetHistory session (100 sessions)")
+    parser.add_argument("--vectors", type=int, default=5_000, help="SearchMemory's (32 dims)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the measurements here")
+    args = parser.parse_args(argv)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="memoryd-bench-workers-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    rows = run(workdir, args.rounds, args.duration, args.messages, args.vectors)
+    (args.json or workdir / "bench_workers.json").write_text(json.dumps(rows, indent=1))
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
