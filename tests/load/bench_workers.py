@@ -1,6 +1,7 @@
 """1 vs 2 workers on the embedded default: server CPU per call for GetHistory(50), SearchMemory
-and SaveMessage (the load suite's ghz scenarios), rounds alternating 1 and 2 workers on one
-seeded data dir.
+and SaveMessage (the load suite's ghz scenarios). Both servers run side by side, each on a copy
+of one seeded data dir, and every scenario is measured on one and then the other, round after
+round, so that a busy machine's drift meets both alike.
 
 CPU per call is the CPU of memoryd's whole process tree (with --workers 2: the parent, both
 workers and the vector engine process they share; with 1: the server and its engine child)
@@ -19,18 +20,37 @@ Prints one JSON object per measurement on stderr as it goes and a Markdown table
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import shutil
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from loadlib import SCENARIOS, SeedSpec, measure, now_ms, seed, seed_vectors, start_memoryd, tree_cpu_seconds
+from loadlib import SCENARIOS, SeedSpec, _children, measure, now_ms, seed, seed_vectors, start_memoryd, tree_cpu_seconds
 
 SCENARIO_NAMES = ("get_history", "search_memory", "save_message")
 IDLE_SECONDS = 2.0
 SETTLE_BOUND_SECONDS = 60.0
+
+
+def _engine_cpu_seconds(pid: int) -> float:
+    """The CPU of the tree's vector engine processes (and their index builders)."""
+    total, stack = 0.0, [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            command = Path(f"/proc/{current}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"memoryd.storage.qdrant.edge_process" in command:
+            total += tree_cpu_seconds(current)
+        else:
+            stack.extend(_children(current))
+    return total
 
 
 def _idle_rate(pid: int, seconds: float = IDLE_SECONDS) -> float:
@@ -62,30 +82,51 @@ def seed_data(workdir: Path, messages: int, vectors: int) -> Path:
     return data_dir
 
 
-def run(workdir: Path, rounds: int, duration: float, messages: int = 200, vectors: int = 5_000) -> list[dict]:
-    data_dir = seed_data(workdir, messages, vectors)
+def run(
+    workdir: Path, rounds: int, duration: float, messages: int = 200, vectors: int = 5_000, *,
+    scenarios: tuple[str, ...] = SCENARIO_NAMES, env: dict[str, str] | None = None,
+) -> list[dict]:
+    """Both servers run side by side (each on its own copy of the seeded data dir) and the
+    measurements alternate between them scenario by scenario, so that both meet the same load
+    from the rest of the machine. `env`: server settings (MEMORYD_*) of the measured servers."""
+    seeded = seed_data(workdir, messages, vectors)
     rows = []
-    for round_ in range(1, rounds + 1):
+    with contextlib.ExitStack() as servers:
+        started = {}
         for workers in (1, 2):
-            with start_memoryd(f"memoryd-{workers}w", workdir, data_dir, "--workers", str(workers)) as server:
-                _settle(server.pid, 0.0)  # the start's own work (opening shards) first
-                for name in SCENARIO_NAMES:
-                    idle = _idle_rate(server.pid)
-                    cpu, started = tree_cpu_seconds(server.pid), time.monotonic()
-                    result = measure(server, SCENARIOS / f"{name}.json", target=f"{workers}w", duration=duration, cpus=1)
-                    _settle(server.pid, idle)
-                    elapsed = time.monotonic() - started
-                    spent = tree_cpu_seconds(server.pid) - cpu - idle * elapsed
-                    row = {
-                        "round": round_, "workers": workers, "scenario": name, "calls": result.count,
-                        "errors": result.errors, "rps": round(result.rps, 1), "p50_ms": round(result.p50_ms, 2),
-                        "p99_ms": round(result.p99_ms, 2), "idle_cpu": round(idle, 3),
-                        "cpu_ms_per_call": round(spent / max(result.count, 1) * 1000, 3),
-                        "peak_rss_mib": round(result.peak_rss / 2**20),
-                    }  # fmt: skip
-                    print(json.dumps(row), file=sys.stderr, flush=True)
-                    rows.append(row)
+            data_dir = workdir / f"data-{workers}w"
+            shutil.rmtree(data_dir, ignore_errors=True)
+            shutil.copytree(seeded, data_dir)
+            started[workers] = servers.enter_context(
+                start_memoryd(f"memoryd-{workers}w", workdir, data_dir, "--workers", str(workers), env=env)
+            )
+        for server in started.values():
+            _settle(server.pid, 0.0)  # the start's own work (opening shards) first
+        for round_ in range(1, rounds + 1):
+            for name in scenarios:
+                for workers, server in started.items():
+                    rows.append(_measure(server, name, workers, round_, duration))
     return rows
+
+
+def _measure(server, name: str, workers: int, round_: int, duration: float) -> dict:
+    idle = _idle_rate(server.pid)
+    cpu, engine_cpu, started = tree_cpu_seconds(server.pid), _engine_cpu_seconds(server.pid), time.monotonic()
+    result = measure(server, SCENARIOS / f"{name}.json", target=f"{workers}w", duration=duration, cpus=1)
+    _settle(server.pid, idle)
+    elapsed = time.monotonic() - started
+    spent = tree_cpu_seconds(server.pid) - cpu - idle * elapsed
+    engine_cpu = _engine_cpu_seconds(server.pid) - engine_cpu
+    row = {
+        "round": round_, "workers": workers, "scenario": name, "calls": result.count,
+        "errors": result.errors, "rps": round(result.rps, 1), "p50_ms": round(result.p50_ms, 2),
+        "p99_ms": round(result.p99_ms, 2), "idle_cpu": round(idle, 3),
+        "cpu_ms_per_call": round(spent / max(result.count, 1) * 1000, 3),
+        "engine_ms_per_call": round(engine_cpu / max(result.count, 1) * 1000, 3),
+        "peak_rss_mib": round(result.peak_rss / 2**20), "load_average": round(os.getloadavg()[0], 1),
+    }  # fmt: skip
+    print(json.dumps(row), file=sys.stderr, flush=True)
+    return row
 
 
 def table(rows: list[dict]) -> str:
@@ -93,7 +134,7 @@ def table(rows: list[dict]) -> str:
         "| RPC (ghz scenario) | CPU ms/call, 1 worker | CPU ms/call, 2 workers | 2 / 1 (median) | RPS 1 / 2 workers | errors |",
         "|---|---|---|---|---|---|",
     ]
-    for name in SCENARIO_NAMES:
+    for name in dict.fromkeys(r["scenario"] for r in rows):
         one = [r for r in rows if r["scenario"] == name and r["workers"] == 1]
         two = [r for r in rows if r["scenario"] == name and r["workers"] == 2]
         factor = statistics.median(r["cpu_ms_per_call"] for r in two) / statistics.median(r["cpu_ms_per_call"] for r in one)
@@ -118,10 +159,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=200, help="per GetHistory session (100 sessions)")
     parser.add_argument("--vectors", type=int, default=5_000, help="SearchMemory's (32 dims)")
     parser.add_argument("--json", type=Path, default=None, help="also write the measurements here")
+    parser.add_argument("--scenarios", default=",".join(SCENARIO_NAMES), help="comma-separated, of " + ", ".join(SCENARIO_NAMES))
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="a server setting (repeatable)")
     args = parser.parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="memoryd-bench-workers-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    rows = run(workdir, args.rounds, args.duration, args.messages, args.vectors)
+    env = dict(item.split("=", 1) for item in args.env)
+    scenarios = tuple(name for name in args.scenarios.split(",") if name)
+    rows = run(workdir, args.rounds, args.duration, args.messages, args.vectors, scenarios=scenarios, env=env)
     (args.json or workdir / "bench_workers.json").write_text(json.dumps(rows, indent=1))
     print(table(rows))
     return 0
