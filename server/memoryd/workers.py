@@ -66,8 +66,6 @@ class Companion(Protocol):
     def sentinel(self) -> int:
         """A descriptor that becomes readable when it exits."""
 
-    def exitcode(self) -> int | None: ...
-
     def inherited(self) -> list[int]:
         """Descriptors a forked worker must close."""
 

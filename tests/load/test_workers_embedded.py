@@ -204,6 +204,43 @@ async def test_a_worker_killed_with_sigkill_is_replaced_and_loses_nothing(tmp_pa
     assert '"exited: replacing it"' in server.log() or "exited: replacing it" in server.log()
 
 
+async def test_an_engine_killed_with_sigkill_is_replaced_and_the_workers_reconnect(tmp_path):
+    server = MemorydServer(tmp_path, "--workers", "2")
+    port = server.start()
+    try:
+        [engine] = _engines(server.data_dir)
+        os.kill(engine, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        # Replaced, and listening (its second "serving" line) before the save below is indexed.
+        while (
+            len(replacement := [pid for pid in _engines(server.data_dir) if pid != engine]) != 1
+            or server.log().count("vector engine serving") < 2
+        ):
+            assert time.monotonic() < deadline, server.log()[-3000:]
+            await asyncio.sleep(0.1)
+        async with _channel(port) as channel:
+            saved = await memory_service_pb2_grpc.MemoryServiceStub(channel).SaveMessage(
+                mem.SaveMessageRequest(session_id="after", message=message_pb2.Message(role="user", content="a walrus")),
+                timeout=10,
+            )
+        while True:  # every worker reconnects on its next call (the first ones may be UNAVAILABLE)
+            try:
+                async with _channel(port) as channel:
+                    reply = await vector_service_pb2_grpc.VectorServiceStub(channel).SearchMemory(
+                        vector_service_pb2.SearchMemoryRequest(query_text="walrus", top_k=3, context_window=0), timeout=10
+                    )
+                if [hit.message_id for hit in reply.hits] == [saved.message.id]:
+                    break
+            except grpc.aio.AioRpcError as error:
+                assert error.code() == grpc.StatusCode.UNAVAILABLE
+            assert time.monotonic() < deadline, server.log()[-3000:]
+            await asyncio.sleep(0.2)
+        assert _engines(server.data_dir) == replacement
+    finally:
+        assert server.terminate() == 0
+    assert not _engines(server.data_dir)
+
+
 def test_no_engine_outlives_a_supervisor_killed_with_sigkill(tmp_path):
     server = MemorydServer(tmp_path, "--workers", "2")
     server.start()

@@ -173,14 +173,11 @@ class SharedEngine:
         """Readable once the process has exited (its stdout ends)."""
         return self.process.stdout.fileno()
 
-    def exitcode(self) -> int | None:
-        return self.process.poll()
-
     def inherited(self) -> list[int]:
         """The descriptors a forked worker must close, so only the supervisor keeps it alive."""
         if self.process is None:
             return []
-        return [self.process.stdin.fileno(), self.process.stdout.fileno()]
+        return [pipe.fileno() for pipe in (self.process.stdin, self.process.stdout) if not pipe.closed]
 
     def stop(self, timeout: float = edge_process.STOP_SECONDS) -> int | None:
         """End its pipe (it closes the index and exits); killed after `timeout`."""
