@@ -21,7 +21,7 @@ from memoryd.v1 import entry_service_pb2, summary_service_pb2, vector_service_pb
 from memoryd import addresses, shutdown
 from memoryd.config import Config
 from memoryd.domain.entries import Entries
-from memoryd.domain.errors import MemorydError, StorageUnavailable
+from memoryd.domain.errors import MemorydError, StorageFull, StorageUnavailable
 from memoryd.domain.memory import Memory
 from memoryd.domain.hooks import MessageHooks
 from memoryd.domain.models import SYSTEM_TENANT, now_ms
@@ -388,7 +388,7 @@ async def build(config: Config) -> Parts:
     try:
         await store.open()
         storage_ready = True
-    except StorageUnavailable as error:
+    except (StorageUnavailable, StorageFull) as error:  # a full disk too: reads may still work later
         log.warning("storage_unavailable_at_startup", reason=error.reason)
         storage_ready = False
     vectors = build_vectors(config, store) if config.vectors_enabled else None

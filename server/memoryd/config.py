@@ -165,6 +165,12 @@ class Config:
         "Qdrant Edge: rebuild the index once this many KB of vectors are outside it",
         minimum=1,
     )
+    vector_min_free_mb: int = setting(
+        128,
+        "Qdrant Edge: free space (MB) its disk must keep; below it vector writes answer RESOURCE_EXHAUSTED "
+        "(STORAGE_FULL) and vector health is NOT_SERVING instead of the engine dying on a full disk; 0: no check",
+        minimum=0,
+    )
     embedder_url: str = setting(
         "",
         "OpenAI-compatible embeddings base URL (e.g. http://localhost:11434/v1); empty: no embedder",

@@ -34,6 +34,13 @@ async def found(index, message_id: str) -> bool:
     return message_id in {c.record.message_id for c in result.candidates}
 
 
+async def noticed_exit(index: EdgeProcessIndex) -> None:
+    """Wait (bounded) until the index has seen its engine process exit."""
+    async with asyncio.timeout(WAIT_SECONDS):
+        while index.pid is not None:
+            await asyncio.sleep(0.02)
+
+
 @pytest.fixture
 async def index(tmp_path):
     index = EdgeProcessIndex(tmp_path / "vectors")
@@ -67,6 +74,31 @@ async def test_a_killed_engine_process_answers_unavailable_then_the_next_call_st
     # The next call starts a new engine process on the same folder: the acknowledged write is there.
     assert await found(index, "acked")
     assert index.pid not in (None, pid)
+
+
+async def test_an_engine_that_keeps_dying_is_not_restarted_in_a_loop(tmp_path):
+    """The first death is replaced by the next call; a second soon after waits out a pause
+    (doubling while deaths go on) instead of a new process per call. The pause here is long
+    enough that no test run reaches its end."""
+    index = EdgeProcessIndex(tmp_path / "vectors", respawn_first_seconds=3600)
+    await index.open()
+    try:
+        await index.upsert([point("acked")], 1)
+        first = index.pid
+        os.kill(first, signal.SIGKILL)
+        await noticed_exit(index)
+        assert await found(index, "acked")  # replaced at once
+        second = index.pid
+        assert second not in (None, first)
+        os.kill(second, signal.SIGKILL)
+        await noticed_exit(index)
+        for _ in range(20):  # what a health probe and a retrying indexer would send meanwhile
+            with pytest.raises(StorageUnavailable):
+                await index.ping()
+        assert index.pid is None
+        assert not [pid for pid in descendants(os.getpid()) if pid not in (first, second)]  # none started
+    finally:
+        await index.close()
 
 
 async def test_signals_to_the_process_group_leave_the_engine_to_the_server(index):

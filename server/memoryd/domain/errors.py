@@ -72,6 +72,20 @@ class ResourceExhausted(MemorydError):
     reason = "RESOURCE_EXHAUSTED"
 
 
+class StorageFull(ResourceExhausted):
+    """A write could not be stored: the disk under a store is full (or the embedded vector
+    store is below its free-space reserve). Nothing of the write was stored; reads go on.
+    `store` ("messages" or "vectors") travels as ErrorInfo.metadata["store"]."""
+
+    reason = "STORAGE_FULL"
+
+    def __init__(self, message: str, store: str = "messages") -> None:
+        super().__init__(message, metadata={"store": store})
+
+    def __reduce__(self):  # pickled across the vector engine process's socket
+        return type(self), (str(self), self.metadata["store"])
+
+
 class StorageUnavailable(MemorydError):
     """A backing store could not be reached; the call may be retried."""
 

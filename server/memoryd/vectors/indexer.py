@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from memoryd import shutdown
-from memoryd.domain.errors import StorageUnavailable
+from memoryd.domain.errors import StorageFull, StorageUnavailable
 from memoryd.domain.models import Message
 from memoryd.observability.metrics import VECTOR_INDEX_FAILED, VECTOR_QUEUE_DEPTH, VECTOR_QUEUE_DROPPED
 
@@ -166,7 +166,7 @@ class Indexer:
             try:
                 await self.handle(jobs)
                 return
-            except StorageUnavailable as error:
+            except (StorageUnavailable, StorageFull) as error:  # a full disk may be freed
                 if attempt == self.attempts:
                     self._give_up(jobs, f"{error.reason} after {attempt} attempts")
                     return

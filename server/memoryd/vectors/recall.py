@@ -30,6 +30,7 @@ from memoryd.domain.errors import (
     FieldViolation,
     InvalidArgument,
     MemorydError,
+    StorageFull,
     StorageUnavailable,
 )
 from memoryd.domain.hooks import MessageHooks
@@ -386,7 +387,7 @@ class VectorRecall(MessageHooks):
         try:
             removed = await self.index.delete(selector)
             return ClearOutcome.CLEARED, removed.vectors
-        except StorageUnavailable:
+        except (StorageUnavailable, StorageFull):  # the outbox retries it
             pass
         finally:
             deadline.reset(token)

@@ -55,6 +55,7 @@ def edge_settings(config) -> dict:
         threads=config.vector_threads,
         build_threads=config.vector_build_threads,
         rebuild_threshold_kb=config.vector_rebuild_threshold_kb,
+        min_free_mb=config.vector_min_free_mb,
         migrate_from=data_dir / LOCAL_MODE_FOLDER,
     )
 

@@ -135,6 +135,14 @@ const (
 	ErrorReason_ERROR_REASON_USER_ACCESS_DENIED ErrorReason = 41
 	// PERMISSION_DENIED, the class default.
 	ErrorReason_ERROR_REASON_PERMISSION_DENIED ErrorReason = 42
+	// RESOURCE_EXHAUSTED: the write could not be stored because the disk of the
+	// message store or of the vector store is full (or, for the embedded vector
+	// store, below its --vector-min-free-mb reserve). Nothing of the call was
+	// stored; ErrorInfo.metadata["store"] says which ("messages" or "vectors").
+	// Reads go on meanwhile, except vector reads of a server that started on the
+	// full disk (its embedded vector store opens once there is room): they answer
+	// this too. Retry once space is freed.
+	ErrorReason_ERROR_REASON_STORAGE_FULL ErrorReason = 43
 )
 
 // Enum value maps for ErrorReason.
@@ -183,6 +191,7 @@ var (
 		40: "ERROR_REASON_INSUFFICIENT_SCOPE",
 		41: "ERROR_REASON_USER_ACCESS_DENIED",
 		42: "ERROR_REASON_PERMISSION_DENIED",
+		43: "ERROR_REASON_STORAGE_FULL",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                  0,
@@ -228,6 +237,7 @@ var (
 		"ERROR_REASON_INSUFFICIENT_SCOPE":           40,
 		"ERROR_REASON_USER_ACCESS_DENIED":           41,
 		"ERROR_REASON_PERMISSION_DENIED":            42,
+		"ERROR_REASON_STORAGE_FULL":                 43,
 	}
 )
 
@@ -263,7 +273,7 @@ var File_memoryd_v1_error_reason_proto protoreflect.FileDescriptor
 const file_memoryd_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dmemoryd/v1/error_reason.proto\x12\n" +
-	"memoryd.v1*\xce\f\n" +
+	"memoryd.v1*\xed\f\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\"\n" +
@@ -308,7 +318,8 @@ const file_memoryd_v1_error_reason_proto_rawDesc = "" +
 	"\x1dERROR_REASON_JWKS_UNAVAILABLE\x10'\x12#\n" +
 	"\x1fERROR_REASON_INSUFFICIENT_SCOPE\x10(\x12#\n" +
 	"\x1fERROR_REASON_USER_ACCESS_DENIED\x10)\x12\"\n" +
-	"\x1eERROR_REASON_PERMISSION_DENIED\x10*B`\n" +
+	"\x1eERROR_REASON_PERMISSION_DENIED\x10*\x12\x1d\n" +
+	"\x19ERROR_REASON_STORAGE_FULL\x10+B`\n" +
 	"\x0edev.memoryd.v1B\x10ErrorReasonProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (

@@ -48,7 +48,7 @@ from pymongo.write_concern import WriteConcern
 
 from memoryd.domain import deadline, prefixes, sessions, store_rules
 from memoryd.domain import events as ev
-from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
+from memoryd.domain.errors import FailedPrecondition, StorageFull, StorageUnavailable
 from memoryd.domain.paging import ReadBudget
 from memoryd.domain.retention import RETENTION_LABEL
 from memoryd.domain.models import AppendResult, Event, EventDraft, EventType, Message, MetadataEntry, RangeQuery
@@ -89,6 +89,8 @@ UNAVAILABLE_CODES = frozenset({
     13435,  # NotPrimaryNoSecondaryOk
     13436,  # NotPrimaryOrSecondary
 })
+# The server's code for a write refused because its disk is full.
+OUT_OF_DISK_SPACE = 14031
 
 REPLICA_SET_REQUIRED = (
     "MongoDB transactions need a replica set; start mongod with --replSet or use a sharded cluster"
@@ -395,6 +397,15 @@ def _is_duplicate_key(exc: PyMongoError) -> bool:
     return isinstance(exc, OperationFailure) and exc.code == 11000
 
 
+def _is_out_of_disk(exc: PyMongoError) -> bool:
+    """The server could not store the write for want of disk space (OutOfDiskSpace, or the
+    storage engine's ENOSPC in its words)."""
+    codes = {exc.code} if isinstance(exc, OperationFailure) else set()
+    if isinstance(exc, BulkWriteError):
+        codes |= {e.get("code") for e in exc.details.get("writeErrors", [])}
+    return OUT_OF_DISK_SPACE in codes or "No space left on device" in str(exc)
+
+
 def _is_unavailable(exc: PyMongoError) -> bool:
     if isinstance(exc, (ConnectionFailure, ExecutionTimeout, WTimeoutError)):
         return True
@@ -411,6 +422,9 @@ def _translated_errors() -> Iterator[None]:
     try:
         yield
     except PyMongoError as exc:
+        if _is_out_of_disk(exc):  # before _is_unavailable: a transaction's retries would not clear it
+            log.info("mongodb_out_of_disk", error_type=type(exc).__name__)
+            raise StorageFull(f"MongoDB: out of disk space ({type(exc).__name__})", store="messages") from exc
         if _is_unavailable(exc):
             # Server addresses stay in the log; callers learn only that storage is unavailable.
             log.info("mongodb_unavailable", error_type=type(exc).__name__, error=str(exc)[:500])

@@ -9,6 +9,7 @@ and delete filters on the tenant.
 from __future__ import annotations
 
 import abc
+import errno
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -31,6 +32,14 @@ from memoryd.domain import keywords
 from memoryd.storage.qdrant import points as p
 
 Vector = Sequence[float] | keywords.Sparse
+
+
+def no_space(error: BaseException) -> bool:
+    """A write that failed for want of disk space: ENOSPC from a file write, or Qdrant's
+    error (Edge's engine, a server over gRPC or REST) quoting it."""
+    if isinstance(error, OSError):
+        return error.errno == errno.ENOSPC
+    return "No space left on device" in str(error)
 Row = tuple[str, Vector, dict[str, Any]]
 KeywordRow = tuple[str, str, dict[str, Any]]  # a keyword point: id, text, payload
 

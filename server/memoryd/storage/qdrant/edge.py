@@ -14,12 +14,18 @@ default, under `<data-dir>/vectors`. Layout and the reasons for it: docs/VECTORS
 - One process owns the folder (a lock file; Edge itself also locks each shard's WAL). A
   second process on the same data dir sees an unavailable vector store and takes the
   folder over once it is free.
+- Edge writes through memory maps of sparse files: on a full disk a page it cannot get
+  kills the process (SIGBUS), however small the write. So writes, new shards and index
+  builds need `min_free_mb` free on the folder's disk; below it writes answer StorageFull
+  and ping fails (health NOT_SERVING), and a folder not yet open stays closed until there is
+  room again (loading a shard may write): every call answers StorageFull meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import logging
 import shutil
 import sys
@@ -35,11 +41,11 @@ import qdrant_edge as qe
 
 from memoryd import shutdown
 from memoryd.domain import deadline
-from memoryd.domain.errors import StorageUnavailable
+from memoryd.domain.errors import StorageFull, StorageUnavailable
 from memoryd.storage.qdrant import edge_engine as engine
 from memoryd.domain import keywords
 from memoryd.storage.qdrant import points as p
-from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Search
+from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Search, no_space
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +62,25 @@ MAINTENANCE_SECONDS = 2.0
 FLUSH_SECONDS = 10.0
 BUILD_RETRY_SECONDS = 30.0
 LOCK_RETRY_SECONDS = 5.0
+# Free space the folder's disk must keep for writes and index builds (a build writes a
+# shard's copy), and what a new shard pair takes on top when it is created (two shards with
+# their segments and payload indexes: 64 MB for the keyword pair, 84 MB for 16 dimensions, on tmpfs).
+MIN_FREE_MB = 128
+NEW_PAIR_MB = 96
+MIB = 1024 * 1024
 
 
 def _unavailable(text: str) -> StorageUnavailable:
     return StorageUnavailable(text, reason="VECTOR_STORE_UNAVAILABLE")
+
+
+def free_bytes(path: Path) -> int:
+    """Space an unprivileged writer may still use on the disk under `path` (or its nearest
+    existing parent)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    stat = os.statvfs(path)
+    return stat.f_bavail * stat.f_frsize
 
 
 class _Handle:
@@ -231,12 +252,14 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         lock_retry_seconds: float = LOCK_RETRY_SECONDS,
         migrate_from: Path | None = None,
         reads_on_loop: bool = False,
+        min_free_mb: int = MIN_FREE_MB,
     ) -> None:
         """`reads_on_loop`: run searches, counts and retrievals on the event loop's thread
         instead of the thread pool: for the engine process (edge_process.py), whose loop only
         relays calls, and where Edge, holding the GIL for a whole call, stops the loop from a
         pool thread anyway; the two thread hops a search saves were 0.5-2 ms of that process's
-        CPU per search (docs/PERFORMANCE.md, run Q). Writes and index builds stay in the pool."""
+        CPU per search (docs/PERFORMANCE.md, run Q). Writes and index builds stay in the pool.
+        `min_free_mb`: the free space writes need on the folder's disk (0: no check)."""
         super().__init__(prefix)
         self.root = Path(root)
         self.timeout = timeout
@@ -248,6 +271,7 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         self.lock_retry_seconds = lock_retry_seconds
         self.migrate_from = migrate_from
         self.reads_on_loop = reads_on_loop
+        self.min_free_mb = min_free_mb
         self._pairs: dict[int, _Pair] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._lock_handle: Any = None
@@ -265,8 +289,8 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="qdrant-edge")
         try:
             await self._ready()
-        except StorageUnavailable:
-            pass  # held by another process: retried on use (see _ready)
+        except (StorageUnavailable, StorageFull):
+            pass  # held by another process, or a full disk: retried on use (see _ready)
 
     async def _ready(self) -> None:
         """Own the folder (lock, open every shard pair, migrate once), or raise StorageUnavailable."""
@@ -277,6 +301,7 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         async with self._opening:
             if self._lock_handle is not None:
                 return
+            self._check_room()  # loading a shard may write (its WAL): not on a full disk
             now = time.monotonic()
             if now < self._next_attempt:
                 raise _unavailable("vector store is in use by another process")
@@ -338,7 +363,7 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
                 await asyncio.gather(pair.build, return_exceptions=True)
             try:
                 await self._run(pair.close, budget=None)
-            except StorageUnavailable as error:
+            except (StorageUnavailable, StorageFull) as error:
                 log.warning("closing vector shard %s failed (%s)", pair.folder.name, error)
         handle, self._lock_handle = self._lock_handle, None
         if handle is not None:
@@ -349,6 +374,16 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
 
     async def ping(self) -> None:
         await self._ready()
+        self._check_room()  # a store that cannot take writes is not serving
+
+    def _low_on_space(self, extra_mb: int = 0) -> bool:
+        return bool(self.min_free_mb) and free_bytes(self.root) < (self.min_free_mb + extra_mb) * MIB
+
+    def _check_room(self, extra_mb: int = 0) -> None:
+        """Refuse a write (StorageFull) while the disk is below the reserve: see the module doc."""
+        if self._low_on_space(extra_mb):
+            need = self.min_free_mb + extra_mb
+            raise StorageFull(f"vector store: its disk has less than the {need} MB free this write needs", store="vectors")
 
     # -- calls -----------------------------------------------------------------------
     async def _run(self, fn: Callable[..., T], *args: Any, budget: float | None | bool = True, handle: _Handle | None = None) -> T:
@@ -382,6 +417,8 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         except (StorageUnavailable, asyncio.CancelledError):
             raise
         except Exception as error:  # noqa: BLE001 - Edge raises plain Exception for engine errors
+            if no_space(error):
+                raise StorageFull(f"vector store: no space left ({str(error)[:200]})", store="vectors") from error
             raise _unavailable(f"vector store unavailable ({type(error).__name__}: {str(error)[:200]})") from error
 
     async def _pair(self, space: int) -> _Pair:
@@ -417,6 +454,7 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
 
     async def _write(self, space: int, write: Callable[[_Pair], None]) -> None:
         """write(pair) in the thread pool; writers wait on the pair's lock, not in the pool."""
+        self._check_room()
         pair = await self._pair(space)
         async with pair.write_lock:
             await self._run(write, pair)
@@ -431,9 +469,11 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         return space in self._pairs
 
     async def _ensure(self, space: int) -> None:
+        self._check_room()  # first: a write on a full disk is StorageFull, whether the folder is open or not
         await self._ready()
         if space in self._pairs:
             return
+        self._check_room(NEW_PAIR_MB)
         async with self._create_lock:
             if space not in self._pairs:
                 folder = self.root / self.collection(space)
@@ -496,13 +536,13 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
             for pair in list(self._pairs.values()):
                 try:
                     await self._maintain_pair(pair)
-                except StorageUnavailable as error:
+                except (StorageUnavailable, StorageFull) as error:
                     log.warning("vector shard %s maintenance failed (%s)", pair.folder.name, error)
 
     async def _maintain_pair(self, pair: _Pair) -> None:
         if pair.dirty and time.monotonic() - pair.last_flush >= FLUSH_SECONDS:
             await self._run(pair.flush, budget=None)
-        if pair.build is not None or time.monotonic() < pair.next_build:
+        if pair.build is not None or time.monotonic() < pair.next_build or self._low_on_space():
             return
         handle = pair.serving
         waiting = await self._run(engine.unindexed, handle.shard, budget=None, handle=handle)

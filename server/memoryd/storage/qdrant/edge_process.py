@@ -14,6 +14,8 @@ only sends each call (pickled, over a socket pair) and awaits the answer.
   the shards' WAL already. It ignores SIGINT and SIGTERM sent to the whole process group.
 - If the child dies, calls in flight and new ones get StorageUnavailable and the next call
   starts a new child: the server recovers by itself, like a reconnect to a Qdrant server.
+  A child that keeps dying soon after its start (a disk the engine's maps cannot grow on)
+  is started again only after a pause that doubles each time: no crash loop.
 - `--workers N`: one engine process per data dir serves every worker over a Unix socket
   (edge_shared.py); a worker's EdgeProcessIndex is then given `socket_path` and connects
   instead of starting a child, and reconnects on the next call when the connection drops.
@@ -38,6 +40,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -45,7 +48,7 @@ from typing import Any
 
 from memoryd import shutdown, workers
 from memoryd.domain import deadline
-from memoryd.domain.errors import MemorydError, StorageUnavailable
+from memoryd.domain.errors import MemorydError, StorageFull, StorageUnavailable
 from memoryd.domain.vectors import (
     Candidate,
     CollectionCount,
@@ -89,6 +92,12 @@ STOP_SECONDS = shutdown.ENGINE_STOP_SECONDS
 # What the parent adds to a call's own deadline before it gives up on the child's answer
 # (the child bounds the call itself; this covers the trip).
 REPLY_MARGIN_SECONDS = 1.0
+# A child that exits unexpectedly is replaced by the next call at once. While children keep
+# dying within RESPAWN_RESET_SECONDS of their start, each next one waits first: RESPAWN_FIRST_SECONDS,
+# doubling with each death up to RESPAWN_MAX_SECONDS.
+RESPAWN_FIRST_SECONDS = 0.5
+RESPAWN_MAX_SECONDS = 30.0
+RESPAWN_RESET_SECONDS = 60.0
 
 
 async def _send(writer: asyncio.StreamWriter, message: Any) -> None:
@@ -114,11 +123,13 @@ class EdgeProcessIndex(EdgeFolder):
         socket_path: Path | None = None,
         database: Path | None = None,
         hooks: Sequence[str] = (),
+        respawn_first_seconds: float = RESPAWN_FIRST_SECONDS,
         **settings: Any,
     ) -> None:
         """`settings`: EdgeIndex's keyword arguments (plain values and paths). `socket_path`:
         connect to the shared engine process listening there (edge_shared.py) instead of
-        starting a child; `database` and `hooks`: what a child started here hosts (module doc)."""
+        starting a child; `database` and `hooks`: what a child started here hosts (module doc);
+        `respawn_first_seconds`: the first pause before replacing a child that keeps dying."""
         self.root = Path(root)
         self.socket_path = socket_path
         self.host = host_spec(database, hooks)
@@ -133,6 +144,11 @@ class EdgeProcessIndex(EdgeFolder):
         self._ids = itertools.count()
         self._starting = asyncio.Lock()
         self._closed = True
+        self.respawn_first_seconds = respawn_first_seconds
+        self._respawn_delay = 0.0
+        self._quick_deaths = 0  # children in a row that died within RESPAWN_RESET_SECONDS
+        self._started_at = 0.0
+        self._next_start = 0.0  # monotonic: no child starts before it
 
     @property
     def pid(self) -> int | None:
@@ -144,11 +160,12 @@ class EdgeProcessIndex(EdgeFolder):
         self._closed = False
         try:
             await self._writer_ready()
-        except StorageUnavailable as error:
-            if self.socket_path is None:
+        except (StorageUnavailable, StorageFull) as error:
+            if self.socket_path is None and not isinstance(error, StorageFull):
                 raise
-            # The shared engine is its supervisor's to (re)start: retried on use, as a Qdrant server.
-            log.warning("vector engine at %s unavailable (%s); retried on use", self.socket_path, error)
+            # The shared engine is its supervisor's to (re)start, as a Qdrant server, and a full
+            # disk is waited out: retried on use.
+            log.warning("vector engine at %s unavailable (%s); retried on use", self.socket_path or self.root, error)
 
     async def close(self) -> None:
         self._closed = True
@@ -188,6 +205,7 @@ class EdgeProcessIndex(EdgeFolder):
             parent.close()
         reader, writer = await asyncio.open_connection(sock=ours)
         self._child, self._writer = child, writer
+        self._started_at = time.monotonic()
         self._reader_task = asyncio.create_task(self._read_replies(child, reader))
         log.info("vector engine process %s started for %s", child.pid, self.root)
 
@@ -207,8 +225,19 @@ class EdgeProcessIndex(EdgeFolder):
             pass
         code = await child.wait()
         if not self._closed:
-            log.warning("vector engine process %s exited (code %s); the next call starts another", child.pid, code)
+            if self.socket_path is None:  # a shared engine's restarts are its supervisor's
+                self._pause_respawn()
+            log.warning("vector engine process %s exited (code %s); the next call starts another in %.1fs or later",
+                        child.pid, code, self._respawn_delay)
         await self._forget(child, f"vector engine process exited (code {code})")
+
+    def _pause_respawn(self) -> None:
+        now = time.monotonic()
+        self._quick_deaths = self._quick_deaths + 1 if now - self._started_at < RESPAWN_RESET_SECONDS else 1
+        # The first death is replaced at once (a kill, the OOM killer); the next ones wait, doubling.
+        repeats = self._quick_deaths - 1
+        self._respawn_delay = min(RESPAWN_MAX_SECONDS, self.respawn_first_seconds * 2 ** (repeats - 1)) if repeats else 0.0
+        self._next_start = now + self._respawn_delay
 
     async def _forget(self, child: asyncio.subprocess.Process, reason: str) -> None:
         if self._child is not child:
@@ -230,6 +259,9 @@ class EdgeProcessIndex(EdgeFolder):
         if self._writer is None:
             async with self._starting:
                 if self._writer is None:
+                    wait = self._next_start - time.monotonic()
+                    if wait > 0:
+                        raise StorageUnavailable(f"vector engine process restarts in {wait:.1f}s (it exited)")
                     try:
                         async with asyncio.timeout(START_SECONDS):
                             await self._start()

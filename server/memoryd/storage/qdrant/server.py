@@ -1,6 +1,7 @@
 """VectorIndex over a Qdrant server through qdrant-client's AsyncQdrantClient (gRPC preferred,
 API key). One collection per dimension (`<prefix>_d<dim>`); several memoryd replicas may
-share it. Every failure of the server surfaces as StorageUnavailable.
+share it. Every failure of the server surfaces as StorageUnavailable except a full disk
+(Qdrant says "No space left on device"): StorageFull.
 
 The url ":memory:" runs qdrant-client's own in-process implementation of the server API
 instead (not a store: nothing is kept). The tests use it to run this adapter's code
@@ -19,10 +20,10 @@ from qdrant_client import AsyncQdrantClient
 from qdrant_client import models as qm
 
 from memoryd.domain import deadline
-from memoryd.domain.errors import StorageUnavailable
+from memoryd.domain.errors import StorageFull, StorageUnavailable
 from memoryd.domain import keywords
 from memoryd.storage.qdrant import points as p
-from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Row, Search, Vector
+from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Row, Search, Vector, no_space
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,8 @@ class QdrantServerIndex(QdrantIndexBase):
         except Exception as error:  # noqa: BLE001 - transport, server and closed-client errors alike
             # Qdrant's own words may quote a request; they stay at debug, the status goes up.
             log.debug("qdrant call failed: %r", error)
+            if no_space(error):
+                raise StorageFull(f"vector store: no space left ({_status_of(error)})", store="vectors") from error
             raise StorageUnavailable(
                 f"vector store unavailable ({_status_of(error)})", reason="VECTOR_STORE_UNAVAILABLE"
             ) from error

@@ -19,9 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import structlog
+
 from memoryd.domain import events as ev
 from memoryd.domain import prefixes, store_rules
-from memoryd.domain.errors import StorageUnavailable
+from memoryd.domain.errors import MemorydError, StorageFull, StorageUnavailable
 from memoryd.domain.paging import read_within
 from memoryd.domain.retention import RETENTION_LABEL
 from memoryd.domain.models import BODY_FIELDS, AppendResult, EncodedBodyMessage, Event, EventDraft, EventType, Message
@@ -30,7 +32,7 @@ from memoryd.domain.models import SERVER_NAMESPACE, SYSTEM_TENANT, utf8_len
 from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, SessionGuard, Store, check_event_filter
 from memoryd.domain.windows import Window, WindowRequest
-from memoryd.storage.sqlite import windows
+from memoryd.storage.sqlite import reserve, windows
 from memoryd.storage.sqlite.schema import INDEXES, MIGRATIONS, PRAGMAS, SCHEMA
 from memoryd.wire import decode_body, decode_messages, encode_body, encode_messages
 
@@ -57,6 +59,8 @@ GROUP_COMMIT_MAX = 64
 # kept well under the historical 999 so the same code works on any build.
 IN_CHUNK = 500
 
+
+log = structlog.get_logger("memoryd.storage.sqlite")
 
 def _row_to_message(row: tuple) -> Message:
     msg_id, seq, role, content, kind, timestamp, archived, body = row
@@ -102,13 +106,28 @@ def _row_to_ref(row: tuple) -> Message:
     return Message(role=role, timestamp=timestamp, id=msg_id, seq=seq, archived=bool(archived))
 
 
+def _failure(exc: sqlite3.Error) -> MemorydError:
+    """SQLite's error as the domain's: a full disk (SQLITE_FULL, which SQLite also reports
+    for ENOSPC) is StorageFull, anything else StorageUnavailable."""
+    if _is_full(exc):
+        return StorageFull(f"SQLite: {exc}", store="messages")
+    return StorageUnavailable(f"SQLite: {exc}")
+
+
+def _is_full(exc: BaseException) -> bool:
+    """SQLITE_FULL (the primary code is the low byte of the extended one), or the WAL index
+    (-shm) that could not grow for want of space (reserve.py)."""
+    code = getattr(exc, "sqlite_errorcode", 0) or 0 if isinstance(exc, sqlite3.Error) else 0
+    return code & 0xFF == sqlite3.SQLITE_FULL or code == sqlite3.SQLITE_IOERR_SHMSIZE
+
+
 def _settle(future: asyncio.Future, ok: bool, value: Any) -> None:
     if future.done():  # the caller was cancelled; its write committed (or failed) regardless
         return
     if ok:
         future.set_result(value)
     elif isinstance(value, sqlite3.OperationalError):
-        future.set_exception(StorageUnavailable(f"SQLite: {value}"))
+        future.set_exception(_failure(value))
     else:
         future.set_exception(value)
 
@@ -268,7 +287,7 @@ class SqliteStore(Store):
         try:
             return await asyncio.get_running_loop().run_in_executor(executor, job, *args)
         except sqlite3.OperationalError as exc:
-            raise StorageUnavailable(f"SQLite: {exc}") from exc
+            raise _failure(exc) from exc
 
     async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` in a write transaction, committed together with the writes queued beside it.
@@ -327,6 +346,8 @@ class SqliteStore(Store):
                     outcomes.append((True, fn(conn)))
                     conn.execute("RELEASE write")
                 except Exception as exc:  # noqa: BLE001 - handed to that write's caller
+                    if _is_full(exc):
+                        raise  # SQLite may have rolled the whole group back already: fail it whole
                     conn.execute("ROLLBACK TO write")
                     conn.execute("RELEASE write")
                     outcomes.append((False, exc))
@@ -334,7 +355,7 @@ class SqliteStore(Store):
         except sqlite3.Error as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            failure = StorageUnavailable(f"SQLite: {exc}")
+            failure = _failure(exc)
             return [(False, failure)] * len(batch)
         return outcomes
 
@@ -354,16 +375,28 @@ class SqliteStore(Store):
         try:
             return fn(self._conn(), *args)
         except sqlite3.OperationalError as exc:
-            raise StorageUnavailable(f"SQLite: {exc}") from exc
+            raise _failure(exc) from exc
 
     # -- lifecycle -----------------------------------------------------------
     async def open(self) -> None:
         if self._writer is not None:
             return
         self._path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = ThreadPoolExecutor(1, thread_name_prefix="sqlite-writer")
-        self._reader = ThreadPoolExecutor(self._readers, thread_name_prefix="sqlite-reader")
-        await self._run(self._writer, self._create_schema)
+        for released in (False, True):
+            self._writer = ThreadPoolExecutor(1, thread_name_prefix="sqlite-writer")
+            self._reader = ThreadPoolExecutor(self._readers, thread_name_prefix="sqlite-reader")
+            try:
+                await self._run(self._writer, self._create_schema)
+                break
+            except StorageFull:
+                await self.close()
+                if released or not reserve.release(self._path):
+                    raise
+                log.warning("sqlite_disk_full_reserve_released")
+            except BaseException:
+                await self.close()  # not open: the next open() (the health task's) tries again
+                raise
+        await asyncio.to_thread(reserve.keep, self._path)
 
     def _create_schema(self) -> None:
         conn = self._conn()
@@ -397,6 +430,7 @@ class SqliteStore(Store):
 
     async def ping(self) -> None:
         await self._query(lambda conn: conn.execute("SELECT 1").fetchone())
+        await asyncio.to_thread(reserve.keep, self._path)  # again, once a full disk has room
 
     async def server_secret(self, name: str, candidate: str) -> str:
         def tx(conn: sqlite3.Connection) -> str:

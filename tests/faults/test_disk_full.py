@@ -1,0 +1,277 @@
+"""A full disk is an answer, not a crash (embedded default: SQLite + Qdrant Edge in its engine
+process). The data dir is a small tmpfs filled with a ballast file:
+
+- writes answer RESOURCE_EXHAUSTED, ErrorInfo reason STORAGE_FULL (metadata "store" says
+  which), over gRPC, HTTP (429, as Connect maps the code) and MCP, and store nothing;
+- reads go on; the vector side reports NOT_SERVING on its own health service name;
+- the engine process is not restarted in a loop (it never dies: the free-space reserve
+  refuses its writes before its memory maps would need a page the disk cannot give);
+- a server started on the full disk starts and serves reads;
+- once the ballast is deleted, the same server accepts writes again and reports SERVING.
+
+Mounting needs root (CAP_SYS_ADMIN): elsewhere every case is skipped with one line saying why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import httpx
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from memoryd.v1 import memory_service_pb2 as mem
+from memoryd.v1 import memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import vector_service_pb2 as vpb
+from memoryd.v1 import vector_service_pb2_grpc
+from tests.conftest import free_port
+from tests.processes import MemorydServer, descendants
+
+# Room for SQLite and the two Edge shard pairs the test creates (keywords and 16 dimensions,
+# 64 and 84 MB when created, and edge.NEW_PAIR_MB free for each), with the reserve on top.
+DISK_MB = 256
+RESERVE_MB = 16
+VECTOR_SERVICE = "memoryd.v1.VectorService"
+WAIT_SECONDS = 60.0
+# Written after the disk is full: more than the SQLite WAL holds after the small writes
+# before (a small write could reuse the WAL's own pages after a checkpoint), under the
+# 1 MiB a message's content may have.
+LARGE_TEXT = 900_000
+
+
+@pytest.fixture
+def disk(tmp_path: Path) -> Iterator[Path]:
+    """An empty DISK_MB tmpfs at tmp_path/data (the servers' data dir); their logs and port
+    files stay on tmp_path, which has room."""
+    mount = tmp_path / "data"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.decode().strip()[:200]}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    """Write a ballast file until the disk refuses another byte."""
+    ballast = disk / "ballast"
+    with ballast.open("wb", buffering=0) as out:
+        for size in (1 << 20, 4096, 1):
+            chunk = b"\0" * size
+            try:
+                while True:
+                    out.write(chunk)
+            except OSError as error:
+                assert error.errno == errno.ENOSPC, error
+    assert os.statvfs(disk).f_bavail == 0
+    return ballast
+
+
+def server(workdir: Path) -> MemorydServer:
+    http = free_port()
+    srv = MemorydServer(
+        workdir, "--vector-min-free-mb", str(RESERVE_MB), "--health-check-interval-seconds", "0.2",
+        "--http-listen", f"127.0.0.1:{http}",
+    )  # fmt: skip
+    srv.http_url = f"http://127.0.0.1:{http}"
+    return srv
+
+
+def engine_pids(srv: MemorydServer) -> set[int]:
+    found = set()
+    for pid in descendants(srv.pid):
+        try:
+            if b"edge_process" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.add(pid)
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def message(text: str) -> message_pb2.Message:
+    return message_pb2.Message(role="user", content=text)
+
+
+def large_text() -> str:
+    return os.urandom(LARGE_TEXT // 2).hex()  # not compressible
+
+
+def large(n: int) -> list[message_pb2.Message]:
+    return [message(large_text()) for _ in range(n)]
+
+
+def point(key: str) -> vpb.VectorPoint:
+    return vpb.VectorPoint(model_id="test:disk", vector=[float(i + 1) for i in range(16)], session_id="s",
+                           message_id=key, timestamp=1000, role="user", text=key)
+
+
+def error_info(error: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo:
+    rich = status_pb2.Status()
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            rich.ParseFromString(value)
+    for detail in rich.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return info
+    raise AssertionError(f"no ErrorInfo in {error}")
+
+
+async def refused_as_full(call, store: str) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await call
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, refused.value
+    info = error_info(refused.value)
+    assert (info.reason, info.metadata["store"]) == ("STORAGE_FULL", store)
+
+
+class Client:
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        self.vectors = vector_service_pb2_grpc.VectorServiceStub(channel)
+        self.health = health_pb2_grpc.HealthStub(channel)
+
+    async def history(self, session: str) -> list[str]:
+        response = await self.memory.GetHistory(mem.GetHistoryRequest(session_id=session, limit=1000), timeout=30)
+        return [m.content for m in response.messages]
+
+    async def points(self) -> int:
+        stats = await self.vectors.GetVectorStats(vpb.GetVectorStatsRequest(), timeout=30)
+        return sum(m.count for m in stats.models if m.model_id == "test:disk")
+
+    async def vector_health(self) -> int:
+        return (await self.health.Check(health_pb2.HealthCheckRequest(service=VECTOR_SERVICE), timeout=10)).status
+
+    async def until_vector_health(self, status: int) -> None:
+        async with asyncio.timeout(WAIT_SECONDS):
+            while await self.vector_health() != status:
+                await asyncio.sleep(0.1)
+
+    async def until_accepted(self, call) -> object:
+        """`call()` once it no longer answers RESOURCE_EXHAUSTED (bounded)."""
+        async with asyncio.timeout(WAIT_SECONDS):
+            while True:
+                try:
+                    return await call()
+                except grpc.aio.AioRpcError as error:
+                    if error.code() not in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE):
+                        raise
+                await asyncio.sleep(0.1)
+
+
+async def big_messages(client: Client) -> int:
+    info = await client.memory.GetSession(mem.GetSessionRequest(session_id="big"), timeout=30)
+    return info.session.message_count
+
+
+async def fill_with_writes(client: Client) -> None:
+    """Save ever smaller messages, each size until the message store refuses it, as a full disk
+    must: a server started on a full disk took SQLite's reserve (sqlite/reserve.py), and a
+    write SQLite refused leaves its WAL longer, room a smaller write then fits in. Every
+    refused write left nothing behind."""
+    for size in (LARGE_TEXT, 64_000, 4_000, 500):
+        for _ in range(50):
+            before = await big_messages(client)
+            batch = [message(os.urandom(size // 2).hex()) for _ in range(4)]
+            try:
+                await client.memory.SaveMessages(mem.SaveMessagesRequest(session_id="big", messages=batch), timeout=30)
+            except grpc.aio.AioRpcError as error:
+                assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error
+                assert (error_info(error).reason, error_info(error).metadata["store"]) == ("STORAGE_FULL", "messages")
+                assert await big_messages(client) == before
+                break
+        else:
+            raise AssertionError(f"the message store took every write of {size} bytes")
+
+
+async def writes_refused_then_accepted_once_freed(srv: MemorydServer, client: Client, ballast: Path) -> None:
+    """Every write path refuses with STORAGE_FULL and stores nothing; reads go on; the engine is
+    never restarted; deleting the ballast brings writes and SERVING back, without a restart."""
+    engines = engine_pids(srv)
+    assert len(engines) == 1
+    await fill_with_writes(client)
+    await refused_as_full(client.memory.SaveMessage(mem.SaveMessageRequest(session_id="s", message=large(1)[0]), timeout=30), "messages")
+    await refused_as_full(client.vectors.UpsertVectors(vpb.UpsertVectorsRequest(points=[point("late")]), timeout=30), "vectors")
+    # HTTP answers as Connect maps RESOURCE_EXHAUSTED, with the same ErrorInfo.
+    async with httpx.AsyncClient(base_url=srv.http_url, timeout=30) as http:
+        body = {"session_id": "s", "message": {"role": "user", "content": large_text()}}
+        response = await http.post("/memoryd.v1.MemoryService/SaveMessage", json=body)
+    assert response.status_code == 429, response.text
+    error = response.json()
+    assert error["code"] == "resource_exhausted"
+    assert {d["type"]: d["debug"] for d in error["details"]}["google.rpc.ErrorInfo"]["reason"] == "STORAGE_FULL"
+    # MCP: a tool error naming the code and the reason.
+    from tests.clients.test_mcp_server import stdio_session, tool_error
+
+    async with stdio_session(srv.target, None) as session:
+        text = await tool_error(session, "memory_save", scope="disk", text="remember this")
+    assert text.startswith("RESOURCE_EXHAUSTED STORAGE_FULL: "), text
+
+    # Nothing partially stored; reads go on; the vector side says it cannot serve.
+    assert await client.history("s") == ["one", "two"]
+    await client.until_vector_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+    for _ in range(20):  # what a retrying client sends meanwhile: no call restarts the engine
+        await refused_as_full(client.vectors.UpsertVectors(vpb.UpsertVectorsRequest(points=[point("late")]), timeout=30), "vectors")
+    assert engine_pids(srv) == engines
+
+    ballast.unlink()
+    await client.until_vector_health(health_pb2.HealthCheckResponse.SERVING)
+    await client.until_accepted(lambda: client.memory.SaveMessage(mem.SaveMessageRequest(session_id="s", message=message("after")), timeout=30))
+    await client.until_accepted(lambda: client.vectors.UpsertVectors(vpb.UpsertVectorsRequest(points=[point("after")]), timeout=30))
+    assert await client.history("s") == ["one", "two", "after"]
+    assert await client.points() == 2
+    assert engine_pids(srv) == engines
+
+
+async def write_the_first(client: Client) -> None:
+    await client.memory.SaveMessages(mem.SaveMessagesRequest(session_id="s", messages=[message("one"), message("two")]), timeout=30)
+    await client.vectors.UpsertVectors(vpb.UpsertVectorsRequest(points=[point("first")]), timeout=30)
+    await client.until_vector_health(health_pb2.HealthCheckResponse.SERVING)
+
+
+async def test_a_full_disk_refuses_writes_with_storage_full_and_recovers_when_freed(tmp_path, disk):
+    srv = server(tmp_path)
+    srv.start()
+    try:
+        async with grpc.aio.insecure_channel(srv.target) as channel:
+            client = Client(channel)
+            await write_the_first(client)
+            ballast = fill(disk)
+            assert await client.points() == 1
+            await writes_refused_then_accepted_once_freed(srv, client, ballast)
+    finally:
+        srv.stop()
+    assert "uncaught_exception" not in srv.log()
+
+
+async def test_a_server_started_on_a_full_disk_serves_reads_and_recovers_when_freed(tmp_path, disk):
+    srv = server(tmp_path)
+    srv.start()
+    try:
+        async with grpc.aio.insecure_channel(srv.target) as channel:
+            await write_the_first(Client(channel))
+    finally:
+        srv.stop()
+    ballast = fill(disk)
+    srv.start()
+    try:
+        async with grpc.aio.insecure_channel(srv.target) as channel:
+            client = Client(channel)
+            assert await client.history("s") == ["one", "two"]
+            # The engine does not open its shards on a full disk (vector reads wait for room too).
+            await client.until_vector_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+            await writes_refused_then_accepted_once_freed(srv, client, ballast)
+    finally:
+        srv.stop()
+    assert "uncaught_exception" not in srv.log()
