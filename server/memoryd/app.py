@@ -127,9 +127,12 @@ def open_store(config: Config) -> Store:
         return MongoStore(
             config.mongodb_uri, config.mongodb_database, write_concern=config.mongodb_write_concern
         )
+    from memoryd.storage.sqlite import reserve
     from memoryd.storage.sqlite.store import SqliteStore
 
-    return SqliteStore(Path(config.data_dir) / "memoryd.db", synchronous=config.sqlite_synchronous)
+    return SqliteStore(
+        Path(config.data_dir) / "memoryd.db", synchronous=config.sqlite_synchronous, reserve_bytes=reserve.RESERVE_BYTES
+    )
 
 
 @dataclass

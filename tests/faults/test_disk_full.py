@@ -33,8 +33,12 @@ from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc, message_pb2
 from memoryd.v1 import vector_service_pb2 as vpb
 from memoryd.v1 import vector_service_pb2_grpc
+from memoryd.domain.errors import StorageFull
+from memoryd.domain.vectors import IndexQuery, PointFilter, VectorPoint, VectorRecord
+from tests import qdrant_server
 from tests.conftest import free_port
 from tests.processes import MemorydServer, descendants
+from tests.qdrant_server import SERVER_TARGETS
 
 # Room for SQLite and the two Edge shard pairs the test creates (keywords and 16 dimensions,
 # 64 and 84 MB when created, and edge.NEW_PAIR_MB free for each), with the reserve on top.
@@ -269,9 +273,76 @@ async def test_a_server_started_on_a_full_disk_serves_reads_and_recovers_when_fr
         async with grpc.aio.insecure_channel(srv.target) as channel:
             client = Client(channel)
             assert await client.history("s") == ["one", "two"]
+            assert "sqlite_disk_full_reserve_released" in srv.log()  # SQLite opened in the reserve's room
             # The engine does not open its shards on a full disk (vector reads wait for room too).
             await client.until_vector_health(health_pb2.HealthCheckResponse.NOT_SERVING)
             await writes_refused_then_accepted_once_freed(srv, client, ballast)
+            async with asyncio.timeout(WAIT_SECONDS):  # written again, now that there is room
+                while not (disk / "memoryd.db.reserve").exists():
+                    await asyncio.sleep(0.1)
     finally:
         srv.stop()
     assert "uncaught_exception" not in srv.log()
+
+
+@pytest.mark.parametrize("target", SERVER_TARGETS)
+async def test_a_qdrant_server_on_a_full_disk_answers_storage_full(tmp_path, disk, target):
+    """The server adapter (production): Qdrant's "No space left on device" is StorageFull;
+    searches go on; once there is room the same index takes writes again."""
+    from memoryd.storage.qdrant.server import QdrantServerIndex
+
+    if why := qdrant_server.unavailable():
+        pytest.skip(why)
+    if os.environ.get(qdrant_server.URL_ENV):
+        pytest.skip("needs a Qdrant server of its own, with its storage on the small disk")
+    qdrant = qdrant_server.QdrantServer(qdrant_server.binary(), tmp_path)
+    qdrant.storage = disk
+    settings = qdrant.start().settings(target)
+    index = QdrantServerIndex(
+        settings["qdrant_url"], prefer_grpc=bool(settings["qdrant_grpc_port"]),
+        grpc_port=settings["qdrant_grpc_port"] or 6334, prefix=settings["qdrant_collection_prefix"],
+    )  # fmt: skip
+    await index.open()
+    try:
+        await index.upsert([vector_point("first")], 1)
+        ballast = fill(disk)
+        with pytest.raises(StorageFull) as full:
+            await index.upsert([vector_point("late")], 2)
+        assert full.value.metadata == {"store": "vectors"}
+        assert await stored_points(index) == {"first"}
+        ballast.unlink()
+        await index.upsert([vector_point("after")], 3)
+        assert await stored_points(index) == {"first", "after"}
+    finally:
+        await index.close()
+        qdrant.stop()
+
+
+def vector_point(message_id: str) -> VectorPoint:
+    return VectorPoint("t", [1.0] * 16, VectorRecord("s", 1000, "test:disk", message_id, "user"))
+
+
+async def stored_points(index) -> set[str]:
+    result = await index.query(IndexQuery(PointFilter("t"), 10, [1.0] * 16))
+    return {c.record.message_id for c in result.candidates}
+
+
+def test_mongodb_out_of_disk_errors_are_storage_full():
+    """MongoDB's refusals for want of disk (OutOfDiskSpace, a storage engine's ENOSPC) are
+    StorageFull. Only the mapping: SecantusDB, the tests' MongoDB-wire server, panics
+    (WiredTiger WT_PANIC, every later call InternalError) on a full disk instead of answering."""
+    from pymongo.errors import BulkWriteError, OperationFailure
+
+    from memoryd.storage.mongo.store import _translated_errors
+
+    refusals = [
+        OperationFailure("Out of disk space", code=14031),
+        BulkWriteError({"writeErrors": [{"index": 0, "code": 14031, "errmsg": "Out of disk space"}]}),
+        OperationFailure("WiredTiger error (28) [...]: No space left on device", code=8),
+    ]
+    for refusal in refusals:
+        with pytest.raises(StorageFull) as full, _translated_errors():
+            raise refusal
+        assert full.value.metadata == {"store": "messages"}
+    with pytest.raises(OperationFailure), _translated_errors():
+        raise OperationFailure("internal server error", code=1)

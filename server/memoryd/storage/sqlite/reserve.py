@@ -21,18 +21,19 @@ def path_of(db: Path) -> Path:
     return db.with_name(db.name + ".reserve")
 
 
-def keep(db: Path) -> None:
-    """Write the reserve when it is missing and the disk has room for it twice over."""
+def keep(db: Path, size: int) -> None:
+    """Write the reserve (`size` bytes; 0: none) when it is missing and the disk has room for
+    it twice over."""
     reserve = path_of(db)
-    if reserve.exists():
+    if not size or reserve.exists():
         return
     stat = os.statvfs(db.parent)
-    if stat.f_bavail * stat.f_frsize < 2 * RESERVE_BYTES:
+    if stat.f_bavail * stat.f_frsize < 2 * size:
         return
     partial = reserve.with_name(reserve.name + ".partial")
     try:
         with partial.open("wb") as out:
-            out.write(bytes(RESERVE_BYTES))  # written, not sparse: the blocks are really taken
+            out.write(bytes(size))  # written, not sparse: the blocks are really taken
         partial.rename(reserve)
     except OSError:
         partial.unlink(missing_ok=True)

@@ -247,9 +247,12 @@ def next_namespace_query(inclusive: bool) -> str:
 
 
 class SqliteStore(Store):
-    def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = 2) -> None:
+    def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = 2, reserve_bytes: int = 0) -> None:
+        """`reserve_bytes`: the size of the file kept beside the database so that a full disk
+        still lets it open (reserve.py); 0 keeps none (one found is still used)."""
         super().__init__()
         self._path = Path(path)
+        self._reserve_bytes = reserve_bytes
         self._synchronous = synchronous
         self._readers = readers
         self._local = threading.local()
@@ -396,7 +399,7 @@ class SqliteStore(Store):
             except BaseException:
                 await self.close()  # not open: the next open() (the health task's) tries again
                 raise
-        await asyncio.to_thread(reserve.keep, self._path)
+        await asyncio.to_thread(reserve.keep, self._path, self._reserve_bytes)
 
     def _create_schema(self) -> None:
         conn = self._conn()
@@ -430,7 +433,7 @@ class SqliteStore(Store):
 
     async def ping(self) -> None:
         await self._query(lambda conn: conn.execute("SELECT 1").fetchone())
-        await asyncio.to_thread(reserve.keep, self._path)  # again, once a full disk has room
+        await asyncio.to_thread(reserve.keep, self._path, self._reserve_bytes)  # again, once a full disk has room
 
     async def server_secret(self, name: str, candidate: str) -> str:
         def tx(conn: sqlite3.Connection) -> str:
