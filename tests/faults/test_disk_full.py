@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import os
 import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,9 +44,7 @@ DISK_MB = 256
 RESERVE_MB = 16
 VECTOR_SERVICE = "memoryd.v1.VectorService"
 WAIT_SECONDS = 60.0
-# Written after the disk is full: more than the SQLite WAL holds after the small writes
-# before (a small write could reuse the WAL's own pages after a checkpoint), under the
-# 1 MiB a message's content may have.
+# The largest message written once the disk is full (a message's content may have 1 MiB).
 LARGE_TEXT = 900_000
 
 

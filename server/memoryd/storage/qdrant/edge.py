@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import logging
+import os
 import shutil
 import sys
 import threading
@@ -293,7 +293,8 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
             pass  # held by another process, or a full disk: retried on use (see _ready)
 
     async def _ready(self) -> None:
-        """Own the folder (lock, open every shard pair, migrate once), or raise StorageUnavailable."""
+        """Own the folder (lock, open every shard pair, migrate once), or raise StorageUnavailable
+        (StorageFull while its disk is below the reserve)."""
         if self._lock_handle is not None:
             return
         if self._closed:

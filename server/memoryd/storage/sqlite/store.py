@@ -59,8 +59,8 @@ GROUP_COMMIT_MAX = 64
 # kept well under the historical 999 so the same code works on any build.
 IN_CHUNK = 500
 
-
 log = structlog.get_logger("memoryd.storage.sqlite")
+
 
 def _row_to_message(row: tuple) -> Message:
     msg_id, seq, role, content, kind, timestamp, archived, body = row
@@ -117,7 +117,9 @@ def _failure(exc: sqlite3.Error) -> MemorydError:
 def _is_full(exc: BaseException) -> bool:
     """SQLITE_FULL (the primary code is the low byte of the extended one), or the WAL index
     (-shm) that could not grow for want of space (reserve.py)."""
-    code = getattr(exc, "sqlite_errorcode", 0) or 0 if isinstance(exc, sqlite3.Error) else 0
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    code = exc.sqlite_errorcode or 0
     return code & 0xFF == sqlite3.SQLITE_FULL or code == sqlite3.SQLITE_IOERR_SHMSIZE
 
 
