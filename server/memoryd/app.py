@@ -20,6 +20,7 @@ from memoryd.v1 import event_service_pb2, memory_service_pb2, metadata_service_p
 from memoryd.v1 import entry_service_pb2, summary_service_pb2, vector_service_pb2
 from memoryd import addresses, shutdown
 from memoryd.config import Config
+from memoryd.domain import recall
 from memoryd.domain.entries import Entries
 from memoryd.domain.errors import MemorydError, StorageFull, StorageUnavailable
 from memoryd.domain.memory import Memory
@@ -98,7 +99,15 @@ SERVICES = (
     Service(
         _service(summary_service_pb2, "SummaryService"),
         lambda p: SummaryServicer(
-            Summaries(p.store, p.config.limits, SearchRecaller(p.vectors) if p.vectors else None, p.page_tokens), p.auth
+            Summaries(
+                p.store,
+                p.config.limits,
+                SearchRecaller(p.vectors) if p.vectors else None,
+                p.page_tokens,
+                p.vectors.slices if p.vectors else None,
+                p.vectors.defaults if p.vectors else recall.RecallDefaults(),
+            ),
+            p.auth,
         ),
     ),
     Service(

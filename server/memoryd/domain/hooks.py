@@ -25,6 +25,10 @@ class MessageHooks:
     async def messages_deleted(self, tenant: str, session_id: str, removed: Sequence[Message]) -> None:
         """Called after messages were deleted or replaced (vector removal)."""
 
+    async def summaries_deleted(self, tenant: str, session_id: str | None) -> None:
+        """Called after a session's summary slices (the tenant's when session_id is None) were
+        deleted with its metadata (ClearSession / ClearAll with METADATA, ForgetUser, retention)."""
+
     async def clear_vectors(self, tenant: str, session_id: str | None) -> ClearResult:
         """Clear one session's vectors, or the tenant's when session_id is None."""
         return ClearResult(ClearTarget.VECTORS, ClearOutcome.SKIPPED, error="no vector store is configured")

@@ -177,6 +177,8 @@ class Memory:
             else:
                 clearing = Clearing(messages, metadata, names, summaries.session_records(session_id))
                 removed, removed_meta = await self.store.clear_session(tenant, session_id, clearing, now_ms())
+            if metadata:  # the summary slices went with the metadata
+                await self.hooks.summaries_deleted(tenant, session_id)
             results[ClearTarget.MESSAGES] = ClearResult(ClearTarget.MESSAGES, ClearOutcome.CLEARED, removed)
             results[ClearTarget.METADATA] = ClearResult(ClearTarget.METADATA, ClearOutcome.CLEARED, removed_meta)
         if ClearTarget.VECTORS in wanted:

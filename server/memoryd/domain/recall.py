@@ -47,7 +47,7 @@ from __future__ import annotations
 import enum
 import heapq
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from memoryd.domain.models import Message
@@ -104,6 +104,19 @@ class Fusion(enum.IntEnum):
     RECIPROCAL_RANK = 2
 
 
+class SliceMode(enum.IntEnum):
+    # Values mirror memoryd.v1.RecallSlices (unset: OFF).
+    OFF = 1
+    FUSED = 2
+    FIRST = 3
+
+
+# RECALL_SLICES_FUSED: a message within the range of one of the best slices gains this share
+# of the candidates' relevance span, times the slice's relevance relative to the best slice's
+# (docs/VECTORS.md, "Slices"; chosen on the benchmark, docs/RECALL.md).
+SLICE_WEIGHT = 0.5
+
+
 @dataclass(frozen=True, slots=True)
 class RecallDefaults:
     """The server's defaults for what a request leaves unset (config: MEMORYD_RECALL_*)."""
@@ -144,6 +157,7 @@ class RecallQuery:
     # Only these sessions (a user-bound caller's own), pushed into the index query with the
     # scope; None: every session of the tenant.
     sessions: tuple[str, ...] | None = None
+    slices: SliceMode = SliceMode.OFF
 
     @property
     def semantic(self) -> bool:
@@ -194,6 +208,7 @@ class Ranked:
     lift: float = 0.0  # added to relevance by the best adjacent candidate (neighbor_weight x ...)
     dated: float = 0.0  # added to relevance by the query's dates (`dated`)
     semantic_weight: float = 1.0  # of the semantic score in `relevance`
+    sliced: float = 0.0  # added to relevance by a slice covering the message (RECALL_SLICES_FUSED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -478,17 +493,39 @@ def dated(scored: Sequence[Scored], query: RecallQuery, now: int) -> list[float]
     return added
 
 
-def rank(scored: Sequence[Scored], query: RecallQuery, now: int, adjacent: Adjacency | None = None) -> list[Ranked]:
-    """Steps 4-5: the candidates by score, best first; `adjacent` (from `adjacency`) lifts."""
+def sliced(scored: Sequence[Scored], shares: Callable[[VectorRecord], float]) -> list[float]:
+    """What slices add to each candidate's relevance: SLICE_WEIGHT x the candidates' relevance
+    span x `shares(record)` (the best covering slice's relevance relative to the best slice's,
+    0 when none covers it)."""
+    if not scored:
+        return []
+    span = max(s.relevance for s in scored) - min(s.relevance for s in scored)
+    return [SLICE_WEIGHT * span * shares(s.candidate.record) for s in scored]
+
+
+def rank(
+    scored: Sequence[Scored],
+    query: RecallQuery,
+    now: int,
+    adjacent: Adjacency | None = None,
+    slice_lifts: Sequence[float] | None = None,
+) -> list[Ranked]:
+    """Steps 4-5: the candidates by score, best first; `adjacent` (from `adjacency`) lifts, and
+    so do `slice_lifts` (from `sliced`)."""
     w = query.time_weight
     ranked = []
-    for s, lift, when in zip(scored, lifts(scored, adjacent or {}, query.neighbor_weight), dated(scored, query, now)):
+    extra = slice_lifts if slice_lifts is not None else [0.0] * len(scored)
+    for s, lift, when, by_slice in zip(
+        scored, lifts(scored, adjacent or {}, query.neighbor_weight), dated(scored, query, now), extra
+    ):
         candidate = s.candidate
-        score = (1 - w) * (s.relevance + lift + when) + w * recency(candidate.record.timestamp, now, query.half_life_ms)
+        score = (1 - w) * (s.relevance + lift + when + by_slice) + w * recency(
+            candidate.record.timestamp, now, query.half_life_ms
+        )
         boosted = query.scope is RecallScope.USER and spoken_by_or_mentions(candidate.record, query.speaker_ids)
         if boosted:
             score *= query.user_priority_boost
-        ranked.append(Ranked(candidate, score, boosted, s.relevance, lift, when, s.semantic_weight))
+        ranked.append(Ranked(candidate, score, boosted, s.relevance, lift, when, s.semantic_weight, by_slice))
     ranked.sort(key=lambda r: (-r.score, -r.relevance, -r.candidate.record.timestamp, r.candidate.point_id))
     return ranked
 

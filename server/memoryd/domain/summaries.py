@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import logging
 import uuid
 from dataclasses import dataclass, replace
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from memoryd.domain import context, paging, recall
@@ -28,6 +30,8 @@ from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import Message, now_ms
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
+
+log = logging.getLogger(__name__)
 
 CURSOR_NAMESPACE = "memoryd.summary-cursor"
 SLICES_NAMESPACE = "memoryd.summaries/"
@@ -156,6 +160,7 @@ class ContextRecallQuery:
     query_vector: tuple[float, ...] = ()
     model_id: str = ""
     sessions: tuple[str, ...] | None = None  # as RecallQuery.sessions
+    slices: recall.SliceMode = recall.SliceMode.OFF
 
 
 class Recaller(Protocol):
@@ -198,6 +203,7 @@ class SearchRecaller:
                     context_window=0,
                     exclude_message_ids=frozenset(query.exclude_message_ids),
                     sessions=query.sessions,
+                    slices=query.slices,
                 ),
             )
         except (StorageUnavailable, FailedPrecondition) as error:
@@ -216,6 +222,69 @@ class SearchRecaller:
 
 
 @dataclass(frozen=True, slots=True)
+class SliceQuery:
+    """A search of summary slices (SearchSummaries, SearchMemory's slices): the query's parts
+    as RecallQuery has them; `session_id` set: that session only (RECALL_SCOPE_SESSION)."""
+
+    text: str = ""
+    vector: tuple[float, ...] = ()
+    model_id: str = ""
+    top_k: int = recall.DEFAULT_TOP_K
+    keyword_weight: float = recall.DEFAULT_KEYWORD_WEIGHT
+    fusion: recall.Fusion = recall.Fusion.RELATIVE_SCORE
+    session_id: str = ""
+    sessions: tuple[str, ...] | None = None  # as RecallQuery.sessions
+    reference_time: int | None = None  # for the query's dates (recall.dated)
+
+
+@dataclass(frozen=True, slots=True)
+class FoundSlice:
+    """A slice the index returned: its place (session, range, summary id), the time span of
+    the messages it covered when indexed, and its ranking (recall.Ranked: scores and parts)."""
+
+    session_id: str
+    summary_id: str
+    from_seq: int
+    to_seq: int
+    first_ts: int
+    last_ts: int
+    ranked: recall.Ranked
+
+
+@dataclass(frozen=True, slots=True)
+class SlicesFound:
+    slices: list[FoundSlice]
+    model_id: str  # empty without a semantic part
+    semantic: bool
+    keyword: bool
+
+
+class SliceIndex(Protocol):
+    """The vector side of slices (vectors/slices.py): points for a saved slice, and search."""
+
+    async def index(self, tenant: str, summary: Summary, vector: Sequence[float], model_id: str) -> None: ...
+
+    async def search(self, tenant: str, query: SliceQuery) -> SlicesFound: ...
+
+
+class NoSliceIndex:
+    async def index(self, tenant: str, summary: Summary, vector: Sequence[float], model_id: str) -> None:
+        if vector:
+            raise FailedPrecondition("no vector store is configured on this server", reason="VECTORS_DISABLED")
+
+    async def search(self, tenant: str, query: SliceQuery) -> SlicesFound:
+        raise FailedPrecondition("no vector store is configured on this server", reason="VECTORS_DISABLED")
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryHit:
+    summary: Summary
+    found: FoundSlice
+    messages: list[Message]
+    messages_truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ContextRequest:
     session_id: str
     budget_chars: int = 0
@@ -226,16 +295,25 @@ class ContextRequest:
     recall_model_id: str = ""
     # Recall only within these sessions (a user-bound caller's own); None: the tenant's.
     recall_sessions: tuple[str, ...] | None = None
+    recall_slices: recall.SliceMode = recall.SliceMode.OFF
 
 
 class Summaries:
     def __init__(
-        self, store: Store, limits: Limits, recaller: Recaller | None = None, page_tokens: paging.PageTokens | None = None
+        self,
+        store: Store,
+        limits: Limits,
+        recaller: Recaller | None = None,
+        page_tokens: paging.PageTokens | None = None,
+        slices: SliceIndex | None = None,
+        recall_defaults: recall.RecallDefaults = recall.RecallDefaults(),
     ) -> None:
         self.store = store
         self.limits = limits
         self.recaller: Recaller = recaller or NoRecall()
         self.page_tokens = page_tokens or paging.PageTokens.ephemeral()
+        self.slices: SliceIndex = slices or NoSliceIndex()
+        self.recall_defaults = recall_defaults
 
     # -- reads -----------------------------------------------------------------
     async def _cursor_record(self, tenant: str, session_id: str) -> dict[str, Any] | None:
@@ -285,9 +363,39 @@ class Summaries:
 
     # -- writes ----------------------------------------------------------------
     async def save(
+        self,
+        tenant: str,
+        session_id: str,
+        from_seq: int,
+        to_seq: int,
+        text: str,
+        metadata: dict[str, Any],
+        vector: Sequence[float] = (),
+        model_id: str = "",
+    ) -> tuple[Summary, int, bool]:
+        """Returns (slice, cursor, deduplicated). Input was validated (1 <= from_seq <= to_seq).
+        The slice's points are written after it (`_index`), on a retry too."""
+        summary, cursor, deduplicated = await self._save(tenant, session_id, from_seq, to_seq, text, metadata)
+        await self._index(tenant, summary, vector, model_id)
+        return summary, cursor, deduplicated
+
+    async def _index(self, tenant: str, summary: Summary, vector: Sequence[float], model_id: str) -> None:
+        """THE call site of slice indexing (docs/VECTORS.md, "Slices"): keywords always, a vector
+        when the caller gave one or the server embeds. A caller's vector exists nowhere else, so
+        its failure fails the call (a retry is deduplicated and indexes again); without one the
+        slice stays saved and a failure is logged (SUMMARY_SAVED in the event log says which
+        slice to index again)."""
+        if vector:
+            await self.slices.index(tenant, summary, vector, model_id)
+            return
+        try:
+            await self.slices.index(tenant, summary, (), "")
+        except (StorageUnavailable, FailedPrecondition) as error:
+            log.warning("summary slice not indexed (%s)", error.reason)
+
+    async def _save(
         self, tenant: str, session_id: str, from_seq: int, to_seq: int, text: str, metadata: dict[str, Any]
     ) -> tuple[Summary, int, bool]:
-        """Returns (slice, cursor, deduplicated). Input was validated (1 <= from_seq <= to_seq)."""
         for _ in range(CAS_ATTEMPTS):
             record = await self._cursor_record(tenant, session_id)
             cursor = int(record["cursor"]) if record else 0
@@ -358,6 +466,32 @@ class Summaries:
                     metadata={**details, "first_unsummarized_seq": str(skipped[0].seq)},
                 )
 
+    # -- search ----------------------------------------------------------------
+    async def search(
+        self, tenant: str, query: SliceQuery, include_messages: bool, max_messages: int
+    ) -> tuple[list[SummaryHit], SlicesFound]:
+        """SearchSummaries: the best slices, read back from the store (a slice deleted since
+        its points were written is no hit), each with up to `max_messages` of its messages,
+        all hits' messages together within max_response_bytes."""
+        found = await self.slices.search(tenant, query)
+        budget = self.limits.max_response_bytes
+        hits: list[SummaryHit] = []
+        for item in found.slices:
+            summary = await self._slice(tenant, item.session_id, item.from_seq)
+            if summary is None or summary.id != item.summary_id:
+                continue
+            summary = await self.with_coverage(tenant, summary)
+            messages: list[Message] = []
+            truncated = False
+            if include_messages:
+                rows = await self.store.messages_by_seq(
+                    tenant, summary.session_id, summary.from_seq, summary.to_seq, max_messages + 1
+                )
+                messages, truncated = _within(rows, max_messages, budget)
+                budget -= sum(m.stored_bytes for m in messages)
+            hits.append(SummaryHit(summary, item, messages, truncated))
+        return hits, found
+
     # -- context assembly ------------------------------------------------------
     async def assemble(self, tenant: str, request: ContextRequest) -> ContextResult:
         session_id = request.session_id
@@ -410,8 +544,21 @@ class Summaries:
             query_vector=request.recall_query_vector,
             model_id=request.recall_model_id,
             sessions=request.recall_sessions,
+            slices=request.recall_slices,
         )
         try:
             return RecallStatus.OK, "", await self.recaller.recall(tenant, query)
         except RecallUnavailable as exc:
             return RecallStatus.UNAVAILABLE, str(exc), []
+
+
+def _within(rows: list[Message], limit: int, budget: int) -> tuple[list[Message], bool]:
+    """The first `limit` rows whose sizes fit in `budget` (none when the budget is spent), and
+    whether any were left out."""
+    kept: list[Message] = []
+    for row in rows[:limit]:
+        if row.stored_bytes > budget:
+            return kept, True
+        budget -= row.stored_bytes
+        kept.append(row)
+    return kept, len(rows) > len(kept)

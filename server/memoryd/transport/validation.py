@@ -102,6 +102,11 @@ class Check:
         if value not in (0, *(f.value for f in recall.Fusion)):
             self.fail(field, f"unknown enum value {value}")
 
+    def enum(self, field: str, value: int, known: Sequence[int]) -> None:
+        """An enum field: unset (0, the default) or one of `known`."""
+        if value not in (0, *known):
+            self.fail(field, f"unknown enum value {value}")
+
     def text_bytes(self, field: str, value: str, maximum: int) -> None:
         if len(value) > maximum // 4 and len(value.encode("utf-8")) > maximum:
             self.fail(field, f"must be at most {maximum} bytes of UTF-8")

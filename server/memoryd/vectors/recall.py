@@ -36,8 +36,11 @@ from memoryd.domain.errors import (
 from memoryd.domain.hooks import MessageHooks
 from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, Message, RangeQuery, now_ms
 from memoryd.domain.store import Store
+from memoryd.domain.summaries import FoundSlice, SliceQuery
 from memoryd.domain.vectors import (
     LEGACY_KEY,
+    Candidate,
+    PointFilter,
     LEGACY_NAMESPACE,
     CollectionCount,
     Deleted,
@@ -54,6 +57,7 @@ from memoryd.vectors.embedder import OpenAIEmbedder
 from memoryd.vectors.indexer import Indexer, IndexJob
 from memoryd.vectors.outbox import SYSTEM_TENANT, Outbox, OutboxDrainer
 from memoryd.vectors.reconcile import DeletionReconciler
+from memoryd.vectors.slices import VectorSlices, slice_selector
 
 log = logging.getLogger(__name__)
 
@@ -179,6 +183,7 @@ class VectorRecall(MessageHooks):
         self._deletes_remembered = max(1, deletes_remembered)
         self._deletes_forgotten_at = float("-inf")
         self.read_backs = 0  # sessions read back after indexing (tests)
+        self.slices = VectorSlices(self)
 
     # -- lifecycle -------------------------------------------------------------
     async def open(self) -> None:
@@ -322,9 +327,13 @@ class VectorRecall(MessageHooks):
             legacy = await self.legacy_model(tenant, query.model_id)
         else:
             legacy = ""
+        flt = query.point_filter(tenant, legacy) if semantic else replace(query, model_id="").point_filter(tenant, "")
+        slices = await self._slices_for(tenant, query) if query.slices is not recall.SliceMode.OFF else []
+        if slices and query.slices is recall.SliceMode.FIRST:
+            flt = replace(flt, sessions=tuple(sorted({s.session_id for s in slices})))
         found = await self.index.query(
             IndexQuery(
-                query.point_filter(tenant, legacy) if semantic else replace(query, model_id="").point_filter(tenant, ""),
+                flt,
                 query.candidate_limit,
                 query.vector if semantic else (),
                 min_score=query.min_score or None,  # 0 keeps all
@@ -334,15 +343,59 @@ class VectorRecall(MessageHooks):
         )
         excluded = recall.excluded_models(found.pool_models, query.model_id, legacy) if semantic else Counter()
         self._warn_excluded(query.model_id, excluded)
+        candidates = found.candidates
+        if slices:
+            candidates = await self._slice_candidates(candidates, flt, query, slices)
 
-        scored = recall.relevances(found.candidates, query)
+        scored = recall.relevances(candidates, query)
         # One read for the lift's windows and those of the likely hits.
         read = WindowMemo(functools.partial(self.store.context_windows, tenant))
         read.read_ahead(recall.likely_windows(scored, query))
         adjacent = await recall.adjacency(scored, query, read)
-        ranked = recall.rank(scored, query, query.reference_time or now_ms(), adjacent)
+        lifts = recall.sliced(scored, slice_shares(slices)) if query.slices is recall.SliceMode.FUSED else None
+        ranked = recall.rank(scored, query, query.reference_time or now_ms(), adjacent, lifts)
         hits = await recall.select_hits(ranked, query, read)
         return SearchResult(hits, query.model_id if semantic else "", sum(excluded.values()), semantic, query.keyword)
+
+    async def _slices_for(self, tenant: str, query: recall.RecallQuery) -> list[FoundSlice]:
+        """The best `top_k` slices for a SearchMemory with `slices` (in its scope's session, if any)."""
+        found = await self.slices.search(
+            tenant,
+            SliceQuery(
+                text=query.text,
+                vector=tuple(query.vector),
+                model_id=query.model_id,
+                top_k=query.top_k,
+                keyword_weight=query.keyword_weight,
+                fusion=query.fusion,
+                session_id=query.session_id if query.scope is recall.RecallScope.SESSION else "",
+                sessions=query.sessions,
+                reference_time=query.reference_time,
+            ),
+        )
+        return found.slices
+
+    async def _slice_candidates(
+        self, candidates: list[Candidate], flt: PointFilter, query: recall.RecallQuery, slices: list[FoundSlice]
+    ) -> list[Candidate]:
+        """FIRST: the candidates within the slices' ranges. FUSED: the candidates, plus those
+        of a query within the slices' sessions (the slices' messages), inside their ranges."""
+        if query.slices is recall.SliceMode.FUSED:
+            more = await self.index.query(
+                IndexQuery(
+                    replace(flt, sessions=tuple(sorted({s.session_id for s in slices}))),
+                    query.candidate_limit,
+                    query.vector if query.semantic else (),
+                    min_score=query.min_score or None,
+                    text=query.text if query.keyword else "",
+                )
+            )
+            seen = {c.record.message_key for c in candidates}
+            candidates = candidates + [
+                c for c in more.candidates if c.record.message_key not in seen and covering(slices, c.record)
+            ]
+            return candidates
+        return [c for c in candidates if covering(slices, c.record)]
 
     def _warn_excluded(self, model_id: str, excluded: Counter[str]) -> None:
         new = sorted(m for m in excluded if (model_id, m) not in self._warned_models)
@@ -408,6 +461,9 @@ class VectorRecall(MessageHooks):
                 indexed_before=now_ms() + 1,
             )
         )
+
+    async def summaries_deleted(self, tenant: str, session_id: str | None) -> None:
+        await self._delete_or_defer(slice_selector(tenant, session_id))
 
     async def clear_vectors(self, tenant: str, session_id: str | None) -> ClearResult:
         selector = VectorSelector(tenant, session_id=session_id, indexed_before=now_ms() + 1)
@@ -551,3 +607,23 @@ class VectorRecall(MessageHooks):
         ts = job.message.timestamp
         rows = await self.store.range(job.tenant, RangeQuery(job.session_id, 1000, from_ts=ts, to_ts=ts))
         return next((m for m in rows if m.id == job.message.id), None)
+
+
+def covering(slices: Sequence[FoundSlice], record: VectorRecord) -> FoundSlice | None:
+    """The best of `slices` whose range holds the message of `record` (by session and time)."""
+    for found in slices:  # best first
+        if found.session_id == record.session_id and found.first_ts <= record.timestamp <= found.last_ts:
+            return found
+    return None
+
+
+def slice_shares(slices: Sequence[FoundSlice]) -> Callable[[VectorRecord], float]:
+    """A message's share of the slice lift: its best covering slice's relevance over the best
+    slice's (0 when no slice covers it)."""
+    best = max((s.ranked.relevance for s in slices), default=0.0)
+
+    def share(record: VectorRecord) -> float:
+        found = covering(slices, record)
+        return found.ranked.relevance / best if found is not None and best > 0 else 0.0
+
+    return share

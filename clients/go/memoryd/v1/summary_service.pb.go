@@ -409,7 +409,15 @@ type SaveSummaryRequest struct {
 	// The summary text; not empty, at most the server's content size limit.
 	Text string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
 	// Optional free-form JSON object stored with the slice.
-	Metadata      *structpb.Struct `protobuf:"bytes,5,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	Metadata *structpb.Struct `protobuf:"bytes,5,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// Optional embedding of `text`, computed by the caller with `model_id`: the
+	// slice is then searchable by meaning with that model (SearchSummaries,
+	// SearchMemory's `slices`). Without it the server's embedder embeds the
+	// text when one is configured; the slice's keywords are indexed either way.
+	// Not stored with the slice: a retry of the same save indexes it again.
+	Vector []float32 `protobuf:"fixed32,6,rep,packed,name=vector,proto3" json:"vector,omitempty"`
+	// Embedding model of `vector`; required when it is set.
+	ModelId       string `protobuf:"bytes,7,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -477,6 +485,20 @@ func (x *SaveSummaryRequest) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *SaveSummaryRequest) GetVector() []float32 {
+	if x != nil {
+		return x.Vector
+	}
+	return nil
+}
+
+func (x *SaveSummaryRequest) GetModelId() string {
+	if x != nil {
+		return x.ModelId
+	}
+	return ""
 }
 
 // Response of SaveSummary.
@@ -1055,6 +1077,9 @@ type AssembleContextRequest struct {
 	RecallQueryVector []float32 `protobuf:"fixed32,6,rep,packed,name=recall_query_vector,json=recallQueryVector,proto3" json:"recall_query_vector,omitempty"`
 	// Embedding model of `recall_query_vector`; required when it is set.
 	RecallModelId string `protobuf:"bytes,7,opt,name=recall_model_id,json=recallModelId,proto3" json:"recall_model_id,omitempty"`
+	// Whether recall also searches the summary slices, as
+	// SearchMemoryRequest.slices. Unset means RECALL_SLICES_OFF.
+	RecallSlices  RecallSlices `protobuf:"varint,8,opt,name=recall_slices,json=recallSlices,proto3,enum=memoryd.v1.RecallSlices" json:"recall_slices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1136,6 +1161,13 @@ func (x *AssembleContextRequest) GetRecallModelId() string {
 		return x.RecallModelId
 	}
 	return ""
+}
+
+func (x *AssembleContextRequest) GetRecallSlices() RecallSlices {
+	if x != nil {
+		return x.RecallSlices
+	}
+	return RecallSlices_RECALL_SLICES_UNSPECIFIED
 }
 
 // Response of AssembleContext. Parts in prompt order: summary, then messages,
@@ -1269,12 +1301,330 @@ func (x *AssembleContextResponse) GetDeduplicatedCount() int32 {
 	return 0
 }
 
+// Request of SearchSummaries.
+type SearchSummariesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The query embedding: the semantic part. At least one of `query_vector`
+	// and `query_text`.
+	QueryVector []float32 `protobuf:"fixed32,1,rep,packed,name=query_vector,json=queryVector,proto3" json:"query_vector,omitempty"`
+	// The query text: the keyword part and, without `query_vector`, the text
+	// the server's embedder embeds for the semantic part. Without an embedder
+	// (and without `query_vector`) the search is keyword-only.
+	QueryText string `protobuf:"bytes,2,opt,name=query_text,json=queryText,proto3" json:"query_text,omitempty"`
+	// Embedding space of the query. Required with `query_vector`; with
+	// `query_text` alone it defaults to (and must equal) the embedder's model.
+	ModelId string `protobuf:"bytes,3,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	// Number of hits, 1 to 100. 0 means 5.
+	TopK int32 `protobuf:"varint,4,opt,name=top_k,json=topK,proto3" json:"top_k,omitempty"`
+	// Which sessions to search: RECALL_SCOPE_ALL (unset: the tenant's) or
+	// RECALL_SCOPE_SESSION (`session_id`). Slices have no platform or speakers,
+	// so the other scopes are INVALID_ARGUMENT.
+	Scope RecallScope `protobuf:"varint,5,opt,name=scope,proto3,enum=memoryd.v1.RecallScope" json:"scope,omitempty"`
+	// The session of RECALL_SCOPE_SESSION.
+	SessionId string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Weight of the keyword part against the semantic part, 0 to 1, as in
+	// SearchMemoryRequest. Unset means the server default.
+	KeywordWeight *float32 `protobuf:"fixed32,7,opt,name=keyword_weight,json=keywordWeight,proto3,oneof" json:"keyword_weight,omitempty"`
+	// How a hybrid search combines the two parts. Unset means the server's
+	// default.
+	Fusion RecallFusion `protobuf:"varint,8,opt,name=fusion,proto3,enum=memoryd.v1.RecallFusion" json:"fusion,omitempty"`
+	// Also return the messages each hit covers (its seq range, oldest first).
+	IncludeMessages bool `protobuf:"varint,9,opt,name=include_messages,json=includeMessages,proto3" json:"include_messages,omitempty"`
+	// Most messages per hit with `include_messages`, 0 to the server's maximum
+	// page size. 0 means 50. A hit's messages also stop before the server's
+	// response byte bound (max_response_bytes, shared by all hits); either way
+	// the hit says `messages_truncated`.
+	MaxMessagesPerHit int32 `protobuf:"varint,10,opt,name=max_messages_per_hit,json=maxMessagesPerHit,proto3" json:"max_messages_per_hit,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *SearchSummariesRequest) Reset() {
+	*x = SearchSummariesRequest{}
+	mi := &file_memoryd_v1_summary_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchSummariesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchSummariesRequest) ProtoMessage() {}
+
+func (x *SearchSummariesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_summary_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchSummariesRequest.ProtoReflect.Descriptor instead.
+func (*SearchSummariesRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_summary_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SearchSummariesRequest) GetQueryVector() []float32 {
+	if x != nil {
+		return x.QueryVector
+	}
+	return nil
+}
+
+func (x *SearchSummariesRequest) GetQueryText() string {
+	if x != nil {
+		return x.QueryText
+	}
+	return ""
+}
+
+func (x *SearchSummariesRequest) GetModelId() string {
+	if x != nil {
+		return x.ModelId
+	}
+	return ""
+}
+
+func (x *SearchSummariesRequest) GetTopK() int32 {
+	if x != nil {
+		return x.TopK
+	}
+	return 0
+}
+
+func (x *SearchSummariesRequest) GetScope() RecallScope {
+	if x != nil {
+		return x.Scope
+	}
+	return RecallScope_RECALL_SCOPE_UNSPECIFIED
+}
+
+func (x *SearchSummariesRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SearchSummariesRequest) GetKeywordWeight() float32 {
+	if x != nil && x.KeywordWeight != nil {
+		return *x.KeywordWeight
+	}
+	return 0
+}
+
+func (x *SearchSummariesRequest) GetFusion() RecallFusion {
+	if x != nil {
+		return x.Fusion
+	}
+	return RecallFusion_RECALL_FUSION_UNSPECIFIED
+}
+
+func (x *SearchSummariesRequest) GetIncludeMessages() bool {
+	if x != nil {
+		return x.IncludeMessages
+	}
+	return false
+}
+
+func (x *SearchSummariesRequest) GetMaxMessagesPerHit() int32 {
+	if x != nil {
+		return x.MaxMessagesPerHit
+	}
+	return 0
+}
+
+// One recalled summary slice.
+type SummaryHit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The slice, with its coverage as of now.
+	Summary *Summary `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Relevance of the slice, as MemoryHit.relevance defines it (fused scores
+	// stated on the span of the candidates' semantic scores in a hybrid
+	// search), after the query's dates (MemoryHit.date_lift).
+	Score float32 `protobuf:"fixed32,2,opt,name=score,proto3" json:"score,omitempty"`
+	// Cosine similarity of the slice's vector of the query's model to the
+	// query; 0 when `semantic_match` is false.
+	SemanticScore float32 `protobuf:"fixed32,3,opt,name=semantic_score,json=semanticScore,proto3" json:"semantic_score,omitempty"`
+	// BM25 score of the slice's text for `query_text`; 0 when `keyword_match`
+	// is false.
+	KeywordScore float32 `protobuf:"fixed32,4,opt,name=keyword_score,json=keywordScore,proto3" json:"keyword_score,omitempty"`
+	// Whether the slice has a vector of the query's model.
+	SemanticMatch bool `protobuf:"varint,5,opt,name=semantic_match,json=semanticMatch,proto3" json:"semantic_match,omitempty"`
+	// Whether the slice was among the keyword candidates.
+	KeywordMatch bool `protobuf:"varint,6,opt,name=keyword_match,json=keywordMatch,proto3" json:"keyword_match,omitempty"`
+	// With `include_messages`: the stored messages of the slice's range,
+	// oldest first, at most `max_messages_per_hit`.
+	Messages []*Message `protobuf:"bytes,7,rep,name=messages,proto3" json:"messages,omitempty"`
+	// True when the range holds more stored messages than `messages` (the
+	// count or the byte bound stopped them). Read the rest with
+	// ListMessagesInRange / GetFullHistory.
+	MessagesTruncated bool `protobuf:"varint,8,opt,name=messages_truncated,json=messagesTruncated,proto3" json:"messages_truncated,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *SummaryHit) Reset() {
+	*x = SummaryHit{}
+	mi := &file_memoryd_v1_summary_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SummaryHit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SummaryHit) ProtoMessage() {}
+
+func (x *SummaryHit) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_summary_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SummaryHit.ProtoReflect.Descriptor instead.
+func (*SummaryHit) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_summary_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SummaryHit) GetSummary() *Summary {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+func (x *SummaryHit) GetScore() float32 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *SummaryHit) GetSemanticScore() float32 {
+	if x != nil {
+		return x.SemanticScore
+	}
+	return 0
+}
+
+func (x *SummaryHit) GetKeywordScore() float32 {
+	if x != nil {
+		return x.KeywordScore
+	}
+	return 0
+}
+
+func (x *SummaryHit) GetSemanticMatch() bool {
+	if x != nil {
+		return x.SemanticMatch
+	}
+	return false
+}
+
+func (x *SummaryHit) GetKeywordMatch() bool {
+	if x != nil {
+		return x.KeywordMatch
+	}
+	return false
+}
+
+func (x *SummaryHit) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *SummaryHit) GetMessagesTruncated() bool {
+	if x != nil {
+		return x.MessagesTruncated
+	}
+	return false
+}
+
+// Response of SearchSummaries.
+type SearchSummariesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Best slices first.
+	Hits []*SummaryHit `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
+	// Which retrievals ran.
+	Retrieval RecallRetrieval `protobuf:"varint,2,opt,name=retrieval,proto3,enum=memoryd.v1.RecallRetrieval" json:"retrieval,omitempty"`
+	// The model the semantic part ran in; empty for a keyword-only search.
+	ModelId       string `protobuf:"bytes,3,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchSummariesResponse) Reset() {
+	*x = SearchSummariesResponse{}
+	mi := &file_memoryd_v1_summary_service_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchSummariesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchSummariesResponse) ProtoMessage() {}
+
+func (x *SearchSummariesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_summary_service_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchSummariesResponse.ProtoReflect.Descriptor instead.
+func (*SearchSummariesResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_summary_service_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SearchSummariesResponse) GetHits() []*SummaryHit {
+	if x != nil {
+		return x.Hits
+	}
+	return nil
+}
+
+func (x *SearchSummariesResponse) GetRetrieval() RecallRetrieval {
+	if x != nil {
+		return x.Retrieval
+	}
+	return RecallRetrieval_RECALL_RETRIEVAL_UNSPECIFIED
+}
+
+func (x *SearchSummariesResponse) GetModelId() string {
+	if x != nil {
+		return x.ModelId
+	}
+	return ""
+}
+
 var File_memoryd_v1_summary_service_proto protoreflect.FileDescriptor
 
 const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"\n" +
 	" memoryd/v1/summary_service.proto\x12\n" +
-	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memoryd/v1/message.proto\"\xa7\x03\n" +
+	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memoryd/v1/message.proto\x1a\x1fmemoryd/v1/vector_service.proto\"\xa7\x03\n" +
 	"\aSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -1289,14 +1639,16 @@ const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"\x15present_message_count\x18\t \x01(\x03R\x13presentMessageCount\x124\n" +
 	"\x16archived_message_count\x18\n" +
 	" \x01(\x03R\x14archivedMessageCount\x127\n" +
-	"\bcoverage\x18\v \x01(\x0e2\x1b.memoryd.v1.SummaryCoverageR\bcoverage\"\xae\x01\n" +
+	"\bcoverage\x18\v \x01(\x0e2\x1b.memoryd.v1.SummaryCoverageR\bcoverage\"\xe1\x01\n" +
 	"\x12SaveSummaryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
 	"\bfrom_seq\x18\x02 \x01(\x03R\afromSeq\x12\x15\n" +
 	"\x06to_seq\x18\x03 \x01(\x03R\x05toSeq\x12\x12\n" +
 	"\x04text\x18\x04 \x01(\tR\x04text\x123\n" +
-	"\bmetadata\x18\x05 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\x80\x01\n" +
+	"\bmetadata\x18\x05 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x16\n" +
+	"\x06vector\x18\x06 \x03(\x02R\x06vector\x12\x19\n" +
+	"\bmodel_id\x18\a \x01(\tR\amodelId\"\x80\x01\n" +
 	"\x13SaveSummaryResponse\x12-\n" +
 	"\asummary\x18\x01 \x01(\v2\x13.memoryd.v1.SummaryR\asummary\x12\x16\n" +
 	"\x06cursor\x18\x02 \x01(\x03R\x06cursor\x12\"\n" +
@@ -1337,7 +1689,7 @@ const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"\x05score\x18\x04 \x01(\x01R\x05score\x12\x1c\n" +
 	"\ttimestamp\x18\x05 \x01(\x03R\ttimestamp\x12\x12\n" +
 	"\x04role\x18\x06 \x01(\tR\x04role\x12\x1c\n" +
-	"\ttruncated\x18\a \x01(\bR\ttruncated\"\x9d\x02\n" +
+	"\ttruncated\x18\a \x01(\bR\ttruncated\"\xdc\x02\n" +
 	"\x16AssembleContextRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
@@ -1348,7 +1700,8 @@ const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"\frecall_top_k\x18\x05 \x01(\x05R\n" +
 	"recallTopK\x12.\n" +
 	"\x13recall_query_vector\x18\x06 \x03(\x02R\x11recallQueryVector\x12&\n" +
-	"\x0frecall_model_id\x18\a \x01(\tR\rrecallModelId\"\xdd\x03\n" +
+	"\x0frecall_model_id\x18\a \x01(\tR\rrecallModelId\x12=\n" +
+	"\rrecall_slices\x18\b \x01(\x0e2\x18.memoryd.v1.RecallSlicesR\frecallSlices\"\xdd\x03\n" +
 	"\x17AssembleContextResponse\x12-\n" +
 	"\asummary\x18\x01 \x01(\v2\x13.memoryd.v1.SummaryR\asummary\x12+\n" +
 	"\x11summary_truncated\x18\x02 \x01(\bR\x10summaryTruncated\x128\n" +
@@ -1361,7 +1714,36 @@ const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"used_chars\x18\b \x01(\x03R\tusedChars\x12*\n" +
 	"\x04cuts\x18\t \x03(\v2\x16.memoryd.v1.ContextCutR\x04cuts\x12-\n" +
 	"\x12deduplicated_count\x18\n" +
-	" \x01(\x05R\x11deduplicatedCount*\x96\x01\n" +
+	" \x01(\x05R\x11deduplicatedCount\"\xa5\x03\n" +
+	"\x16SearchSummariesRequest\x12!\n" +
+	"\fquery_vector\x18\x01 \x03(\x02R\vqueryVector\x12\x1d\n" +
+	"\n" +
+	"query_text\x18\x02 \x01(\tR\tqueryText\x12\x19\n" +
+	"\bmodel_id\x18\x03 \x01(\tR\amodelId\x12\x13\n" +
+	"\x05top_k\x18\x04 \x01(\x05R\x04topK\x12-\n" +
+	"\x05scope\x18\x05 \x01(\x0e2\x17.memoryd.v1.RecallScopeR\x05scope\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x06 \x01(\tR\tsessionId\x12*\n" +
+	"\x0ekeyword_weight\x18\a \x01(\x02H\x00R\rkeywordWeight\x88\x01\x01\x120\n" +
+	"\x06fusion\x18\b \x01(\x0e2\x18.memoryd.v1.RecallFusionR\x06fusion\x12)\n" +
+	"\x10include_messages\x18\t \x01(\bR\x0fincludeMessages\x12/\n" +
+	"\x14max_messages_per_hit\x18\n" +
+	" \x01(\x05R\x11maxMessagesPerHitB\x11\n" +
+	"\x0f_keyword_weight\"\xc9\x02\n" +
+	"\n" +
+	"SummaryHit\x12-\n" +
+	"\asummary\x18\x01 \x01(\v2\x13.memoryd.v1.SummaryR\asummary\x12\x14\n" +
+	"\x05score\x18\x02 \x01(\x02R\x05score\x12%\n" +
+	"\x0esemantic_score\x18\x03 \x01(\x02R\rsemanticScore\x12#\n" +
+	"\rkeyword_score\x18\x04 \x01(\x02R\fkeywordScore\x12%\n" +
+	"\x0esemantic_match\x18\x05 \x01(\bR\rsemanticMatch\x12#\n" +
+	"\rkeyword_match\x18\x06 \x01(\bR\fkeywordMatch\x12/\n" +
+	"\bmessages\x18\a \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12-\n" +
+	"\x12messages_truncated\x18\b \x01(\bR\x11messagesTruncated\"\x9b\x01\n" +
+	"\x17SearchSummariesResponse\x12*\n" +
+	"\x04hits\x18\x01 \x03(\v2\x16.memoryd.v1.SummaryHitR\x04hits\x129\n" +
+	"\tretrieval\x18\x02 \x01(\x0e2\x1b.memoryd.v1.RecallRetrievalR\tretrieval\x12\x19\n" +
+	"\bmodel_id\x18\x03 \x01(\tR\amodelId*\x96\x01\n" +
 	"\x0fSummaryCoverage\x12 \n" +
 	"\x1cSUMMARY_COVERAGE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17SUMMARY_COVERAGE_INTACT\x10\x01\x12&\n" +
@@ -1382,7 +1764,7 @@ const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"\x19RECALL_STATUS_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RECALL_STATUS_OK\x10\x01\x12\x1d\n" +
 	"\x19RECALL_STATUS_UNAVAILABLE\x10\x02\x12\x19\n" +
-	"\x15RECALL_STATUS_SKIPPED\x10\x032\xc9\x03\n" +
+	"\x15RECALL_STATUS_SKIPPED\x10\x032\xaf\x04\n" +
 	"\x0eSummaryService\x12d\n" +
 	"\vSaveSummary\x12\x1e.memoryd.v1.SaveSummaryRequest\x1a\x1f.memoryd.v1.SaveSummaryResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x01\x1a\n" +
 	"session_id\x12j\n" +
@@ -1391,7 +1773,8 @@ const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"\x10GetSummaryCursor\x12#.memoryd.v1.GetSummaryCursorRequest\x1a$.memoryd.v1.GetSummaryCursorResponse\"\x14\x9a\xa1\x19\x10\b\x01\x10\x01\x1a\n" +
 	"session_id\x12p\n" +
 	"\x0fAssembleContext\x12\".memoryd.v1.AssembleContextRequest\x1a#.memoryd.v1.AssembleContextResponse\"\x14\x9a\xa1\x19\x10\b\x01\x10\x01\x1a\n" +
-	"session_idBc\n" +
+	"session_id\x12d\n" +
+	"\x0fSearchSummaries\x12\".memoryd.v1.SearchSummariesRequest\x1a#.memoryd.v1.SearchSummariesResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x03Bc\n" +
 	"\x0edev.memoryd.v1B\x13SummaryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -1407,7 +1790,7 @@ func file_memoryd_v1_summary_service_proto_rawDescGZIP() []byte {
 }
 
 var file_memoryd_v1_summary_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_memoryd_v1_summary_service_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_memoryd_v1_summary_service_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_memoryd_v1_summary_service_proto_goTypes = []any{
 	(SummaryCoverage)(0),             // 0: memoryd.v1.SummaryCoverage
 	(ContextPart)(0),                 // 1: memoryd.v1.ContextPart
@@ -1425,38 +1808,54 @@ var file_memoryd_v1_summary_service_proto_goTypes = []any{
 	(*RecalledMemory)(nil),           // 13: memoryd.v1.RecalledMemory
 	(*AssembleContextRequest)(nil),   // 14: memoryd.v1.AssembleContextRequest
 	(*AssembleContextResponse)(nil),  // 15: memoryd.v1.AssembleContextResponse
-	(*structpb.Struct)(nil),          // 16: google.protobuf.Struct
-	(*Message)(nil),                  // 17: memoryd.v1.Message
+	(*SearchSummariesRequest)(nil),   // 16: memoryd.v1.SearchSummariesRequest
+	(*SummaryHit)(nil),               // 17: memoryd.v1.SummaryHit
+	(*SearchSummariesResponse)(nil),  // 18: memoryd.v1.SearchSummariesResponse
+	(*structpb.Struct)(nil),          // 19: google.protobuf.Struct
+	(*Message)(nil),                  // 20: memoryd.v1.Message
+	(RecallSlices)(0),                // 21: memoryd.v1.RecallSlices
+	(RecallScope)(0),                 // 22: memoryd.v1.RecallScope
+	(RecallFusion)(0),                // 23: memoryd.v1.RecallFusion
+	(RecallRetrieval)(0),             // 24: memoryd.v1.RecallRetrieval
 }
 var file_memoryd_v1_summary_service_proto_depIdxs = []int32{
-	16, // 0: memoryd.v1.Summary.metadata:type_name -> google.protobuf.Struct
+	19, // 0: memoryd.v1.Summary.metadata:type_name -> google.protobuf.Struct
 	0,  // 1: memoryd.v1.Summary.coverage:type_name -> memoryd.v1.SummaryCoverage
-	16, // 2: memoryd.v1.SaveSummaryRequest.metadata:type_name -> google.protobuf.Struct
+	19, // 2: memoryd.v1.SaveSummaryRequest.metadata:type_name -> google.protobuf.Struct
 	4,  // 3: memoryd.v1.SaveSummaryResponse.summary:type_name -> memoryd.v1.Summary
 	4,  // 4: memoryd.v1.ListSummariesResponse.summaries:type_name -> memoryd.v1.Summary
 	4,  // 5: memoryd.v1.GetSummaryCursorResponse.latest:type_name -> memoryd.v1.Summary
 	1,  // 6: memoryd.v1.ContextCut.part:type_name -> memoryd.v1.ContextPart
 	2,  // 7: memoryd.v1.ContextCut.reason:type_name -> memoryd.v1.CutReason
-	17, // 8: memoryd.v1.AssembledMessage.message:type_name -> memoryd.v1.Message
+	20, // 8: memoryd.v1.AssembledMessage.message:type_name -> memoryd.v1.Message
 	1,  // 9: memoryd.v1.AssembledMessage.part:type_name -> memoryd.v1.ContextPart
-	4,  // 10: memoryd.v1.AssembleContextResponse.summary:type_name -> memoryd.v1.Summary
-	12, // 11: memoryd.v1.AssembleContextResponse.messages:type_name -> memoryd.v1.AssembledMessage
-	13, // 12: memoryd.v1.AssembleContextResponse.recalled:type_name -> memoryd.v1.RecalledMemory
-	3,  // 13: memoryd.v1.AssembleContextResponse.recall_status:type_name -> memoryd.v1.RecallStatus
-	11, // 14: memoryd.v1.AssembleContextResponse.cuts:type_name -> memoryd.v1.ContextCut
-	5,  // 15: memoryd.v1.SummaryService.SaveSummary:input_type -> memoryd.v1.SaveSummaryRequest
-	7,  // 16: memoryd.v1.SummaryService.ListSummaries:input_type -> memoryd.v1.ListSummariesRequest
-	9,  // 17: memoryd.v1.SummaryService.GetSummaryCursor:input_type -> memoryd.v1.GetSummaryCursorRequest
-	14, // 18: memoryd.v1.SummaryService.AssembleContext:input_type -> memoryd.v1.AssembleContextRequest
-	6,  // 19: memoryd.v1.SummaryService.SaveSummary:output_type -> memoryd.v1.SaveSummaryResponse
-	8,  // 20: memoryd.v1.SummaryService.ListSummaries:output_type -> memoryd.v1.ListSummariesResponse
-	10, // 21: memoryd.v1.SummaryService.GetSummaryCursor:output_type -> memoryd.v1.GetSummaryCursorResponse
-	15, // 22: memoryd.v1.SummaryService.AssembleContext:output_type -> memoryd.v1.AssembleContextResponse
-	19, // [19:23] is the sub-list for method output_type
-	15, // [15:19] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	21, // 10: memoryd.v1.AssembleContextRequest.recall_slices:type_name -> memoryd.v1.RecallSlices
+	4,  // 11: memoryd.v1.AssembleContextResponse.summary:type_name -> memoryd.v1.Summary
+	12, // 12: memoryd.v1.AssembleContextResponse.messages:type_name -> memoryd.v1.AssembledMessage
+	13, // 13: memoryd.v1.AssembleContextResponse.recalled:type_name -> memoryd.v1.RecalledMemory
+	3,  // 14: memoryd.v1.AssembleContextResponse.recall_status:type_name -> memoryd.v1.RecallStatus
+	11, // 15: memoryd.v1.AssembleContextResponse.cuts:type_name -> memoryd.v1.ContextCut
+	22, // 16: memoryd.v1.SearchSummariesRequest.scope:type_name -> memoryd.v1.RecallScope
+	23, // 17: memoryd.v1.SearchSummariesRequest.fusion:type_name -> memoryd.v1.RecallFusion
+	4,  // 18: memoryd.v1.SummaryHit.summary:type_name -> memoryd.v1.Summary
+	20, // 19: memoryd.v1.SummaryHit.messages:type_name -> memoryd.v1.Message
+	17, // 20: memoryd.v1.SearchSummariesResponse.hits:type_name -> memoryd.v1.SummaryHit
+	24, // 21: memoryd.v1.SearchSummariesResponse.retrieval:type_name -> memoryd.v1.RecallRetrieval
+	5,  // 22: memoryd.v1.SummaryService.SaveSummary:input_type -> memoryd.v1.SaveSummaryRequest
+	7,  // 23: memoryd.v1.SummaryService.ListSummaries:input_type -> memoryd.v1.ListSummariesRequest
+	9,  // 24: memoryd.v1.SummaryService.GetSummaryCursor:input_type -> memoryd.v1.GetSummaryCursorRequest
+	14, // 25: memoryd.v1.SummaryService.AssembleContext:input_type -> memoryd.v1.AssembleContextRequest
+	16, // 26: memoryd.v1.SummaryService.SearchSummaries:input_type -> memoryd.v1.SearchSummariesRequest
+	6,  // 27: memoryd.v1.SummaryService.SaveSummary:output_type -> memoryd.v1.SaveSummaryResponse
+	8,  // 28: memoryd.v1.SummaryService.ListSummaries:output_type -> memoryd.v1.ListSummariesResponse
+	10, // 29: memoryd.v1.SummaryService.GetSummaryCursor:output_type -> memoryd.v1.GetSummaryCursorResponse
+	15, // 30: memoryd.v1.SummaryService.AssembleContext:output_type -> memoryd.v1.AssembleContextResponse
+	18, // 31: memoryd.v1.SummaryService.SearchSummaries:output_type -> memoryd.v1.SearchSummariesResponse
+	27, // [27:32] is the sub-list for method output_type
+	22, // [22:27] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_summary_service_proto_init() }
@@ -1466,13 +1865,15 @@ func file_memoryd_v1_summary_service_proto_init() {
 	}
 	file_memoryd_v1_access_proto_init()
 	file_memoryd_v1_message_proto_init()
+	file_memoryd_v1_vector_service_proto_init()
+	file_memoryd_v1_summary_service_proto_msgTypes[12].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_summary_service_proto_rawDesc), len(file_memoryd_v1_summary_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   12,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

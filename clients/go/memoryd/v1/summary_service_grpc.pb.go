@@ -23,6 +23,7 @@ const (
 	SummaryService_ListSummaries_FullMethodName    = "/memoryd.v1.SummaryService/ListSummaries"
 	SummaryService_GetSummaryCursor_FullMethodName = "/memoryd.v1.SummaryService/GetSummaryCursor"
 	SummaryService_AssembleContext_FullMethodName  = "/memoryd.v1.SummaryService/AssembleContext"
+	SummaryService_SearchSummaries_FullMethodName  = "/memoryd.v1.SummaryService/SearchSummaries"
 )
 
 // SummaryServiceClient is the client API for SummaryService service.
@@ -57,6 +58,14 @@ type SummaryServiceClient interface {
 	// (deduplicated by id), and optionally recalled memories, under a character
 	// budget. Reports everything it cut and why.
 	AssembleContext(ctx context.Context, in *AssembleContextRequest, opts ...grpc.CallOption) (*AssembleContextResponse, error)
+	// Recalls the summary slices that best match a query, by keywords (BM25 over
+	// the slice texts), by meaning (the slices' vectors of the query's model) or
+	// both fused, as SearchMemory ranks messages; each hit is the slice with its
+	// scores and, on request, the messages it covers (bounded per hit). Slices
+	// are indexed when saved: a keyword point always, a vector when SaveSummary
+	// carried one or the server has an embedder (docs/VECTORS.md, "Slices").
+	// A token bound to an end user searches only that user's sessions.
+	SearchSummaries(ctx context.Context, in *SearchSummariesRequest, opts ...grpc.CallOption) (*SearchSummariesResponse, error)
 }
 
 type summaryServiceClient struct {
@@ -107,6 +116,16 @@ func (c *summaryServiceClient) AssembleContext(ctx context.Context, in *Assemble
 	return out, nil
 }
 
+func (c *summaryServiceClient) SearchSummaries(ctx context.Context, in *SearchSummariesRequest, opts ...grpc.CallOption) (*SearchSummariesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SearchSummariesResponse)
+	err := c.cc.Invoke(ctx, SummaryService_SearchSummaries_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SummaryServiceServer is the server API for SummaryService service.
 // All implementations must embed UnimplementedSummaryServiceServer
 // for forward compatibility.
@@ -139,6 +158,14 @@ type SummaryServiceServer interface {
 	// (deduplicated by id), and optionally recalled memories, under a character
 	// budget. Reports everything it cut and why.
 	AssembleContext(context.Context, *AssembleContextRequest) (*AssembleContextResponse, error)
+	// Recalls the summary slices that best match a query, by keywords (BM25 over
+	// the slice texts), by meaning (the slices' vectors of the query's model) or
+	// both fused, as SearchMemory ranks messages; each hit is the slice with its
+	// scores and, on request, the messages it covers (bounded per hit). Slices
+	// are indexed when saved: a keyword point always, a vector when SaveSummary
+	// carried one or the server has an embedder (docs/VECTORS.md, "Slices").
+	// A token bound to an end user searches only that user's sessions.
+	SearchSummaries(context.Context, *SearchSummariesRequest) (*SearchSummariesResponse, error)
 	mustEmbedUnimplementedSummaryServiceServer()
 }
 
@@ -160,6 +187,9 @@ func (UnimplementedSummaryServiceServer) GetSummaryCursor(context.Context, *GetS
 }
 func (UnimplementedSummaryServiceServer) AssembleContext(context.Context, *AssembleContextRequest) (*AssembleContextResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AssembleContext not implemented")
+}
+func (UnimplementedSummaryServiceServer) SearchSummaries(context.Context, *SearchSummariesRequest) (*SearchSummariesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchSummaries not implemented")
 }
 func (UnimplementedSummaryServiceServer) mustEmbedUnimplementedSummaryServiceServer() {}
 func (UnimplementedSummaryServiceServer) testEmbeddedByValue()                        {}
@@ -254,6 +284,24 @@ func _SummaryService_AssembleContext_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SummaryService_SearchSummaries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchSummariesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SummaryServiceServer).SearchSummaries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SummaryService_SearchSummaries_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SummaryServiceServer).SearchSummaries(ctx, req.(*SearchSummariesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SummaryService_ServiceDesc is the grpc.ServiceDesc for SummaryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -276,6 +324,10 @@ var SummaryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AssembleContext",
 			Handler:    _SummaryService_AssembleContext_Handler,
+		},
+		{
+			MethodName: "SearchSummaries",
+			Handler:    _SummaryService_SearchSummaries_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

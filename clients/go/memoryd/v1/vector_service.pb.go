@@ -256,6 +256,69 @@ func (RecallRetrieval) EnumDescriptor() ([]byte, []int) {
 	return file_memoryd_v1_vector_service_proto_rawDescGZIP(), []int{3}
 }
 
+// How SearchMemory uses summary slices (docs/VECTORS.md, "Slices").
+type RecallSlices int32
+
+const (
+	// Not set: RECALL_SLICES_OFF.
+	RecallSlices_RECALL_SLICES_UNSPECIFIED RecallSlices = 0
+	// Messages only.
+	RecallSlices_RECALL_SLICES_OFF RecallSlices = 1
+	// The query also searches the slices (keywords and meaning, as
+	// SearchSummaries); a message candidate within the range of one of the
+	// best `top_k` slices gains that slice's share of the candidates'
+	// relevance span (MemoryHit.slice_lift), and the best slices' ranges are
+	// searched for message candidates too, so a slice hit brings its messages.
+	RecallSlices_RECALL_SLICES_FUSED RecallSlices = 2
+	// Slices first, then messages: message candidates come only from the
+	// ranges of the best `top_k` slices (a slice that matches expands to its
+	// messages), ranked as usual.
+	RecallSlices_RECALL_SLICES_FIRST RecallSlices = 3
+)
+
+// Enum value maps for RecallSlices.
+var (
+	RecallSlices_name = map[int32]string{
+		0: "RECALL_SLICES_UNSPECIFIED",
+		1: "RECALL_SLICES_OFF",
+		2: "RECALL_SLICES_FUSED",
+		3: "RECALL_SLICES_FIRST",
+	}
+	RecallSlices_value = map[string]int32{
+		"RECALL_SLICES_UNSPECIFIED": 0,
+		"RECALL_SLICES_OFF":         1,
+		"RECALL_SLICES_FUSED":       2,
+		"RECALL_SLICES_FIRST":       3,
+	}
+)
+
+func (x RecallSlices) Enum() *RecallSlices {
+	p := new(RecallSlices)
+	*p = x
+	return p
+}
+
+func (x RecallSlices) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RecallSlices) Descriptor() protoreflect.EnumDescriptor {
+	return file_memoryd_v1_vector_service_proto_enumTypes[4].Descriptor()
+}
+
+func (RecallSlices) Type() protoreflect.EnumType {
+	return &file_memoryd_v1_vector_service_proto_enumTypes[4]
+}
+
+func (x RecallSlices) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RecallSlices.Descriptor instead.
+func (RecallSlices) EnumDescriptor() ([]byte, []int) {
+	return file_memoryd_v1_vector_service_proto_rawDescGZIP(), []int{4}
+}
+
 // One vector with the message facts recall needs.
 type VectorPoint struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -621,7 +684,10 @@ type SearchMemoryRequest struct {
 	// candidate that says when ("yesterday", "3 years ago", "last Friday", a
 	// month or year, "上周") gains 0.6 times that. 0 turns both off (for a date
 	// that is a topic, not a time). Unset means 0.5.
-	DateWeight    *float32 `protobuf:"fixed32,24,opt,name=date_weight,json=dateWeight,proto3,oneof" json:"date_weight,omitempty"`
+	DateWeight *float32 `protobuf:"fixed32,24,opt,name=date_weight,json=dateWeight,proto3,oneof" json:"date_weight,omitempty"`
+	// Whether summary slices (SummaryService) take part, and how. Unset means
+	// RECALL_SLICES_OFF. See RecallSlices and docs/VECTORS.md ("Slices").
+	Slices        RecallSlices `protobuf:"varint,25,opt,name=slices,proto3,enum=memoryd.v1.RecallSlices" json:"slices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -824,6 +890,13 @@ func (x *SearchMemoryRequest) GetDateWeight() float32 {
 	return 0
 }
 
+func (x *SearchMemoryRequest) GetSlices() RecallSlices {
+	if x != nil {
+		return x.Slices
+	}
+	return RecallSlices_RECALL_SLICES_UNSPECIFIED
+}
+
 // A message next to a hit in the hit's session.
 type ContextMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -942,7 +1015,10 @@ type MemoryHit struct {
 	NeighborLift float32 `protobuf:"fixed32,24,opt,name=neighbor_lift,json=neighborLift,proto3" json:"neighbor_lift,omitempty"`
 	// What the dates of `query_text` added to `relevance` (see `date_weight`);
 	// 0 when they added nothing.
-	DateLift      float32 `protobuf:"fixed32,25,opt,name=date_lift,json=dateLift,proto3" json:"date_lift,omitempty"`
+	DateLift float32 `protobuf:"fixed32,25,opt,name=date_lift,json=dateLift,proto3" json:"date_lift,omitempty"`
+	// What the best slice covering this message added to `relevance` with
+	// RECALL_SLICES_FUSED; 0 otherwise. `score` counts it like `date_lift`.
+	SliceLift     float32 `protobuf:"fixed32,26,opt,name=slice_lift,json=sliceLift,proto3" json:"slice_lift,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1148,6 +1224,13 @@ func (x *MemoryHit) GetNeighborLift() float32 {
 func (x *MemoryHit) GetDateLift() float32 {
 	if x != nil {
 		return x.DateLift
+	}
+	return 0
+}
+
+func (x *MemoryHit) GetSliceLift() float32 {
+	if x != nil {
+		return x.SliceLift
 	}
 	return 0
 }
@@ -1907,7 +1990,7 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x14UpsertVectorsRequest\x12/\n" +
 	"\x06points\x18\x01 \x03(\v2\x17.memoryd.v1.VectorPointR\x06points\"4\n" +
 	"\x15UpsertVectorsResponse\x12\x1b\n" +
-	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\x98\t\n" +
+	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\xca\t\n" +
 	"\x13SearchMemoryRequest\x12!\n" +
 	"\fquery_vector\x18\x01 \x03(\x02R\vqueryVector\x12\x1d\n" +
 	"\n" +
@@ -1938,7 +2021,8 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x13keep_repeated_texts\x18\x16 \x01(\bR\x11keepRepeatedTexts\x12,\n" +
 	"\x0fneighbor_weight\x18\x17 \x01(\x02H\aR\x0eneighborWeight\x88\x01\x01\x12$\n" +
 	"\vdate_weight\x18\x18 \x01(\x02H\bR\n" +
-	"dateWeight\x88\x01\x01B\x0e\n" +
+	"dateWeight\x88\x01\x01\x120\n" +
+	"\x06slices\x18\x19 \x01(\x0e2\x18.memoryd.v1.RecallSlicesR\x06slicesB\x0e\n" +
 	"\f_time_weightB\x16\n" +
 	"\x14_user_priority_boostB\x11\n" +
 	"\x0f_context_windowB\x17\n" +
@@ -1950,7 +2034,7 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\f_date_weight\"h\n" +
 	"\x0eContextMessage\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.memoryd.v1.MessageR\amessage\x12'\n" +
-	"\x0ftruncated_chars\x18\x02 \x01(\x05R\x0etruncatedChars\"\xd4\x06\n" +
+	"\x0ftruncated_chars\x18\x02 \x01(\x05R\x0etruncatedChars\"\xf3\x06\n" +
 	"\tMemoryHit\x12\x14\n" +
 	"\x05score\x18\x01 \x01(\x02R\x05score\x12%\n" +
 	"\x0esemantic_score\x18\x02 \x01(\x02R\rsemanticScore\x12\x19\n" +
@@ -1979,7 +2063,9 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\rin_context_of\x18\x16 \x01(\x05H\x00R\vinContextOf\x88\x01\x01\x12\x18\n" +
 	"\arepeats\x18\x17 \x01(\x05R\arepeats\x12#\n" +
 	"\rneighbor_lift\x18\x18 \x01(\x02R\fneighborLift\x12\x1b\n" +
-	"\tdate_lift\x18\x19 \x01(\x02R\bdateLiftB\x10\n" +
+	"\tdate_lift\x18\x19 \x01(\x02R\bdateLift\x12\x1d\n" +
+	"\n" +
+	"slice_lift\x18\x1a \x01(\x02R\tsliceLiftB\x10\n" +
 	"\x0e_in_context_of\"\xf4\x01\n" +
 	"\x14SearchMemoryResponse\x12)\n" +
 	"\x04hits\x18\x01 \x03(\v2\x15.memoryd.v1.MemoryHitR\x04hits\x12\x19\n" +
@@ -2049,7 +2135,12 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x1cRECALL_RETRIEVAL_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19RECALL_RETRIEVAL_SEMANTIC\x10\x01\x12\x1c\n" +
 	"\x18RECALL_RETRIEVAL_KEYWORD\x10\x02\x12\x1b\n" +
-	"\x17RECALL_RETRIEVAL_HYBRID\x10\x032\xce\x03\n" +
+	"\x17RECALL_RETRIEVAL_HYBRID\x10\x03*v\n" +
+	"\fRecallSlices\x12\x1d\n" +
+	"\x19RECALL_SLICES_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11RECALL_SLICES_OFF\x10\x01\x12\x17\n" +
+	"\x13RECALL_SLICES_FUSED\x10\x02\x12\x17\n" +
+	"\x13RECALL_SLICES_FIRST\x10\x032\xce\x03\n" +
 	"\rVectorService\x12q\n" +
 	"\rUpsertVectors\x12 .memoryd.v1.UpsertVectorsRequest\x1a!.memoryd.v1.UpsertVectorsResponse\"\x1b\x9a\xa1\x19\x17\b\x02\x10\x01\x1a\x11points.session_id\x12[\n" +
 	"\fSearchMemory\x12\x1f.memoryd.v1.SearchMemoryRequest\x1a .memoryd.v1.SearchMemoryResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x03\x12\x89\x01\n" +
@@ -2069,61 +2160,63 @@ func file_memoryd_v1_vector_service_proto_rawDescGZIP() []byte {
 	return file_memoryd_v1_vector_service_proto_rawDescData
 }
 
-var file_memoryd_v1_vector_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_memoryd_v1_vector_service_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
 var file_memoryd_v1_vector_service_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_memoryd_v1_vector_service_proto_goTypes = []any{
 	(RecallScope)(0),                          // 0: memoryd.v1.RecallScope
 	(RecallRoles)(0),                          // 1: memoryd.v1.RecallRoles
 	(RecallFusion)(0),                         // 2: memoryd.v1.RecallFusion
 	(RecallRetrieval)(0),                      // 3: memoryd.v1.RecallRetrieval
-	(*VectorPoint)(nil),                       // 4: memoryd.v1.VectorPoint
-	(*UpsertVectorsRequest)(nil),              // 5: memoryd.v1.UpsertVectorsRequest
-	(*UpsertVectorsResponse)(nil),             // 6: memoryd.v1.UpsertVectorsResponse
-	(*SearchMemoryRequest)(nil),               // 7: memoryd.v1.SearchMemoryRequest
-	(*ContextMessage)(nil),                    // 8: memoryd.v1.ContextMessage
-	(*MemoryHit)(nil),                         // 9: memoryd.v1.MemoryHit
-	(*SearchMemoryResponse)(nil),              // 10: memoryd.v1.SearchMemoryResponse
-	(*DeleteVectorsRequest)(nil),              // 11: memoryd.v1.DeleteVectorsRequest
-	(*DeleteVectorsResponse)(nil),             // 12: memoryd.v1.DeleteVectorsResponse
-	(*GetVectorStatsRequest)(nil),             // 13: memoryd.v1.GetVectorStatsRequest
-	(*ModelVectorCount)(nil),                  // 14: memoryd.v1.ModelVectorCount
-	(*CollectionVectorCount)(nil),             // 15: memoryd.v1.CollectionVectorCount
-	(*GetVectorStatsResponse)(nil),            // 16: memoryd.v1.GetVectorStatsResponse
-	(*DeleteVectorsRequest_BySession)(nil),    // 17: memoryd.v1.DeleteVectorsRequest.BySession
-	(*DeleteVectorsRequest_ByTimestamps)(nil), // 18: memoryd.v1.DeleteVectorsRequest.ByTimestamps
-	(*DeleteVectorsRequest_ByModel)(nil),      // 19: memoryd.v1.DeleteVectorsRequest.ByModel
-	(*DeleteVectorsRequest_All)(nil),          // 20: memoryd.v1.DeleteVectorsRequest.All
-	(*Message)(nil),                           // 21: memoryd.v1.Message
+	(RecallSlices)(0),                         // 4: memoryd.v1.RecallSlices
+	(*VectorPoint)(nil),                       // 5: memoryd.v1.VectorPoint
+	(*UpsertVectorsRequest)(nil),              // 6: memoryd.v1.UpsertVectorsRequest
+	(*UpsertVectorsResponse)(nil),             // 7: memoryd.v1.UpsertVectorsResponse
+	(*SearchMemoryRequest)(nil),               // 8: memoryd.v1.SearchMemoryRequest
+	(*ContextMessage)(nil),                    // 9: memoryd.v1.ContextMessage
+	(*MemoryHit)(nil),                         // 10: memoryd.v1.MemoryHit
+	(*SearchMemoryResponse)(nil),              // 11: memoryd.v1.SearchMemoryResponse
+	(*DeleteVectorsRequest)(nil),              // 12: memoryd.v1.DeleteVectorsRequest
+	(*DeleteVectorsResponse)(nil),             // 13: memoryd.v1.DeleteVectorsResponse
+	(*GetVectorStatsRequest)(nil),             // 14: memoryd.v1.GetVectorStatsRequest
+	(*ModelVectorCount)(nil),                  // 15: memoryd.v1.ModelVectorCount
+	(*CollectionVectorCount)(nil),             // 16: memoryd.v1.CollectionVectorCount
+	(*GetVectorStatsResponse)(nil),            // 17: memoryd.v1.GetVectorStatsResponse
+	(*DeleteVectorsRequest_BySession)(nil),    // 18: memoryd.v1.DeleteVectorsRequest.BySession
+	(*DeleteVectorsRequest_ByTimestamps)(nil), // 19: memoryd.v1.DeleteVectorsRequest.ByTimestamps
+	(*DeleteVectorsRequest_ByModel)(nil),      // 20: memoryd.v1.DeleteVectorsRequest.ByModel
+	(*DeleteVectorsRequest_All)(nil),          // 21: memoryd.v1.DeleteVectorsRequest.All
+	(*Message)(nil),                           // 22: memoryd.v1.Message
 }
 var file_memoryd_v1_vector_service_proto_depIdxs = []int32{
-	4,  // 0: memoryd.v1.UpsertVectorsRequest.points:type_name -> memoryd.v1.VectorPoint
+	5,  // 0: memoryd.v1.UpsertVectorsRequest.points:type_name -> memoryd.v1.VectorPoint
 	0,  // 1: memoryd.v1.SearchMemoryRequest.scope:type_name -> memoryd.v1.RecallScope
 	1,  // 2: memoryd.v1.SearchMemoryRequest.recall_roles:type_name -> memoryd.v1.RecallRoles
 	2,  // 3: memoryd.v1.SearchMemoryRequest.fusion:type_name -> memoryd.v1.RecallFusion
-	21, // 4: memoryd.v1.ContextMessage.message:type_name -> memoryd.v1.Message
-	8,  // 5: memoryd.v1.MemoryHit.before:type_name -> memoryd.v1.ContextMessage
-	8,  // 6: memoryd.v1.MemoryHit.after:type_name -> memoryd.v1.ContextMessage
-	9,  // 7: memoryd.v1.SearchMemoryResponse.hits:type_name -> memoryd.v1.MemoryHit
-	3,  // 8: memoryd.v1.SearchMemoryResponse.retrieval:type_name -> memoryd.v1.RecallRetrieval
-	17, // 9: memoryd.v1.DeleteVectorsRequest.session:type_name -> memoryd.v1.DeleteVectorsRequest.BySession
-	18, // 10: memoryd.v1.DeleteVectorsRequest.timestamps:type_name -> memoryd.v1.DeleteVectorsRequest.ByTimestamps
-	19, // 11: memoryd.v1.DeleteVectorsRequest.model:type_name -> memoryd.v1.DeleteVectorsRequest.ByModel
-	20, // 12: memoryd.v1.DeleteVectorsRequest.all:type_name -> memoryd.v1.DeleteVectorsRequest.All
-	14, // 13: memoryd.v1.GetVectorStatsResponse.models:type_name -> memoryd.v1.ModelVectorCount
-	15, // 14: memoryd.v1.GetVectorStatsResponse.collections:type_name -> memoryd.v1.CollectionVectorCount
-	5,  // 15: memoryd.v1.VectorService.UpsertVectors:input_type -> memoryd.v1.UpsertVectorsRequest
-	7,  // 16: memoryd.v1.VectorService.SearchMemory:input_type -> memoryd.v1.SearchMemoryRequest
-	11, // 17: memoryd.v1.VectorService.DeleteVectors:input_type -> memoryd.v1.DeleteVectorsRequest
-	13, // 18: memoryd.v1.VectorService.GetVectorStats:input_type -> memoryd.v1.GetVectorStatsRequest
-	6,  // 19: memoryd.v1.VectorService.UpsertVectors:output_type -> memoryd.v1.UpsertVectorsResponse
-	10, // 20: memoryd.v1.VectorService.SearchMemory:output_type -> memoryd.v1.SearchMemoryResponse
-	12, // 21: memoryd.v1.VectorService.DeleteVectors:output_type -> memoryd.v1.DeleteVectorsResponse
-	16, // 22: memoryd.v1.VectorService.GetVectorStats:output_type -> memoryd.v1.GetVectorStatsResponse
-	19, // [19:23] is the sub-list for method output_type
-	15, // [15:19] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	4,  // 4: memoryd.v1.SearchMemoryRequest.slices:type_name -> memoryd.v1.RecallSlices
+	22, // 5: memoryd.v1.ContextMessage.message:type_name -> memoryd.v1.Message
+	9,  // 6: memoryd.v1.MemoryHit.before:type_name -> memoryd.v1.ContextMessage
+	9,  // 7: memoryd.v1.MemoryHit.after:type_name -> memoryd.v1.ContextMessage
+	10, // 8: memoryd.v1.SearchMemoryResponse.hits:type_name -> memoryd.v1.MemoryHit
+	3,  // 9: memoryd.v1.SearchMemoryResponse.retrieval:type_name -> memoryd.v1.RecallRetrieval
+	18, // 10: memoryd.v1.DeleteVectorsRequest.session:type_name -> memoryd.v1.DeleteVectorsRequest.BySession
+	19, // 11: memoryd.v1.DeleteVectorsRequest.timestamps:type_name -> memoryd.v1.DeleteVectorsRequest.ByTimestamps
+	20, // 12: memoryd.v1.DeleteVectorsRequest.model:type_name -> memoryd.v1.DeleteVectorsRequest.ByModel
+	21, // 13: memoryd.v1.DeleteVectorsRequest.all:type_name -> memoryd.v1.DeleteVectorsRequest.All
+	15, // 14: memoryd.v1.GetVectorStatsResponse.models:type_name -> memoryd.v1.ModelVectorCount
+	16, // 15: memoryd.v1.GetVectorStatsResponse.collections:type_name -> memoryd.v1.CollectionVectorCount
+	6,  // 16: memoryd.v1.VectorService.UpsertVectors:input_type -> memoryd.v1.UpsertVectorsRequest
+	8,  // 17: memoryd.v1.VectorService.SearchMemory:input_type -> memoryd.v1.SearchMemoryRequest
+	12, // 18: memoryd.v1.VectorService.DeleteVectors:input_type -> memoryd.v1.DeleteVectorsRequest
+	14, // 19: memoryd.v1.VectorService.GetVectorStats:input_type -> memoryd.v1.GetVectorStatsRequest
+	7,  // 20: memoryd.v1.VectorService.UpsertVectors:output_type -> memoryd.v1.UpsertVectorsResponse
+	11, // 21: memoryd.v1.VectorService.SearchMemory:output_type -> memoryd.v1.SearchMemoryResponse
+	13, // 22: memoryd.v1.VectorService.DeleteVectors:output_type -> memoryd.v1.DeleteVectorsResponse
+	17, // 23: memoryd.v1.VectorService.GetVectorStats:output_type -> memoryd.v1.GetVectorStatsResponse
+	20, // [20:24] is the sub-list for method output_type
+	16, // [16:20] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_vector_service_proto_init() }
@@ -2146,7 +2239,7 @@ func file_memoryd_v1_vector_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_vector_service_proto_rawDesc), len(file_memoryd_v1_vector_service_proto_rawDesc)),
-			NumEnums:      4,
+			NumEnums:      5,
 			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -1,6 +1,7 @@
 from memoryd.v1 import access_pb2 as _access_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from memoryd.v1 import message_pb2 as _message_pb2
+from memoryd.v1 import vector_service_pb2 as _vector_service_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -83,18 +84,22 @@ class Summary(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., from_seq: _Optional[int] = ..., to_seq: _Optional[int] = ..., text: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., create_time: _Optional[int] = ..., saved_message_count: _Optional[int] = ..., present_message_count: _Optional[int] = ..., archived_message_count: _Optional[int] = ..., coverage: _Optional[_Union[SummaryCoverage, str]] = ...) -> None: ...
 
 class SaveSummaryRequest(_message.Message):
-    __slots__ = ("session_id", "from_seq", "to_seq", "text", "metadata")
+    __slots__ = ("session_id", "from_seq", "to_seq", "text", "metadata", "vector", "model_id")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     FROM_SEQ_FIELD_NUMBER: _ClassVar[int]
     TO_SEQ_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    VECTOR_FIELD_NUMBER: _ClassVar[int]
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     from_seq: int
     to_seq: int
     text: str
     metadata: _struct_pb2.Struct
-    def __init__(self, session_id: _Optional[str] = ..., from_seq: _Optional[int] = ..., to_seq: _Optional[int] = ..., text: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    vector: _containers.RepeatedScalarFieldContainer[float]
+    model_id: str
+    def __init__(self, session_id: _Optional[str] = ..., from_seq: _Optional[int] = ..., to_seq: _Optional[int] = ..., text: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., vector: _Optional[_Iterable[float]] = ..., model_id: _Optional[str] = ...) -> None: ...
 
 class SaveSummaryResponse(_message.Message):
     __slots__ = ("summary", "cursor", "deduplicated")
@@ -185,7 +190,7 @@ class RecalledMemory(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., text: _Optional[str] = ..., score: _Optional[float] = ..., timestamp: _Optional[int] = ..., role: _Optional[str] = ..., truncated: _Optional[bool] = ...) -> None: ...
 
 class AssembleContextRequest(_message.Message):
-    __slots__ = ("session_id", "budget_chars", "recent_raw_n", "include_recall", "recall_top_k", "recall_query_vector", "recall_model_id")
+    __slots__ = ("session_id", "budget_chars", "recent_raw_n", "include_recall", "recall_top_k", "recall_query_vector", "recall_model_id", "recall_slices")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     BUDGET_CHARS_FIELD_NUMBER: _ClassVar[int]
     RECENT_RAW_N_FIELD_NUMBER: _ClassVar[int]
@@ -193,6 +198,7 @@ class AssembleContextRequest(_message.Message):
     RECALL_TOP_K_FIELD_NUMBER: _ClassVar[int]
     RECALL_QUERY_VECTOR_FIELD_NUMBER: _ClassVar[int]
     RECALL_MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    RECALL_SLICES_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     budget_chars: int
     recent_raw_n: int
@@ -200,7 +206,8 @@ class AssembleContextRequest(_message.Message):
     recall_top_k: int
     recall_query_vector: _containers.RepeatedScalarFieldContainer[float]
     recall_model_id: str
-    def __init__(self, session_id: _Optional[str] = ..., budget_chars: _Optional[int] = ..., recent_raw_n: _Optional[int] = ..., include_recall: _Optional[bool] = ..., recall_top_k: _Optional[int] = ..., recall_query_vector: _Optional[_Iterable[float]] = ..., recall_model_id: _Optional[str] = ...) -> None: ...
+    recall_slices: _vector_service_pb2.RecallSlices
+    def __init__(self, session_id: _Optional[str] = ..., budget_chars: _Optional[int] = ..., recent_raw_n: _Optional[int] = ..., include_recall: _Optional[bool] = ..., recall_top_k: _Optional[int] = ..., recall_query_vector: _Optional[_Iterable[float]] = ..., recall_model_id: _Optional[str] = ..., recall_slices: _Optional[_Union[_vector_service_pb2.RecallSlices, str]] = ...) -> None: ...
 
 class AssembleContextResponse(_message.Message):
     __slots__ = ("summary", "summary_truncated", "messages", "recalled", "recall_status", "recall_detail", "cursor", "used_chars", "cuts", "deduplicated_count")
@@ -225,3 +232,57 @@ class AssembleContextResponse(_message.Message):
     cuts: _containers.RepeatedCompositeFieldContainer[ContextCut]
     deduplicated_count: int
     def __init__(self, summary: _Optional[_Union[Summary, _Mapping]] = ..., summary_truncated: _Optional[bool] = ..., messages: _Optional[_Iterable[_Union[AssembledMessage, _Mapping]]] = ..., recalled: _Optional[_Iterable[_Union[RecalledMemory, _Mapping]]] = ..., recall_status: _Optional[_Union[RecallStatus, str]] = ..., recall_detail: _Optional[str] = ..., cursor: _Optional[int] = ..., used_chars: _Optional[int] = ..., cuts: _Optional[_Iterable[_Union[ContextCut, _Mapping]]] = ..., deduplicated_count: _Optional[int] = ...) -> None: ...
+
+class SearchSummariesRequest(_message.Message):
+    __slots__ = ("query_vector", "query_text", "model_id", "top_k", "scope", "session_id", "keyword_weight", "fusion", "include_messages", "max_messages_per_hit")
+    QUERY_VECTOR_FIELD_NUMBER: _ClassVar[int]
+    QUERY_TEXT_FIELD_NUMBER: _ClassVar[int]
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    KEYWORD_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    FUSION_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    MAX_MESSAGES_PER_HIT_FIELD_NUMBER: _ClassVar[int]
+    query_vector: _containers.RepeatedScalarFieldContainer[float]
+    query_text: str
+    model_id: str
+    top_k: int
+    scope: _vector_service_pb2.RecallScope
+    session_id: str
+    keyword_weight: float
+    fusion: _vector_service_pb2.RecallFusion
+    include_messages: bool
+    max_messages_per_hit: int
+    def __init__(self, query_vector: _Optional[_Iterable[float]] = ..., query_text: _Optional[str] = ..., model_id: _Optional[str] = ..., top_k: _Optional[int] = ..., scope: _Optional[_Union[_vector_service_pb2.RecallScope, str]] = ..., session_id: _Optional[str] = ..., keyword_weight: _Optional[float] = ..., fusion: _Optional[_Union[_vector_service_pb2.RecallFusion, str]] = ..., include_messages: _Optional[bool] = ..., max_messages_per_hit: _Optional[int] = ...) -> None: ...
+
+class SummaryHit(_message.Message):
+    __slots__ = ("summary", "score", "semantic_score", "keyword_score", "semantic_match", "keyword_match", "messages", "messages_truncated")
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    SEMANTIC_SCORE_FIELD_NUMBER: _ClassVar[int]
+    KEYWORD_SCORE_FIELD_NUMBER: _ClassVar[int]
+    SEMANTIC_MATCH_FIELD_NUMBER: _ClassVar[int]
+    KEYWORD_MATCH_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    summary: Summary
+    score: float
+    semantic_score: float
+    keyword_score: float
+    semantic_match: bool
+    keyword_match: bool
+    messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
+    messages_truncated: bool
+    def __init__(self, summary: _Optional[_Union[Summary, _Mapping]] = ..., score: _Optional[float] = ..., semantic_score: _Optional[float] = ..., keyword_score: _Optional[float] = ..., semantic_match: _Optional[bool] = ..., keyword_match: _Optional[bool] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., messages_truncated: _Optional[bool] = ...) -> None: ...
+
+class SearchSummariesResponse(_message.Message):
+    __slots__ = ("hits", "retrieval", "model_id")
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    hits: _containers.RepeatedCompositeFieldContainer[SummaryHit]
+    retrieval: _vector_service_pb2.RecallRetrieval
+    model_id: str
+    def __init__(self, hits: _Optional[_Iterable[_Union[SummaryHit, _Mapping]]] = ..., retrieval: _Optional[_Union[_vector_service_pb2.RecallRetrieval, str]] = ..., model_id: _Optional[str] = ...) -> None: ...

@@ -62,6 +62,11 @@ class SummaryServiceStub:
                 request_serializer=memoryd_dot_v1_dot_summary__service__pb2.AssembleContextRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_summary__service__pb2.AssembleContextResponse.FromString,
                 _registered_method=True)
+        self.SearchSummaries = channel.unary_unary(
+                '/memoryd.v1.SummaryService/SearchSummaries',
+                request_serializer=memoryd_dot_v1_dot_summary__service__pb2.SearchSummariesRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_summary__service__pb2.SearchSummariesResponse.FromString,
+                _registered_method=True)
 
 
 class SummaryServiceServicer:
@@ -114,6 +119,19 @@ class SummaryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SearchSummaries(self, request, context):
+        """Recalls the summary slices that best match a query, by keywords (BM25 over
+        the slice texts), by meaning (the slices' vectors of the query's model) or
+        both fused, as SearchMemory ranks messages; each hit is the slice with its
+        scores and, on request, the messages it covers (bounded per hit). Slices
+        are indexed when saved: a keyword point always, a vector when SaveSummary
+        carried one or the server has an embedder (docs/VECTORS.md, "Slices").
+        A token bound to an end user searches only that user's sessions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SummaryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -136,6 +154,11 @@ def add_SummaryServiceServicer_to_server(servicer, server):
                     servicer.AssembleContext,
                     request_deserializer=memoryd_dot_v1_dot_summary__service__pb2.AssembleContextRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_summary__service__pb2.AssembleContextResponse.SerializeToString,
+            ),
+            'SearchSummaries': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchSummaries,
+                    request_deserializer=memoryd_dot_v1_dot_summary__service__pb2.SearchSummariesRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_summary__service__pb2.SearchSummariesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -254,6 +277,33 @@ class SummaryService:
             '/memoryd.v1.SummaryService/AssembleContext',
             memoryd_dot_v1_dot_summary__service__pb2.AssembleContextRequest.SerializeToString,
             memoryd_dot_v1_dot_summary__service__pb2.AssembleContextResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SearchSummaries(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.SummaryService/SearchSummaries',
+            memoryd_dot_v1_dot_summary__service__pb2.SearchSummariesRequest.SerializeToString,
+            memoryd_dot_v1_dot_summary__service__pb2.SearchSummariesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -35,6 +35,13 @@ class RecallRetrieval(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RECALL_RETRIEVAL_SEMANTIC: _ClassVar[RecallRetrieval]
     RECALL_RETRIEVAL_KEYWORD: _ClassVar[RecallRetrieval]
     RECALL_RETRIEVAL_HYBRID: _ClassVar[RecallRetrieval]
+
+class RecallSlices(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RECALL_SLICES_UNSPECIFIED: _ClassVar[RecallSlices]
+    RECALL_SLICES_OFF: _ClassVar[RecallSlices]
+    RECALL_SLICES_FUSED: _ClassVar[RecallSlices]
+    RECALL_SLICES_FIRST: _ClassVar[RecallSlices]
 RECALL_SCOPE_UNSPECIFIED: RecallScope
 RECALL_SCOPE_SESSION: RecallScope
 RECALL_SCOPE_USER: RecallScope
@@ -50,6 +57,10 @@ RECALL_RETRIEVAL_UNSPECIFIED: RecallRetrieval
 RECALL_RETRIEVAL_SEMANTIC: RecallRetrieval
 RECALL_RETRIEVAL_KEYWORD: RecallRetrieval
 RECALL_RETRIEVAL_HYBRID: RecallRetrieval
+RECALL_SLICES_UNSPECIFIED: RecallSlices
+RECALL_SLICES_OFF: RecallSlices
+RECALL_SLICES_FUSED: RecallSlices
+RECALL_SLICES_FIRST: RecallSlices
 
 class VectorPoint(_message.Message):
     __slots__ = ("model_id", "vector", "session_id", "message_id", "timestamp", "role", "platform", "sender_id", "mentioned_ids", "speaker_label", "text", "legacy")
@@ -92,7 +103,7 @@ class UpsertVectorsResponse(_message.Message):
     def __init__(self, point_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SearchMemoryRequest(_message.Message):
-    __slots__ = ("query_vector", "query_text", "model_id", "top_k", "min_score", "time_weight", "scope", "session_id", "platform", "speaker_ids", "user_priority_boost", "recall_roles", "context_window", "expand_cross_session", "per_item_max_chars", "exclude_message_ids", "control_kinds", "keyword_weight", "fusion", "reference_time", "half_life_hours", "keep_repeated_texts", "neighbor_weight", "date_weight")
+    __slots__ = ("query_vector", "query_text", "model_id", "top_k", "min_score", "time_weight", "scope", "session_id", "platform", "speaker_ids", "user_priority_boost", "recall_roles", "context_window", "expand_cross_session", "per_item_max_chars", "exclude_message_ids", "control_kinds", "keyword_weight", "fusion", "reference_time", "half_life_hours", "keep_repeated_texts", "neighbor_weight", "date_weight", "slices")
     QUERY_VECTOR_FIELD_NUMBER: _ClassVar[int]
     QUERY_TEXT_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -117,6 +128,7 @@ class SearchMemoryRequest(_message.Message):
     KEEP_REPEATED_TEXTS_FIELD_NUMBER: _ClassVar[int]
     NEIGHBOR_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     DATE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    SLICES_FIELD_NUMBER: _ClassVar[int]
     query_vector: _containers.RepeatedScalarFieldContainer[float]
     query_text: str
     model_id: str
@@ -141,7 +153,8 @@ class SearchMemoryRequest(_message.Message):
     keep_repeated_texts: bool
     neighbor_weight: float
     date_weight: float
-    def __init__(self, query_vector: _Optional[_Iterable[float]] = ..., query_text: _Optional[str] = ..., model_id: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[float] = ..., time_weight: _Optional[float] = ..., scope: _Optional[_Union[RecallScope, str]] = ..., session_id: _Optional[str] = ..., platform: _Optional[str] = ..., speaker_ids: _Optional[_Iterable[str]] = ..., user_priority_boost: _Optional[float] = ..., recall_roles: _Optional[_Union[RecallRoles, str]] = ..., context_window: _Optional[int] = ..., expand_cross_session: _Optional[bool] = ..., per_item_max_chars: _Optional[int] = ..., exclude_message_ids: _Optional[_Iterable[str]] = ..., control_kinds: _Optional[_Iterable[str]] = ..., keyword_weight: _Optional[float] = ..., fusion: _Optional[_Union[RecallFusion, str]] = ..., reference_time: _Optional[int] = ..., half_life_hours: _Optional[float] = ..., keep_repeated_texts: _Optional[bool] = ..., neighbor_weight: _Optional[float] = ..., date_weight: _Optional[float] = ...) -> None: ...
+    slices: RecallSlices
+    def __init__(self, query_vector: _Optional[_Iterable[float]] = ..., query_text: _Optional[str] = ..., model_id: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[float] = ..., time_weight: _Optional[float] = ..., scope: _Optional[_Union[RecallScope, str]] = ..., session_id: _Optional[str] = ..., platform: _Optional[str] = ..., speaker_ids: _Optional[_Iterable[str]] = ..., user_priority_boost: _Optional[float] = ..., recall_roles: _Optional[_Union[RecallRoles, str]] = ..., context_window: _Optional[int] = ..., expand_cross_session: _Optional[bool] = ..., per_item_max_chars: _Optional[int] = ..., exclude_message_ids: _Optional[_Iterable[str]] = ..., control_kinds: _Optional[_Iterable[str]] = ..., keyword_weight: _Optional[float] = ..., fusion: _Optional[_Union[RecallFusion, str]] = ..., reference_time: _Optional[int] = ..., half_life_hours: _Optional[float] = ..., keep_repeated_texts: _Optional[bool] = ..., neighbor_weight: _Optional[float] = ..., date_weight: _Optional[float] = ..., slices: _Optional[_Union[RecallSlices, str]] = ...) -> None: ...
 
 class ContextMessage(_message.Message):
     __slots__ = ("message", "truncated_chars")
@@ -152,7 +165,7 @@ class ContextMessage(_message.Message):
     def __init__(self, message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., truncated_chars: _Optional[int] = ...) -> None: ...
 
 class MemoryHit(_message.Message):
-    __slots__ = ("score", "semantic_score", "point_id", "model_id", "session_id", "message_id", "timestamp", "role", "platform", "sender_id", "mentioned_ids", "speaker_label", "text", "truncated_chars", "before", "after", "boosted", "keyword_score", "relevance", "semantic_match", "keyword_match", "in_context_of", "repeats", "neighbor_lift", "date_lift")
+    __slots__ = ("score", "semantic_score", "point_id", "model_id", "session_id", "message_id", "timestamp", "role", "platform", "sender_id", "mentioned_ids", "speaker_label", "text", "truncated_chars", "before", "after", "boosted", "keyword_score", "relevance", "semantic_match", "keyword_match", "in_context_of", "repeats", "neighbor_lift", "date_lift", "slice_lift")
     SCORE_FIELD_NUMBER: _ClassVar[int]
     SEMANTIC_SCORE_FIELD_NUMBER: _ClassVar[int]
     POINT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -178,6 +191,7 @@ class MemoryHit(_message.Message):
     REPEATS_FIELD_NUMBER: _ClassVar[int]
     NEIGHBOR_LIFT_FIELD_NUMBER: _ClassVar[int]
     DATE_LIFT_FIELD_NUMBER: _ClassVar[int]
+    SLICE_LIFT_FIELD_NUMBER: _ClassVar[int]
     score: float
     semantic_score: float
     point_id: str
@@ -203,7 +217,8 @@ class MemoryHit(_message.Message):
     repeats: int
     neighbor_lift: float
     date_lift: float
-    def __init__(self, score: _Optional[float] = ..., semantic_score: _Optional[float] = ..., point_id: _Optional[str] = ..., model_id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., timestamp: _Optional[int] = ..., role: _Optional[str] = ..., platform: _Optional[str] = ..., sender_id: _Optional[str] = ..., mentioned_ids: _Optional[_Iterable[str]] = ..., speaker_label: _Optional[str] = ..., text: _Optional[str] = ..., truncated_chars: _Optional[int] = ..., before: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., after: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., boosted: _Optional[bool] = ..., keyword_score: _Optional[float] = ..., relevance: _Optional[float] = ..., semantic_match: _Optional[bool] = ..., keyword_match: _Optional[bool] = ..., in_context_of: _Optional[int] = ..., repeats: _Optional[int] = ..., neighbor_lift: _Optional[float] = ..., date_lift: _Optional[float] = ...) -> None: ...
+    slice_lift: float
+    def __init__(self, score: _Optional[float] = ..., semantic_score: _Optional[float] = ..., point_id: _Optional[str] = ..., model_id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., timestamp: _Optional[int] = ..., role: _Optional[str] = ..., platform: _Optional[str] = ..., sender_id: _Optional[str] = ..., mentioned_ids: _Optional[_Iterable[str]] = ..., speaker_label: _Optional[str] = ..., text: _Optional[str] = ..., truncated_chars: _Optional[int] = ..., before: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., after: _Optional[_Iterable[_Union[ContextMessage, _Mapping]]] = ..., boosted: _Optional[bool] = ..., keyword_score: _Optional[float] = ..., relevance: _Optional[float] = ..., semantic_match: _Optional[bool] = ..., keyword_match: _Optional[bool] = ..., in_context_of: _Optional[int] = ..., repeats: _Optional[int] = ..., neighbor_lift: _Optional[float] = ..., date_lift: _Optional[float] = ..., slice_lift: _Optional[float] = ...) -> None: ...
 
 class SearchMemoryResponse(_message.Message):
     __slots__ = ("hits", "model_id", "excluded_other_models", "retrieval", "semantic_weight")

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 from memoryd.v1 import summary_service_pb2 as pb
 from memoryd.v1 import summary_service_pb2_grpc as pb_grpc
-from memoryd.domain.summaries import ContextRequest, Summaries, Summary
+from memoryd.v1 import vector_service_pb2 as vector_pb
+from memoryd.domain import recall
+from memoryd.domain.summaries import ContextRequest, SliceQuery, Summaries, Summary
 from memoryd.transport.access import Gate
 from memoryd.transport.convert import dict_to_struct, message_to_proto, struct_to_dict
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
 
 MAX_RECALL_TOP_K = 100
+DEFAULT_MESSAGES_PER_HIT = 50
+SLICE_MODES = [m.value for m in recall.SliceMode]
+SLICE_SCOPES = (vector_pb.RECALL_SCOPE_ALL, vector_pb.RECALL_SCOPE_SESSION)
+RETRIEVALS = {  # (semantic part ran, keyword part ran)
+    (True, False): vector_pb.RECALL_RETRIEVAL_SEMANTIC,
+    (False, True): vector_pb.RECALL_RETRIEVAL_KEYWORD,
+    (True, True): vector_pb.RECALL_RETRIEVAL_HYBRID,
+    (False, False): vector_pb.RECALL_RETRIEVAL_UNSPECIFIED,
+}
 
 
 def summary_to_proto(summary: Summary, target: pb.Summary) -> None:
@@ -50,6 +61,11 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
         if request.metadata.ByteSize() > self.limits.max_metadata_bytes:
             check.fail("metadata", f"must be at most {self.limits.max_metadata_bytes} bytes")
         check.struct("metadata", request.metadata)
+        if request.vector:
+            check.vector("vector", request.vector)
+            check.name("model_id", request.model_id)
+        else:
+            check.name("model_id", request.model_id, required=False)
         check.done()
         summary, cursor, deduplicated = await self.summaries.save(
             tenant,
@@ -58,6 +74,8 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
             request.to_seq,
             request.text,
             struct_to_dict(request.metadata),
+            list(request.vector),
+            request.model_id,
         )
         response = pb.SaveSummaryResponse(cursor=cursor, deduplicated=deduplicated)
         summary_to_proto(summary, response.summary)
@@ -106,6 +124,7 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
             check.name("recall_model_id", request.recall_model_id)
         else:
             check.name("recall_model_id", request.recall_model_id, required=False)
+        check.enum("recall_slices", request.recall_slices, SLICE_MODES)
         check.done()
         result = await self.summaries.assemble(
             tenant,
@@ -118,6 +137,7 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
                 recall_query_vector=tuple(request.recall_query_vector),
                 recall_model_id=request.recall_model_id,
                 recall_sessions=await self.auth.user_sessions(context.caller) if request.include_recall else None,
+                recall_slices=recall.SliceMode(request.recall_slices or recall.SliceMode.OFF),
             ),
         )
         assembly = result.assembly
@@ -149,4 +169,64 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
             response.cuts.add(
                 part=int(cut.part), reason=int(cut.reason), id=cut.id, cut_chars=cut.cut_chars, truncated=cut.truncated
             )
+        return response
+
+    @unary
+    async def SearchSummaries(
+        self, request: pb.SearchSummariesRequest, context, tenant: str
+    ) -> pb.SearchSummariesResponse:
+        check = Check(self.limits)
+        has_vector, has_text = bool(request.query_vector), bool(request.query_text)
+        if not (has_vector or has_text):
+            check.fail("query_vector", "one of query_vector and query_text is required")
+        if has_vector:
+            check.vector("query_vector", request.query_vector)
+            check.name("model_id", request.model_id)
+        else:
+            check.name("model_id", request.model_id, required=False)
+        if has_text:
+            check.text_bytes("query_text", request.query_text, self.limits.max_text_bytes)
+        if not 0 <= request.top_k <= recall.MAX_TOP_K:
+            check.fail("top_k", f"must be between 1 and {recall.MAX_TOP_K} (0 means {recall.DEFAULT_TOP_K})")
+        if request.scope not in (0, *SLICE_SCOPES):
+            check.fail("scope", "must be RECALL_SCOPE_ALL or RECALL_SCOPE_SESSION (slices have no platform or speakers)")
+        session_scope = request.scope == vector_pb.RECALL_SCOPE_SESSION
+        check.name("session_id", request.session_id, required=session_scope)
+        if request.HasField("keyword_weight"):
+            check.between("keyword_weight", request.keyword_weight, 0.0, 1.0)
+        check.fusion("fusion", request.fusion)
+        if not 0 <= request.max_messages_per_hit <= self.limits.max_page_size:
+            check.fail("max_messages_per_hit", f"must be between 0 and {self.limits.max_page_size}")
+        check.done()
+        defaults = self.summaries.recall_defaults
+        query = SliceQuery(
+            text=request.query_text,
+            vector=tuple(request.query_vector),
+            model_id=request.model_id,
+            top_k=request.top_k or recall.DEFAULT_TOP_K,
+            keyword_weight=request.keyword_weight if request.HasField("keyword_weight") else defaults.keyword_weight,
+            fusion=recall.Fusion(request.fusion) if request.fusion else defaults.fusion,
+            session_id=request.session_id if session_scope else "",
+            sessions=await self.auth.user_sessions(context.caller),  # in the index query
+        )
+        hits, found = await self.summaries.search(
+            tenant, query, request.include_messages, request.max_messages_per_hit or DEFAULT_MESSAGES_PER_HIT
+        )
+        response = pb.SearchSummariesResponse(
+            retrieval=RETRIEVALS[(found.semantic, found.keyword)], model_id=found.model_id
+        )
+        for hit in hits:
+            ranked = hit.found.ranked
+            candidate = ranked.candidate
+            out = response.hits.add(
+                score=ranked.score,
+                semantic_score=candidate.semantic or 0.0,
+                keyword_score=candidate.keyword or 0.0,
+                semantic_match=candidate.semantic is not None,
+                keyword_match=candidate.keyword is not None,
+                messages_truncated=hit.messages_truncated,
+            )
+            summary_to_proto(hit.summary, out.summary)
+            for message in hit.messages:
+                message_to_proto(message, out.messages.add())
         return response

@@ -16,6 +16,7 @@ MAX_POINTS = 1000
 MAX_EXCLUDED_IDS = 1000
 MAX_BOOST = 100.0
 SCOPES = [s.value for s in recall.RecallScope]
+SLICE_MODES = [m.value for m in recall.SliceMode]
 ROLES = list(pb.RecallRoles.values())
 MAX_HALF_LIFE_HOURS = 87_600.0  # ten years
 HOUR_MS = 3_600_000
@@ -123,6 +124,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             for i, value in enumerate(request.exclude_message_ids):
                 check.name(f"exclude_message_ids[{i}]", value)
         check.names("control_kinds", request.control_kinds)
+        check.enum("slices", request.slices, SLICE_MODES)
         check.done()
 
         defaults = self.vectors.defaults
@@ -160,6 +162,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             neighbor_weight=request.neighbor_weight if request.HasField("neighbor_weight") else defaults.neighbor_weight,
             date_weight=request.date_weight if request.HasField("date_weight") else recall.DEFAULT_DATE_WEIGHT,
             sessions=await self.auth.user_sessions(context.caller),  # in the index query
+            slices=recall.SliceMode(request.slices or recall.SliceMode.OFF),
         )
         result = await self.vectors.search(tenant, query)
         response = pb.SearchMemoryResponse(
@@ -193,6 +196,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                 repeats=hit.repeats,
                 neighbor_lift=hit.ranked.lift,
                 date_lift=hit.ranked.dated,
+                slice_lift=hit.ranked.sliced,
             )
             if hit.in_context_of is not None:
                 out.in_context_of = hit.in_context_of

@@ -8,13 +8,15 @@ import { file_memoryd_v1_access } from "./access_pb.js";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { Message as Message$1 } from "./message_pb.js";
 import { file_memoryd_v1_message } from "./message_pb.js";
+import type { RecallFusion, RecallRetrieval, RecallScope, RecallSlices } from "./vector_service_pb.js";
+import { file_memoryd_v1_vector_service } from "./vector_service_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file memoryd/v1/summary_service.proto.
  */
 export const file_memoryd_v1_summary_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBtZW1vcnlkL3YxL3N1bW1hcnlfc2VydmljZS5wcm90bxIKbWVtb3J5ZC52MSKkAgoHU3VtbWFyeRIKCgJpZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhAKCGZyb21fc2VxGAMgASgDEg4KBnRvX3NlcRgEIAEoAxIMCgR0ZXh0GAUgASgJEikKCG1ldGFkYXRhGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtjcmVhdGVfdGltZRgHIAEoAxIbChNzYXZlZF9tZXNzYWdlX2NvdW50GAggASgDEh0KFXByZXNlbnRfbWVzc2FnZV9jb3VudBgJIAEoAxIeChZhcmNoaXZlZF9tZXNzYWdlX2NvdW50GAogASgDEi0KCGNvdmVyYWdlGAsgASgOMhsubWVtb3J5ZC52MS5TdW1tYXJ5Q292ZXJhZ2UigwEKElNhdmVTdW1tYXJ5UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGZyb21fc2VxGAIgASgDEg4KBnRvX3NlcRgDIAEoAxIMCgR0ZXh0GAQgASgJEikKCG1ldGFkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJhChNTYXZlU3VtbWFyeVJlc3BvbnNlEiQKB3N1bW1hcnkYASABKAsyEy5tZW1vcnlkLnYxLlN1bW1hcnkSDgoGY3Vyc29yGAIgASgDEhQKDGRlZHVwbGljYXRlZBgDIAEoCCJRChRMaXN0U3VtbWFyaWVzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlgKFUxpc3RTdW1tYXJpZXNSZXNwb25zZRImCglzdW1tYXJpZXMYASADKAsyEy5tZW1vcnlkLnYxLlN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi0KF0dldFN1bW1hcnlDdXJzb3JSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkieAoYR2V0U3VtbWFyeUN1cnNvclJlc3BvbnNlEg4KBmN1cnNvchgBIAEoAxIVCg1zdW1tYXJ5X2NvdW50GAIgASgDEiMKBmxhdGVzdBgDIAEoCzITLm1lbW9yeWQudjEuU3VtbWFyeRIQCghsYXN0X3NlcRgEIAEoAyKMAQoKQ29udGV4dEN1dBIlCgRwYXJ0GAEgASgOMhcubWVtb3J5ZC52MS5Db250ZXh0UGFydBIlCgZyZWFzb24YAiABKA4yFS5tZW1vcnlkLnYxLkN1dFJlYXNvbhIKCgJpZBgDIAEoCRIRCgljdXRfY2hhcnMYBCABKAMSEQoJdHJ1bmNhdGVkGAUgASgIInIKEEFzc2VtYmxlZE1lc3NhZ2USJAoHbWVzc2FnZRgBIAEoCzITLm1lbW9yeWQudjEuTWVzc2FnZRIlCgRwYXJ0GAIgASgOMhcubWVtb3J5ZC52MS5Db250ZXh0UGFydBIRCgl0cnVuY2F0ZWQYAyABKAgigQEKDlJlY2FsbGVkTWVtb3J5EgoKAmlkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSDAoEdGV4dBgDIAEoCRINCgVzY29yZRgEIAEoARIRCgl0aW1lc3RhbXAYBSABKAMSDAoEcm9sZRgGIAEoCRIRCgl0cnVuY2F0ZWQYByABKAgivAEKFkFzc2VtYmxlQ29udGV4dFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgxidWRnZXRfY2hhcnMYAiABKAMSFAoMcmVjZW50X3Jhd19uGAMgASgFEhYKDmluY2x1ZGVfcmVjYWxsGAQgASgIEhQKDHJlY2FsbF90b3BfaxgFIAEoBRIbChNyZWNhbGxfcXVlcnlfdmVjdG9yGAYgAygCEhcKD3JlY2FsbF9tb2RlbF9pZBgHIAEoCSLmAgoXQXNzZW1ibGVDb250ZXh0UmVzcG9uc2USJAoHc3VtbWFyeRgBIAEoCzITLm1lbW9yeWQudjEuU3VtbWFyeRIZChFzdW1tYXJ5X3RydW5jYXRlZBgCIAEoCBIuCghtZXNzYWdlcxgDIAMoCzIcLm1lbW9yeWQudjEuQXNzZW1ibGVkTWVzc2FnZRIsCghyZWNhbGxlZBgEIAMoCzIaLm1lbW9yeWQudjEuUmVjYWxsZWRNZW1vcnkSLwoNcmVjYWxsX3N0YXR1cxgFIAEoDjIYLm1lbW9yeWQudjEuUmVjYWxsU3RhdHVzEhUKDXJlY2FsbF9kZXRhaWwYBiABKAkSDgoGY3Vyc29yGAcgASgDEhIKCnVzZWRfY2hhcnMYCCABKAMSJAoEY3V0cxgJIAMoCzIWLm1lbW9yeWQudjEuQ29udGV4dEN1dBIaChJkZWR1cGxpY2F0ZWRfY291bnQYCiABKAUqlgEKD1N1bW1hcnlDb3ZlcmFnZRIgChxTVU1NQVJZX0NPVkVSQUdFX1VOU1BFQ0lGSUVEEAASGwoXU1VNTUFSWV9DT1ZFUkFHRV9JTlRBQ1QQARImCiJTVU1NQVJZX0NPVkVSQUdFX1BBUlRJQUxMWV9ERUxFVEVEEAISHAoYU1VNTUFSWV9DT1ZFUkFHRV9ERUxFVEVEEAMqjgEKC0NvbnRleHRQYXJ0EhwKGENPTlRFWFRfUEFSVF9VTlNQRUNJRklFRBAAEhgKFENPTlRFWFRfUEFSVF9TVU1NQVJZEAESFQoRQ09OVEVYVF9QQVJUX1RBSUwQAhIXChNDT05URVhUX1BBUlRfUkVDRU5UEAMSFwoTQ09OVEVYVF9QQVJUX1JFQ0FMTBAEKnwKCUN1dFJlYXNvbhIaChZDVVRfUkVBU09OX1VOU1BFQ0lGSUVEEAASFQoRQ1VUX1JFQVNPTl9CVURHRVQQARIhCh1DVVRfUkVBU09OX09SUEhBTl9UT09MX1JFU1VMVBACEhkKFUNVVF9SRUFTT05fVEFJTF9MSU1JVBADKn0KDFJlY2FsbFN0YXR1cxIdChlSRUNBTExfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFAoQUkVDQUxMX1NUQVRVU19PSxABEh0KGVJFQ0FMTF9TVEFUVVNfVU5BVkFJTEFCTEUQAhIZChVSRUNBTExfU1RBVFVTX1NLSVBQRUQQAzLJAwoOU3VtbWFyeVNlcnZpY2USZAoLU2F2ZVN1bW1hcnkSHi5tZW1vcnlkLnYxLlNhdmVTdW1tYXJ5UmVxdWVzdBofLm1lbW9yeWQudjEuU2F2ZVN1bW1hcnlSZXNwb25zZSIUmqEZEAgCEAEaCnNlc3Npb25faWQSagoNTGlzdFN1bW1hcmllcxIgLm1lbW9yeWQudjEuTGlzdFN1bW1hcmllc1JlcXVlc3QaIS5tZW1vcnlkLnYxLkxpc3RTdW1tYXJpZXNSZXNwb25zZSIUmqEZEAgBEAEaCnNlc3Npb25faWQScwoQR2V0U3VtbWFyeUN1cnNvchIjLm1lbW9yeWQudjEuR2V0U3VtbWFyeUN1cnNvclJlcXVlc3QaJC5tZW1vcnlkLnYxLkdldFN1bW1hcnlDdXJzb3JSZXNwb25zZSIUmqEZEAgBEAEaCnNlc3Npb25faWQScAoPQXNzZW1ibGVDb250ZXh0EiIubWVtb3J5ZC52MS5Bc3NlbWJsZUNvbnRleHRSZXF1ZXN0GiMubWVtb3J5ZC52MS5Bc3NlbWJsZUNvbnRleHRSZXNwb25zZSIUmqEZEAgBEAEaCnNlc3Npb25faWRCYwoOZGV2Lm1lbW9yeWQudjFCE1N1bW1hcnlTZXJ2aWNlUHJvdG9QAVo6Z2l0aHViLmNvbS9tZW1vcnlkL21lbW9yeWQvY2xpZW50cy9nby9tZW1vcnlkL3YxO21lbW9yeWR2MWIGcHJvdG8z", [file_memoryd_v1_access, file_google_protobuf_struct, file_memoryd_v1_message]);
+  fileDesc("CiBtZW1vcnlkL3YxL3N1bW1hcnlfc2VydmljZS5wcm90bxIKbWVtb3J5ZC52MSKkAgoHU3VtbWFyeRIKCgJpZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhAKCGZyb21fc2VxGAMgASgDEg4KBnRvX3NlcRgEIAEoAxIMCgR0ZXh0GAUgASgJEikKCG1ldGFkYXRhGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgtjcmVhdGVfdGltZRgHIAEoAxIbChNzYXZlZF9tZXNzYWdlX2NvdW50GAggASgDEh0KFXByZXNlbnRfbWVzc2FnZV9jb3VudBgJIAEoAxIeChZhcmNoaXZlZF9tZXNzYWdlX2NvdW50GAogASgDEi0KCGNvdmVyYWdlGAsgASgOMhsubWVtb3J5ZC52MS5TdW1tYXJ5Q292ZXJhZ2UipQEKElNhdmVTdW1tYXJ5UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGZyb21fc2VxGAIgASgDEg4KBnRvX3NlcRgDIAEoAxIMCgR0ZXh0GAQgASgJEikKCG1ldGFkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIOCgZ2ZWN0b3IYBiADKAISEAoIbW9kZWxfaWQYByABKAkiYQoTU2F2ZVN1bW1hcnlSZXNwb25zZRIkCgdzdW1tYXJ5GAEgASgLMhMubWVtb3J5ZC52MS5TdW1tYXJ5Eg4KBmN1cnNvchgCIAEoAxIUCgxkZWR1cGxpY2F0ZWQYAyABKAgiUQoUTGlzdFN1bW1hcmllc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJYChVMaXN0U3VtbWFyaWVzUmVzcG9uc2USJgoJc3VtbWFyaWVzGAEgAygLMhMubWVtb3J5ZC52MS5TdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSItChdHZXRTdW1tYXJ5Q3Vyc29yUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIngKGEdldFN1bW1hcnlDdXJzb3JSZXNwb25zZRIOCgZjdXJzb3IYASABKAMSFQoNc3VtbWFyeV9jb3VudBgCIAEoAxIjCgZsYXRlc3QYAyABKAsyEy5tZW1vcnlkLnYxLlN1bW1hcnkSEAoIbGFzdF9zZXEYBCABKAMijAEKCkNvbnRleHRDdXQSJQoEcGFydBgBIAEoDjIXLm1lbW9yeWQudjEuQ29udGV4dFBhcnQSJQoGcmVhc29uGAIgASgOMhUubWVtb3J5ZC52MS5DdXRSZWFzb24SCgoCaWQYAyABKAkSEQoJY3V0X2NoYXJzGAQgASgDEhEKCXRydW5jYXRlZBgFIAEoCCJyChBBc3NlbWJsZWRNZXNzYWdlEiQKB21lc3NhZ2UYASABKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USJQoEcGFydBgCIAEoDjIXLm1lbW9yeWQudjEuQ29udGV4dFBhcnQSEQoJdHJ1bmNhdGVkGAMgASgIIoEBCg5SZWNhbGxlZE1lbW9yeRIKCgJpZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEgwKBHRleHQYAyABKAkSDQoFc2NvcmUYBCABKAESEQoJdGltZXN0YW1wGAUgASgDEgwKBHJvbGUYBiABKAkSEQoJdHJ1bmNhdGVkGAcgASgIIu0BChZBc3NlbWJsZUNvbnRleHRSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSFAoMYnVkZ2V0X2NoYXJzGAIgASgDEhQKDHJlY2VudF9yYXdfbhgDIAEoBRIWCg5pbmNsdWRlX3JlY2FsbBgEIAEoCBIUCgxyZWNhbGxfdG9wX2sYBSABKAUSGwoTcmVjYWxsX3F1ZXJ5X3ZlY3RvchgGIAMoAhIXCg9yZWNhbGxfbW9kZWxfaWQYByABKAkSLwoNcmVjYWxsX3NsaWNlcxgIIAEoDjIYLm1lbW9yeWQudjEuUmVjYWxsU2xpY2VzIuYCChdBc3NlbWJsZUNvbnRleHRSZXNwb25zZRIkCgdzdW1tYXJ5GAEgASgLMhMubWVtb3J5ZC52MS5TdW1tYXJ5EhkKEXN1bW1hcnlfdHJ1bmNhdGVkGAIgASgIEi4KCG1lc3NhZ2VzGAMgAygLMhwubWVtb3J5ZC52MS5Bc3NlbWJsZWRNZXNzYWdlEiwKCHJlY2FsbGVkGAQgAygLMhoubWVtb3J5ZC52MS5SZWNhbGxlZE1lbW9yeRIvCg1yZWNhbGxfc3RhdHVzGAUgASgOMhgubWVtb3J5ZC52MS5SZWNhbGxTdGF0dXMSFQoNcmVjYWxsX2RldGFpbBgGIAEoCRIOCgZjdXJzb3IYByABKAMSEgoKdXNlZF9jaGFycxgIIAEoAxIkCgRjdXRzGAkgAygLMhYubWVtb3J5ZC52MS5Db250ZXh0Q3V0EhoKEmRlZHVwbGljYXRlZF9jb3VudBgKIAEoBSKxAgoWU2VhcmNoU3VtbWFyaWVzUmVxdWVzdBIUCgxxdWVyeV92ZWN0b3IYASADKAISEgoKcXVlcnlfdGV4dBgCIAEoCRIQCghtb2RlbF9pZBgDIAEoCRINCgV0b3BfaxgEIAEoBRImCgVzY29wZRgFIAEoDjIXLm1lbW9yeWQudjEuUmVjYWxsU2NvcGUSEgoKc2Vzc2lvbl9pZBgGIAEoCRIbCg5rZXl3b3JkX3dlaWdodBgHIAEoAkgAiAEBEigKBmZ1c2lvbhgIIAEoDjIYLm1lbW9yeWQudjEuUmVjYWxsRnVzaW9uEhgKEGluY2x1ZGVfbWVzc2FnZXMYCSABKAgSHAoUbWF4X21lc3NhZ2VzX3Blcl9oaXQYCiABKAVCEQoPX2tleXdvcmRfd2VpZ2h0IuIBCgpTdW1tYXJ5SGl0EiQKB3N1bW1hcnkYASABKAsyEy5tZW1vcnlkLnYxLlN1bW1hcnkSDQoFc2NvcmUYAiABKAISFgoOc2VtYW50aWNfc2NvcmUYAyABKAISFQoNa2V5d29yZF9zY29yZRgEIAEoAhIWCg5zZW1hbnRpY19tYXRjaBgFIAEoCBIVCg1rZXl3b3JkX21hdGNoGAYgASgIEiUKCG1lc3NhZ2VzGAcgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhoKEm1lc3NhZ2VzX3RydW5jYXRlZBgIIAEoCCKBAQoXU2VhcmNoU3VtbWFyaWVzUmVzcG9uc2USJAoEaGl0cxgBIAMoCzIWLm1lbW9yeWQudjEuU3VtbWFyeUhpdBIuCglyZXRyaWV2YWwYAiABKA4yGy5tZW1vcnlkLnYxLlJlY2FsbFJldHJpZXZhbBIQCghtb2RlbF9pZBgDIAEoCSqWAQoPU3VtbWFyeUNvdmVyYWdlEiAKHFNVTU1BUllfQ09WRVJBR0VfVU5TUEVDSUZJRUQQABIbChdTVU1NQVJZX0NPVkVSQUdFX0lOVEFDVBABEiYKIlNVTU1BUllfQ09WRVJBR0VfUEFSVElBTExZX0RFTEVURUQQAhIcChhTVU1NQVJZX0NPVkVSQUdFX0RFTEVURUQQAyqOAQoLQ29udGV4dFBhcnQSHAoYQ09OVEVYVF9QQVJUX1VOU1BFQ0lGSUVEEAASGAoUQ09OVEVYVF9QQVJUX1NVTU1BUlkQARIVChFDT05URVhUX1BBUlRfVEFJTBACEhcKE0NPTlRFWFRfUEFSVF9SRUNFTlQQAxIXChNDT05URVhUX1BBUlRfUkVDQUxMEAQqfAoJQ3V0UmVhc29uEhoKFkNVVF9SRUFTT05fVU5TUEVDSUZJRUQQABIVChFDVVRfUkVBU09OX0JVREdFVBABEiEKHUNVVF9SRUFTT05fT1JQSEFOX1RPT0xfUkVTVUxUEAISGQoVQ1VUX1JFQVNPTl9UQUlMX0xJTUlUEAMqfQoMUmVjYWxsU3RhdHVzEh0KGVJFQ0FMTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIUChBSRUNBTExfU1RBVFVTX09LEAESHQoZUkVDQUxMX1NUQVRVU19VTkFWQUlMQUJMRRACEhkKFVJFQ0FMTF9TVEFUVVNfU0tJUFBFRBADMq8ECg5TdW1tYXJ5U2VydmljZRJkCgtTYXZlU3VtbWFyeRIeLm1lbW9yeWQudjEuU2F2ZVN1bW1hcnlSZXF1ZXN0Gh8ubWVtb3J5ZC52MS5TYXZlU3VtbWFyeVJlc3BvbnNlIhSaoRkQCAIQARoKc2Vzc2lvbl9pZBJqCg1MaXN0U3VtbWFyaWVzEiAubWVtb3J5ZC52MS5MaXN0U3VtbWFyaWVzUmVxdWVzdBohLm1lbW9yeWQudjEuTGlzdFN1bW1hcmllc1Jlc3BvbnNlIhSaoRkQCAEQARoKc2Vzc2lvbl9pZBJzChBHZXRTdW1tYXJ5Q3Vyc29yEiMubWVtb3J5ZC52MS5HZXRTdW1tYXJ5Q3Vyc29yUmVxdWVzdBokLm1lbW9yeWQudjEuR2V0U3VtbWFyeUN1cnNvclJlc3BvbnNlIhSaoRkQCAEQARoKc2Vzc2lvbl9pZBJwCg9Bc3NlbWJsZUNvbnRleHQSIi5tZW1vcnlkLnYxLkFzc2VtYmxlQ29udGV4dFJlcXVlc3QaIy5tZW1vcnlkLnYxLkFzc2VtYmxlQ29udGV4dFJlc3BvbnNlIhSaoRkQCAEQARoKc2Vzc2lvbl9pZBJkCg9TZWFyY2hTdW1tYXJpZXMSIi5tZW1vcnlkLnYxLlNlYXJjaFN1bW1hcmllc1JlcXVlc3QaIy5tZW1vcnlkLnYxLlNlYXJjaFN1bW1hcmllc1Jlc3BvbnNlIgiaoRkECAEQA0JjCg5kZXYubWVtb3J5ZC52MUITU3VtbWFyeVNlcnZpY2VQcm90b1ABWjpnaXRodWIuY29tL21lbW9yeWQvbWVtb3J5ZC9jbGllbnRzL2dvL21lbW9yeWQvdjE7bWVtb3J5ZHYxYgZwcm90bzM", [file_memoryd_v1_access, file_google_protobuf_struct, file_memoryd_v1_message, file_memoryd_v1_vector_service]);
 
 /**
  * A summary slice: caller-written text covering a range of a session's messages.
@@ -149,6 +151,24 @@ export type SaveSummaryRequest = Message<"memoryd.v1.SaveSummaryRequest"> & {
    * @generated from field: google.protobuf.Struct metadata = 5;
    */
   metadata?: JsonObject | undefined;
+
+  /**
+   * Optional embedding of `text`, computed by the caller with `model_id`: the
+   * slice is then searchable by meaning with that model (SearchSummaries,
+   * SearchMemory's `slices`). Without it the server's embedder embeds the
+   * text when one is configured; the slice's keywords are indexed either way.
+   * Not stored with the slice: a retry of the same save indexes it again.
+   *
+   * @generated from field: repeated float vector = 6;
+   */
+  vector: number[];
+
+  /**
+   * Embedding model of `vector`; required when it is set.
+   *
+   * @generated from field: string model_id = 7;
+   */
+  modelId: string;
 };
 
 /**
@@ -531,6 +551,14 @@ export type AssembleContextRequest = Message<"memoryd.v1.AssembleContextRequest"
    * @generated from field: string recall_model_id = 7;
    */
   recallModelId: string;
+
+  /**
+   * Whether recall also searches the summary slices, as
+   * SearchMemoryRequest.slices. Unset means RECALL_SLICES_OFF.
+   *
+   * @generated from field: memoryd.v1.RecallSlices recall_slices = 8;
+   */
+  recallSlices: RecallSlices;
 };
 
 /**
@@ -627,6 +655,213 @@ export type AssembleContextResponse = Message<"memoryd.v1.AssembleContextRespons
  */
 export const AssembleContextResponseSchema: GenMessage<AssembleContextResponse> = /*@__PURE__*/
   messageDesc(file_memoryd_v1_summary_service, 11);
+
+/**
+ * Request of SearchSummaries.
+ *
+ * @generated from message memoryd.v1.SearchSummariesRequest
+ */
+export type SearchSummariesRequest = Message<"memoryd.v1.SearchSummariesRequest"> & {
+  /**
+   * The query embedding: the semantic part. At least one of `query_vector`
+   * and `query_text`.
+   *
+   * @generated from field: repeated float query_vector = 1;
+   */
+  queryVector: number[];
+
+  /**
+   * The query text: the keyword part and, without `query_vector`, the text
+   * the server's embedder embeds for the semantic part. Without an embedder
+   * (and without `query_vector`) the search is keyword-only.
+   *
+   * @generated from field: string query_text = 2;
+   */
+  queryText: string;
+
+  /**
+   * Embedding space of the query. Required with `query_vector`; with
+   * `query_text` alone it defaults to (and must equal) the embedder's model.
+   *
+   * @generated from field: string model_id = 3;
+   */
+  modelId: string;
+
+  /**
+   * Number of hits, 1 to 100. 0 means 5.
+   *
+   * @generated from field: int32 top_k = 4;
+   */
+  topK: number;
+
+  /**
+   * Which sessions to search: RECALL_SCOPE_ALL (unset: the tenant's) or
+   * RECALL_SCOPE_SESSION (`session_id`). Slices have no platform or speakers,
+   * so the other scopes are INVALID_ARGUMENT.
+   *
+   * @generated from field: memoryd.v1.RecallScope scope = 5;
+   */
+  scope: RecallScope;
+
+  /**
+   * The session of RECALL_SCOPE_SESSION.
+   *
+   * @generated from field: string session_id = 6;
+   */
+  sessionId: string;
+
+  /**
+   * Weight of the keyword part against the semantic part, 0 to 1, as in
+   * SearchMemoryRequest. Unset means the server default.
+   *
+   * @generated from field: optional float keyword_weight = 7;
+   */
+  keywordWeight?: number | undefined;
+
+  /**
+   * How a hybrid search combines the two parts. Unset means the server's
+   * default.
+   *
+   * @generated from field: memoryd.v1.RecallFusion fusion = 8;
+   */
+  fusion: RecallFusion;
+
+  /**
+   * Also return the messages each hit covers (its seq range, oldest first).
+   *
+   * @generated from field: bool include_messages = 9;
+   */
+  includeMessages: boolean;
+
+  /**
+   * Most messages per hit with `include_messages`, 0 to the server's maximum
+   * page size. 0 means 50. A hit's messages also stop before the server's
+   * response byte bound (max_response_bytes, shared by all hits); either way
+   * the hit says `messages_truncated`.
+   *
+   * @generated from field: int32 max_messages_per_hit = 10;
+   */
+  maxMessagesPerHit: number;
+};
+
+/**
+ * Describes the message memoryd.v1.SearchSummariesRequest.
+ * Use `create(SearchSummariesRequestSchema)` to create a new message.
+ */
+export const SearchSummariesRequestSchema: GenMessage<SearchSummariesRequest> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_summary_service, 12);
+
+/**
+ * One recalled summary slice.
+ *
+ * @generated from message memoryd.v1.SummaryHit
+ */
+export type SummaryHit = Message<"memoryd.v1.SummaryHit"> & {
+  /**
+   * The slice, with its coverage as of now.
+   *
+   * @generated from field: memoryd.v1.Summary summary = 1;
+   */
+  summary?: Summary | undefined;
+
+  /**
+   * Relevance of the slice, as MemoryHit.relevance defines it (fused scores
+   * stated on the span of the candidates' semantic scores in a hybrid
+   * search), after the query's dates (MemoryHit.date_lift).
+   *
+   * @generated from field: float score = 2;
+   */
+  score: number;
+
+  /**
+   * Cosine similarity of the slice's vector of the query's model to the
+   * query; 0 when `semantic_match` is false.
+   *
+   * @generated from field: float semantic_score = 3;
+   */
+  semanticScore: number;
+
+  /**
+   * BM25 score of the slice's text for `query_text`; 0 when `keyword_match`
+   * is false.
+   *
+   * @generated from field: float keyword_score = 4;
+   */
+  keywordScore: number;
+
+  /**
+   * Whether the slice has a vector of the query's model.
+   *
+   * @generated from field: bool semantic_match = 5;
+   */
+  semanticMatch: boolean;
+
+  /**
+   * Whether the slice was among the keyword candidates.
+   *
+   * @generated from field: bool keyword_match = 6;
+   */
+  keywordMatch: boolean;
+
+  /**
+   * With `include_messages`: the stored messages of the slice's range,
+   * oldest first, at most `max_messages_per_hit`.
+   *
+   * @generated from field: repeated memoryd.v1.Message messages = 7;
+   */
+  messages: Message$1[];
+
+  /**
+   * True when the range holds more stored messages than `messages` (the
+   * count or the byte bound stopped them). Read the rest with
+   * ListMessagesInRange / GetFullHistory.
+   *
+   * @generated from field: bool messages_truncated = 8;
+   */
+  messagesTruncated: boolean;
+};
+
+/**
+ * Describes the message memoryd.v1.SummaryHit.
+ * Use `create(SummaryHitSchema)` to create a new message.
+ */
+export const SummaryHitSchema: GenMessage<SummaryHit> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_summary_service, 13);
+
+/**
+ * Response of SearchSummaries.
+ *
+ * @generated from message memoryd.v1.SearchSummariesResponse
+ */
+export type SearchSummariesResponse = Message<"memoryd.v1.SearchSummariesResponse"> & {
+  /**
+   * Best slices first.
+   *
+   * @generated from field: repeated memoryd.v1.SummaryHit hits = 1;
+   */
+  hits: SummaryHit[];
+
+  /**
+   * Which retrievals ran.
+   *
+   * @generated from field: memoryd.v1.RecallRetrieval retrieval = 2;
+   */
+  retrieval: RecallRetrieval;
+
+  /**
+   * The model the semantic part ran in; empty for a keyword-only search.
+   *
+   * @generated from field: string model_id = 3;
+   */
+  modelId: string;
+};
+
+/**
+ * Describes the message memoryd.v1.SearchSummariesResponse.
+ * Use `create(SearchSummariesResponseSchema)` to create a new message.
+ */
+export const SearchSummariesResponseSchema: GenMessage<SearchSummariesResponse> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_summary_service, 14);
 
 /**
  * How much of a summary slice's message range is still stored. Computed when
@@ -867,6 +1102,22 @@ export const SummaryService: GenService<{
     methodKind: "unary";
     input: typeof AssembleContextRequestSchema;
     output: typeof AssembleContextResponseSchema;
+  },
+  /**
+   * Recalls the summary slices that best match a query, by keywords (BM25 over
+   * the slice texts), by meaning (the slices' vectors of the query's model) or
+   * both fused, as SearchMemory ranks messages; each hit is the slice with its
+   * scores and, on request, the messages it covers (bounded per hit). Slices
+   * are indexed when saved: a keyword point always, a vector when SaveSummary
+   * carried one or the server has an embedder (docs/VECTORS.md, "Slices").
+   * A token bound to an end user searches only that user's sessions.
+   *
+   * @generated from rpc memoryd.v1.SummaryService.SearchSummaries
+   */
+  searchSummaries: {
+    methodKind: "unary";
+    input: typeof SearchSummariesRequestSchema;
+    output: typeof SearchSummariesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_memoryd_v1_summary_service, 0);

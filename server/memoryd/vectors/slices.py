@@ -1,0 +1,153 @@
+"""Summary slices in the vector index: their points (`slice_points`, pure), their search
+(SearchSummaries, SearchMemory's `slices`) and their deletes. docs/VECTORS.md, "Slices".
+
+A slice's points live under the tenant key `slice_tenant(tenant)` ("<tenant> slices": a
+tenant never has a space), beside the messages' points in the same collections: every
+message search, count, stat, export and delete filters on the tenant, so none of them sees a
+slice, and a slice search (which filters on the slice key) never sees a message. The key is
+also the slices' own BM25 IDF corpus and HNSW graph (Qdrant keys both by tenant).
+
+A slice point is a VectorRecord: `session_id`; `message_id` = slice_ref (the slice's range,
+the time of its first message and its summary id); `timestamp` = the time of its last
+message (recency and the query's dates read it); `text` = the summary. Its ids follow from
+those, so indexing a slice again replaces its points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from memoryd.domain import recall
+from memoryd.domain.errors import FailedPrecondition
+from memoryd.domain.models import now_ms
+from memoryd.domain.summaries import FoundSlice, SliceQuery, SlicesFound, Summary
+from memoryd.domain.vectors import IndexQuery, KeywordPoint, PointFilter, Scope, VectorPoint, VectorRecord, VectorSelector
+
+if TYPE_CHECKING:
+    from memoryd.vectors.recall import VectorRecall
+
+SLICE_TENANT_SUFFIX = " slices"
+
+
+def slice_tenant(tenant: str) -> str:
+    return tenant + SLICE_TENANT_SUFFIX
+
+
+def slice_ref(summary: Summary, first_ts: int) -> str:
+    return f"{summary.from_seq}-{summary.to_seq}-{first_ts}-{summary.id}"
+
+
+def parse_ref(ref: str) -> tuple[int, int, int, str] | None:
+    """(from_seq, to_seq, first_ts, summary id) of a slice point's message_id."""
+    parts = ref.split("-", 3)
+    if len(parts) != 4 or not all(p.isdigit() for p in parts[:3]):
+        return None
+    return int(parts[0]), int(parts[1]), int(parts[2]), parts[3]
+
+
+def slice_points(
+    tenant: str, summary: Summary, first_ts: int, last_ts: int, vector: Sequence[float] = (), model_id: str = ""
+) -> tuple[KeywordPoint, VectorPoint | None]:
+    """The points of a slice: its keyword point, and its dense point when it has a vector.
+    `first_ts` / `last_ts`: the times of the first and last messages it covers."""
+    record = VectorRecord(
+        session_id=summary.session_id,
+        timestamp=last_ts,
+        message_id=slice_ref(summary, first_ts),
+        text=summary.text,
+    )
+    keyword = KeywordPoint(slice_tenant(tenant), record)
+    dense = VectorPoint(slice_tenant(tenant), list(vector), replace(record, model_id=model_id)) if vector else None
+    return keyword, dense
+
+
+def slice_selector(tenant: str, session_id: str | None) -> VectorSelector:
+    """Every point of the slices of a session (None: of the tenant) indexed until now."""
+    return VectorSelector(slice_tenant(tenant), session_id=session_id, indexed_before=now_ms() + 1)
+
+
+class VectorSlices:
+    """The SliceIndex (domain/summaries.py) over VectorRecall's index and embedder."""
+
+    def __init__(self, vectors: VectorRecall) -> None:
+        self.vectors = vectors
+
+    async def _span(self, tenant: str, summary: Summary) -> tuple[int, int]:
+        """Times of the first and last stored messages of the range (the slice's time when none is)."""
+        store = self.vectors.store
+        first = await store.messages_by_seq(tenant, summary.session_id, summary.from_seq, summary.to_seq, 1)
+        last = await store.messages_by_seq(
+            tenant, summary.session_id, summary.from_seq, summary.to_seq, 1, newest_first=True
+        )
+        if not first or not last:
+            return summary.create_time, summary.create_time
+        return first[0].timestamp, last[0].timestamp
+
+    async def index(self, tenant: str, summary: Summary, vector: Sequence[float], model_id: str) -> None:
+        vectors = self.vectors
+        if not vector and vectors.embedder is not None:
+            [embedded] = await vectors.embedder.embed([summary.text])
+            vector, model_id = embedded, vectors.embedder.model_id
+        if vector:
+            await vectors.check_dimensions(slice_tenant(tenant), [("vector", model_id, len(vector))])
+        first_ts, last_ts = await self._span(tenant, summary)
+        keyword, dense = slice_points(tenant, summary, first_ts, last_ts, vector, model_id)
+        indexed_at = now_ms()
+        await vectors.index.upsert_keywords([keyword], indexed_at)
+        if dense is not None:
+            await vectors.index.upsert([dense], indexed_at)
+            vectors._dimensions[(dense.tenant, model_id)] = len(dense.vector)
+
+    async def _with_vector(self, query: SliceQuery) -> SliceQuery:
+        if query.vector or not query.text.strip() or query.keyword_weight >= 1:
+            return query
+        if self.vectors.embedder is None:
+            if query.keyword_weight <= 0:
+                raise FailedPrecondition(
+                    "a semantic search (keyword_weight 0) needs query_vector or a server embedder",
+                    reason="EMBEDDER_NOT_CONFIGURED",
+                )
+            return query  # keyword-only: a slice's keywords are always indexed
+        vector, model_id = await self.vectors.embed_query(query.text)
+        return replace(query, vector=tuple(vector), model_id=model_id)
+
+    async def search(self, tenant: str, query: SliceQuery) -> SlicesFound:
+        query = await self._with_vector(query)
+        q = recall.RecallQuery(
+            vector=list(query.vector),
+            model_id=query.model_id,
+            text=query.text,
+            top_k=query.top_k,
+            time_weight=0.0,
+            keyword_weight=query.keyword_weight,
+            fusion=query.fusion,
+            neighbor_weight=0.0,
+            context_window=0,
+            sessions=query.sessions,
+        )
+        semantic, keyword = q.semantic, q.keyword
+        if query.sessions is not None and not query.sessions:
+            return SlicesFound([], q.model_id if semantic else "", semantic, keyword)
+        key = slice_tenant(tenant)
+        if semantic:
+            await self.vectors.check_dimensions(key, [("query_vector", q.model_id, len(q.vector))])
+        flt = PointFilter(
+            key, Scope(session_id=query.session_id), model_id=q.model_id if semantic else None, sessions=query.sessions
+        )
+        found = await self.vectors.index.query(
+            IndexQuery(flt, q.candidate_limit, q.vector if semantic else (), text=q.text if keyword else "")
+        )
+        scored = recall.relevances(found.candidates, q)
+        ranked = recall.rank(scored, q, query.reference_time or now_ms())[: q.top_k]
+        slices = []
+        for r in ranked:
+            parsed = parse_ref(r.candidate.record.message_id)
+            if parsed is None:
+                continue
+            from_seq, to_seq, first_ts, summary_id = parsed
+            slices.append(
+                FoundSlice(r.candidate.record.session_id, summary_id, from_seq, to_seq, first_ts, r.candidate.record.timestamp, r)
+            )
+        return SlicesFound(slices, q.model_id if semantic else "", semantic, keyword)
