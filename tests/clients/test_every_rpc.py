@@ -182,6 +182,8 @@ async def exercise_every_method(client: MemoryClient | SyncMemoryClient, tag: st
     assert [s.text for s in await collect(client.iter_summaries(other))] == ["asked and answered"]
     assert (await resolve(client.list_summaries(other))).summaries[0].id == saved.summary.id
     assert (await resolve(client.get_summary_cursor(other))).cursor == two.seq
+    searched = await resolve(client.search_summaries("asked answered", include_messages=True, keyword_weight=1.0))
+    assert [h.summary.id for h in searched.hits] == [saved.summary.id] and [m.id for m in searched.hits[0].messages] == [one.id, two.id]
     context = await resolve(client.assemble_context(other, recent_raw_n=1))
     assert context.summary.text == "asked and answered" and [m.message.id for m in context.messages] == [two.id]
 

@@ -44,6 +44,8 @@ import grpc
 
 from memoryd.v1 import memory_service_pb2 as mem_pb
 from memoryd.v1 import memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import summary_service_pb2 as sum_pb
+from memoryd.v1 import summary_service_pb2_grpc
 from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.v1 import vector_service_pb2_grpc
 from tests.events.bench_watch import percentile, serve
@@ -105,6 +107,17 @@ def sweep_settings() -> list[Setting]:
     return made
 
 
+def slice_settings() -> list[Setting]:
+    """--slices: messages only against slices then messages and both fused, hybrid at the
+    defaults, every one without context windows, so each shows exactly its k hits (equal
+    messages shown)."""
+    return [
+        Setting("hybrid, messages only, cw 0", {"context_window": 0}),
+        Setting("hybrid, slices first (RECALL_SLICES_FIRST), cw 0", {"context_window": 0, "slices": pb.RECALL_SLICES_FIRST}),
+        Setting("hybrid, slices fused (RECALL_SLICES_FUSED), cw 0", {"context_window": 0, "slices": pb.RECALL_SLICES_FUSED}),
+    ]
+
+
 # -- the server ---------------------------------------------------------------------
 def token(tenant: str) -> str:
     return f"bench-token-for-{tenant}"
@@ -115,6 +128,7 @@ class Client:
         self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
         self.memory = memory_service_pb2_grpc.MemoryServiceStub(self.channel)
         self.vectors = vector_service_pb2_grpc.VectorServiceStub(self.channel)
+        self.summaries = summary_service_pb2_grpc.SummaryServiceStub(self.channel)
 
     @staticmethod
     def auth(tenant: str) -> tuple[tuple[str, str], ...]:
@@ -137,7 +151,16 @@ async def load(client: Client, conversation: Conversation) -> dict[str, str]:
             mem_pb.SaveMessagesRequest(session_id=session, messages=messages), metadata=client.auth(conversation.name)
         )
         turn_of.update((m.id, t.id) for m, t in zip(saved.messages, turns))
+        summary = conversation.summaries.get(session) if SAVE_SLICES else None
+        if summary:  # a slice over the whole session (its seqs are 1..n)
+            await client.summaries.SaveSummary(
+                sum_pb.SaveSummaryRequest(session_id=session, from_seq=1, to_seq=len(turns), text=summary),
+                metadata=client.auth(conversation.name),
+            )
     return turn_of
+
+
+SAVE_SLICES = False  # --slices
 
 
 async def indexed(client: Client, conversation: Conversation, timeout: float = 1800) -> None:
@@ -290,7 +313,9 @@ async def run(args: argparse.Namespace) -> None:
         # line, up to the embedder's timeout (a failed batch is not retried).
         MEMORYD_INDEX_CONCURRENCY="2",
     )
-    settings = main_settings() + (sweep_settings() if args.sweep else [])
+    global SAVE_SLICES
+    SAVE_SLICES = args.slices
+    settings = (slice_settings() if args.slices else main_settings()) + (sweep_settings() if args.sweep else [])
     if args.only:
         unknown = set(args.only) - {s.name for s in settings}
         if unknown:
@@ -303,7 +328,8 @@ async def run(args: argparse.Namespace) -> None:
         try:
             tables = [await run_set(client, name, conversations, settings, args.concurrency, report, args.out)
                       for name, conversations in sets]  # fmt: skip
-            tables.append(await latency(client, sets[0][1], report))
+            if not args.slices:
+                tables.append(await latency(client, sets[0][1], report))
         finally:
             await client.channel.close()
             server.terminate()
@@ -321,6 +347,8 @@ def main() -> None:
     parser.add_argument("--kdconv", type=Path, help="KdConv: its data/ folder (film/, music/, travel/ test.json)")
     parser.add_argument("--no-recency", action="store_true", help="skip the recency set")
     parser.add_argument("--sweep", action="store_true", help="also the fusion and time-weight grids")
+    parser.add_argument("--slices", action="store_true", help="save each session's summary (LoCoMo's session_N_summary) "
+                        "as a slice over its messages and compare messages only, slices first and fused")  # fmt: skip
     parser.add_argument("--concurrency", type=int, default=4, help="SearchMemory calls in flight while scoring")
     parser.add_argument("--embedder-threads", type=int, default=1, help="torch threads of the embedder")
     parser.add_argument("--out", type=Path, help="also write every number as JSON here (after each configuration)")

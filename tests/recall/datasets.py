@@ -56,6 +56,9 @@ class Conversation:
     name: str  # saved as its own tenant: IDF and every search stay within the conversation
     turns: list[Turn] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+    # A summary per session, where the set has them (LoCoMo's `session_N_summary`): what the
+    # bench's --slices saves as a slice over the session's messages.
+    summaries: dict[str, str] = field(default_factory=dict)
 
     @property
     def asked_at(self) -> int:
@@ -106,7 +109,10 @@ def _locomo_files(path: Path) -> list[tuple[str, dict]]:
         return [(p.stem, json.loads(p.read_text())) for p in sorted(path.glob("*.json"))]
     data = json.loads(path.read_text())
     items = data if isinstance(data, list) else [data]
-    return [(str(item.get("sample_id", i)), item.get("conversation", item) | {"qa": item.get("qa", [])}) for i, item in enumerate(items)]
+    return [
+        (str(item.get("sample_id", i)), item.get("conversation", item) | (item.get("session_summary") or {}) | {"qa": item.get("qa", [])})
+        for i, item in enumerate(items)
+    ]
 
 
 def load_locomo(path: Path) -> list[Conversation]:
@@ -125,6 +131,9 @@ def load_locomo(path: Path) -> list[Conversation]:
                     Turn(turn["dia_id"], f"session-{number}", turn["speaker"], _with_caption(turn["text"], turn),
                          start + i * TURN_GAP_MS, roles.get(turn["speaker"], "user"))
                 )  # fmt: skip
+            summary = data.get(f"{key}_summary")
+            if isinstance(summary, str) and summary.strip():
+                conversation.summaries[f"session-{number}"] = summary
         _ask(conversation, data["qa"], LOCOMO_CATEGORIES)
         conversations.append(conversation)
     return conversations

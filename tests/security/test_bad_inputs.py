@@ -69,7 +69,7 @@ TEXT_FIELDS = {"content", "reasoning_content", "arguments", "old_text", "new_tex
 # Output-only fields of memoryd.v1.Message: the server ignores what a caller puts there.
 OUTPUT_ONLY = {"memoryd.v1.Message.id", "memoryd.v1.Message.seq", "memoryd.v1.Message.archived"}
 # Cross-field rules: a mutation of the key is answered by naming the value.
-NAMED_INSTEAD = {("SearchMemory", "query_text"): "query_vector"}
+NAMED_INSTEAD = {("SearchMemory", "query_text"): "query_vector", ("SearchSummaries", "query_text"): "query_vector"}
 INT_RANGES = {
     FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
     FieldDescriptor.TYPE_INT64: (-(2**63), 2**63 - 1),
@@ -139,16 +139,22 @@ def baselines() -> dict[str, object]:
             query_vector=[0.1, 0.2, 0.3], model_id=MODEL, top_k=5, min_score=0.0, time_weight=0.3,
             scope=vec.RECALL_SCOPE_ALL, session_id=SEEDED, platform="qq", speaker_ids=["u1"], user_priority_boost=1.0,
             recall_roles=vec.RECALL_ROLES_ALL, context_window=1, expand_cross_session=True, per_item_max_chars=100,
-            exclude_message_ids=["x"], control_kinds=["summary"],
+            exclude_message_ids=["x"], control_kinds=["summary"], slices=vec.RECALL_SLICES_FUSED,
         ),
         "DeleteVectors": vec.DeleteVectorsRequest(session=vec.DeleteVectorsRequest.BySession(session_id="gen-none")),
         "GetVectorStats": vec.GetVectorStatsRequest(),
-        "SaveSummary": summ.SaveSummaryRequest(session_id=SEEDED, from_seq=3, to_seq=3, text="s", metadata={"a": 1}),
+        "SaveSummary": summ.SaveSummaryRequest(session_id=SEEDED, from_seq=3, to_seq=3, text="s", metadata={"a": 1},
+                                               vector=[0.1, 0.2, 0.3], model_id=MODEL),
+        "SearchSummaries": summ.SearchSummariesRequest(
+            query_vector=[0.1, 0.2, 0.3], query_text="trip", model_id=MODEL, top_k=5, scope=vec.RECALL_SCOPE_SESSION,
+            session_id=SEEDED, keyword_weight=0.5, fusion=vec.RECALL_FUSION_RELATIVE_SCORE, include_messages=True,
+            max_messages_per_hit=10,
+        ),
         "ListSummaries": summ.ListSummariesRequest(session_id=SEEDED, page_size=1),
         "GetSummaryCursor": summ.GetSummaryCursorRequest(session_id=SEEDED),
         "AssembleContext": summ.AssembleContextRequest(
             session_id=SEEDED, budget_chars=1000, recent_raw_n=5, include_recall=True, recall_top_k=3,
-            recall_query_vector=[0.1, 0.2, 0.3], recall_model_id=MODEL,
+            recall_query_vector=[0.1, 0.2, 0.3], recall_model_id=MODEL, recall_slices=vec.RECALL_SLICES_FIRST,
         ),
         "SaveEntry": ent.SaveEntryRequest(scope="gen", text="likes tea", tags=["drink"], embedding=[0.1, 0.2, 0.3],
                                           model_id=MODEL),

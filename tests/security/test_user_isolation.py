@@ -221,7 +221,13 @@ async def build_world(t: GrpcTransport, tokens: Tokens) -> World:
             for m in saved
         ]
         await ok(token, "memoryd.v1.VectorService.UpsertVectors", vec.UpsertVectorsRequest(points=points))
-    await ok(tokens.bob, "memoryd.v1.SummaryService.SaveSummary", summ.SaveSummaryRequest(session_id=bob_s, from_seq=1, to_seq=2, text=bob_secret))
+    for token, session, text, vector in (
+        (tokens.bob, bob_s, bob_secret, [1.0, 0.5, 0.25]),
+        (tokens.tenant, tenant_s, tenant_secret, [1.0, 0.5, 0.3]),
+        (tokens.alice, alice_s, f"alice own summary {tag}", [0.0, 1.0, 0.0]),
+    ):  # slices, searchable by text and by vector (SearchSummaries, SearchMemory's slices)
+        await ok(token, "memoryd.v1.SummaryService.SaveSummary",
+                 summ.SaveSummaryRequest(session_id=session, from_seq=1, to_seq=1, text=text, vector=vector, model_id=MODEL))
     entry = await ok(tokens.bob, "memoryd.v1.EntryService.SaveEntry", ent.SaveEntryRequest(scope="bob", text=bob_secret))
     await ok(tokens.tenant, "memoryd.v1.EntryService.SaveEntry", ent.SaveEntryRequest(scope="shared", text=tenant_secret))
     await ok(tokens.alice, "memoryd.v1.EntryService.SaveEntry", ent.SaveEntryRequest(scope="alice", text=f"alice fact {tag}"))
@@ -455,6 +461,10 @@ async def _vectors(a: Attack) -> None:
         await a.clean("memoryd.v1.VectorService.SearchMemory",
                       vec.SearchMemoryRequest(query_vector=bob_like, model_id=MODEL, top_k=100, min_score=-1, scope=scope, **extra))
     await a.clean("memoryd.v1.VectorService.SearchMemory", vec.SearchMemoryRequest(query_text=f"{w.secrets[0]} {w.secrets[1]} words", top_k=100))
+    for slices in (vec.RECALL_SLICES_FUSED, vec.RECALL_SLICES_FIRST):
+        await a.clean("memoryd.v1.VectorService.SearchMemory",
+                      vec.SearchMemoryRequest(query_text=f"{w.secrets[0]} {w.secrets[1]} words", query_vector=bob_like,
+                                              model_id=MODEL, top_k=100, slices=slices))  # fmt: skip
     found = await a.clean("memoryd.v1.VectorService.SearchMemory",
                           vec.SearchMemoryRequest(query_vector=bob_like, model_id=MODEL, top_k=100, min_score=-1, context_window=0))
     a.expect(found is not None and set(w.alice_ids) <= {h.message_id for h in found.hits}, "alice's own vector was not found")
@@ -482,6 +492,23 @@ async def _summaries(a: Attack) -> None:
                                     recall_query_vector=[1.0, 0.5, 0.25], recall_model_id=MODEL),
     )  # fmt: skip
     a.expect(assembled is not None and all(_alices(r.session_id) for r in assembled.recalled), "recall left alice's sessions")
+
+
+@case("SummaryService.SearchSummaries")
+async def _summary_search(a: Attack) -> None:
+    w = a.world
+    bob_like = [1.0, 0.5, 0.25]
+    for extra in ({}, {"scope": vec.RECALL_SCOPE_SESSION, "session_id": w.bob_session},
+                  {"scope": vec.RECALL_SCOPE_SESSION, "session_id": w.tenant_session}):  # fmt: skip
+        for query in ({"query_text": f"{w.secrets[0]} {w.secrets[1]}", "keyword_weight": 1.0},
+                      {"query_vector": bob_like, "model_id": MODEL, "keyword_weight": 0.0}):  # fmt: skip
+            await a.clean("memoryd.v1.SummaryService.SearchSummaries",
+                          summ.SearchSummariesRequest(top_k=100, include_messages=True, **query, **extra))  # fmt: skip
+    mine = await a.clean("memoryd.v1.SummaryService.SearchSummaries",
+                         summ.SearchSummariesRequest(query_text=f"alice own summary {w.tag}", include_messages=True))  # fmt: skip
+    a.expect(mine is not None and [h.summary.session_id for h in mine.hits] == [w.alice_session], "alice's own slice was not found")
+    a.expect(mine is not None and all(_alices(m.session_id) or not m.session_id for h in mine.hits for m in h.messages),
+             "a slice's messages left alice's sessions")  # fmt: skip
 
 
 @case("EntryService.SaveEntry", "EntryService.SearchEntries", "EntryService.ForgetEntry", "EntryService.ListEntries")

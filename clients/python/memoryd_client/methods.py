@@ -544,11 +544,15 @@ class Methods:
         text: str,
         *,
         metadata: Mapping[str, Any] | None = None,
+        vector: Sequence[float] = (),
+        model_id: str = "",
         timeout: float | None = None,
     ) -> Call[summary_service_pb2.SaveSummaryResponse]:
-        """Stores a summary of messages [from_seq, to_seq] and advances the session's cursor to to_seq."""
+        """Stores a summary of messages [from_seq, to_seq] and advances the session's cursor to to_seq;
+        `vector` (of `model_id`) makes the slice searchable by meaning (search_summaries)."""
         request = summary_service_pb2.SaveSummaryRequest(
-            session_id=session_id, from_seq=from_seq, to_seq=to_seq, text=text, metadata=to_struct(metadata)
+            session_id=session_id, from_seq=from_seq, to_seq=to_seq, text=text, metadata=to_struct(metadata),
+            vector=vector, model_id=model_id,
         )
         return Call("summaries", "SaveSummary", request, _response, timeout)
 
@@ -571,6 +575,36 @@ class Methods:
         """The session's summary cursor, slice count, latest slice and last seq."""
         request = summary_service_pb2.GetSummaryCursorRequest(session_id=session_id)
         return Call("summaries", "GetSummaryCursor", request, _response, timeout)
+
+    @unary
+    def search_summaries(
+        self,
+        query_text: str = "",
+        *,
+        query_vector: Sequence[float] = (),
+        model_id: str = "",
+        top_k: int = 5,
+        session_id: str = "",
+        keyword_weight: float | None = None,
+        include_messages: bool = False,
+        max_messages_per_hit: int = 0,
+        timeout: float | None = None,
+    ) -> Call[summary_service_pb2.SearchSummariesResponse]:
+        """The summary slices that best match the query (in `session_id` only when given), each
+        with its scores and, with `include_messages`, the messages it covers (bounded)."""
+        request = summary_service_pb2.SearchSummariesRequest(
+            query_text=query_text,
+            query_vector=query_vector,
+            model_id=model_id,
+            top_k=top_k,
+            scope=vector_service_pb2.RECALL_SCOPE_SESSION if session_id else vector_service_pb2.RECALL_SCOPE_ALL,
+            session_id=session_id,
+            include_messages=include_messages,
+            max_messages_per_hit=max_messages_per_hit,
+        )
+        if keyword_weight is not None:
+            request.keyword_weight = keyword_weight
+        return Call("summaries", "SearchSummaries", request, _response, timeout)
 
     @unary
     def assemble_context(

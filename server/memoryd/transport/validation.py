@@ -102,8 +102,8 @@ class Check:
         if value not in (0, *(f.value for f in recall.Fusion)):
             self.fail(field, f"unknown enum value {value}")
 
-    def enum(self, field: str, value: int, known: Sequence[int]) -> None:
-        """An enum field: unset (0, the default) or one of `known`."""
+    def enum_value(self, field: str, value: int, known: Sequence[int]) -> None:
+        """A singular enum field: unset (0, the default) or one of `known`."""
         if value not in (0, *known):
             self.fail(field, f"unknown enum value {value}")
 

@@ -124,7 +124,7 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
             check.name("recall_model_id", request.recall_model_id)
         else:
             check.name("recall_model_id", request.recall_model_id, required=False)
-        check.enum("recall_slices", request.recall_slices, SLICE_MODES)
+        check.enum_value("recall_slices", request.recall_slices, SLICE_MODES)
         check.done()
         result = await self.summaries.assemble(
             tenant,

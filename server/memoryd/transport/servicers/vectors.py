@@ -124,7 +124,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             for i, value in enumerate(request.exclude_message_ids):
                 check.name(f"exclude_message_ids[{i}]", value)
         check.names("control_kinds", request.control_kinds)
-        check.enum("slices", request.slices, SLICE_MODES)
+        check.enum_value("slices", request.slices, SLICE_MODES)
         check.done()
 
         defaults = self.vectors.defaults
