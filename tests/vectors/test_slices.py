@@ -185,3 +185,15 @@ async def test_search_memory_with_slices(memory, summaries, vectors, tenant, mod
     # Without a matching slice, both modes are the plain search.
     none = await vectors.search(tenant, replace(base, text="zebra", slices=mode))
     assert none.hits == []
+
+
+async def test_assemble_context_recall_through_slices(memory, store, vectors, tenant):
+    from memoryd.domain.summaries import ContextRequest, SearchRecaller
+
+    summaries = Summaries(store, Limits(), SearchRecaller(vectors), slices=vectors.slices)
+    await setup(memory, summaries, vectors, tenant)
+    await memory.save_messages(tenant, "now", [msg("user", "which holiday gear did we plan?", T0 + 9_000_000)])
+    request = ContextRequest("now", include_recall=True, recall_top_k=3, recall_slices=recall.SliceMode.FIRST)
+    result = await summaries.assemble(tenant, request)
+    assert result.recall_status == 1 and result.assembly.recalled
+    assert {r.session_id for r, _ in result.assembly.recalled} == {"trip"}
