@@ -6,6 +6,7 @@ recency set (tests/recall/datasets.py, kdconv.py, recency_set.py).
     .venv/bin/python -m tests.recall.bench --locomo <dir of LoCoMo's per-conversation JSON, or locomo10.json> \
         --realtalk <REALTALK's data/ folder> --kdconv <KdConv's data/ folder>
     .venv/bin/python -m tests.recall.bench --locomo … --sweep      # also the grids of earlier rounds
+    .venv/bin/python -m tests.recall.bench --locomo … --no-recency --slices   # session summaries as slices
 
 The grids the defaults are chosen on run in the offline replica (tests/recall/sweep.py).
 

@@ -113,7 +113,7 @@ class SliceMode(enum.IntEnum):
 
 # RECALL_SLICES_FUSED: a message within the range of one of the best slices gains this share
 # of the candidates' relevance span, times the slice's relevance relative to the best slice's
-# (docs/VECTORS.md, "Slices"; chosen on the benchmark, docs/RECALL.md).
+# (docs/VECTORS.md, "Slices"; measured, not swept: docs/RECALL.md, "Slices").
 SLICE_WEIGHT = 0.5
 
 
