@@ -166,3 +166,12 @@ async def test_tenants_never_see_each_other(memory, summaries, entries, tenant):
     assert (await entries.search(other, "scope", "private", 10))[0] == []
     assert await entries.forget(other, "scope", saved.entry.id) is False
     assert not (await entries.save(other, "scope", "a private fact", [])).deduplicated
+
+
+async def test_a_vector_without_a_vector_store_is_refused_before_the_save(memory, summaries, tenant):
+    await seed(memory, tenant, "s", 2)
+    with pytest.raises(FailedPrecondition):
+        await summaries.save(tenant, "s", 1, 2, "both", {}, [0.1, 0.2], "test:model")
+    assert (await summaries.get_cursor(tenant, "s")).cursor == 0
+    _, cursor, _ = await summaries.save(tenant, "s", 1, 2, "both", {})  # keywords need no store: nothing to index
+    assert cursor == 2

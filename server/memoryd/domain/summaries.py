@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from memoryd.domain import context, paging, recall
 from memoryd.domain import events as ev
-from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
+from memoryd.domain.errors import FailedPrecondition, MemorydError, StorageUnavailable
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import Message, now_ms
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
@@ -375,6 +375,8 @@ class Summaries:
     ) -> tuple[Summary, int, bool]:
         """Returns (slice, cursor, deduplicated). Input was validated (1 <= from_seq <= to_seq).
         The slice's points are written after it (`_index`), on a retry too."""
+        if vector and isinstance(self.slices, NoSliceIndex):  # refused before anything is stored
+            await self.slices.index(tenant, Summary("", session_id, from_seq, to_seq, text, metadata, 0, 0), vector, model_id)
         summary, cursor, deduplicated = await self._save(tenant, session_id, from_seq, to_seq, text, metadata)
         await self._index(tenant, summary, vector, model_id)
         return summary, cursor, deduplicated
@@ -390,7 +392,7 @@ class Summaries:
             return
         try:
             await self.slices.index(tenant, summary, (), "")
-        except (StorageUnavailable, FailedPrecondition) as error:
+        except MemorydError as error:  # the vector store or the embedder
             log.warning("summary slice not indexed (%s)", error.reason)
 
     async def _save(
