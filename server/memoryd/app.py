@@ -454,11 +454,11 @@ def _grpc_server(parts: Parts, health_servicer: health.aio.HealthServicer, *, re
 
 def _background_tasks(app: App) -> list[asyncio.Task]:
     """What keeps a running server healthy: storage and vector health, event compaction, the
-    vector outbox, and the tail of other processes' commits (MongoDB, or SQLite workers)."""
+    index synchronizer, and the tail of other processes' commits (MongoDB, or SQLite workers)."""
     config, store, vectors = app.config, app.store, app.vectors
     tasks = []
     if vectors is not None:
-        tasks.append(asyncio.create_task(vectors.drainer.run(), name="vector-outbox"))
+        tasks.append(asyncio.create_task(vectors.sync.run(), name="vector-sync"))
 
         async def report_vectors(ok: bool) -> None:
             app.vectors_ready = ok

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     logs.configure(config.log_level)
     if args.command == "health":
         return health(config)
-    if args.command in ("forget-user", "export", "import"):
+    if args.command in ("forget-user", "export", "import", "reindex"):
         return lifecycle.run(args, config)
     log = structlog.get_logger("memoryd")
     try:

@@ -188,11 +188,8 @@ class Config:
         "give saved user/assistant messages keyword (BM25) points, so a text SearchMemory needs no embedder "
         "(off: only UpsertVectors texts; docs/VECTORS.md)",
     )
-    index_concurrency: int = setting(10, "background indexing batches at once", minimum=1)
-    index_queue_size: int = setting(
-        500,
-        "background indexing queue (keywords, embeddings); when full the oldest job is dropped and counted",
-        minimum=1,
+    index_sync_batch: int = setting(
+        500, "events of a tenant's log the index synchronizer applies at once (docs/VECTORS.md)", minimum=1
     )
     recall_half_life_hours: float = setting(
         2160.0, "SearchMemory recency half-life (docs/RECALL.md)", minimum=0.001, maximum=87_600
@@ -217,10 +214,12 @@ class Config:
         "summary,compress-marker,directive,directive-reply",
         "comma-separated kinds never shown as recall context",
     )
-    vector_outbox_poll_seconds: float = setting(5.0, "how often the vector-delete outbox is checked", minimum=0.001)
-    vector_outbox_max_backoff_seconds: float = setting(
-        60.0,
-        "longest wait between outbox retries while Qdrant is down",
+    vector_sync_poll_seconds: float = setting(
+        1.0, "how often the index synchronizer reads the logs without a local write (other replicas')", minimum=0.001
+    )
+    vector_sync_max_backoff_seconds: float = setting(
+        30.0,
+        "longest wait between index synchronizer retries while the vector store or the embedder is down",
         minimum=0.001,
     )
     limits: Limits = field(default_factory=Limits)

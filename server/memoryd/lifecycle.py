@@ -61,8 +61,17 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
 
 
+    reindex = commands.add_parser(
+        "reindex",
+        help="rebuild the recall index from the message store (Qdrant Edge: with the server stopped; "
+        "a Qdrant server: online too)",
+    )
+    config_module.add_arguments(reindex)
+    reindex.add_argument("--tenant", action="append", default=[], help="rebuild this tenant (repeatable; default: all)")
+
+
 def run(args: argparse.Namespace, config: config_module.Config) -> int:
-    command = {"forget-user": forget_user, "export": export, "import": import_}[args.command]
+    command = {"forget-user": forget_user, "export": export, "import": import_, "reindex": reindex}[args.command]
     try:
         return asyncio.run(command(args, config))
     except TransferError as error:
@@ -137,7 +146,7 @@ async def forget_user(args: argparse.Namespace, config: config_module.Config) ->
 
     async def job(store: Store) -> int:
         # The vector side as a server has it: on Qdrant Edge held by a running server, its
-        # clears wait in the store's outbox for that server.
+        # clears wait in the event log for that server's index synchronizer.
         if config.vectors_enabled:
             forgotten, cleared, event_seq = await _opened(build_vectors(config, store), partial(forget, store))
         else:
@@ -210,3 +219,39 @@ async def import_(args: argparse.Namespace, config: config_module.Config) -> int
             source.close()
     progress.done(counts, version=header.get("version"), created=header.get("created"))
     return 0
+
+
+async def reindex(args: argparse.Namespace, config: config_module.Config) -> int:
+    """Index every stored message of the tenants again, remove the points of messages the store
+    no longer holds, and bring each tenant's cursor up to its log (vectors/sync.py)."""
+    from memoryd.vectors.setup import build_vectors
+
+    if not config.vectors_enabled:
+        log.error("reindex_failed", error="no vector store is configured")
+        return 1
+
+    async def job(store: Store) -> int:
+        async def run_with(vectors: Any) -> int:
+            sync = vectors.sync
+            tenants = args.tenant or await sync.tenant_logs()
+            started = time.monotonic()
+            last = [started]
+            total = 0
+
+            def progress(tenant: str, done: int, of: int) -> None:
+                if time.monotonic() - last[0] >= PROGRESS_SECONDS:
+                    last[0] = time.monotonic()
+                    log.info("reindex_progress", tenant=tenant, **({"messages": done} if of < 0 else {"seq": done, "of": of}))
+
+            for tenant in tenants:
+                indexed = await sync.reindex(tenant, progress)
+                total += indexed
+                log.info("reindex_tenant_done", tenant=tenant, messages=indexed, indexed_through_seq=sync.indexed_through(tenant))
+            seconds = max(time.monotonic() - started, 1e-9)
+            log.info("reindex_done", tenants=len(tenants), messages=total, seconds=round(seconds, 2),
+                     messages_per_second=round(total / seconds))  # fmt: skip
+            return 0
+
+        return await _opened(build_vectors(config, store), run_with)
+
+    return await _with_store(config, job)

@@ -69,7 +69,7 @@ async def test_forget_user_leaves_nothing_of_the_user_and_the_others_as_they_wer
 
 
 async def test_memoryd_forget_user_works_on_the_data_of_a_running_server(tmp_path):
-    server = MemorydServer(tmp_path / "server", "--qdrant-timeout-seconds", "30", "--vector-outbox-poll-seconds", "0.2")
+    server = MemorydServer(tmp_path / "server", "--qdrant-timeout-seconds", "30", "--vector-sync-poll-seconds", "0.2")
     server.start()
     try:
         async with grpc.aio.insecure_channel(server.target) as channel:

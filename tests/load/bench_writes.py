@@ -10,7 +10,7 @@ at once, `text` set unless --no-text): points/s and server CPU µs per point ove
 (with `--probe`, also GetHistory's latency meanwhile: how long the event loop stalls).
 `saves`: `--calls` SaveMessage calls (save_message.json's message, 1,000 sessions) from 16
 concurrent clients, then waits until the background keyword indexing has drained: RPS and
-server CPU µs per call including that indexing, keyword points made, jobs dropped, RSS.
+server CPU µs per call including that indexing, keyword points made, the index lag left, RSS.
 `--env NAME=VALUE` sets server settings (e.g. MEMORYD_INDEX_MESSAGE_KEYWORDS=false).
 Prints one JSON line. Results: docs/PERFORMANCE.md, runs W and U.
 """
@@ -115,7 +115,7 @@ async def _saves(address: str, calls: int) -> tuple[float, dict]:
     stats = await _settled_stats(stats_stub, calls)
     for channel in channels:
         await channel.close()
-    return seconds, {"keyword_points": stats.keyword_points, "dropped": stats.index_dropped}
+    return seconds, {"keyword_points": stats.keyword_points, "lag": stats.index_queue_length}
 
 
 async def _settled_stats(stub, calls: int, *, quiet_seconds: float = 3.0, bound_seconds: float = 60.0):

@@ -433,7 +433,7 @@ def indexing_stats(address: str) -> dict:
         stats = vector_service_pb2_grpc.VectorServiceStub(channel).GetVectorStats(
             vector_service_pb2.GetVectorStatsRequest(), timeout=30
         )
-    return {"keyword_points": stats.keyword_points, "queued": stats.index_queue_length, "dropped": stats.index_dropped}
+    return {"keyword_points": stats.keyword_points, "queued": stats.index_queue_length}
 
 
 def now_ms() -> int:

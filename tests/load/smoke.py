@@ -36,7 +36,7 @@ def main() -> int:
             for thread in threads:
                 thread.join()
             indexing = indexing_stats(server.target)  # saved messages get keyword points meanwhile
-        print(f"smoke indexing: {indexing['keyword_points']} keyword points, {indexing['dropped']} jobs dropped")
+        print(f"smoke indexing: {indexing['keyword_points']} keyword points, {indexing['queued']} events behind")
         if results.get("save_message") and results["save_message"].count and not indexing["keyword_points"]:
             failures.append("indexing: no saved message got a keyword point")
         for name, r in sorted(results.items()):

@@ -25,6 +25,6 @@ def test_upserts_with_and_without_text_and_the_stall_probe():
 
 def test_saves_report_the_indexing_they_caused_both_ways():
     on = run("saves", "--calls", "40")
-    assert on["calls"] == 40 and on["keyword_points"] == 40 and on["dropped"] == 0 and on["cpu_us_per_call"] > 0
+    assert on["calls"] == 40 and on["keyword_points"] == 40 and on["lag"] == 0 and on["cpu_us_per_call"] > 0
     off = run("saves", "--calls", "40", "--env", "MEMORYD_INDEX_MESSAGE_KEYWORDS=false")
     assert off["keyword_points"] == 0 and off["env"] == ["MEMORYD_INDEX_MESSAGE_KEYWORDS=false"]

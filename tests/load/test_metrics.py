@@ -112,7 +112,7 @@ async def test_metrics_count_calls_per_method_and_status(metrics_server):
     assert _sample(samples, "memoryd_store_operation_duration_seconds_count", operation="append", outcome="ok") == 3
     # Rejected before storage: only the valid GetHistory calls (one per transport) reached the store.
     assert _sample(samples, "memoryd_store_operation_duration_seconds_count", operation="history", outcome="ok") == 2
-    assert "memoryd_vector_queue_depth" in samples
+    assert "memoryd_vector_sync_lag_events" in samples
 
 
 def _listening_ports(pid: int) -> set[int]:

@@ -170,8 +170,6 @@ async def indexed(client: Client, conversation: Conversation, timeout: float = 1
     while True:
         stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest(), metadata=client.auth(conversation.name))
         vectors = sum(m.count for m in stats.models if m.model_id == embedder.MODEL_ID)
-        if stats.index_dropped:
-            raise SystemExit(f"the server dropped {stats.index_dropped} indexing jobs")
         if stats.keyword_points == vectors == len(conversation.turns):
             return
         if time.monotonic() > deadline:
@@ -309,10 +307,6 @@ async def run(args: argparse.Namespace) -> None:
         MEMORYD_EMBEDDER_MODEL=embedder.MODEL_NAME,
         MEMORYD_EMBEDDER_MODEL_ID=embedder.MODEL_ID,
         MEMORYD_TOKENS=",".join(f"{t}: {token(t)}" for t in tenants),
-        MEMORYD_INDEX_QUEUE_SIZE="100000",  # the loader saves faster than the model embeds
-        # One model instance answers every batch in turn: more batches in flight only wait in
-        # line, up to the embedder's timeout (a failed batch is not retried).
-        MEMORYD_INDEX_CONCURRENCY="2",
     )
     global SAVE_SLICES
     SAVE_SLICES = args.slices

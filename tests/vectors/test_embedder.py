@@ -24,7 +24,6 @@ from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.app import start
 from memoryd.domain.models import Message
 from memoryd.vectors.embedder import OpenAIEmbedder
-from memoryd.vectors.indexer import Indexer, IndexJob
 from tests.vectors.conftest import on_recall_targets
 from tests.vectors.test_service import Client, server_config
 
@@ -161,7 +160,7 @@ async def test_saved_messages_are_indexed_in_the_background_and_found_by_text(ap
         message("notice", "hiking notice", 5000),
         message("user", "   ", 6000),  # nothing to search for: queued, then skipped by the job
     )
-    await app.vectors.indexer.drained()
+    await app.vectors.sync.drained()
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert stats.embedder_configured and [(m.model_id, m.count) for m in stats.models] == [("openai:bow", 2)]
     assert stats.keyword_points == 2
@@ -179,12 +178,12 @@ async def test_saved_messages_are_indexed_in_the_background_and_found_by_text(ap
 async def test_rewritten_messages_are_reindexed_in_place(app):
     client = Client(app.port)
     await client.save("trip", message("user", "we go hiking tomorrow", 1000))
-    await app.vectors.indexer.drained()
+    await app.vectors.sync.drained()
     changed = await client.memory.UpdateMessageContent(
         mem_pb.UpdateMessageContentRequest(session_id="trip", old_text="hiking", new_text="sailing")
     )
     assert changed.changed_count == 1
-    await app.vectors.indexer.drained()
+    await app.vectors.sync.drained()
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert [(m.model_id, m.count) for m in stats.models] == [("openai:bow", 1)]  # replaced, not added
     response = await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_text="sailing", context_window=0))
@@ -192,110 +191,16 @@ async def test_rewritten_messages_are_reindexed_in_place(app):
     await client.channel.close()
 
 
-async def test_the_indexing_queue_drops_the_oldest_jobs_when_full():
-    handled: list[str] = []
-
-    async def handle(jobs: list[IndexJob]) -> None:
-        handled.extend(job.message.content for job in jobs)
-
-    indexer = Indexer(handle, concurrency=2, max_queue=2)
-    for i in range(5):
-        indexer.submit(IndexJob("t", "s", Message(role="user", content=f"m{i}", id=f"id{i}")))
-    assert indexer.dropped == 3 and len(indexer) == 2
-    indexer.start()
-    await asyncio.wait_for(indexer.drained(), 10)
-    await indexer.stop()
-    assert sorted(handled) == ["m3", "m4"]
-
-
-async def test_a_woken_worker_lingers_to_fill_its_batch_but_never_past_the_bound():
-    batches: list[list[str]] = []
-
-    async def handle(jobs: list[IndexJob]) -> None:
-        batches.append([job.message.content for job in jobs])
-
-    indexer = Indexer(handle, concurrency=1, max_queue=100, batch=4, linger_seconds=0.2)
-    indexer.start()
-    await asyncio.sleep(0)  # the worker waits for jobs
-    for i in range(6):  # one save after another, within the linger
-        indexer.submit(IndexJob("t", "s", Message(role="user", content=f"m{i}", id=f"id{i}")))
-        await asyncio.sleep(0)
-    await asyncio.wait_for(indexer.drained(), 10)
-    await indexer.stop()
-    assert batches == [["m0", "m1", "m2", "m3"], ["m4", "m5"]]
-
-
 @on_recall_targets
 async def test_an_embedding_that_fails_is_retried_until_the_embedder_answers(app):
     client = Client(app.port)
     EmbeddingHandler.fail_next = 2  # the embedder is down for the first two attempts
     await client.save("trip", message("user", "pack the tent", 1000))
-    await asyncio.wait_for(app.vectors.indexer.drained(), 30)
+    await asyncio.wait_for(app.vectors.sync.drained(), 30)
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert sum(m.count for m in stats.models) == 1
-    assert len(EmbeddingHandler.requests) == 3 and app.vectors.indexer.failed == 0
+    assert len(EmbeddingHandler.requests) == 3 and app.vectors.sync.retries >= 2
     await client.channel.close()
-
-
-async def test_a_batch_is_given_up_after_its_attempts_and_counted():
-    from memoryd.vectors.embedder import EmbedderUnavailable
-
-    calls: list[int] = []
-
-    async def handle(jobs: list[IndexJob]) -> None:
-        calls.append(len(jobs))
-        raise EmbedderUnavailable("embedder request failed (ConnectError)")
-
-    indexer = Indexer(handle, concurrency=1, max_queue=10, attempts=3, backoff_seconds=0.001)
-    indexer.start()
-    indexer.submit_all([IndexJob("t", "s", Message(role="user", content=f"m{i}", id=f"id{i}")) for i in range(2)])
-    await asyncio.wait_for(indexer.drained(), 10)
-    await indexer.stop()
-    assert calls == [2, 2, 2] and indexer.failed == 2
-
-
-async def test_a_later_job_of_a_message_waits_for_the_retries_of_an_earlier_one():
-    from memoryd.vectors.embedder import EmbedderUnavailable
-
-    order: list[str] = []
-    failures = [1]
-
-    async def handle(jobs: list[IndexJob]) -> None:
-        if any(job.message.content == "first" for job in jobs) and failures[0]:
-            failures[0] -= 1
-            raise EmbedderUnavailable("embedder request failed (ConnectError)")
-        order.extend(job.message.content for job in jobs)
-
-    indexer = Indexer(handle, concurrency=4, max_queue=10, backoff_seconds=0.05)
-    indexer.start()
-    indexer.submit(IndexJob("t", "s", Message(role="user", content="first", id="same")))
-    await asyncio.sleep(0.01)  # the first attempt has failed; its retry waits
-    indexer.submit(IndexJob("t", "s", Message(role="user", content="second", id="same"), rewrite=True))
-    await asyncio.wait_for(indexer.drained(), 10)
-    await indexer.stop()
-    assert order == ["first", "second"]
-
-
-async def test_jobs_of_one_message_run_in_order():
-    order: list[str] = []
-    gate = asyncio.Event()
-
-    async def handle(jobs: list[IndexJob]) -> None:
-        assert len({job.key for job in jobs}) == len(jobs)  # never two jobs of one message in a batch
-        if any(job.message.content == "first" for job in jobs):
-            await gate.wait()
-        order.extend(job.message.content for job in jobs)
-
-    indexer = Indexer(handle, concurrency=4, max_queue=10)
-    indexer.start()
-    indexer.submit(IndexJob("t", "s", Message(role="user", content="first", id="same")))
-    indexer.submit(IndexJob("t", "s", Message(role="user", content="second", id="same"), rewrite=True))
-    indexer.submit(IndexJob("t", "s", Message(role="user", content="other", id="other")))
-    await asyncio.sleep(0.05)
-    gate.set()
-    await asyncio.wait_for(indexer.drained(), 10)
-    await indexer.stop()
-    assert order.index("first") < order.index("second")
 
 
 @on_recall_targets
@@ -306,7 +211,7 @@ async def test_a_message_deleted_while_it_is_embedded_leaves_no_vector(app):
     await loop.run_in_executor(None, EmbeddingHandler.slow_started.wait, 30)  # embedding in flight
     await client.memory.DeleteMessages(mem_pb.DeleteMessagesRequest(session_id="trip", ids=[slow.id]))
     EmbeddingHandler.slow_release.set()
-    await app.vectors.indexer.drained()
+    await app.vectors.sync.drained()
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert sum(m.count for m in stats.models) == 0
     await client.channel.close()

@@ -311,13 +311,18 @@ class MemorydMemoryService(BaseMemoryService):
     (an event id already added is not added twice); search_memory returns the events
     recall finds for the query among the (app, user)'s memories, best first, each as ADK's
     MemoryEntry (id: the event's id, its content and author, its time in ISO 8601).
-    Recall indexes what is added in the background: a memory is found once indexed.
+    Recall indexes what is added in the background; a search waits (wait_for_event_seq) until
+    the index holds what this service added for the (app, user), so it finds it at once.
     """
 
     def __init__(self, client: MemoryClient, *, prefix: str = "adk-memory", top_k: int = 10) -> None:
         self.client = client
         self.prefix = prefix
         self.top_k = top_k
+        self._written: dict[str, int] = {}  # platform -> event_seq of the newest write added
+
+    def _wrote(self, platform: str, event_seq: int) -> None:
+        self._written[platform] = max(self._written.get(platform, 0), event_seq)
 
     def _platform(self, app_name: str, user_id: str) -> str:
         return f"{self.prefix}/{_part(app_name)}/{_part(user_id)}"
@@ -329,7 +334,8 @@ class MemorydMemoryService(BaseMemoryService):
     async def add_session_to_memory(self, session: Session) -> None:
         platform = self._platform(session.app_name, session.user_id)
         events = [to_memoryd(e, platform=platform) for e in session.events if e.content and e.content.parts]
-        await self.client.replace_history(self._session_id(session.app_name, session.user_id, session.id), events)
+        response = await self.client.replace_history(self._session_id(session.app_name, session.user_id, session.id), events)
+        self._wrote(platform, response.event_seq)
 
     @override
     async def add_events_to_memory(
@@ -345,9 +351,10 @@ class MemorydMemoryService(BaseMemoryService):
         memoryd_id = self._session_id(app_name, user_id, session_id or "__unknown_session_id__")
         for event in events:
             if event.content and event.content.parts:
-                await self.client.save_message(
+                response = await self.client.save_message(
                     memoryd_id, to_memoryd(event, platform=platform), idempotency_key=f"adk-memory:{event.id}"
                 )
+                self._wrote(platform, response.event_seq)
 
     @override
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
@@ -358,6 +365,7 @@ class MemorydMemoryService(BaseMemoryService):
             top_k=self.top_k,
             context_window=0,
             keep_repeated_texts=True,  # two events with the same words are two memories, as in ADK
+            wait_for_event_seq=self._written.get(self._platform(app_name, user_id), 0),
         )
         memories = []
         for hit in found.hits:

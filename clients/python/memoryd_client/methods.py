@@ -466,6 +466,7 @@ class Methods:
         half_life_hours: float | None = None,
         keep_repeated_texts: bool = False,
         neighbor_weight: float | None = None,
+        wait_for_event_seq: int = 0,
         timeout: float | None = None,
     ) -> Call[vector_service_pb2.SearchMemoryResponse]:
         """Recalls the messages that best match a query: by keywords (`query_text`), by
@@ -473,7 +474,12 @@ class Methods:
         lifted by a matching adjacent message (`neighbor_weight`), reranked by recency
         (relative to `reference_time`, default now), each with its neighbours in its
         session; the same text said again is one hit (counted in its `repeats`) unless
-        `keep_repeated_texts`. Unset ranking knobs take the server's defaults."""
+        `keep_repeated_texts`. Unset ranking knobs take the server's defaults.
+
+        Read-your-writes: pass a write's `event_seq` (SaveMessage(s)Response and the
+        other write responses carry it) as `wait_for_event_seq`; the server searches
+        once its recall index holds that write, or answers UNAVAILABLE (reason
+        INDEX_BEHIND) at the deadline."""
         request = vector_service_pb2.SearchMemoryRequest(
             query_vector=query_vector,
             query_text=query_text,
@@ -498,6 +504,7 @@ class Methods:
             control_kinds=control_kinds,
             keep_repeated_texts=keep_repeated_texts,
             neighbor_weight=neighbor_weight,
+            wait_for_event_seq=wait_for_event_seq,
         )
         return Call("vectors", "SearchMemory", request, _response, timeout)
 

@@ -121,3 +121,12 @@ def session_updated(session_id: str, before: SessionAttributes, after: SessionAt
     if before == after:
         return []
     return [EventDraft(EventType.SESSION_UPDATED, session_id, {"attributes": after.to_dict()})]
+
+
+def vectors_cleared(session_id: str | None) -> EventDraft:
+    """A clear of the vectors target alone (no messages or metadata went): the session-cleared
+    (all-cleared, session_id None) event that tells the index synchronizer."""
+    payload = {"removed_count": 0, "targets": ["vectors"]}
+    if session_id is None:
+        return EventDraft(EventType.ALL_CLEARED, "", payload)
+    return EventDraft(EventType.SESSION_CLEARED, session_id, payload)

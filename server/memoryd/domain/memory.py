@@ -11,6 +11,7 @@ from typing import Any
 
 from memoryd.domain import forget, images, paging, sessions, summaries
 from memoryd.domain.errors import FieldViolation, InvalidArgument
+from memoryd.domain.events import vectors_cleared
 from memoryd.domain.hooks import MessageHooks
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import (
@@ -100,7 +101,14 @@ class Memory:
         result = await self.store.append(tenant, session_id, messages, idempotency_key or None, now_ms(), update)
         if not result.deduplicated:
             await self.hooks.messages_saved(tenant, session_id, result.messages)
+        if not result.event_seq:  # deduplicated: the first write's events are at or before the newest
+            result = replace(result, event_seq=await self.position(tenant))
         return result
+
+    async def position(self, tenant: str) -> int:
+        """The tenant's newest event seq: at or past every write that returned before this call
+        (what write responses report as event_seq when the write does not know its own)."""
+        return (await self.store.event_bounds(tenant))[1]
 
     def echoed(self, stored: Sequence[Message]) -> int:
         """How many of a write's stored messages its response carries whole: those whose
@@ -182,6 +190,10 @@ class Memory:
             results[ClearTarget.MESSAGES] = ClearResult(ClearTarget.MESSAGES, ClearOutcome.CLEARED, removed)
             results[ClearTarget.METADATA] = ClearResult(ClearTarget.METADATA, ClearOutcome.CLEARED, removed_meta)
         if ClearTarget.VECTORS in wanted:
+            if not (messages or metadata) and self.hooks.has_vector_store:
+                # The clear goes into the log like every change the recall index follows
+                # (with messages or metadata, the store's session-cleared event names it).
+                await self.store.publish(tenant, vectors_cleared(session_id), now_ms())
             results[ClearTarget.VECTORS] = await self.hooks.clear_vectors(tenant, session_id)
         return [results[t] for t in wanted]
 

@@ -292,6 +292,8 @@ class RecentQuery:
 class AppendResult:
     messages: list[Message]
     deduplicated: bool = False
+    # The seq of the write's last event in the tenant's log (0: not known, a deduplicated write).
+    event_seq: int = 0
 
 
 @dataclass(frozen=True, slots=True)

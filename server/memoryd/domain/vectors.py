@@ -159,11 +159,13 @@ class VectorSelector:
     """Which of a tenant's points a delete removes (all fields that are set must match).
 
     `message_ids` and `timestamps` are alternatives: a point of one of those messages
-    or at one of those timestamps (in the selected session) matches — deleting messages
-    removes the vectors of their (session, timestamp) pairs (docs/VECTORS.md, "Consistency
-    with the message store").
-    `indexed_before` protects points written after the delete was decided (a retried
-    delete from the outbox never removes a newer re-index of the same message).
+    or at one of those timestamps (in the selected session) matches (DeleteVectors).
+    `unowned_timestamps` adds, as a third alternative, the points of no message id at those
+    timestamps (a message delete takes the points of exactly its messages: those with their
+    ids, and points the caller wrote without an id at their (session, timestamp); never a
+    point of another message at the same timestamp).
+    `indexed_before` protects points written after the delete was decided (a clear applied
+    from the event log never removes a point written after the clear).
     """
 
     tenant: str
@@ -172,6 +174,7 @@ class VectorSelector:
     message_ids: tuple[str, ...] = ()
     model_id: str | None = None
     indexed_before: int | None = None
+    unowned_timestamps: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -346,3 +349,11 @@ class VectorIndex(Protocol):
         """Up to `limit` of the tenant's dense points of one dimension (vectors as stored:
         normalized for cosine), by point id from `offset`, and the offset of the next page
         (None: no more). What `memoryd export --vectors` reads."""
+
+    async def messages(
+        self, tenant: str, dimension: int, offset: str | None, limit: int
+    ) -> tuple[list[tuple[str, str]], str | None]:
+        """(session id, message id) of up to `limit` of the tenant's points of one dimension (0:
+        keyword points), by point id from `offset`, and the next offset (None: no more); the
+        message id is empty for a point of no message. What the synchronizer's rebuild and the
+        index-vs-store comparison read."""

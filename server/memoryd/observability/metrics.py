@@ -16,10 +16,10 @@ label, `transport` ("grpc" or "connect"), tells them apart. Connect's codes are 
 Nothing here runs unless the server is started with a metrics port: the interceptors and
 the store instrumentation are installed only then, so the default hot path pays nothing.
 Metric objects are module globals (prometheus_client's default registry), so other modules
-can set them without plumbing, e.g. the vector indexer:
+can set them without plumbing, e.g. the index synchronizer:
 
-    from memoryd.observability.metrics import VECTOR_QUEUE_DEPTH
-    VECTOR_QUEUE_DEPTH.set(queue.qsize())
+    from memoryd.observability.metrics import VECTOR_SYNC_LAG
+    VECTOR_SYNC_LAG.set(lag)
 
 With several workers each process serves its own registry on `port + worker index`.
 """
@@ -61,12 +61,12 @@ STORE_LATENCY = Histogram(
     buckets=_BUCKETS,
 )
 EVENT_SUBSCRIBERS = Gauge("memoryd_event_subscribers", "Open EventService.Watch streams (gRPC and HTTP).")
-VECTOR_QUEUE_DEPTH = Gauge("memoryd_vector_queue_depth", "Messages waiting for server-side embedding.")
-VECTOR_QUEUE_DROPPED = Counter(
-    "memoryd_vector_queue_dropped", "Messages dropped from the full embedding queue (oldest first)."
+VECTOR_SYNC_LAG = Gauge(
+    "memoryd_vector_sync_lag_events",
+    "Events of the tenants' logs not yet applied to the recall index by this process's synchronizer.",
 )
-VECTOR_INDEX_FAILED = Counter(
-    "memoryd_vector_index_failed", "Messages whose indexing was given up after its retries (they keep their old points)."
+VECTOR_SYNC_RETRIES = Counter(
+    "memoryd_vector_sync_retries", "Index synchronizer passes retried (index or embedder unavailable); nothing is skipped."
 )
 
 WATCH = ("memoryd.v1.EventService", "Watch")

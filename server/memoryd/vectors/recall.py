@@ -2,14 +2,15 @@
 upserts, deletes, stats) and the hooks that keep the vector index (domain.vectors.VectorIndex:
 a Qdrant server or Qdrant Edge) in step with the message store. docs/VECTORS.md has the design.
 
-As `MessageHooks` (domain/hooks.py) it hears about every message change:
-- saved / rewritten user and assistant messages are queued for background indexing: a
-  keyword point always, a dense point too when an embedder is configured (rewrites only
-  replace dense points that exist; a rewrite into nothing searchable removes both);
-- deleted messages lose their points (by id and by (session, timestamp)); when Qdrant
-  cannot take the delete, it goes to the durable outbox and the message call still succeeds;
-- clearing vectors (ClearSession / ClearAll) answers CLEARED, or DEFERRED when the work
-  went to the outbox. Clearing all also deletes the legacy-model marker.
+The index follows the message store's event log through the synchronizer (vectors/sync.py,
+`self.sync`): it alone writes messages' points. As `MessageHooks` (domain/hooks.py) this
+class only hastens it:
+- saved / rewritten messages wake the synchronizer;
+- deleted messages lose their points at once, by message id, when the index answers within
+  HOOK_DELETE_SECONDS (the synchronizer applies the same delete from the log regardless);
+- clearing vectors (ClearSession / ClearAll) answers CLEARED, or DEFERRED when the index did
+  not answer: the clear is in the log (its event), and the synchronizer applies it. Clearing
+  all also deletes the legacy-model marker.
 """
 
 from __future__ import annotations
@@ -54,26 +55,18 @@ from memoryd.domain.vectors import (
 )
 from memoryd.domain.windows import WindowMemo
 from memoryd.vectors.embedder import OpenAIEmbedder
-from memoryd.vectors.indexer import Indexer, IndexJob
-from memoryd.vectors.outbox import SYSTEM_TENANT, Outbox, OutboxDrainer
-from memoryd.vectors.reconcile import DeletionReconciler
+from memoryd.vectors.records import message_text, record_of_message
 from memoryd.vectors.slices import VectorSlices, slice_selector
+from memoryd.vectors.sync import INDEXED_ROLES, IndexSync
 
 log = logging.getLogger(__name__)
 
-INDEXED_ROLES = ("user", "assistant")
 KEYWORD_DIMENSION = 0  # the keyword index's row among the collections (VectorIndex.stats)
-# Existence checks after indexing read a session's seq range at once up to this span.
-EXISTS_SPAN = 1000
-# A batch reads its messages back from the store (to take back the points of any deleted
-# while it was indexed) only for sessions that had a message delete since this long before
-# the job was queued: a delete can commit between a save's commit and its hook (a concurrent
-# PopMessages). Sessions whose last delete time is kept: past that the record starts afresh,
-# and jobs queued up to then read back.
-DELETE_GRACE_SECONDS = 5.0
-DELETES_REMEMBERED = 10_000
-# How long a consistency delete may wait for Qdrant before it goes to the outbox.
+# How long a hook's delete may wait for the index before it leaves the work to the synchronizer.
 HOOK_DELETE_SECONDS = 2.0
+# How long a search waits for its wait_for_event_seq when the call has no deadline.
+WAIT_SECONDS = 10.0
+WAIT_MARGIN_SECONDS = 0.1
 # A tenant's legacy-model marker is read once per this many seconds, not per search (it
 # changes only when all vectors are cleared; another replica's clear shows up this late).
 LEGACY_CACHE_SECONDS = 10.0
@@ -94,49 +87,10 @@ class Stats:
     models: list[ModelCount]
     collections: list[CollectionCount]
     legacy_model: str
-    index_queue_length: int
-    index_dropped: int
-    outbox_pending: int
     keyword_points: int = 0
-
-
-def _first_str(*values: Any) -> str:
-    return next((v for v in values if isinstance(v, str) and v), "")
-
-
-def message_text(message: Message) -> str:
-    """What gets embedded: the visible text when the stored content is an envelope."""
-    visible = (message.metadata or {}).get("visibleContent")
-    return visible if isinstance(visible, str) and visible.strip() else message.content
-
-
-def record_of_message(session_id: str, message: Message, model_id: str | None) -> VectorRecord:
-    """Source fields from the message's metadata (`senderId`, `mentions`, `senderLabel`, ...)."""
-    md = message.metadata or {}
-    sender = md.get("sender") if isinstance(md.get("sender"), dict) else {}
-    mentions: list[str] = []
-    for item in md.get("mentions") or md.get("mentionedIds") or ():
-        value = _first_str(item.get("id"), item.get("userId"), item.get("user_id")) if isinstance(item, dict) else item
-        if isinstance(value, str) and value:
-            mentions.append(value)
-    for segment in message.segments or ():
-        data = segment.get("data") or {}
-        if segment.get("type") == "mention" and isinstance(data, dict):
-            value = _first_str(data.get("user_id"), data.get("userId"), data.get("id"))
-            if value:
-                mentions.append(value)
-    return VectorRecord(
-        session_id=session_id,
-        timestamp=message.timestamp,
-        model_id=model_id,
-        message_id=message.id,
-        role=message.role,
-        platform=message.platform or "",
-        sender_id=_first_str(md.get("senderId"), md.get("sender_id"), md.get("userId"), sender.get("id")),
-        mentioned_ids=tuple(dict.fromkeys(mentions)),
-        speaker_label=_first_str(md.get("senderLabel"), md.get("speakerLabel"), sender.get("label"), sender.get("name")),
-        text=message_text(message),
-    )
+    indexed_through_seq: int = 0  # the tenant's log applied through this seq
+    event_seq: int = 0  # the tenant's newest event seq
+    rebuilding: bool = False
 
 
 class VectorRecall(MessageHooks):
@@ -151,11 +105,9 @@ class VectorRecall(MessageHooks):
         control_kinds: Sequence[str] = recall.DEFAULT_CONTROL_KINDS,
         embedder: OpenAIEmbedder | None = None,
         index_message_keywords: bool = True,
-        index_concurrency: int = 10,
-        index_queue_size: int = 500,
-        outbox_poll_seconds: float = 5.0,
-        outbox_max_backoff_seconds: float = 60.0,
-        deletes_remembered: int = DELETES_REMEMBERED,
+        sync_poll_seconds: float = 1.0,
+        sync_max_backoff_seconds: float = 30.0,
+        sync_batch: int = 500,
     ) -> None:
         self.index = index
         self.store = store
@@ -163,35 +115,33 @@ class VectorRecall(MessageHooks):
         self.control_kinds = tuple(control_kinds)
         self.embedder = embedder
         self.index_message_keywords = index_message_keywords
-        self.outbox = Outbox(store)
-        self.drainer = OutboxDrainer(
-            self.outbox,
-            index,
-            poll_seconds=outbox_poll_seconds,
-            max_backoff_seconds=outbox_max_backoff_seconds,
-            reconciler=DeletionReconciler(store, index, SYSTEM_TENANT),
-        )
-        # Saved messages get a keyword point (unless index_message_keywords is off), so the
-        # indexer runs with or without an embedder.
-        self.indexer = Indexer(self._index, concurrency=index_concurrency, max_queue=index_queue_size)
         self._dimensions: dict[tuple[str, str], int] = {}  # (tenant, model) -> dimension, seen in Qdrant
         self._warned_models: set[tuple[str, str]] = set()
         self._legacy: dict[str, tuple[str, float]] = {}  # tenant -> (legacy model, read until)
         self._marker_warned = False
-        # (tenant, session) -> time.monotonic() of its last message delete heard here.
-        self._deleted_at: dict[tuple[str, str], float] = {}
-        self._deletes_remembered = max(1, deletes_remembered)
-        self._deletes_forgotten_at = float("-inf")
-        self.read_backs = 0  # sessions read back after indexing (tests)
+        self.sync = IndexSync(
+            store,
+            index,
+            embedder=embedder,
+            index_message_keywords=index_message_keywords,
+            control_kinds=self.control_kinds,
+            batch=sync_batch,
+            poll_seconds=sync_poll_seconds,
+            max_backoff_seconds=sync_max_backoff_seconds,
+            on_dimension=self._saw_dimension,
+            dimension_of=self._dimension_of,
+        )
         self.slices = VectorSlices(self)
 
     # -- lifecycle -------------------------------------------------------------
     async def open(self) -> None:
         await self.index.open()
-        self.indexer.start()
 
     async def close(self) -> None:
-        await self.indexer.stop()
+        try:
+            await self.sync.flush_cursors()
+        except MemorydError as error:
+            log.info("index sync cursor not saved on close (%s): the log is replayed from the last one", error.reason)
         if self.embedder is not None:
             await self.embedder.close()
         await self.index.close()
@@ -246,6 +196,9 @@ class VectorRecall(MessageHooks):
                 )
         if violations:
             raise InvalidArgument(violations)
+
+    def _saw_dimension(self, tenant: str, model_id: str, dimension: int) -> None:
+        self._dimensions[(tenant, model_id)] = dimension
 
     def _forget_dimensions(self, tenant: str, model_id: str | None = None) -> None:
         for key in [k for k in self._dimensions if k[0] == tenant and (model_id is None or k[1] == model_id)]:
@@ -423,47 +376,60 @@ class VectorRecall(MessageHooks):
         models, collections = await self.index.stats(tenant)
         entry = await self.store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY)
         legacy = entry.data.get("model_id", "") if entry is not None else ""
+        state = self.sync.states.get(tenant)
         return Stats(
             models,
             collections,
             legacy if isinstance(legacy, str) else "",
-            len(self.indexer),
-            self.indexer.dropped,
-            await self.outbox.count(),
             sum(c.count for c in collections if c.dimension == KEYWORD_DIMENSION),
+            indexed_through_seq=self.sync.indexed_through(tenant),
+            event_seq=(await self.store.event_bounds(tenant))[1],
+            rebuilding=state is not None and state.rebuilding,
         )
 
+    async def wait_indexed(self, tenant: str, seq: int) -> None:
+        """Return once the index holds every change of the tenant's log through `seq`, or raise
+        IndexBehind when the caller's deadline comes first."""
+        if seq <= 0 or self.sync.indexed_through(tenant) >= seq:
+            return
+        remaining = deadline.remaining()
+        try:
+            # Short of the deadline, so the caller gets the reason, not DEADLINE_EXCEEDED.
+            async with asyncio.timeout(WAIT_SECONDS if remaining is None else max(0.0, remaining - WAIT_MARGIN_SECONDS)):
+                await self.sync.wait_for(tenant, seq)
+        except TimeoutError:
+            through = self.sync.indexed_through(tenant)
+            why = f": {self.sync.last_error}" if self.sync.last_error else ""
+            raise IndexBehind(
+                f"the recall index is applied through event {through}, not yet {seq}{why}",
+                metadata={"indexed_through_seq": str(through)},
+            ) from None
+
     # -- consistency (MessageHooks) -------------------------------------------------
-    async def _delete_or_defer(self, selector: VectorSelector) -> tuple[ClearOutcome, int]:
+    async def _delete_now(self, selector: VectorSelector) -> tuple[ClearOutcome, int]:
+        """Delete at once when the index answers in time; else DEFERRED: the change is in the
+        log, and the synchronizer applies it when the index is back."""
         remaining = deadline.remaining()
         token = deadline.set_remaining(min(HOOK_DELETE_SECONDS, remaining) if remaining is not None else HOOK_DELETE_SECONDS)
         try:
             removed = await self.index.delete(selector)
             return ClearOutcome.CLEARED, removed.vectors
-        except (StorageUnavailable, StorageFull):  # the outbox retries it
-            pass
+        except (StorageUnavailable, StorageFull):  # a full disk may be freed: the log keeps it
+            self.sync.wake()
+            return ClearOutcome.DEFERRED, 0
         finally:
             deadline.reset(token)
-        await self.outbox.add(selector)
-        self.drainer.wake()
-        return ClearOutcome.DEFERRED, 0
 
     async def messages_deleted(self, tenant: str, session_id: str, removed: Sequence[Message]) -> None:
-        if not removed:
-            return
-        self._note_delete(tenant, session_id)  # before the points go: an indexing batch checks it after writing
-        await self._delete_or_defer(
-            VectorSelector(
-                tenant,
-                session_id=session_id,
-                timestamps=tuple(sorted({m.timestamp for m in removed})),
-                message_ids=tuple(m.id for m in removed if m.id),
-                indexed_before=now_ms() + 1,
-            )
-        )
+        if removed:
+            ids = tuple(m.id for m in removed if m.id)
+            stamps = tuple(sorted({m.timestamp for m in removed}))
+            await self._delete_now(VectorSelector(tenant, session_id=session_id, message_ids=ids, unowned_timestamps=stamps))
 
     async def summaries_deleted(self, tenant: str, session_id: str | None) -> None:
-        await self._delete_or_defer(slice_selector(tenant, session_id))
+        # At once when the index answers; not yet from the log (a HANDLERS entry for the
+        # summary records' deletions would make it durable, as message deletes are).
+        await self._delete_now(slice_selector(tenant, session_id))
 
     async def clear_vectors(self, tenant: str, session_id: str | None) -> ClearResult:
         selector = VectorSelector(tenant, session_id=session_id, indexed_before=now_ms() + 1)
@@ -474,139 +440,23 @@ class VectorRecall(MessageHooks):
                 await self.store.delete_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY, now_ms())
             except MemorydError as error:
                 log.warning("could not delete the legacy-model marker (%s)", error.reason)
-        outcome, removed = await self._delete_or_defer(selector)
+        outcome, removed = await self._delete_now(selector)
         return ClearResult(ClearTarget.VECTORS, outcome, removed)
 
     async def messages_saved(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
-        self._queue(tenant, session_id, messages, rewrite=False)
+        self.sync.wake()
 
     async def messages_rewritten(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
-        self._queue(tenant, session_id, messages, rewrite=True)
+        self.sync.wake()
 
-    # -- background indexing -------------------------------------------------------
     def indexable(self, message: Message) -> bool:
-        return (
-            message.role in INDEXED_ROLES
-            and message.kind not in self.control_kinds
-            and bool(message_text(message).strip())
-        )
+        return self.sync.indexable(message)
 
-    def _queue(self, tenant: str, session_id: str, messages: Sequence[Message], *, rewrite: bool) -> None:
-        if not (rewrite or self.index_message_keywords or self.embedder):
-            return  # nothing to index a new message for
-        # Rewrites arrive as references (no content): the job reads the stored message. Only
-        # role and kind are looked at here: whether the text is empty is the job's question,
-        # since reading it decodes the body, which the save's response would then re-encode
-        # instead of copying (domain/models.py, EncodedBodyMessage).
-        queued_at = time.monotonic()
-        self.indexer.submit_all(
-            [
-                IndexJob(tenant, session_id, message, rewrite, queued_at)
-                for message in messages
-                if message.role in INDEXED_ROLES and (rewrite or message.kind not in self.control_kinds)
-            ]
-        )
 
-    async def _index(self, jobs: list[IndexJob]) -> None:
-        """Index a batch: keyword points for every message (with index_message_keywords off, for
-        a rewrite only where one exists), dense points when an embedder is configured (for a
-        rewrite only where one exists), then take back the points of messages
-        deleted meanwhile (read back only where a delete may have happened: _may_be_gone)."""
-        current: list[tuple[IndexJob, Message]] = []
-        for job in jobs:
-            message = job.message
-            if job.rewrite:
-                stored = await self._stored(job)
-                if stored is None:
-                    continue  # deleted: the delete removed its points
-                if not self.indexable(stored):
-                    await self.index.delete(self._points_of(job))  # rewritten into nothing searchable
-                    continue
-                message = stored
-            elif not self.indexable(message):
-                continue  # nothing to search for (no text)
-            current.append((job, message))
-        if not current:
-            return
-        indexed_at = now_ms()
-        keyword_points = [KeywordPoint(job.tenant, record_of_message(job.session_id, m, None)) for job, m in current]
-        if not self.index_message_keywords:
-            keyword_points = [
-                point for (job, _), point in zip(current, keyword_points)
-                if job.rewrite and await self.index.has_keyword_point(point.id)
-            ]
-        await self.index.upsert_keywords(keyword_points, indexed_at)
-        if self.embedder is not None:
-            await self._embed(current)
-        gone = await self._gone([job for job, _ in current if self._may_be_gone(job)])
-        for job in gone:
-            await self.index.delete(self._points_of(job))
+class IndexBehind(StorageUnavailable):
+    """SearchMemory's wait_for_event_seq was not reached before the deadline."""
 
-    async def _embed(self, current: list[tuple[IndexJob, Message]]) -> None:
-        assert self.embedder is not None
-        model_id = self.embedder.model_id
-        # EmbedderUnavailable propagates: the indexer retries the batch (keyword upserts are idempotent).
-        vectors = await self.embedder.embed([message_text(m) for _, m in current])
-        points = []
-        for (job, message), vector in zip(current, vectors):
-            point = VectorPoint(job.tenant, vector, record_of_message(job.session_id, message, model_id))
-            expected = await self._dimension_of(job.tenant, model_id)
-            if expected is not None and expected != len(vector):
-                log.warning("embedder returned %d dimensions; model %s uses %d: not indexed", len(vector), model_id, expected)
-                continue
-            if job.rewrite and not await self.index.has_point(len(vector), point.id):
-                continue  # never embedded: a rewrite re-embeds only vectors that exist (docs/VECTORS.md)
-            points.append(point)
-        if points:
-            await self.index.upsert(points, now_ms())
-            for point in points:
-                self._dimensions[(point.tenant, model_id)] = len(point.vector)
-
-    def _note_delete(self, tenant: str, session_id: str) -> None:
-        if len(self._deleted_at) >= self._deletes_remembered:
-            self._deleted_at.clear()
-            self._deletes_forgotten_at = time.monotonic()
-        self._deleted_at[(tenant, session_id)] = time.monotonic()
-
-    def _may_be_gone(self, job: IndexJob) -> bool:
-        """Whether the job's message may have been deleted since it was queued. On an index
-        other processes write too (a Qdrant server shared by replicas) always: their deletes
-        are never heard here."""
-        if self.index.shared:
-            return True
-        since = job.queued_at - DELETE_GRACE_SECONDS
-        return self._deleted_at.get((job.tenant, job.session_id), float("-inf")) >= since or (
-            self._deletes_forgotten_at >= since
-        )
-
-    @staticmethod
-    def _points_of(job: IndexJob) -> VectorSelector:
-        return VectorSelector(job.tenant, session_id=job.session_id, message_ids=(job.message.id,))
-
-    async def _gone(self, jobs: Sequence[IndexJob]) -> list[IndexJob]:
-        """Jobs whose message is no longer stored (deleted while it was being indexed): one
-        read of the seq range per session when it is compact, else one per message."""
-        by_session: dict[tuple[str, str], list[IndexJob]] = {}
-        for job in jobs:
-            by_session.setdefault((job.tenant, job.session_id), []).append(job)
-        gone: list[IndexJob] = []
-        self.read_backs += len(by_session)
-        for (tenant, session_id), group in by_session.items():
-            seqs = [job.message.seq for job in group]
-            low, high = min(seqs), max(seqs)
-            if low > 0 and high - low < EXISTS_SPAN:
-                rows = await self.store.messages_by_seq(tenant, session_id, low, high, high - low + 1)
-                present = {m.id for m in rows}
-                gone += [job for job in group if job.message.id not in present]
-            else:
-                gone += [job for job in group if await self._stored(job) is None]
-        return gone
-
-    async def _stored(self, job: IndexJob) -> Message | None:
-        """The message as stored now (None once deleted)."""
-        ts = job.message.timestamp
-        rows = await self.store.range(job.tenant, RangeQuery(job.session_id, 1000, from_ts=ts, to_ts=ts))
-        return next((m for m in rows if m.id == job.message.id), None)
+    reason = "INDEX_BEHIND"
 
 
 def covering(slices: Sequence[FoundSlice], record: VectorRecord) -> FoundSlice | None:

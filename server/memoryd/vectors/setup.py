@@ -119,8 +119,7 @@ def build_vectors(config, store: Store) -> VectorRecall:
         control_kinds=kinds,
         embedder=embedder,
         index_message_keywords=config.index_message_keywords,
-        index_concurrency=config.index_concurrency,
-        index_queue_size=config.index_queue_size,
-        outbox_poll_seconds=config.vector_outbox_poll_seconds,
-        outbox_max_backoff_seconds=config.vector_outbox_max_backoff_seconds,
+        sync_batch=config.index_sync_batch,
+        sync_poll_seconds=config.vector_sync_poll_seconds,
+        sync_max_backoff_seconds=config.vector_sync_max_backoff_seconds,
     )

@@ -143,6 +143,11 @@ const (
 	// full disk (its embedded vector store opens once there is room): they answer
 	// this too. Retry once space is freed.
 	ErrorReason_ERROR_REASON_STORAGE_FULL ErrorReason = 43
+	// UNAVAILABLE, retryable: SearchMemory's wait_for_event_seq was not applied
+	// to the recall index before the deadline (the index synchronizer is behind,
+	// or the vector store or embedder is down);
+	// ErrorInfo.metadata["indexed_through_seq"] says how far it is.
+	ErrorReason_ERROR_REASON_INDEX_BEHIND ErrorReason = 44
 )
 
 // Enum value maps for ErrorReason.
@@ -192,6 +197,7 @@ var (
 		41: "ERROR_REASON_USER_ACCESS_DENIED",
 		42: "ERROR_REASON_PERMISSION_DENIED",
 		43: "ERROR_REASON_STORAGE_FULL",
+		44: "ERROR_REASON_INDEX_BEHIND",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                  0,
@@ -238,6 +244,7 @@ var (
 		"ERROR_REASON_USER_ACCESS_DENIED":           41,
 		"ERROR_REASON_PERMISSION_DENIED":            42,
 		"ERROR_REASON_STORAGE_FULL":                 43,
+		"ERROR_REASON_INDEX_BEHIND":                 44,
 	}
 )
 
@@ -273,7 +280,7 @@ var File_memoryd_v1_error_reason_proto protoreflect.FileDescriptor
 const file_memoryd_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dmemoryd/v1/error_reason.proto\x12\n" +
-	"memoryd.v1*\xed\f\n" +
+	"memoryd.v1*\x8c\r\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\"\n" +
@@ -319,7 +326,8 @@ const file_memoryd_v1_error_reason_proto_rawDesc = "" +
 	"\x1fERROR_REASON_INSUFFICIENT_SCOPE\x10(\x12#\n" +
 	"\x1fERROR_REASON_USER_ACCESS_DENIED\x10)\x12\"\n" +
 	"\x1eERROR_REASON_PERMISSION_DENIED\x10*\x12\x1d\n" +
-	"\x19ERROR_REASON_STORAGE_FULL\x10+B`\n" +
+	"\x19ERROR_REASON_STORAGE_FULL\x10+\x12\x1d\n" +
+	"\x19ERROR_REASON_INDEX_BEHIND\x10,B`\n" +
 	"\x0edev.memoryd.v1B\x10ErrorReasonProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (

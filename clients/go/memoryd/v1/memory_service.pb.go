@@ -306,7 +306,13 @@ type SaveMessageResponse struct {
 	// kind, timestamp and archived, not content, segments, metadata,
 	// reasoning_content, tool_calls or tool_call_id. The message was stored whole;
 	// read it back with GetFullHistory or ListMessagesInRange.
-	BodyOmitted   bool `protobuf:"varint,3,opt,name=body_omitted,json=bodyOmitted,proto3" json:"body_omitted,omitempty"`
+	BodyOmitted bool `protobuf:"varint,3,opt,name=body_omitted,json=bodyOmitted,proto3" json:"body_omitted,omitempty"`
+	// The tenant's event seq after this write: the seq of its last event (at
+	// or past it for a call of several transactions, or the log's newest seq
+	// when a deduplicated or empty write wrote none). Pass it as
+	// SearchMemoryRequest.wait_for_event_seq to search a recall index that
+	// holds this write (read-your-writes; docs/VECTORS.md, "Positions").
+	EventSeq      int64 `protobuf:"varint,4,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -360,6 +366,13 @@ func (x *SaveMessageResponse) GetBodyOmitted() bool {
 		return x.BodyOmitted
 	}
 	return false
+}
+
+func (x *SaveMessageResponse) GetEventSeq() int64 {
+	if x != nil {
+		return x.EventSeq
+	}
+	return 0
 }
 
 // Request of SaveMessages.
@@ -451,6 +464,12 @@ type SaveMessagesResponse struct {
 	// are echoed only while they fit. 0 normally. Every message was stored whole;
 	// read them back with GetFullHistory or ListMessagesInRange.
 	OmittedBodies int32 `protobuf:"varint,3,opt,name=omitted_bodies,json=omittedBodies,proto3" json:"omitted_bodies,omitempty"`
+	// The tenant's event seq after this write: the seq of its last event (at
+	// or past it for a call of several transactions, or the log's newest seq
+	// when a deduplicated or empty write wrote none). Pass it as
+	// SearchMemoryRequest.wait_for_event_seq to search a recall index that
+	// holds this write (read-your-writes; docs/VECTORS.md, "Positions").
+	EventSeq      int64 `protobuf:"varint,4,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -502,6 +521,13 @@ func (x *SaveMessagesResponse) GetDeduplicated() bool {
 func (x *SaveMessagesResponse) GetOmittedBodies() int32 {
 	if x != nil {
 		return x.OmittedBodies
+	}
+	return 0
+}
+
+func (x *SaveMessagesResponse) GetEventSeq() int64 {
+	if x != nil {
+		return x.EventSeq
 	}
 	return 0
 }
@@ -1233,6 +1259,12 @@ type ReplaceHistoryResponse struct {
 	// `messages` carry only their server-assigned fields, role and kind because the
 	// response would otherwise exceed the server's response byte bound.
 	OmittedBodies int32 `protobuf:"varint,3,opt,name=omitted_bodies,json=omittedBodies,proto3" json:"omitted_bodies,omitempty"`
+	// The tenant's event seq after this write: the seq of its last event (at
+	// or past it for a call of several transactions, or the log's newest seq
+	// when a deduplicated or empty write wrote none). Pass it as
+	// SearchMemoryRequest.wait_for_event_seq to search a recall index that
+	// holds this write (read-your-writes; docs/VECTORS.md, "Positions").
+	EventSeq      int64 `protobuf:"varint,4,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1284,6 +1316,13 @@ func (x *ReplaceHistoryResponse) GetRemovedCount() int64 {
 func (x *ReplaceHistoryResponse) GetOmittedBodies() int32 {
 	if x != nil {
 		return x.OmittedBodies
+	}
+	return 0
+}
+
+func (x *ReplaceHistoryResponse) GetEventSeq() int64 {
+	if x != nil {
+		return x.EventSeq
 	}
 	return 0
 }
@@ -1365,7 +1404,13 @@ func (x *UpdateMessageContentRequest) GetRecentLimit() int32 {
 type UpdateMessageContentResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Number of messages whose content changed.
-	ChangedCount  int64 `protobuf:"varint,1,opt,name=changed_count,json=changedCount,proto3" json:"changed_count,omitempty"`
+	ChangedCount int64 `protobuf:"varint,1,opt,name=changed_count,json=changedCount,proto3" json:"changed_count,omitempty"`
+	// The tenant's event seq after this write: the seq of its last event (at
+	// or past it for a call of several transactions, or the log's newest seq
+	// when a deduplicated or empty write wrote none). Pass it as
+	// SearchMemoryRequest.wait_for_event_seq to search a recall index that
+	// holds this write (read-your-writes; docs/VECTORS.md, "Positions").
+	EventSeq      int64 `protobuf:"varint,2,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1403,6 +1448,13 @@ func (*UpdateMessageContentResponse) Descriptor() ([]byte, []int) {
 func (x *UpdateMessageContentResponse) GetChangedCount() int64 {
 	if x != nil {
 		return x.ChangedCount
+	}
+	return 0
+}
+
+func (x *UpdateMessageContentResponse) GetEventSeq() int64 {
+	if x != nil {
+		return x.EventSeq
 	}
 	return 0
 }
@@ -1467,7 +1519,13 @@ func (x *DeleteMessagesByTimestampsRequest) GetTimestamps() []int64 {
 type DeleteMessagesByTimestampsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Number of messages deleted.
-	DeletedCount  int64 `protobuf:"varint,1,opt,name=deleted_count,json=deletedCount,proto3" json:"deleted_count,omitempty"`
+	DeletedCount int64 `protobuf:"varint,1,opt,name=deleted_count,json=deletedCount,proto3" json:"deleted_count,omitempty"`
+	// The tenant's event seq after this write: the seq of its last event (at
+	// or past it for a call of several transactions, or the log's newest seq
+	// when a deduplicated or empty write wrote none). Pass it as
+	// SearchMemoryRequest.wait_for_event_seq to search a recall index that
+	// holds this write (read-your-writes; docs/VECTORS.md, "Positions").
+	EventSeq      int64 `protobuf:"varint,2,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1505,6 +1563,13 @@ func (*DeleteMessagesByTimestampsResponse) Descriptor() ([]byte, []int) {
 func (x *DeleteMessagesByTimestampsResponse) GetDeletedCount() int64 {
 	if x != nil {
 		return x.DeletedCount
+	}
+	return 0
+}
+
+func (x *DeleteMessagesByTimestampsResponse) GetEventSeq() int64 {
+	if x != nil {
+		return x.EventSeq
 	}
 	return 0
 }
@@ -1568,7 +1633,13 @@ func (x *DeleteMessagesRequest) GetIds() []string {
 type DeleteMessagesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Number of messages deleted.
-	DeletedCount  int64 `protobuf:"varint,1,opt,name=deleted_count,json=deletedCount,proto3" json:"deleted_count,omitempty"`
+	DeletedCount int64 `protobuf:"varint,1,opt,name=deleted_count,json=deletedCount,proto3" json:"deleted_count,omitempty"`
+	// The tenant's event seq after this write: the seq of its last event (at
+	// or past it for a call of several transactions, or the log's newest seq
+	// when a deduplicated or empty write wrote none). Pass it as
+	// SearchMemoryRequest.wait_for_event_seq to search a recall index that
+	// holds this write (read-your-writes; docs/VECTORS.md, "Positions").
+	EventSeq      int64 `protobuf:"varint,2,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1606,6 +1677,13 @@ func (*DeleteMessagesResponse) Descriptor() ([]byte, []int) {
 func (x *DeleteMessagesResponse) GetDeletedCount() int64 {
 	if x != nil {
 		return x.DeletedCount
+	}
+	return 0
+}
+
+func (x *DeleteMessagesResponse) GetEventSeq() int64 {
+	if x != nil {
+		return x.EventSeq
 	}
 	return 0
 }
@@ -1669,7 +1747,13 @@ func (x *ClearSessionRequest) GetTargets() []ClearTarget {
 type ClearSessionResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One result per requested target, in request order.
-	Results       []*ClearResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	Results []*ClearResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// The tenant's event seq after this write: the seq of its last event (at
+	// or past it for a call of several transactions, or the log's newest seq
+	// when a deduplicated or empty write wrote none). Pass it as
+	// SearchMemoryRequest.wait_for_event_seq to search a recall index that
+	// holds this write (read-your-writes; docs/VECTORS.md, "Positions").
+	EventSeq      int64 `protobuf:"varint,2,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1709,6 +1793,13 @@ func (x *ClearSessionResponse) GetResults() []*ClearResult {
 		return x.Results
 	}
 	return nil
+}
+
+func (x *ClearSessionResponse) GetEventSeq() int64 {
+	if x != nil {
+		return x.EventSeq
+	}
+	return 0
 }
 
 // Request of ClearAll.
@@ -1761,7 +1852,13 @@ func (x *ClearAllRequest) GetTargets() []ClearTarget {
 type ClearAllResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One result per requested target, in request order.
-	Results       []*ClearResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	Results []*ClearResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// The tenant's event seq after this write: the seq of its last event (at
+	// or past it for a call of several transactions, or the log's newest seq
+	// when a deduplicated or empty write wrote none). Pass it as
+	// SearchMemoryRequest.wait_for_event_seq to search a recall index that
+	// holds this write (read-your-writes; docs/VECTORS.md, "Positions").
+	EventSeq      int64 `protobuf:"varint,2,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1801,6 +1898,13 @@ func (x *ClearAllResponse) GetResults() []*ClearResult {
 		return x.Results
 	}
 	return nil
+}
+
+func (x *ClearAllResponse) GetEventSeq() int64 {
+	if x != nil {
+		return x.EventSeq
+	}
+	return 0
 }
 
 // Summary of one session.
@@ -2094,7 +2198,13 @@ type PopMessagesResponse struct {
 	// True when the server's response byte bound (max_response_bytes) stopped the
 	// pop before `n` messages: only the newest that fit were removed (always at
 	// least one); pop again for the rest.
-	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	Truncated bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// The tenant's event seq after this write: the seq of its last event (at
+	// or past it for a call of several transactions, or the log's newest seq
+	// when a deduplicated or empty write wrote none). Pass it as
+	// SearchMemoryRequest.wait_for_event_seq to search a recall index that
+	// holds this write (read-your-writes; docs/VECTORS.md, "Positions").
+	EventSeq      int64 `protobuf:"varint,3,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2141,6 +2251,13 @@ func (x *PopMessagesResponse) GetTruncated() bool {
 		return x.Truncated
 	}
 	return false
+}
+
+func (x *PopMessagesResponse) GetEventSeq() int64 {
+	if x != nil {
+		return x.EventSeq
+	}
+	return 0
 }
 
 // Request of GetSession.
@@ -2533,21 +2650,23 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12-\n" +
 	"\amessage\x18\x02 \x01(\v2\x13.memoryd.v1.MessageR\amessage\x12'\n" +
 	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\x12L\n" +
-	"\x12session_attributes\x18\x04 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\x11sessionAttributes\"\x8b\x01\n" +
+	"\x12session_attributes\x18\x04 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\x11sessionAttributes\"\xa8\x01\n" +
 	"\x13SaveMessageResponse\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.memoryd.v1.MessageR\amessage\x12\"\n" +
 	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\x12!\n" +
-	"\fbody_omitted\x18\x03 \x01(\bR\vbodyOmitted\"\xdc\x01\n" +
+	"\fbody_omitted\x18\x03 \x01(\bR\vbodyOmitted\x12\x1b\n" +
+	"\tevent_seq\x18\x04 \x01(\x03R\beventSeq\"\xdc\x01\n" +
 	"\x13SaveMessagesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12/\n" +
 	"\bmessages\x18\x02 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12'\n" +
 	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\x12L\n" +
-	"\x12session_attributes\x18\x04 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\x11sessionAttributes\"\x92\x01\n" +
+	"\x12session_attributes\x18\x04 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\x11sessionAttributes\"\xaf\x01\n" +
 	"\x14SaveMessagesResponse\x12/\n" +
 	"\bmessages\x18\x01 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12\"\n" +
 	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\x12%\n" +
-	"\x0eomitted_bodies\x18\x03 \x01(\x05R\romittedBodies\"H\n" +
+	"\x0eomitted_bodies\x18\x03 \x01(\x05R\romittedBodies\x12\x1b\n" +
+	"\tevent_seq\x18\x04 \x01(\x03R\beventSeq\"H\n" +
 	"\x11GetHistoryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
@@ -2600,43 +2719,49 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x15ReplaceHistoryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12/\n" +
-	"\bmessages\x18\x02 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\"\x95\x01\n" +
+	"\bmessages\x18\x02 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\"\xb2\x01\n" +
 	"\x16ReplaceHistoryResponse\x12/\n" +
 	"\bmessages\x18\x01 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12#\n" +
 	"\rremoved_count\x18\x02 \x01(\x03R\fremovedCount\x12%\n" +
-	"\x0eomitted_bodies\x18\x03 \x01(\x05R\romittedBodies\"\x95\x01\n" +
+	"\x0eomitted_bodies\x18\x03 \x01(\x05R\romittedBodies\x12\x1b\n" +
+	"\tevent_seq\x18\x04 \x01(\x03R\beventSeq\"\x95\x01\n" +
 	"\x1bUpdateMessageContentRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
 	"\bold_text\x18\x02 \x01(\tR\aoldText\x12\x19\n" +
 	"\bnew_text\x18\x03 \x01(\tR\anewText\x12!\n" +
-	"\frecent_limit\x18\x04 \x01(\x05R\vrecentLimit\"C\n" +
+	"\frecent_limit\x18\x04 \x01(\x05R\vrecentLimit\"`\n" +
 	"\x1cUpdateMessageContentResponse\x12#\n" +
-	"\rchanged_count\x18\x01 \x01(\x03R\fchangedCount\"b\n" +
+	"\rchanged_count\x18\x01 \x01(\x03R\fchangedCount\x12\x1b\n" +
+	"\tevent_seq\x18\x02 \x01(\x03R\beventSeq\"b\n" +
 	"!DeleteMessagesByTimestampsRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1e\n" +
 	"\n" +
 	"timestamps\x18\x02 \x03(\x03R\n" +
-	"timestamps\"I\n" +
+	"timestamps\"f\n" +
 	"\"DeleteMessagesByTimestampsResponse\x12#\n" +
-	"\rdeleted_count\x18\x01 \x01(\x03R\fdeletedCount\"H\n" +
+	"\rdeleted_count\x18\x01 \x01(\x03R\fdeletedCount\x12\x1b\n" +
+	"\tevent_seq\x18\x02 \x01(\x03R\beventSeq\"H\n" +
 	"\x15DeleteMessagesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n" +
-	"\x03ids\x18\x02 \x03(\tR\x03ids\"=\n" +
+	"\x03ids\x18\x02 \x03(\tR\x03ids\"Z\n" +
 	"\x16DeleteMessagesResponse\x12#\n" +
-	"\rdeleted_count\x18\x01 \x01(\x03R\fdeletedCount\"g\n" +
+	"\rdeleted_count\x18\x01 \x01(\x03R\fdeletedCount\x12\x1b\n" +
+	"\tevent_seq\x18\x02 \x01(\x03R\beventSeq\"g\n" +
 	"\x13ClearSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x121\n" +
-	"\atargets\x18\x02 \x03(\x0e2\x17.memoryd.v1.ClearTargetR\atargets\"I\n" +
+	"\atargets\x18\x02 \x03(\x0e2\x17.memoryd.v1.ClearTargetR\atargets\"f\n" +
 	"\x14ClearSessionResponse\x121\n" +
-	"\aresults\x18\x01 \x03(\v2\x17.memoryd.v1.ClearResultR\aresults\"D\n" +
+	"\aresults\x18\x01 \x03(\v2\x17.memoryd.v1.ClearResultR\aresults\x12\x1b\n" +
+	"\tevent_seq\x18\x02 \x01(\x03R\beventSeq\"D\n" +
 	"\x0fClearAllRequest\x121\n" +
-	"\atargets\x18\x01 \x03(\x0e2\x17.memoryd.v1.ClearTargetR\atargets\"E\n" +
+	"\atargets\x18\x01 \x03(\x0e2\x17.memoryd.v1.ClearTargetR\atargets\"b\n" +
 	"\x10ClearAllResponse\x121\n" +
-	"\aresults\x18\x01 \x03(\v2\x17.memoryd.v1.ClearResultR\aresults\"\xe0\x01\n" +
+	"\aresults\x18\x01 \x03(\v2\x17.memoryd.v1.ClearResultR\aresults\x12\x1b\n" +
+	"\tevent_seq\x18\x02 \x01(\x03R\beventSeq\"\xe0\x01\n" +
 	"\vSessionInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12#\n" +
@@ -2662,10 +2787,11 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x12PopMessagesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\f\n" +
-	"\x01n\x18\x02 \x01(\x05R\x01n\"d\n" +
+	"\x01n\x18\x02 \x01(\x05R\x01n\"\x81\x01\n" +
 	"\x13PopMessagesResponse\x12/\n" +
 	"\bmessages\x18\x01 \x03(\v2\x13.memoryd.v1.MessageR\bmessages\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"2\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12\x1b\n" +
+	"\tevent_seq\x18\x03 \x01(\x03R\beventSeq\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"]\n" +

@@ -687,9 +687,16 @@ type SearchMemoryRequest struct {
 	DateWeight *float32 `protobuf:"fixed32,24,opt,name=date_weight,json=dateWeight,proto3,oneof" json:"date_weight,omitempty"`
 	// Whether summary slices (SummaryService) take part, and how. Unset means
 	// RECALL_SLICES_OFF. See RecallSlices and docs/VECTORS.md ("Slices").
-	Slices        RecallSlices `protobuf:"varint,25,opt,name=slices,proto3,enum=memoryd.v1.RecallSlices" json:"slices,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Slices RecallSlices `protobuf:"varint,25,opt,name=slices,proto3,enum=memoryd.v1.RecallSlices" json:"slices,omitempty"`
+	// Read-your-writes: a tenant event seq (a write response's `event_seq`, or
+	// an Event's seq) the recall index must have applied before the search
+	// runs. The search waits for the index synchronizer up to the call's
+	// deadline (10 s without one) and then answers UNAVAILABLE with reason
+	// INDEX_BEHIND (ErrorInfo.metadata["indexed_through_seq"] says how far the
+	// index is). 0 (the default): search the index as it is, without waiting.
+	WaitForEventSeq int64 `protobuf:"varint,26,opt,name=wait_for_event_seq,json=waitForEventSeq,proto3" json:"wait_for_event_seq,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SearchMemoryRequest) Reset() {
@@ -895,6 +902,13 @@ func (x *SearchMemoryRequest) GetSlices() RecallSlices {
 		return x.Slices
 	}
 	return RecallSlices_RECALL_SLICES_UNSPECIFIED
+}
+
+func (x *SearchMemoryRequest) GetWaitForEventSeq() int64 {
+	if x != nil {
+		return x.WaitForEventSeq
+	}
+	return 0
 }
 
 // A message next to a hit in the hit's session.
@@ -1683,14 +1697,31 @@ type GetVectorStatsResponse struct {
 	LegacyModel string `protobuf:"bytes,3,opt,name=legacy_model,json=legacyModel,proto3" json:"legacy_model,omitempty"`
 	// Whether a server-side embedder is configured.
 	EmbedderConfigured bool `protobuf:"varint,4,opt,name=embedder_configured,json=embedderConfigured,proto3" json:"embedder_configured,omitempty"`
-	// Messages waiting in the background indexing queue.
+	// Events of the caller's log not yet applied to the recall index by the
+	// answering server's synchronizer (event_seq - indexed_through_seq); the
+	// index follows the log, there is no queue (docs/VECTORS.md).
 	IndexQueueLength int64 `protobuf:"varint,5,opt,name=index_queue_length,json=indexQueueLength,proto3" json:"index_queue_length,omitempty"`
-	// Messages dropped from the full queue since the process started.
+	// Always 0: the index synchronizer never drops a change (kept for clients
+	// of the earlier bounded queue).
+	//
+	// Deprecated: Marked as deprecated in memoryd/v1/vector_service.proto.
 	IndexDropped int64 `protobuf:"varint,6,opt,name=index_dropped,json=indexDropped,proto3" json:"index_dropped,omitempty"`
-	// Vector deletes waiting in the durable outbox (Qdrant was unreachable).
+	// Always 0: deferred vector deletes are applied from the event log, not an
+	// outbox (kept for clients of earlier releases).
+	//
+	// Deprecated: Marked as deprecated in memoryd/v1/vector_service.proto.
 	OutboxPending int64 `protobuf:"varint,7,opt,name=outbox_pending,json=outboxPending,proto3" json:"outbox_pending,omitempty"`
 	// The caller's keyword points (messages indexed for keyword search).
 	KeywordPoints int64 `protobuf:"varint,8,opt,name=keyword_points,json=keywordPoints,proto3" json:"keyword_points,omitempty"`
+	// The caller's event log is applied to the recall index through this seq
+	// (a search with wait_for_event_seq at most this does not wait).
+	IndexedThroughSeq int64 `protobuf:"varint,9,opt,name=indexed_through_seq,json=indexedThroughSeq,proto3" json:"indexed_through_seq,omitempty"`
+	// The newest seq of the caller's event log.
+	EventSeq int64 `protobuf:"varint,10,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
+	// True while the caller's index is being rebuilt from the message store
+	// (its folder was lost, or the keyword parameters or the embedder model
+	// changed): searches answer from the points already there meanwhile.
+	Rebuilding    bool `protobuf:"varint,11,opt,name=rebuilding,proto3" json:"rebuilding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1760,6 +1791,7 @@ func (x *GetVectorStatsResponse) GetIndexQueueLength() int64 {
 	return 0
 }
 
+// Deprecated: Marked as deprecated in memoryd/v1/vector_service.proto.
 func (x *GetVectorStatsResponse) GetIndexDropped() int64 {
 	if x != nil {
 		return x.IndexDropped
@@ -1767,6 +1799,7 @@ func (x *GetVectorStatsResponse) GetIndexDropped() int64 {
 	return 0
 }
 
+// Deprecated: Marked as deprecated in memoryd/v1/vector_service.proto.
 func (x *GetVectorStatsResponse) GetOutboxPending() int64 {
 	if x != nil {
 		return x.OutboxPending
@@ -1779,6 +1812,27 @@ func (x *GetVectorStatsResponse) GetKeywordPoints() int64 {
 		return x.KeywordPoints
 	}
 	return 0
+}
+
+func (x *GetVectorStatsResponse) GetIndexedThroughSeq() int64 {
+	if x != nil {
+		return x.IndexedThroughSeq
+	}
+	return 0
+}
+
+func (x *GetVectorStatsResponse) GetEventSeq() int64 {
+	if x != nil {
+		return x.EventSeq
+	}
+	return 0
+}
+
+func (x *GetVectorStatsResponse) GetRebuilding() bool {
+	if x != nil {
+		return x.Rebuilding
+	}
+	return false
 }
 
 // Deletes the vectors of one session.
@@ -1990,7 +2044,7 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x14UpsertVectorsRequest\x12/\n" +
 	"\x06points\x18\x01 \x03(\v2\x17.memoryd.v1.VectorPointR\x06points\"4\n" +
 	"\x15UpsertVectorsResponse\x12\x1b\n" +
-	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\xca\t\n" +
+	"\tpoint_ids\x18\x01 \x03(\tR\bpointIds\"\xf7\t\n" +
 	"\x13SearchMemoryRequest\x12!\n" +
 	"\fquery_vector\x18\x01 \x03(\x02R\vqueryVector\x12\x1d\n" +
 	"\n" +
@@ -2022,7 +2076,8 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"\x0fneighbor_weight\x18\x17 \x01(\x02H\aR\x0eneighborWeight\x88\x01\x01\x12$\n" +
 	"\vdate_weight\x18\x18 \x01(\x02H\bR\n" +
 	"dateWeight\x88\x01\x01\x120\n" +
-	"\x06slices\x18\x19 \x01(\x0e2\x18.memoryd.v1.RecallSlicesR\x06slicesB\x0e\n" +
+	"\x06slices\x18\x19 \x01(\x0e2\x18.memoryd.v1.RecallSlicesR\x06slices\x12+\n" +
+	"\x12wait_for_event_seq\x18\x1a \x01(\x03R\x0fwaitForEventSeqB\x0e\n" +
 	"\f_time_weightB\x16\n" +
 	"\x14_user_priority_boostB\x11\n" +
 	"\x0f_context_windowB\x17\n" +
@@ -2107,16 +2162,22 @@ const file_memoryd_v1_vector_service_proto_rawDesc = "" +
 	"collection\x18\x01 \x01(\tR\n" +
 	"collection\x12\x1c\n" +
 	"\tdimension\x18\x02 \x01(\x05R\tdimension\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x03R\x05count\"\x88\x03\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\"\xfd\x03\n" +
 	"\x16GetVectorStatsResponse\x124\n" +
 	"\x06models\x18\x01 \x03(\v2\x1c.memoryd.v1.ModelVectorCountR\x06models\x12C\n" +
 	"\vcollections\x18\x02 \x03(\v2!.memoryd.v1.CollectionVectorCountR\vcollections\x12!\n" +
 	"\flegacy_model\x18\x03 \x01(\tR\vlegacyModel\x12/\n" +
 	"\x13embedder_configured\x18\x04 \x01(\bR\x12embedderConfigured\x12,\n" +
-	"\x12index_queue_length\x18\x05 \x01(\x03R\x10indexQueueLength\x12#\n" +
-	"\rindex_dropped\x18\x06 \x01(\x03R\findexDropped\x12%\n" +
-	"\x0eoutbox_pending\x18\a \x01(\x03R\routboxPending\x12%\n" +
-	"\x0ekeyword_points\x18\b \x01(\x03R\rkeywordPoints*\x8d\x01\n" +
+	"\x12index_queue_length\x18\x05 \x01(\x03R\x10indexQueueLength\x12'\n" +
+	"\rindex_dropped\x18\x06 \x01(\x03B\x02\x18\x01R\findexDropped\x12)\n" +
+	"\x0eoutbox_pending\x18\a \x01(\x03B\x02\x18\x01R\routboxPending\x12%\n" +
+	"\x0ekeyword_points\x18\b \x01(\x03R\rkeywordPoints\x12.\n" +
+	"\x13indexed_through_seq\x18\t \x01(\x03R\x11indexedThroughSeq\x12\x1b\n" +
+	"\tevent_seq\x18\n" +
+	" \x01(\x03R\beventSeq\x12\x1e\n" +
+	"\n" +
+	"rebuilding\x18\v \x01(\bR\n" +
+	"rebuilding*\x8d\x01\n" +
 	"\vRecallScope\x12\x1c\n" +
 	"\x18RECALL_SCOPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14RECALL_SCOPE_SESSION\x10\x01\x12\x15\n" +

@@ -58,14 +58,16 @@ class SaveMessageRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., session_attributes: _Optional[_Union[_message_pb2.SessionAttributes, _Mapping]] = ...) -> None: ...
 
 class SaveMessageResponse(_message.Message):
-    __slots__ = ("message", "deduplicated", "body_omitted")
+    __slots__ = ("message", "deduplicated", "body_omitted", "event_seq")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
     BODY_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
     message: _message_pb2.Message
     deduplicated: bool
     body_omitted: bool
-    def __init__(self, message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., deduplicated: _Optional[bool] = ..., body_omitted: _Optional[bool] = ...) -> None: ...
+    event_seq: int
+    def __init__(self, message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., deduplicated: _Optional[bool] = ..., body_omitted: _Optional[bool] = ..., event_seq: _Optional[int] = ...) -> None: ...
 
 class SaveMessagesRequest(_message.Message):
     __slots__ = ("session_id", "messages", "idempotency_key", "session_attributes")
@@ -80,14 +82,16 @@ class SaveMessagesRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., idempotency_key: _Optional[str] = ..., session_attributes: _Optional[_Union[_message_pb2.SessionAttributes, _Mapping]] = ...) -> None: ...
 
 class SaveMessagesResponse(_message.Message):
-    __slots__ = ("messages", "deduplicated", "omitted_bodies")
+    __slots__ = ("messages", "deduplicated", "omitted_bodies", "event_seq")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
     OMITTED_BODIES_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
     deduplicated: bool
     omitted_bodies: int
-    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., deduplicated: _Optional[bool] = ..., omitted_bodies: _Optional[int] = ...) -> None: ...
+    event_seq: int
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., deduplicated: _Optional[bool] = ..., omitted_bodies: _Optional[int] = ..., event_seq: _Optional[int] = ...) -> None: ...
 
 class GetHistoryRequest(_message.Message):
     __slots__ = ("session_id", "limit")
@@ -198,14 +202,16 @@ class ReplaceHistoryRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ...) -> None: ...
 
 class ReplaceHistoryResponse(_message.Message):
-    __slots__ = ("messages", "removed_count", "omitted_bodies")
+    __slots__ = ("messages", "removed_count", "omitted_bodies", "event_seq")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     REMOVED_COUNT_FIELD_NUMBER: _ClassVar[int]
     OMITTED_BODIES_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
     removed_count: int
     omitted_bodies: int
-    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., removed_count: _Optional[int] = ..., omitted_bodies: _Optional[int] = ...) -> None: ...
+    event_seq: int
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., removed_count: _Optional[int] = ..., omitted_bodies: _Optional[int] = ..., event_seq: _Optional[int] = ...) -> None: ...
 
 class UpdateMessageContentRequest(_message.Message):
     __slots__ = ("session_id", "old_text", "new_text", "recent_limit")
@@ -220,10 +226,12 @@ class UpdateMessageContentRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., old_text: _Optional[str] = ..., new_text: _Optional[str] = ..., recent_limit: _Optional[int] = ...) -> None: ...
 
 class UpdateMessageContentResponse(_message.Message):
-    __slots__ = ("changed_count",)
+    __slots__ = ("changed_count", "event_seq")
     CHANGED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
     changed_count: int
-    def __init__(self, changed_count: _Optional[int] = ...) -> None: ...
+    event_seq: int
+    def __init__(self, changed_count: _Optional[int] = ..., event_seq: _Optional[int] = ...) -> None: ...
 
 class DeleteMessagesByTimestampsRequest(_message.Message):
     __slots__ = ("session_id", "timestamps")
@@ -234,10 +242,12 @@ class DeleteMessagesByTimestampsRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., timestamps: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class DeleteMessagesByTimestampsResponse(_message.Message):
-    __slots__ = ("deleted_count",)
+    __slots__ = ("deleted_count", "event_seq")
     DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
     deleted_count: int
-    def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
+    event_seq: int
+    def __init__(self, deleted_count: _Optional[int] = ..., event_seq: _Optional[int] = ...) -> None: ...
 
 class DeleteMessagesRequest(_message.Message):
     __slots__ = ("session_id", "ids")
@@ -248,10 +258,12 @@ class DeleteMessagesRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DeleteMessagesResponse(_message.Message):
-    __slots__ = ("deleted_count",)
+    __slots__ = ("deleted_count", "event_seq")
     DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
     deleted_count: int
-    def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
+    event_seq: int
+    def __init__(self, deleted_count: _Optional[int] = ..., event_seq: _Optional[int] = ...) -> None: ...
 
 class ClearSessionRequest(_message.Message):
     __slots__ = ("session_id", "targets")
@@ -262,10 +274,12 @@ class ClearSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., targets: _Optional[_Iterable[_Union[ClearTarget, str]]] = ...) -> None: ...
 
 class ClearSessionResponse(_message.Message):
-    __slots__ = ("results",)
+    __slots__ = ("results", "event_seq")
     RESULTS_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[ClearResult]
-    def __init__(self, results: _Optional[_Iterable[_Union[ClearResult, _Mapping]]] = ...) -> None: ...
+    event_seq: int
+    def __init__(self, results: _Optional[_Iterable[_Union[ClearResult, _Mapping]]] = ..., event_seq: _Optional[int] = ...) -> None: ...
 
 class ClearAllRequest(_message.Message):
     __slots__ = ("targets",)
@@ -274,10 +288,12 @@ class ClearAllRequest(_message.Message):
     def __init__(self, targets: _Optional[_Iterable[_Union[ClearTarget, str]]] = ...) -> None: ...
 
 class ClearAllResponse(_message.Message):
-    __slots__ = ("results",)
+    __slots__ = ("results", "event_seq")
     RESULTS_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[ClearResult]
-    def __init__(self, results: _Optional[_Iterable[_Union[ClearResult, _Mapping]]] = ...) -> None: ...
+    event_seq: int
+    def __init__(self, results: _Optional[_Iterable[_Union[ClearResult, _Mapping]]] = ..., event_seq: _Optional[int] = ...) -> None: ...
 
 class SessionInfo(_message.Message):
     __slots__ = ("session_id", "message_count", "unarchived_count", "last_activity", "attributes")
@@ -331,12 +347,14 @@ class PopMessagesRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., n: _Optional[int] = ...) -> None: ...
 
 class PopMessagesResponse(_message.Message):
-    __slots__ = ("messages", "truncated")
+    __slots__ = ("messages", "truncated", "event_seq")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
     truncated: bool
-    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., truncated: _Optional[bool] = ...) -> None: ...
+    event_seq: int
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., truncated: _Optional[bool] = ..., event_seq: _Optional[int] = ...) -> None: ...
 
 class GetSessionRequest(_message.Message):
     __slots__ = ("session_id",)

@@ -26,7 +26,7 @@ from memoryd.v1 import access_pb2 as memoryd_dot_v1_dot_access__pb2
 from memoryd.v1 import message_pb2 as memoryd_dot_v1_dot_message__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fmemoryd/v1/vector_service.proto\x12\nmemoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x18memoryd/v1/message.proto\"\xe9\x01\n\x0bVectorPoint\x12\x10\n\x08model_id\x18\x01 \x01(\t\x12\x0e\n\x06vector\x18\x02 \x03(\x02\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x12\n\nmessage_id\x18\x04 \x01(\t\x12\x11\n\ttimestamp\x18\x05 \x01(\x03\x12\x0c\n\x04role\x18\x06 \x01(\t\x12\x10\n\x08platform\x18\x07 \x01(\t\x12\x11\n\tsender_id\x18\x08 \x01(\t\x12\x15\n\rmentioned_ids\x18\t \x03(\t\x12\x15\n\rspeaker_label\x18\n \x01(\t\x12\x0c\n\x04text\x18\x0b \x01(\t\x12\x0e\n\x06legacy\x18\x0c \x01(\x08\"?\n\x14UpsertVectorsRequest\x12\'\n\x06points\x18\x01 \x03(\x0b\x32\x17.memoryd.v1.VectorPoint\"*\n\x15UpsertVectorsResponse\x12\x11\n\tpoint_ids\x18\x01 \x03(\t\"\x84\x07\n\x13SearchMemoryRequest\x12\x14\n\x0cquery_vector\x18\x01 \x03(\x02\x12\x12\n\nquery_text\x18\x02 \x01(\t\x12\x10\n\x08model_id\x18\x03 \x01(\t\x12\r\n\x05top_k\x18\x04 \x01(\x05\x12\x11\n\tmin_score\x18\x05 \x01(\x02\x12\x18\n\x0btime_weight\x18\x06 \x01(\x02H\x00\x88\x01\x01\x12&\n\x05scope\x18\x07 \x01(\x0e\x32\x17.memoryd.v1.RecallScope\x12\x12\n\nsession_id\x18\x08 \x01(\t\x12\x10\n\x08platform\x18\t \x01(\t\x12\x13\n\x0bspeaker_ids\x18\n \x03(\t\x12 \n\x13user_priority_boost\x18\x0b \x01(\x02H\x01\x88\x01\x01\x12-\n\x0crecall_roles\x18\x0c \x01(\x0e\x32\x17.memoryd.v1.RecallRoles\x12\x1b\n\x0e\x63ontext_window\x18\r \x01(\x05H\x02\x88\x01\x01\x12!\n\x14\x65xpand_cross_session\x18\x0e \x01(\x08H\x03\x88\x01\x01\x12\x1a\n\x12per_item_max_chars\x18\x0f \x01(\x05\x12\x1b\n\x13\x65xclude_message_ids\x18\x10 \x03(\t\x12\x15\n\rcontrol_kinds\x18\x11 \x03(\t\x12\x1b\n\x0ekeyword_weight\x18\x12 \x01(\x02H\x04\x88\x01\x01\x12(\n\x06\x66usion\x18\x13 \x01(\x0e\x32\x18.memoryd.v1.RecallFusion\x12\x1b\n\x0ereference_time\x18\x14 \x01(\x03H\x05\x88\x01\x01\x12\x1c\n\x0fhalf_life_hours\x18\x15 \x01(\x02H\x06\x88\x01\x01\x12\x1b\n\x13keep_repeated_texts\x18\x16 \x01(\x08\x12\x1c\n\x0fneighbor_weight\x18\x17 \x01(\x02H\x07\x88\x01\x01\x12\x18\n\x0b\x64\x61te_weight\x18\x18 \x01(\x02H\x08\x88\x01\x01\x12(\n\x06slices\x18\x19 \x01(\x0e\x32\x18.memoryd.v1.RecallSlicesB\x0e\n\x0c_time_weightB\x16\n\x14_user_priority_boostB\x11\n\x0f_context_windowB\x17\n\x15_expand_cross_sessionB\x11\n\x0f_keyword_weightB\x11\n\x0f_reference_timeB\x12\n\x10_half_life_hoursB\x12\n\x10_neighbor_weightB\x0e\n\x0c_date_weight\"O\n\x0e\x43ontextMessage\x12$\n\x07message\x18\x01 \x01(\x0b\x32\x13.memoryd.v1.Message\x12\x17\n\x0ftruncated_chars\x18\x02 \x01(\x05\"\xd7\x04\n\tMemoryHit\x12\r\n\x05score\x18\x01 \x01(\x02\x12\x16\n\x0esemantic_score\x18\x02 \x01(\x02\x12\x10\n\x08point_id\x18\x03 \x01(\t\x12\x10\n\x08model_id\x18\x04 \x01(\t\x12\x12\n\nsession_id\x18\x05 \x01(\t\x12\x12\n\nmessage_id\x18\x06 \x01(\t\x12\x11\n\ttimestamp\x18\x07 \x01(\x03\x12\x0c\n\x04role\x18\x08 \x01(\t\x12\x10\n\x08platform\x18\t \x01(\t\x12\x11\n\tsender_id\x18\n \x01(\t\x12\x15\n\rmentioned_ids\x18\x0b \x03(\t\x12\x15\n\rspeaker_label\x18\x0c \x01(\t\x12\x0c\n\x04text\x18\r \x01(\t\x12\x17\n\x0ftruncated_chars\x18\x0e \x01(\x05\x12*\n\x06\x62\x65\x66ore\x18\x0f \x03(\x0b\x32\x1a.memoryd.v1.ContextMessage\x12)\n\x05\x61\x66ter\x18\x10 \x03(\x0b\x32\x1a.memoryd.v1.ContextMessage\x12\x0f\n\x07\x62oosted\x18\x11 \x01(\x08\x12\x15\n\rkeyword_score\x18\x12 \x01(\x02\x12\x11\n\trelevance\x18\x13 \x01(\x02\x12\x16\n\x0esemantic_match\x18\x14 \x01(\x08\x12\x15\n\rkeyword_match\x18\x15 \x01(\x08\x12\x1a\n\rin_context_of\x18\x16 \x01(\x05H\x00\x88\x01\x01\x12\x0f\n\x07repeats\x18\x17 \x01(\x05\x12\x15\n\rneighbor_lift\x18\x18 \x01(\x02\x12\x11\n\tdate_lift\x18\x19 \x01(\x02\x12\x12\n\nslice_lift\x18\x1a \x01(\x02\x42\x10\n\x0e_in_context_of\"\xb5\x01\n\x14SearchMemoryResponse\x12#\n\x04hits\x18\x01 \x03(\x0b\x32\x15.memoryd.v1.MemoryHit\x12\x10\n\x08model_id\x18\x02 \x01(\t\x12\x1d\n\x15\x65xcluded_other_models\x18\x03 \x01(\x05\x12.\n\tretrieval\x18\x04 \x01(\x0e\x32\x1b.memoryd.v1.RecallRetrieval\x12\x17\n\x0fsemantic_weight\x18\x05 \x01(\x02\"\x93\x03\n\x14\x44\x65leteVectorsRequest\x12=\n\x07session\x18\x01 \x01(\x0b\x32*.memoryd.v1.DeleteVectorsRequest.BySessionH\x00\x12\x43\n\ntimestamps\x18\x02 \x01(\x0b\x32-.memoryd.v1.DeleteVectorsRequest.ByTimestampsH\x00\x12\x39\n\x05model\x18\x03 \x01(\x0b\x32(.memoryd.v1.DeleteVectorsRequest.ByModelH\x00\x12\x33\n\x03\x61ll\x18\x04 \x01(\x0b\x32$.memoryd.v1.DeleteVectorsRequest.AllH\x00\x1a\x1f\n\tBySession\x12\x12\n\nsession_id\x18\x01 \x01(\t\x1a\x36\n\x0c\x42yTimestamps\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\ntimestamps\x18\x02 \x03(\x03\x1a\x1b\n\x07\x42yModel\x12\x10\n\x08model_id\x18\x01 \x01(\t\x1a\x05\n\x03\x41llB\n\n\x08selector\"N\n\x15\x44\x65leteVectorsResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\x12\x1e\n\x16keyword_points_deleted\x18\x02 \x01(\x03\"\x17\n\x15GetVectorStatsRequest\"F\n\x10ModelVectorCount\x12\x10\n\x08model_id\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\x12\x11\n\tdimension\x18\x03 \x01(\x05\"M\n\x15\x43ollectionVectorCount\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\x11\n\tdimension\x18\x02 \x01(\x05\x12\r\n\x05\x63ount\x18\x03 \x01(\x03\"\x94\x02\n\x16GetVectorStatsResponse\x12,\n\x06models\x18\x01 \x03(\x0b\x32\x1c.memoryd.v1.ModelVectorCount\x12\x36\n\x0b\x63ollections\x18\x02 \x03(\x0b\x32!.memoryd.v1.CollectionVectorCount\x12\x14\n\x0clegacy_model\x18\x03 \x01(\t\x12\x1b\n\x13\x65mbedder_configured\x18\x04 \x01(\x08\x12\x1a\n\x12index_queue_length\x18\x05 \x01(\x03\x12\x15\n\rindex_dropped\x18\x06 \x01(\x03\x12\x16\n\x0eoutbox_pending\x18\x07 \x01(\x03\x12\x16\n\x0ekeyword_points\x18\x08 \x01(\x03*\x8d\x01\n\x0bRecallScope\x12\x1c\n\x18RECALL_SCOPE_UNSPECIFIED\x10\x00\x12\x18\n\x14RECALL_SCOPE_SESSION\x10\x01\x12\x15\n\x11RECALL_SCOPE_USER\x10\x02\x12\x19\n\x15RECALL_SCOPE_PLATFORM\x10\x03\x12\x14\n\x10RECALL_SCOPE_ALL\x10\x04*_\n\x0bRecallRoles\x12\x1c\n\x18RECALL_ROLES_UNSPECIFIED\x10\x00\x12\x14\n\x10RECALL_ROLES_ALL\x10\x01\x12\x1c\n\x18RECALL_ROLES_OTHERS_ONLY\x10\x02*r\n\x0cRecallFusion\x12\x1d\n\x19RECALL_FUSION_UNSPECIFIED\x10\x00\x12 \n\x1cRECALL_FUSION_RELATIVE_SCORE\x10\x01\x12!\n\x1dRECALL_FUSION_RECIPROCAL_RANK\x10\x02*\x8d\x01\n\x0fRecallRetrieval\x12 \n\x1cRECALL_RETRIEVAL_UNSPECIFIED\x10\x00\x12\x1d\n\x19RECALL_RETRIEVAL_SEMANTIC\x10\x01\x12\x1c\n\x18RECALL_RETRIEVAL_KEYWORD\x10\x02\x12\x1b\n\x17RECALL_RETRIEVAL_HYBRID\x10\x03*v\n\x0cRecallSlices\x12\x1d\n\x19RECALL_SLICES_UNSPECIFIED\x10\x00\x12\x15\n\x11RECALL_SLICES_OFF\x10\x01\x12\x17\n\x13RECALL_SLICES_FUSED\x10\x02\x12\x17\n\x13RECALL_SLICES_FIRST\x10\x03\x32\xce\x03\n\rVectorService\x12q\n\rUpsertVectors\x12 .memoryd.v1.UpsertVectorsRequest\x1a!.memoryd.v1.UpsertVectorsResponse\"\x1b\x9a\xa1\x19\x17\x08\x02\x10\x01\x1a\x11points.session_id\x12[\n\x0cSearchMemory\x12\x1f.memoryd.v1.SearchMemoryRequest\x1a .memoryd.v1.SearchMemoryResponse\"\x08\x9a\xa1\x19\x04\x08\x01\x10\x03\x12\x89\x01\n\rDeleteVectors\x12 .memoryd.v1.DeleteVectorsRequest\x1a!.memoryd.v1.DeleteVectorsResponse\"3\x9a\xa1\x19/\x08\x02\x10\x01\x1a\x12session.session_id\x1a\x15timestamps.session_id\x12\x61\n\x0eGetVectorStats\x12!.memoryd.v1.GetVectorStatsRequest\x1a\".memoryd.v1.GetVectorStatsResponse\"\x08\x9a\xa1\x19\x04\x08\x01\x10\x06\x42\x62\n\x0e\x64\x65v.memoryd.v1B\x12VectorServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fmemoryd/v1/vector_service.proto\x12\nmemoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x18memoryd/v1/message.proto\"\xe9\x01\n\x0bVectorPoint\x12\x10\n\x08model_id\x18\x01 \x01(\t\x12\x0e\n\x06vector\x18\x02 \x03(\x02\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x12\n\nmessage_id\x18\x04 \x01(\t\x12\x11\n\ttimestamp\x18\x05 \x01(\x03\x12\x0c\n\x04role\x18\x06 \x01(\t\x12\x10\n\x08platform\x18\x07 \x01(\t\x12\x11\n\tsender_id\x18\x08 \x01(\t\x12\x15\n\rmentioned_ids\x18\t \x03(\t\x12\x15\n\rspeaker_label\x18\n \x01(\t\x12\x0c\n\x04text\x18\x0b \x01(\t\x12\x0e\n\x06legacy\x18\x0c \x01(\x08\"?\n\x14UpsertVectorsRequest\x12\'\n\x06points\x18\x01 \x03(\x0b\x32\x17.memoryd.v1.VectorPoint\"*\n\x15UpsertVectorsResponse\x12\x11\n\tpoint_ids\x18\x01 \x03(\t\"\xa0\x07\n\x13SearchMemoryRequest\x12\x14\n\x0cquery_vector\x18\x01 \x03(\x02\x12\x12\n\nquery_text\x18\x02 \x01(\t\x12\x10\n\x08model_id\x18\x03 \x01(\t\x12\r\n\x05top_k\x18\x04 \x01(\x05\x12\x11\n\tmin_score\x18\x05 \x01(\x02\x12\x18\n\x0btime_weight\x18\x06 \x01(\x02H\x00\x88\x01\x01\x12&\n\x05scope\x18\x07 \x01(\x0e\x32\x17.memoryd.v1.RecallScope\x12\x12\n\nsession_id\x18\x08 \x01(\t\x12\x10\n\x08platform\x18\t \x01(\t\x12\x13\n\x0bspeaker_ids\x18\n \x03(\t\x12 \n\x13user_priority_boost\x18\x0b \x01(\x02H\x01\x88\x01\x01\x12-\n\x0crecall_roles\x18\x0c \x01(\x0e\x32\x17.memoryd.v1.RecallRoles\x12\x1b\n\x0e\x63ontext_window\x18\r \x01(\x05H\x02\x88\x01\x01\x12!\n\x14\x65xpand_cross_session\x18\x0e \x01(\x08H\x03\x88\x01\x01\x12\x1a\n\x12per_item_max_chars\x18\x0f \x01(\x05\x12\x1b\n\x13\x65xclude_message_ids\x18\x10 \x03(\t\x12\x15\n\rcontrol_kinds\x18\x11 \x03(\t\x12\x1b\n\x0ekeyword_weight\x18\x12 \x01(\x02H\x04\x88\x01\x01\x12(\n\x06\x66usion\x18\x13 \x01(\x0e\x32\x18.memoryd.v1.RecallFusion\x12\x1b\n\x0ereference_time\x18\x14 \x01(\x03H\x05\x88\x01\x01\x12\x1c\n\x0fhalf_life_hours\x18\x15 \x01(\x02H\x06\x88\x01\x01\x12\x1b\n\x13keep_repeated_texts\x18\x16 \x01(\x08\x12\x1c\n\x0fneighbor_weight\x18\x17 \x01(\x02H\x07\x88\x01\x01\x12\x18\n\x0b\x64\x61te_weight\x18\x18 \x01(\x02H\x08\x88\x01\x01\x12(\n\x06slices\x18\x19 \x01(\x0e\x32\x18.memoryd.v1.RecallSlices\x12\x1a\n\x12wait_for_event_seq\x18\x1a \x01(\x03\x42\x0e\n\x0c_time_weightB\x16\n\x14_user_priority_boostB\x11\n\x0f_context_windowB\x17\n\x15_expand_cross_sessionB\x11\n\x0f_keyword_weightB\x11\n\x0f_reference_timeB\x12\n\x10_half_life_hoursB\x12\n\x10_neighbor_weightB\x0e\n\x0c_date_weight\"O\n\x0e\x43ontextMessage\x12$\n\x07message\x18\x01 \x01(\x0b\x32\x13.memoryd.v1.Message\x12\x17\n\x0ftruncated_chars\x18\x02 \x01(\x05\"\xd7\x04\n\tMemoryHit\x12\r\n\x05score\x18\x01 \x01(\x02\x12\x16\n\x0esemantic_score\x18\x02 \x01(\x02\x12\x10\n\x08point_id\x18\x03 \x01(\t\x12\x10\n\x08model_id\x18\x04 \x01(\t\x12\x12\n\nsession_id\x18\x05 \x01(\t\x12\x12\n\nmessage_id\x18\x06 \x01(\t\x12\x11\n\ttimestamp\x18\x07 \x01(\x03\x12\x0c\n\x04role\x18\x08 \x01(\t\x12\x10\n\x08platform\x18\t \x01(\t\x12\x11\n\tsender_id\x18\n \x01(\t\x12\x15\n\rmentioned_ids\x18\x0b \x03(\t\x12\x15\n\rspeaker_label\x18\x0c \x01(\t\x12\x0c\n\x04text\x18\r \x01(\t\x12\x17\n\x0ftruncated_chars\x18\x0e \x01(\x05\x12*\n\x06\x62\x65\x66ore\x18\x0f \x03(\x0b\x32\x1a.memoryd.v1.ContextMessage\x12)\n\x05\x61\x66ter\x18\x10 \x03(\x0b\x32\x1a.memoryd.v1.ContextMessage\x12\x0f\n\x07\x62oosted\x18\x11 \x01(\x08\x12\x15\n\rkeyword_score\x18\x12 \x01(\x02\x12\x11\n\trelevance\x18\x13 \x01(\x02\x12\x16\n\x0esemantic_match\x18\x14 \x01(\x08\x12\x15\n\rkeyword_match\x18\x15 \x01(\x08\x12\x1a\n\rin_context_of\x18\x16 \x01(\x05H\x00\x88\x01\x01\x12\x0f\n\x07repeats\x18\x17 \x01(\x05\x12\x15\n\rneighbor_lift\x18\x18 \x01(\x02\x12\x11\n\tdate_lift\x18\x19 \x01(\x02\x12\x12\n\nslice_lift\x18\x1a \x01(\x02\x42\x10\n\x0e_in_context_of\"\xb5\x01\n\x14SearchMemoryResponse\x12#\n\x04hits\x18\x01 \x03(\x0b\x32\x15.memoryd.v1.MemoryHit\x12\x10\n\x08model_id\x18\x02 \x01(\t\x12\x1d\n\x15\x65xcluded_other_models\x18\x03 \x01(\x05\x12.\n\tretrieval\x18\x04 \x01(\x0e\x32\x1b.memoryd.v1.RecallRetrieval\x12\x17\n\x0fsemantic_weight\x18\x05 \x01(\x02\"\x93\x03\n\x14\x44\x65leteVectorsRequest\x12=\n\x07session\x18\x01 \x01(\x0b\x32*.memoryd.v1.DeleteVectorsRequest.BySessionH\x00\x12\x43\n\ntimestamps\x18\x02 \x01(\x0b\x32-.memoryd.v1.DeleteVectorsRequest.ByTimestampsH\x00\x12\x39\n\x05model\x18\x03 \x01(\x0b\x32(.memoryd.v1.DeleteVectorsRequest.ByModelH\x00\x12\x33\n\x03\x61ll\x18\x04 \x01(\x0b\x32$.memoryd.v1.DeleteVectorsRequest.AllH\x00\x1a\x1f\n\tBySession\x12\x12\n\nsession_id\x18\x01 \x01(\t\x1a\x36\n\x0c\x42yTimestamps\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\ntimestamps\x18\x02 \x03(\x03\x1a\x1b\n\x07\x42yModel\x12\x10\n\x08model_id\x18\x01 \x01(\t\x1a\x05\n\x03\x41llB\n\n\x08selector\"N\n\x15\x44\x65leteVectorsResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\x12\x1e\n\x16keyword_points_deleted\x18\x02 \x01(\x03\"\x17\n\x15GetVectorStatsRequest\"F\n\x10ModelVectorCount\x12\x10\n\x08model_id\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\x12\x11\n\tdimension\x18\x03 \x01(\x05\"M\n\x15\x43ollectionVectorCount\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\x11\n\tdimension\x18\x02 \x01(\x05\x12\r\n\x05\x63ount\x18\x03 \x01(\x03\"\xe0\x02\n\x16GetVectorStatsResponse\x12,\n\x06models\x18\x01 \x03(\x0b\x32\x1c.memoryd.v1.ModelVectorCount\x12\x36\n\x0b\x63ollections\x18\x02 \x03(\x0b\x32!.memoryd.v1.CollectionVectorCount\x12\x14\n\x0clegacy_model\x18\x03 \x01(\t\x12\x1b\n\x13\x65mbedder_configured\x18\x04 \x01(\x08\x12\x1a\n\x12index_queue_length\x18\x05 \x01(\x03\x12\x19\n\rindex_dropped\x18\x06 \x01(\x03\x42\x02\x18\x01\x12\x1a\n\x0eoutbox_pending\x18\x07 \x01(\x03\x42\x02\x18\x01\x12\x16\n\x0ekeyword_points\x18\x08 \x01(\x03\x12\x1b\n\x13indexed_through_seq\x18\t \x01(\x03\x12\x11\n\tevent_seq\x18\n \x01(\x03\x12\x12\n\nrebuilding\x18\x0b \x01(\x08*\x8d\x01\n\x0bRecallScope\x12\x1c\n\x18RECALL_SCOPE_UNSPECIFIED\x10\x00\x12\x18\n\x14RECALL_SCOPE_SESSION\x10\x01\x12\x15\n\x11RECALL_SCOPE_USER\x10\x02\x12\x19\n\x15RECALL_SCOPE_PLATFORM\x10\x03\x12\x14\n\x10RECALL_SCOPE_ALL\x10\x04*_\n\x0bRecallRoles\x12\x1c\n\x18RECALL_ROLES_UNSPECIFIED\x10\x00\x12\x14\n\x10RECALL_ROLES_ALL\x10\x01\x12\x1c\n\x18RECALL_ROLES_OTHERS_ONLY\x10\x02*r\n\x0cRecallFusion\x12\x1d\n\x19RECALL_FUSION_UNSPECIFIED\x10\x00\x12 \n\x1cRECALL_FUSION_RELATIVE_SCORE\x10\x01\x12!\n\x1dRECALL_FUSION_RECIPROCAL_RANK\x10\x02*\x8d\x01\n\x0fRecallRetrieval\x12 \n\x1cRECALL_RETRIEVAL_UNSPECIFIED\x10\x00\x12\x1d\n\x19RECALL_RETRIEVAL_SEMANTIC\x10\x01\x12\x1c\n\x18RECALL_RETRIEVAL_KEYWORD\x10\x02\x12\x1b\n\x17RECALL_RETRIEVAL_HYBRID\x10\x03*v\n\x0cRecallSlices\x12\x1d\n\x19RECALL_SLICES_UNSPECIFIED\x10\x00\x12\x15\n\x11RECALL_SLICES_OFF\x10\x01\x12\x17\n\x13RECALL_SLICES_FUSED\x10\x02\x12\x17\n\x13RECALL_SLICES_FIRST\x10\x03\x32\xce\x03\n\rVectorService\x12q\n\rUpsertVectors\x12 .memoryd.v1.UpsertVectorsRequest\x1a!.memoryd.v1.UpsertVectorsResponse\"\x1b\x9a\xa1\x19\x17\x08\x02\x10\x01\x1a\x11points.session_id\x12[\n\x0cSearchMemory\x12\x1f.memoryd.v1.SearchMemoryRequest\x1a .memoryd.v1.SearchMemoryResponse\"\x08\x9a\xa1\x19\x04\x08\x01\x10\x03\x12\x89\x01\n\rDeleteVectors\x12 .memoryd.v1.DeleteVectorsRequest\x1a!.memoryd.v1.DeleteVectorsResponse\"3\x9a\xa1\x19/\x08\x02\x10\x01\x1a\x12session.session_id\x1a\x15timestamps.session_id\x12\x61\n\x0eGetVectorStats\x12!.memoryd.v1.GetVectorStatsRequest\x1a\".memoryd.v1.GetVectorStatsResponse\"\x08\x9a\xa1\x19\x04\x08\x01\x10\x06\x42\x62\n\x0e\x64\x65v.memoryd.v1B\x12VectorServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,6 +34,10 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memoryd.v1.vector_service_p
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.memoryd.v1B\022VectorServiceProtoP\001Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1'
+  _globals['_GETVECTORSTATSRESPONSE'].fields_by_name['index_dropped']._loaded_options = None
+  _globals['_GETVECTORSTATSRESPONSE'].fields_by_name['index_dropped']._serialized_options = b'\030\001'
+  _globals['_GETVECTORSTATSRESPONSE'].fields_by_name['outbox_pending']._loaded_options = None
+  _globals['_GETVECTORSTATSRESPONSE'].fields_by_name['outbox_pending']._serialized_options = b'\030\001'
   _globals['_VECTORSERVICE'].methods_by_name['UpsertVectors']._loaded_options = None
   _globals['_VECTORSERVICE'].methods_by_name['UpsertVectors']._serialized_options = b'\232\241\031\027\010\002\020\001\032\021points.session_id'
   _globals['_VECTORSERVICE'].methods_by_name['SearchMemory']._loaded_options = None
@@ -42,16 +46,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_VECTORSERVICE'].methods_by_name['DeleteVectors']._serialized_options = b'\232\241\031/\010\002\020\001\032\022session.session_id\032\025timestamps.session_id'
   _globals['_VECTORSERVICE'].methods_by_name['GetVectorStats']._loaded_options = None
   _globals['_VECTORSERVICE'].methods_by_name['GetVectorStats']._serialized_options = b'\232\241\031\004\010\001\020\006'
-  _globals['_RECALLSCOPE']._serialized_start=3155
-  _globals['_RECALLSCOPE']._serialized_end=3296
-  _globals['_RECALLROLES']._serialized_start=3298
-  _globals['_RECALLROLES']._serialized_end=3393
-  _globals['_RECALLFUSION']._serialized_start=3395
-  _globals['_RECALLFUSION']._serialized_end=3509
-  _globals['_RECALLRETRIEVAL']._serialized_start=3512
-  _globals['_RECALLRETRIEVAL']._serialized_end=3653
-  _globals['_RECALLSLICES']._serialized_start=3655
-  _globals['_RECALLSLICES']._serialized_end=3773
+  _globals['_RECALLSCOPE']._serialized_start=3259
+  _globals['_RECALLSCOPE']._serialized_end=3400
+  _globals['_RECALLROLES']._serialized_start=3402
+  _globals['_RECALLROLES']._serialized_end=3497
+  _globals['_RECALLFUSION']._serialized_start=3499
+  _globals['_RECALLFUSION']._serialized_end=3613
+  _globals['_RECALLRETRIEVAL']._serialized_start=3616
+  _globals['_RECALLRETRIEVAL']._serialized_end=3757
+  _globals['_RECALLSLICES']._serialized_start=3759
+  _globals['_RECALLSLICES']._serialized_end=3877
   _globals['_VECTORPOINT']._serialized_start=99
   _globals['_VECTORPOINT']._serialized_end=332
   _globals['_UPSERTVECTORSREQUEST']._serialized_start=334
@@ -59,33 +63,33 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_UPSERTVECTORSRESPONSE']._serialized_start=399
   _globals['_UPSERTVECTORSRESPONSE']._serialized_end=441
   _globals['_SEARCHMEMORYREQUEST']._serialized_start=444
-  _globals['_SEARCHMEMORYREQUEST']._serialized_end=1344
-  _globals['_CONTEXTMESSAGE']._serialized_start=1346
-  _globals['_CONTEXTMESSAGE']._serialized_end=1425
-  _globals['_MEMORYHIT']._serialized_start=1428
-  _globals['_MEMORYHIT']._serialized_end=2027
-  _globals['_SEARCHMEMORYRESPONSE']._serialized_start=2030
-  _globals['_SEARCHMEMORYRESPONSE']._serialized_end=2211
-  _globals['_DELETEVECTORSREQUEST']._serialized_start=2214
-  _globals['_DELETEVECTORSREQUEST']._serialized_end=2617
-  _globals['_DELETEVECTORSREQUEST_BYSESSION']._serialized_start=2482
-  _globals['_DELETEVECTORSREQUEST_BYSESSION']._serialized_end=2513
-  _globals['_DELETEVECTORSREQUEST_BYTIMESTAMPS']._serialized_start=2515
-  _globals['_DELETEVECTORSREQUEST_BYTIMESTAMPS']._serialized_end=2569
-  _globals['_DELETEVECTORSREQUEST_BYMODEL']._serialized_start=2571
-  _globals['_DELETEVECTORSREQUEST_BYMODEL']._serialized_end=2598
-  _globals['_DELETEVECTORSREQUEST_ALL']._serialized_start=2600
-  _globals['_DELETEVECTORSREQUEST_ALL']._serialized_end=2605
-  _globals['_DELETEVECTORSRESPONSE']._serialized_start=2619
-  _globals['_DELETEVECTORSRESPONSE']._serialized_end=2697
-  _globals['_GETVECTORSTATSREQUEST']._serialized_start=2699
-  _globals['_GETVECTORSTATSREQUEST']._serialized_end=2722
-  _globals['_MODELVECTORCOUNT']._serialized_start=2724
-  _globals['_MODELVECTORCOUNT']._serialized_end=2794
-  _globals['_COLLECTIONVECTORCOUNT']._serialized_start=2796
-  _globals['_COLLECTIONVECTORCOUNT']._serialized_end=2873
-  _globals['_GETVECTORSTATSRESPONSE']._serialized_start=2876
-  _globals['_GETVECTORSTATSRESPONSE']._serialized_end=3152
-  _globals['_VECTORSERVICE']._serialized_start=3776
-  _globals['_VECTORSERVICE']._serialized_end=4238
+  _globals['_SEARCHMEMORYREQUEST']._serialized_end=1372
+  _globals['_CONTEXTMESSAGE']._serialized_start=1374
+  _globals['_CONTEXTMESSAGE']._serialized_end=1453
+  _globals['_MEMORYHIT']._serialized_start=1456
+  _globals['_MEMORYHIT']._serialized_end=2055
+  _globals['_SEARCHMEMORYRESPONSE']._serialized_start=2058
+  _globals['_SEARCHMEMORYRESPONSE']._serialized_end=2239
+  _globals['_DELETEVECTORSREQUEST']._serialized_start=2242
+  _globals['_DELETEVECTORSREQUEST']._serialized_end=2645
+  _globals['_DELETEVECTORSREQUEST_BYSESSION']._serialized_start=2510
+  _globals['_DELETEVECTORSREQUEST_BYSESSION']._serialized_end=2541
+  _globals['_DELETEVECTORSREQUEST_BYTIMESTAMPS']._serialized_start=2543
+  _globals['_DELETEVECTORSREQUEST_BYTIMESTAMPS']._serialized_end=2597
+  _globals['_DELETEVECTORSREQUEST_BYMODEL']._serialized_start=2599
+  _globals['_DELETEVECTORSREQUEST_BYMODEL']._serialized_end=2626
+  _globals['_DELETEVECTORSREQUEST_ALL']._serialized_start=2628
+  _globals['_DELETEVECTORSREQUEST_ALL']._serialized_end=2633
+  _globals['_DELETEVECTORSRESPONSE']._serialized_start=2647
+  _globals['_DELETEVECTORSRESPONSE']._serialized_end=2725
+  _globals['_GETVECTORSTATSREQUEST']._serialized_start=2727
+  _globals['_GETVECTORSTATSREQUEST']._serialized_end=2750
+  _globals['_MODELVECTORCOUNT']._serialized_start=2752
+  _globals['_MODELVECTORCOUNT']._serialized_end=2822
+  _globals['_COLLECTIONVECTORCOUNT']._serialized_start=2824
+  _globals['_COLLECTIONVECTORCOUNT']._serialized_end=2901
+  _globals['_GETVECTORSTATSRESPONSE']._serialized_start=2904
+  _globals['_GETVECTORSTATSRESPONSE']._serialized_end=3256
+  _globals['_VECTORSERVICE']._serialized_start=3880
+  _globals['_VECTORSERVICE']._serialized_end=4342
 # @@protoc_insertion_point(module_scope)

@@ -103,7 +103,7 @@ class UpsertVectorsResponse(_message.Message):
     def __init__(self, point_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SearchMemoryRequest(_message.Message):
-    __slots__ = ("query_vector", "query_text", "model_id", "top_k", "min_score", "time_weight", "scope", "session_id", "platform", "speaker_ids", "user_priority_boost", "recall_roles", "context_window", "expand_cross_session", "per_item_max_chars", "exclude_message_ids", "control_kinds", "keyword_weight", "fusion", "reference_time", "half_life_hours", "keep_repeated_texts", "neighbor_weight", "date_weight", "slices")
+    __slots__ = ("query_vector", "query_text", "model_id", "top_k", "min_score", "time_weight", "scope", "session_id", "platform", "speaker_ids", "user_priority_boost", "recall_roles", "context_window", "expand_cross_session", "per_item_max_chars", "exclude_message_ids", "control_kinds", "keyword_weight", "fusion", "reference_time", "half_life_hours", "keep_repeated_texts", "neighbor_weight", "date_weight", "slices", "wait_for_event_seq")
     QUERY_VECTOR_FIELD_NUMBER: _ClassVar[int]
     QUERY_TEXT_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -129,6 +129,7 @@ class SearchMemoryRequest(_message.Message):
     NEIGHBOR_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     DATE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     SLICES_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FOR_EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
     query_vector: _containers.RepeatedScalarFieldContainer[float]
     query_text: str
     model_id: str
@@ -154,7 +155,8 @@ class SearchMemoryRequest(_message.Message):
     neighbor_weight: float
     date_weight: float
     slices: RecallSlices
-    def __init__(self, query_vector: _Optional[_Iterable[float]] = ..., query_text: _Optional[str] = ..., model_id: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[float] = ..., time_weight: _Optional[float] = ..., scope: _Optional[_Union[RecallScope, str]] = ..., session_id: _Optional[str] = ..., platform: _Optional[str] = ..., speaker_ids: _Optional[_Iterable[str]] = ..., user_priority_boost: _Optional[float] = ..., recall_roles: _Optional[_Union[RecallRoles, str]] = ..., context_window: _Optional[int] = ..., expand_cross_session: _Optional[bool] = ..., per_item_max_chars: _Optional[int] = ..., exclude_message_ids: _Optional[_Iterable[str]] = ..., control_kinds: _Optional[_Iterable[str]] = ..., keyword_weight: _Optional[float] = ..., fusion: _Optional[_Union[RecallFusion, str]] = ..., reference_time: _Optional[int] = ..., half_life_hours: _Optional[float] = ..., keep_repeated_texts: _Optional[bool] = ..., neighbor_weight: _Optional[float] = ..., date_weight: _Optional[float] = ..., slices: _Optional[_Union[RecallSlices, str]] = ...) -> None: ...
+    wait_for_event_seq: int
+    def __init__(self, query_vector: _Optional[_Iterable[float]] = ..., query_text: _Optional[str] = ..., model_id: _Optional[str] = ..., top_k: _Optional[int] = ..., min_score: _Optional[float] = ..., time_weight: _Optional[float] = ..., scope: _Optional[_Union[RecallScope, str]] = ..., session_id: _Optional[str] = ..., platform: _Optional[str] = ..., speaker_ids: _Optional[_Iterable[str]] = ..., user_priority_boost: _Optional[float] = ..., recall_roles: _Optional[_Union[RecallRoles, str]] = ..., context_window: _Optional[int] = ..., expand_cross_session: _Optional[bool] = ..., per_item_max_chars: _Optional[int] = ..., exclude_message_ids: _Optional[_Iterable[str]] = ..., control_kinds: _Optional[_Iterable[str]] = ..., keyword_weight: _Optional[float] = ..., fusion: _Optional[_Union[RecallFusion, str]] = ..., reference_time: _Optional[int] = ..., half_life_hours: _Optional[float] = ..., keep_repeated_texts: _Optional[bool] = ..., neighbor_weight: _Optional[float] = ..., date_weight: _Optional[float] = ..., slices: _Optional[_Union[RecallSlices, str]] = ..., wait_for_event_seq: _Optional[int] = ...) -> None: ...
 
 class ContextMessage(_message.Message):
     __slots__ = ("message", "truncated_chars")
@@ -299,7 +301,7 @@ class CollectionVectorCount(_message.Message):
     def __init__(self, collection: _Optional[str] = ..., dimension: _Optional[int] = ..., count: _Optional[int] = ...) -> None: ...
 
 class GetVectorStatsResponse(_message.Message):
-    __slots__ = ("models", "collections", "legacy_model", "embedder_configured", "index_queue_length", "index_dropped", "outbox_pending", "keyword_points")
+    __slots__ = ("models", "collections", "legacy_model", "embedder_configured", "index_queue_length", "index_dropped", "outbox_pending", "keyword_points", "indexed_through_seq", "event_seq", "rebuilding")
     MODELS_FIELD_NUMBER: _ClassVar[int]
     COLLECTIONS_FIELD_NUMBER: _ClassVar[int]
     LEGACY_MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -308,6 +310,9 @@ class GetVectorStatsResponse(_message.Message):
     INDEX_DROPPED_FIELD_NUMBER: _ClassVar[int]
     OUTBOX_PENDING_FIELD_NUMBER: _ClassVar[int]
     KEYWORD_POINTS_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_THROUGH_SEQ_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQ_FIELD_NUMBER: _ClassVar[int]
+    REBUILDING_FIELD_NUMBER: _ClassVar[int]
     models: _containers.RepeatedCompositeFieldContainer[ModelVectorCount]
     collections: _containers.RepeatedCompositeFieldContainer[CollectionVectorCount]
     legacy_model: str
@@ -316,4 +321,7 @@ class GetVectorStatsResponse(_message.Message):
     index_dropped: int
     outbox_pending: int
     keyword_points: int
-    def __init__(self, models: _Optional[_Iterable[_Union[ModelVectorCount, _Mapping]]] = ..., collections: _Optional[_Iterable[_Union[CollectionVectorCount, _Mapping]]] = ..., legacy_model: _Optional[str] = ..., embedder_configured: _Optional[bool] = ..., index_queue_length: _Optional[int] = ..., index_dropped: _Optional[int] = ..., outbox_pending: _Optional[int] = ..., keyword_points: _Optional[int] = ...) -> None: ...
+    indexed_through_seq: int
+    event_seq: int
+    rebuilding: bool
+    def __init__(self, models: _Optional[_Iterable[_Union[ModelVectorCount, _Mapping]]] = ..., collections: _Optional[_Iterable[_Union[CollectionVectorCount, _Mapping]]] = ..., legacy_model: _Optional[str] = ..., embedder_configured: _Optional[bool] = ..., index_queue_length: _Optional[int] = ..., index_dropped: _Optional[int] = ..., outbox_pending: _Optional[int] = ..., keyword_points: _Optional[int] = ..., indexed_through_seq: _Optional[int] = ..., event_seq: _Optional[int] = ..., rebuilding: _Optional[bool] = ...) -> None: ...

@@ -737,8 +737,8 @@ class MongoStore(Store):
                      "result": [m.to_dict() for m in stored], "created": now},
                     session=s,
                 )
-            await self._append_events(db, s, tenant, drafts + ev.appended(session_id, stored), now, {session_id: owner})
-            return AppendResult(stored)
+            events = await self._append_events(db, s, tenant, drafts + ev.appended(session_id, stored), now, {session_id: owner})
+            return AppendResult(stored, event_seq=events[-1].seq if events else 0)
 
         return await self._write(tenant, tx)
 

@@ -116,9 +116,10 @@ class QdrantIndexBase(abc.ABC):
 
     @abc.abstractmethod
     async def _scroll(
-        self, space: int, flt: p.All, offset: str | None, limit: int
+        self, space: int, flt: p.All, offset: str | None, limit: int, with_vectors: bool = True
     ) -> tuple[list[tuple[list[float], dict[str, Any]]], str | None]:
-        """(vector, payload) of points matching `flt` by id from `offset`, and the next offset."""
+        """(vector, payload) of points matching `flt` by id from `offset`, and the next offset
+        (without `with_vectors`, each vector is empty)."""
 
     def collection(self, space: int) -> str:
         return p.collection_name(self.prefix, space)
@@ -274,6 +275,14 @@ class QdrantIndexBase(abc.ABC):
             return [], None
         rows, after = await self._scroll(dimension, p.tenant_filter(tenant), offset, limit)
         return [VectorPoint(tenant, [float(x) for x in vector], p.record_of(payload)) for vector, payload in rows], after
+
+    async def messages(
+        self, tenant: str, dimension: int, offset: str | None, limit: int
+    ) -> tuple[list[tuple[str, str]], str | None]:
+        if not await self._exists(dimension):
+            return [], None
+        rows, after = await self._scroll(dimension, p.tenant_filter(tenant), offset, limit, False)
+        return [(str(payload.get("session_id", "")), str(payload.get("message_id") or "")) for _, payload in rows], after
 
 
 def _candidates(found: list[Found]) -> list[Candidate]:

@@ -520,11 +520,15 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         return await self._read(space, lambda shard: shard.retrieve(ids, True, True))
 
     async def _scroll(
-        self, space: int, flt: p.All, offset: str | None, limit: int
+        self, space: int, flt: p.All, offset: str | None, limit: int, with_vectors: bool = True
     ) -> tuple[list[tuple[list[float], dict[str, Any]]], str | None]:
-        request = qe.ScrollRequest(offset=offset, limit=limit, filter=engine.to_filter(flt), with_payload=True, with_vector=True)
+        request = qe.ScrollRequest(
+            offset=offset, limit=limit, filter=engine.to_filter(flt), with_payload=True, with_vector=with_vectors
+        )
         records, after = await self._read(space, lambda shard: shard.scroll(request))
-        return [(list(r.vector), dict(r.payload or {})) for r in records], None if after is None else str(after)
+        return [
+            (list(r.vector) if with_vectors else [], dict(r.payload or {})) for r in records
+        ], None if after is None else str(after)
 
     async def _contains(self, space: int, point_id: str) -> bool:
         return bool(await self._read(space, lambda shard: shard.retrieve([point_id], False, False)))

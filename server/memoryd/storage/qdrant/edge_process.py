@@ -84,7 +84,7 @@ for _cls in (VectorRecord, Candidate, IndexResult, IndexQuery, PointFilter, Scop
 # adapters have it, `dimensions`.
 CALLS = frozenset(
     {"open", "ping", "upsert", "upsert_keywords", "delete", "query", "has_point", "has_keyword_point",
-     "model_dimensions", "stats", "dimensions", "scroll"}
+     "model_dimensions", "stats", "dimensions", "scroll", "messages"}
 )
 # How long a child may take to start, and to close its shards on stop (then it is killed).
 START_SECONDS = 30.0
@@ -338,6 +338,11 @@ class EdgeProcessIndex(EdgeFolder):
     async def dimensions(self) -> list[int]:
         """The dimensions that have a collection (shard)."""
         return await self._call("dimensions")
+
+    async def messages(
+        self, tenant: str, dimension: int, offset: str | None, limit: int
+    ) -> tuple[list[tuple[str, str]], str | None]:
+        return await self._call("messages", tenant, dimension, offset, limit)
 
 
 def host_spec(database: Path | None, hooks: Sequence[str]) -> dict[str, Any]:

@@ -230,6 +230,8 @@ def selector_filter(selector: VectorSelector) -> All:
         should.append(AnyOf("message_id", tuple(selector.message_ids)))
     if selector.timestamps:
         should.append(AnyOf("timestamp", tuple(selector.timestamps)))
+    if selector.unowned_timestamps:
+        should.append(All(must=(Missing("message_id"), AnyOf("timestamp", tuple(selector.unowned_timestamps)))))
     return All(must=tuple(must), should=tuple(should))
 
 

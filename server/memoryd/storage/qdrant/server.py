@@ -291,15 +291,17 @@ class QdrantServerIndex(QdrantIndexBase):
         return [[Found(str(pt.id), float(pt.score), pt.payload or {}) for pt in r.points] for r in responses]
 
     async def _scroll(
-        self, space: int, flt: p.All, offset: str | None, limit: int
+        self, space: int, flt: p.All, offset: str | None, limit: int, with_vectors: bool = True
     ) -> tuple[list[tuple[list[float], dict[str, Any]]], str | None]:
         records, after = await self._call(
             self._require().scroll(
                 self.collection(space), scroll_filter=to_filter(flt), limit=limit, offset=offset,
-                with_payload=True, with_vectors=True,
+                with_payload=True, with_vectors=with_vectors,
             )
         )  # fmt: skip
-        return [(list(r.vector), r.payload or {}) for r in records], None if after is None else str(after)
+        return [
+            (list(r.vector) if with_vectors else [], r.payload or {}) for r in records
+        ], None if after is None else str(after)
 
     async def _contains(self, space: int, point_id: str) -> bool:
         found = await self._call(self._require().retrieve(self.collection(space), ids=[point_id], with_payload=False))

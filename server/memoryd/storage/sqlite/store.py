@@ -585,8 +585,8 @@ class SqliteStore(Store):
                     "INSERT INTO idempotency (tenant, session_id, key, result, created) VALUES (?, ?, ?, ?, ?)",
                     (tenant, session_id, idempotency_key, encode_messages(stored), now),
                 )
-            self._append_events(conn, tenant, drafts + ev.appended(session_id, stored), now)
-            return AppendResult(stored)
+            events = self._append_events(conn, tenant, drafts + ev.appended(session_id, stored), now)
+            return AppendResult(stored, event_seq=events[-1].seq if events else 0)
 
         return await self._write(tx)
 

@@ -65,7 +65,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             attributes,
             claimed_by=self._claimant(context, request),
         )
-        response = pb.SaveMessageResponse(deduplicated=result.deduplicated)
+        response = pb.SaveMessageResponse(deduplicated=result.deduplicated, event_seq=result.event_seq)
         if self.memory.echoed(result.messages):
             message_to_proto(result.messages[0], response.message)
         else:
@@ -89,7 +89,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             claimed_by=self._claimant(context, request),
         )
         whole = self.memory.echoed(result.messages)
-        response = pb.SaveMessagesResponse(deduplicated=result.deduplicated, omitted_bodies=len(result.messages) - whole)
+        response = pb.SaveMessagesResponse(
+            deduplicated=result.deduplicated, omitted_bodies=len(result.messages) - whole, event_seq=result.event_seq
+        )
         messages_to_proto(result.messages, response.messages, whole)
         return response
 
@@ -194,7 +196,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             tenant, request.session_id, [message_from_proto(m) for m in request.messages]
         )
         whole = self.memory.echoed(stored)
-        response = pb.ReplaceHistoryResponse(removed_count=removed, omitted_bodies=len(stored) - whole)
+        response = pb.ReplaceHistoryResponse(
+            removed_count=removed, omitted_bodies=len(stored) - whole, event_seq=await self.memory.position(tenant)
+        )
         messages_to_proto(stored, response.messages, whole)
         return response
 
@@ -214,7 +218,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         changed = await self.memory.update_message_content(
             tenant, request.session_id, request.old_text, request.new_text, request.recent_limit
         )
-        return pb.UpdateMessageContentResponse(changed_count=changed)
+        return pb.UpdateMessageContentResponse(changed_count=changed, event_seq=await self.memory.position(tenant))
 
     @unary
     async def DeleteMessagesByTimestamps(
@@ -226,7 +230,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                 check.non_negative(f"timestamps[{i}]", ts)
         check.done()
         deleted = await self.memory.delete_by_timestamps(tenant, request.session_id, list(request.timestamps))
-        return pb.DeleteMessagesByTimestampsResponse(deleted_count=deleted)
+        return pb.DeleteMessagesByTimestampsResponse(deleted_count=deleted, event_seq=await self.memory.position(tenant))
 
     @unary
     async def DeleteMessages(
@@ -238,7 +242,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                 check.name(f"ids[{i}]", msg_id)
         check.done()
         deleted = await self.memory.delete_by_ids(tenant, request.session_id, list(request.ids))
-        return pb.DeleteMessagesResponse(deleted_count=deleted)
+        return pb.DeleteMessagesResponse(deleted_count=deleted, event_seq=await self.memory.position(tenant))
 
     def _targets(self, check: Check, targets) -> list[ClearTarget]:
         check.enum("targets", targets, CLEAR_TARGETS + [pb.CLEAR_TARGET_UNSPECIFIED])
@@ -250,7 +254,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         targets = self._targets(check, request.targets)
         check.done()
         results = await self.memory.clear(tenant, request.session_id, targets)
-        return pb.ClearSessionResponse(results=[_clear_result(r) for r in results])
+        return pb.ClearSessionResponse(
+            results=[_clear_result(r) for r in results], event_seq=await self.memory.position(tenant)
+        )
 
     @unary
     async def ClearAll(self, request: pb.ClearAllRequest, context, tenant: str) -> pb.ClearAllResponse:
@@ -258,7 +264,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         targets = self._targets(check, request.targets)
         check.done()
         results = await self.memory.clear(tenant, None, targets)
-        return pb.ClearAllResponse(results=[_clear_result(r) for r in results])
+        return pb.ClearAllResponse(
+            results=[_clear_result(r) for r in results], event_seq=await self.memory.position(tenant)
+        )
 
     @unary
     async def ListSessions(self, request: pb.ListSessionsRequest, context, tenant: str) -> pb.ListSessionsResponse:
@@ -284,7 +292,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             check.fail("n", f"must be at most {self.limits.max_page_size}")
         check.done()
         popped, truncated = await self.memory.pop_messages(tenant, request.session_id, request.n)
-        response = pb.PopMessagesResponse(truncated=truncated)
+        response = pb.PopMessagesResponse(truncated=truncated, event_seq=await self.memory.position(tenant))
         messages_to_proto(popped, response.messages)
         return response
 

@@ -90,6 +90,8 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
         if not 0 <= request.top_k <= recall.MAX_TOP_K:
             check.fail("top_k", f"must be between 1 and {recall.MAX_TOP_K} (0 means {recall.DEFAULT_TOP_K})")
         check.between("min_score", request.min_score, -1.0, 1.0)
+        if request.wait_for_event_seq < 0:
+            check.fail("wait_for_event_seq", "must be 0 (no wait) or an event seq")
         if request.HasField("time_weight"):
             check.between("time_weight", request.time_weight, 0.0, 1.0)
         if request.HasField("keyword_weight"):
@@ -164,6 +166,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             sessions=await self.auth.user_sessions(context.caller),  # in the index query
             slices=recall.SliceMode(request.slices or recall.SliceMode.OFF),
         )
+        await self.vectors.wait_indexed(tenant, request.wait_for_event_seq)
         result = await self.vectors.search(tenant, query)
         response = pb.SearchMemoryResponse(
             model_id=result.model_id,
@@ -238,10 +241,11 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
         response = pb.GetVectorStatsResponse(
             legacy_model=stats.legacy_model,
             embedder_configured=self.vectors.embedder is not None,
-            index_queue_length=stats.index_queue_length,
-            index_dropped=stats.index_dropped,
-            outbox_pending=stats.outbox_pending,
+            index_queue_length=max(0, stats.event_seq - stats.indexed_through_seq),
             keyword_points=stats.keyword_points,
+            indexed_through_seq=stats.indexed_through_seq,
+            event_seq=stats.event_seq,
+            rebuilding=stats.rebuilding,
         )
         for m in stats.models:
             response.models.add(model_id=m.model_id or "", count=m.count, dimension=m.dimension)

@@ -1,5 +1,5 @@
-"""No orphan vectors: deletes that Qdrant cannot take wait in the durable outbox
-(docs/VECTORS.md, "Consistency with the message store").
+"""No orphan vectors: what Qdrant cannot take waits in the event log, and the index
+synchronizer applies it when Qdrant is back (docs/VECTORS.md, "The index synchronizer").
 
 "Unreachable" is real, never mocked: either the index itself is closed (Edge: its shards
 and the folder are released; server: the connection is gone) and opened again, or the server
@@ -29,16 +29,17 @@ from memoryd.domain.errors import StorageUnavailable
 from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.vectors.recall import VectorRecall
-from memoryd.vectors.outbox import Outbox
+from memoryd.vectors.sync import CURSOR_NAMESPACE
+from memoryd.domain.models import SYSTEM_TENANT
 from tests.vectors.conftest import make_index, msg, unit
 from tests.vectors.test_service import Client, server_config, user
 
 MODEL = "test:outbox"
-WAIT_SECONDS = 30.0
+WAIT_SECONDS = 60.0
 
 
 async def eventually(probe, timeout: float = WAIT_SECONDS) -> None:
-    """Poll until probe() is true (the drainer works in the background)."""
+    """Poll until probe() is true (the synchronizer works in the background)."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not await probe():
@@ -52,8 +53,9 @@ def closed_port() -> int:
         return sock.getsockname()[1]  # nothing listens here once the socket is closed
 
 
-async def test_deletes_wait_in_the_outbox_while_qdrant_is_down(target, tmp_path, store, tenant):
-    vectors = VectorRecall(make_index(target, tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
+async def test_changes_wait_in_the_log_while_qdrant_is_down(target, tmp_path, store, tenant):
+    vectors = VectorRecall(make_index(target, tmp_path), store, sync_poll_seconds=0.05, sync_max_backoff_seconds=0.2)
+    vectors.sync.tenants = {tenant}  # the session's store holds other tests' tenants
     await vectors.open()
     memory = Memory(store, Limits(), hooks=vectors)
     saved = (await memory.save_messages(tenant, "s1", [msg("user", f"m{i}", 1000 * (i + 1)) for i in range(3)])).messages
@@ -66,23 +68,23 @@ async def test_deletes_wait_in_the_outbox_while_qdrant_is_down(target, tmp_path,
         ]
         + [VectorPoint(tenant, unit(9), VectorRecord("s2", other[0].timestamp, MODEL, other[0].id, "user"))],
     )
-    drainer = asyncio.create_task(vectors.drainer.run())
+    drainer = asyncio.create_task(vectors.sync.run())
     try:
         await vectors.index.close()  # Qdrant is gone
 
-        # The message calls still succeed; the vector work is queued durably.
+        # The message calls still succeed; the vector work waits in the log.
         assert await memory.delete_by_ids(tenant, "s1", [saved[0].id]) == 1
         assert await memory.delete_by_timestamps(tenant, "s1", [saved[1].timestamp]) == 1
         _, cleared = await memory.clear(tenant, "s2", [ClearTarget.MESSAGES, ClearTarget.VECTORS])
         assert cleared.outcome is ClearOutcome.DEFERRED
-        assert len(await vectors.outbox.pending()) == 3
+        latest = (await store.event_bounds(tenant))[1]
         await asyncio.sleep(0.3)  # a few failed retries while it stays down
-        assert len(await vectors.outbox.pending()) == 3
+        assert vectors.sync.indexed_through(tenant) < latest and vectors.sync.retries > 0
 
         await vectors.index.open()  # Qdrant is back
 
         async def drained() -> bool:
-            return not await vectors.outbox.pending()
+            return vectors.sync.indexed_through(tenant) >= latest
 
         await eventually(drained)
         models, _ = await vectors.index.stats(tenant)
@@ -95,7 +97,7 @@ async def test_deletes_wait_in_the_outbox_while_qdrant_is_down(target, tmp_path,
         await vectors.close()
 
 
-async def test_outbox_survives_a_restart_and_drains_when_qdrant_returns(target, tmp_path):
+async def test_the_log_outlives_a_restart_and_is_applied_when_qdrant_returns(target, tmp_path):
     prefix = f"t{uuid.uuid4().hex[:10]}"
     real = dict(qdrant_collection_prefix=prefix)
 
@@ -114,7 +116,7 @@ async def test_outbox_survives_a_restart_and_drains_when_qdrant_returns(target, 
     down = await start(
         server_config(target, tmp_path, qdrant_url=f"http://127.0.0.1:{port}",
                       qdrant_grpc_port=0 if target == "server-rest" else port,
-                      qdrant_timeout_seconds=1.0, vector_outbox_poll_seconds=3600,
+                      qdrant_timeout_seconds=1.0, vector_sync_poll_seconds=3600,
                       health_check_interval_seconds=0.1, **real)
     )
     client = Client(down.port)
@@ -145,20 +147,22 @@ async def test_outbox_survives_a_restart_and_drains_when_qdrant_returns(target, 
     await client.channel.close()
     await down.stop(0)
 
-    # The outbox is in the message store, so it outlived the process.
+    # The log is in the message store, so it outlived the process; the cursor stayed behind.
     store = SqliteStore(tmp_path / "memoryd.db")
     await store.open()
     try:
-        assert len(await Outbox(store).pending()) == 3
+        cursor = await store.get_metadata(SYSTEM_TENANT, CURSOR_NAMESPACE, "default")
+        assert cursor is not None and cursor.data["seq"] < (await store.event_bounds("default"))[1]
     finally:
         await store.close()
 
-    # Restart with the real vector store: the drainer empties the outbox on its own.
+    # Restart with the real vector store: the synchronizer applies the log on its own.
     back = await start(server_config(target, tmp_path, **real))
     client = Client(back.port)
     try:
         async def drained() -> bool:
-            return (await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())).outbox_pending == 0
+            stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
+            return stats.indexed_through_seq == stats.event_seq
 
         await eventually(drained)
         stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
@@ -195,8 +199,9 @@ async def test_an_edge_folder_held_by_another_process_is_an_unavailable_vector_s
 async def test_a_crash_between_the_message_delete_and_the_vector_delete_leaves_no_orphan(target, tmp_path, store, tenant):
     """The message transaction commits, then the process dies before touching Qdrant: here the
     deletions go straight to the store, so no vector hook ever runs. The deletion events that
-    committed with them are all the reconciler needs."""
+    committed with them are all the synchronizer needs."""
     vectors = VectorRecall(make_index(target, tmp_path), store)
+    vectors.sync.tenants = {tenant}
     await vectors.open()
     try:
         crashed = Memory(store, Limits())  # no hooks: the immediate vector delete never happens
@@ -211,13 +216,13 @@ async def test_a_crash_between_the_message_delete_and_the_vector_delete_leaves_n
         assert await crashed.delete_by_ids(tenant, "s1", [saved[0].id]) == 1
         assert await crashed.delete_by_timestamps(tenant, "s1", [saved[1].timestamp]) == 1
         await crashed.replace_history(tenant, "s1", [msg("user", "summary", 9000)])  # removes m2, m3
-        await crashed.clear(tenant, "s1", [ClearTarget.MESSAGES])  # vectors stay unless targeted
+        await crashed.clear(tenant, "s1", [ClearTarget.MESSAGES])
 
         models, _ = await vectors.index.stats(tenant)
         assert [(m.model_id, m.count) for m in models] == [(MODEL, 4)]
-        assert await vectors.drainer.drain_once() >= 3
+        assert await vectors.sync.sync_once() >= 3
         models, _ = await vectors.index.stats(tenant)
         assert models == [] or [m.count for m in models] == [0]
-        assert await vectors.drainer.drain_once() == 0  # the cursor moved past them
+        assert await vectors.sync.sync_once() == 0  # the cursor moved past them
     finally:
         await vectors.close()

@@ -1,0 +1,563 @@
+"""The index synchronizer: the recall index as a function of the message store's event log.
+
+Every change to a tenant's messages writes events in the change's own transaction (the
+store's per-tenant log). `IndexSync` reads each tenant's log after a persisted cursor, in
+order and in batches of `batch` events, and applies what changes recall, by message id:
+
+- messages appended / rewritten: read from the store by (session, seq); those stored and
+  indexable get their keyword point and, with an embedder, their dense point (one embedder
+  request per batch). Points have deterministic ids, so applying twice is harmless.
+- messages deleted (DeleteMessages, DeleteMessagesByTimestamps, PopMessages, ReplaceHistory,
+  ClearSession / ClearAll / ForgetUser with the messages target): their points, by message id
+  only; a batch-mate sharing the timestamp keeps its points.
+- a clear with the vectors target: every point of the session (tenant) written before it.
+
+The cursor advances only after the index accepted the batch; when the index or the embedder
+is down the batch is retried with backoff and nothing is skipped. Falling behind only means
+reading more of the log (there is no queue to overflow). A log compacted past the cursor, or a
+cursor written for other indexing settings (its fingerprint), makes the tenant rebuild from
+the store itself (`rebuild`). Each event type that changes recall is one entry of `HANDLERS`.
+
+The class needs only a Store and a VectorIndex (and an embedder), so it runs wherever both
+are at hand: the serving process, the engine process, or `memoryd reindex`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+
+from memoryd import shutdown
+from memoryd.domain import keywords
+from memoryd.domain.errors import MemorydError, StorageUnavailable
+from memoryd.domain.models import SYSTEM_TENANT, Event, EventType, Message, now_ms
+from memoryd.domain.recall import DEFAULT_CONTROL_KINDS
+from memoryd.domain.store import Store
+from memoryd.domain.vectors import KeywordPoint, VectorIndex, VectorPoint, VectorRecord, VectorSelector
+from memoryd.observability.metrics import VECTOR_SYNC_LAG, VECTOR_SYNC_RETRIES
+from memoryd.vectors.records import message_text, record_of_message
+
+log = logging.getLogger(__name__)
+
+CURSOR_NAMESPACE = "memoryd.vector-sync"
+BATCH = 500
+# Messages of one session read at once by seq range while the range stays this compact.
+SEQ_SPAN = 1000
+DELETE_CHUNK = 1000
+INDEXED_ROLES = ("user", "assistant")
+# The persisted cursor is written at most this often per tenant (the in-memory one at once):
+# a crash replays at most this much of the log, idempotently.
+CURSOR_SAVE_SECONDS = 1.0
+# Bump when what a message's points hold changes: every tenant rebuilds once.
+POINTS_VERSION = 1
+
+
+@dataclass(slots=True)
+class Segment:
+    """The work of consecutive events up to a barrier (a vectors clear)."""
+
+    # (session, message id) -> (seq, rewrite), in log order.
+    touched: dict[tuple[str, str], tuple[int, bool]] = field(default_factory=dict)
+    deleted: dict[str, set[str]] = field(default_factory=dict)  # session -> message ids
+    # session -> timestamps of deleted messages (for the caller's points of no message id)
+    deleted_at: dict[str, set[int]] = field(default_factory=dict)
+
+    def touch(self, session_id: str, refs: Sequence[dict], rewrite: bool) -> None:
+        for ref in refs:
+            if ref.get("id"):
+                key = (session_id, ref["id"])
+                _, before = self.touched.get(key, (0, False))
+                self.touched[key] = (int(ref.get("seq") or 0), rewrite or before)
+
+    def delete(self, session_id: str, ids: Sequence[str], timestamps: Sequence[int]) -> None:
+        self.deleted.setdefault(session_id, set()).update(i for i in ids if i)
+        self.deleted_at.setdefault(session_id, set()).update(int(t) for t in timestamps)
+
+    def forget(self, session_id: str | None) -> None:
+        """Drop the pending upserts a vectors clear of the session (None: all) makes void."""
+        self.touched = {k: v for k, v in self.touched.items() if session_id is not None and k[0] != session_id}
+
+    def __bool__(self) -> bool:
+        return bool(self.touched or self.deleted)
+
+
+@dataclass(slots=True)
+class Plan:
+    """A batch of events as steps: segments, each followed by the clear that ended it."""
+
+    steps: list[Segment | VectorSelector] = field(default_factory=lambda: [Segment()])
+
+    @property
+    def segment(self) -> Segment:
+        last = self.steps[-1]
+        if isinstance(last, Segment):
+            return last
+        self.steps.append(Segment())
+        return self.steps[-1]  # type: ignore[return-value]
+
+    def clear(self, selector: VectorSelector) -> None:
+        self.segment.forget(selector.session_id)
+        self.steps.append(selector)
+
+
+def _appended(plan: Plan, event: Event) -> None:
+    plan.segment.touch(event.session_id, event.payload.get("messages") or (), rewrite=False)
+
+
+def _rewritten(plan: Plan, event: Event) -> None:
+    plan.segment.touch(event.session_id, event.payload.get("messages") or (), rewrite=True)
+
+
+def _deleted(plan: Plan, event: Event) -> None:
+    plan.segment.delete(event.session_id, event.payload.get("ids") or (), event.payload.get("timestamps") or ())
+
+
+def _cleared(plan: Plan, event: Event) -> None:
+    # The messages of a clear come as messages-deleted events before it; with the vectors
+    # target, the caller's points (UpsertVectors) written before the clear go too.
+    if "vectors" in (event.payload.get("targets") or ()):
+        session = event.session_id if event.type == EventType.SESSION_CLEARED else None
+        plan.clear(VectorSelector(event.tenant, session_id=session, indexed_before=event.time + 1))
+
+
+# What each event type changes in the index (a new kind of point is one entry).
+HANDLERS: dict[EventType, Callable[[Plan, Event], None]] = {
+    EventType.MESSAGES_APPENDED: _appended,
+    EventType.MESSAGES_REWRITTEN: _rewritten,
+    EventType.MESSAGES_DELETED: _deleted,
+    EventType.SESSION_CLEARED: _cleared,
+    EventType.ALL_CLEARED: _cleared,
+}
+
+
+def marker_id(tenant: str) -> str:
+    return marker(tenant).id
+
+
+def marker(tenant: str) -> KeywordPoint:
+    """A point (of the system tenant: no search or count of a tenant sees it) whose presence
+    says the index still holds what the tenant's cursor vouches for: a lost or emptied index
+    (its folder deleted) has no marker, and the tenant is rebuilt."""
+    return KeywordPoint(SYSTEM_TENANT, VectorRecord(tenant, 0, message_id="index-marker", text="marker"))
+
+
+@dataclass(slots=True)
+class TenantState:
+    through: int = 0  # applied through this seq (in memory)
+    saved: int = 0  # ... as persisted
+    saved_at: float = 0.0
+    latest: int = 0  # the log's newest seq when last read
+    rebuilding: bool = False
+    marked: bool = False  # the tenant's marker point is known to be in the index
+
+
+class IndexSync:
+    def __init__(
+        self,
+        store: Store,
+        index: VectorIndex,
+        *,
+        embedder=None,
+        index_message_keywords: bool = True,
+        control_kinds: Sequence[str] = DEFAULT_CONTROL_KINDS,
+        batch: int = BATCH,
+        poll_seconds: float = 1.0,
+        linger_seconds: float = 0.01,
+        min_backoff_seconds: float = 0.2,
+        max_backoff_seconds: float = 30.0,
+        system_tenant: str = SYSTEM_TENANT,
+        on_dimension: Callable[[str, str, int], None] | None = None,
+        dimension_of=None,
+        tenants: Collection[str] | None = None,
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.embedder = embedder
+        self.index_message_keywords = index_message_keywords
+        self.control_kinds = tuple(control_kinds)
+        self.batch = max(1, batch)
+        self.poll_seconds = poll_seconds
+        self.linger_seconds = linger_seconds
+        self.min_backoff = min_backoff_seconds
+        self.max_backoff = max_backoff_seconds
+        self.system_tenant = system_tenant
+        self.on_dimension = on_dimension  # (tenant, model, dimension) of every dense point written
+        self.dimension_of = dimension_of  # async (tenant, model) -> known dimension or None
+        self.tenants = tenants  # only these (`memoryd reindex --tenant`, tests); None: every tenant
+        self.states: dict[str, TenantState] = {}
+        self.retries = 0  # batches retried (index or embedder down)
+        self.applied = 0  # events applied
+        self.last_error = ""
+        self._wake = asyncio.Event()
+        self._advanced = asyncio.Event()
+        self._lock = asyncio.Lock()  # one pass at a time (run loop, reindex, drained)
+
+    # -- what the index holds ------------------------------------------------------
+    @property
+    def fingerprint(self) -> str:
+        """What a message's points depend on besides the message: a cursor written under
+        another one is rebuilt from the store (a keyword-parameter or embedder change)."""
+        bm25 = f"bm25:{keywords.K1}/{keywords.B}/{keywords.AVG_LEN}"
+        model = self.embedder.model_id if self.embedder is not None else ""
+        return f"v{POINTS_VERSION};{bm25};kw={int(self.index_message_keywords)};emb={model}"
+
+    def indexable(self, message: Message) -> bool:
+        return (
+            message.role in INDEXED_ROLES
+            and message.kind not in self.control_kinds
+            and bool(message_text(message).strip())
+        )
+
+    def indexed_through(self, tenant: str) -> int:
+        state = self.states.get(tenant)
+        return state.through if state is not None else 0
+
+    def lag(self) -> int:
+        return sum(max(0, s.latest - s.through) for s in self.states.values())
+
+    # -- cursor ---------------------------------------------------------------------
+    async def _state(self, tenant: str) -> TenantState:
+        state = self.states.get(tenant)
+        if state is None:
+            entry = await self.store.get_metadata(self.system_tenant, CURSOR_NAMESPACE, tenant)
+            data = entry.data if entry is not None else {}
+            seq = int(data.get("seq", 0))
+            state = TenantState(seq, seq, time.monotonic())
+            if entry is not None and data.get("fingerprint") != self.fingerprint:
+                # Indexed under other settings (or by a release that kept no fingerprint). A
+                # tenant never synchronized replays its log from the start (or rebuilds when
+                # the log was compacted: _sync_tenant).
+                state.rebuilding = True
+            elif entry is not None and seq > 0:
+                state.marked = await self.index.has_keyword_point(marker_id(tenant))
+                if not state.marked:
+                    log.warning("index sync: the index lost what the cursor says it holds (folder deleted?): rebuilding")
+                    state.rebuilding = True
+            self.states[tenant] = state
+        return state
+
+    async def _advance(self, tenant: str, state: TenantState, seq: int, *, force: bool = False) -> None:
+        state.through = max(state.through, seq)
+        if force or (state.through != state.saved and time.monotonic() - state.saved_at >= CURSOR_SAVE_SECONDS):
+            await self.save_cursor(tenant, state)
+        self._advanced.set()
+        self._advanced = asyncio.Event()
+        VECTOR_SYNC_LAG.set(self.lag())
+
+    async def save_cursor(self, tenant: str, state: TenantState) -> None:
+        if not state.marked:  # the marker first: a cursor never vouches for an index without it
+            await self.index.upsert_keywords([marker(tenant)], now_ms())
+            state.marked = True
+        data = {"seq": state.through, "fingerprint": self.fingerprint}
+        await self.store.save_metadata(self.system_tenant, CURSOR_NAMESPACE, tenant, data, now_ms())
+        state.saved, state.saved_at = state.through, time.monotonic()
+
+    async def flush_cursors(self) -> None:
+        for tenant, state in list(self.states.items()):
+            if state.through != state.saved and not state.rebuilding:
+                await self.save_cursor(tenant, state)
+
+    # -- the loop ---------------------------------------------------------------------
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self) -> None:
+        backoff = self.min_backoff
+        while True:
+            shutdown.raise_if_cancelled()
+            changed = self.store.notifier.current()
+            self._wake.clear()
+            try:
+                await self.sync_once()
+                backoff, delay = self.min_backoff, self.poll_seconds
+                self.last_error = ""
+            except MemorydError as error:
+                delay, backoff = backoff, min(backoff * 2, self.max_backoff)
+                self._retry(error.reason, delay)
+            except Exception as error:  # noqa: BLE001 - the loop must outlive any one batch
+                log.warning("index sync failed", exc_info=True)
+                delay, backoff = backoff, min(backoff * 2, self.max_backoff)
+                self._retry(type(error).__name__, delay)
+            waits = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(self._wake.wait())]
+            try:
+                await asyncio.wait(waits, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiter in waits:
+                    waiter.cancel()
+            if self.linger_seconds and not self._wake.is_set():
+                await asyncio.sleep(self.linger_seconds)  # a stream of saves: batches, not one each
+
+    def _retry(self, reason: str, delay: float) -> None:
+        self.retries += 1
+        self.last_error = reason
+        VECTOR_SYNC_RETRIES.inc()
+        log.info("index sync: %s; retrying in %.1f s (the cursor stays)", reason, delay)
+
+    async def sync_once(self) -> int:
+        """Apply every tenant's log up to its newest seq; returns events applied. Raises the
+        first failure (the cursor of that tenant stays where the index last accepted)."""
+        async with self._lock:
+            applied = 0
+            for tenant in await self.tenant_logs():
+                applied += await self._sync_tenant(tenant)
+            await self.flush_cursors()
+            return applied
+
+    async def tenant_logs(self) -> list[str]:
+        """The tenants whose logs this synchronizer follows."""
+        every = await self.store.event_tenants()
+        return [t for t in every if t != self.system_tenant and (self.tenants is None or t in self.tenants)]
+
+    async def sync_tenant(self, tenant: str, progress: Callable[[str, int, int], None] | None = None) -> int:
+        """Apply one tenant's log up to its newest seq (`memoryd reindex`, tests)."""
+        async with self._lock:
+            applied = await self._sync_tenant(tenant, progress)
+            state = self.states[tenant]
+            if state.through != state.saved:
+                await self.save_cursor(tenant, state)
+            return applied
+
+    async def _sync_tenant(self, tenant: str, progress: Callable[[str, int, int], None] | None = None) -> int:
+        state = await self._state(tenant)
+        floor, latest = await self.store.event_bounds(tenant)
+        state.latest = latest
+        if state.through < floor:
+            log.warning("index sync: the log was compacted past the cursor (%d < %d): rebuilding", state.through, floor)
+            state.rebuilding = True
+        if state.rebuilding:
+            await self.rebuild(tenant, progress)
+            floor, latest = await self.store.event_bounds(tenant)
+            state.latest = latest
+        applied = 0
+        types = tuple(HANDLERS)
+        while state.through < latest:
+            events = await self.store.read_events(tenant, state.through, self.batch, types=types, through_seq=latest)
+            if not events:  # nothing up to `latest` changes recall
+                await self._advance(tenant, state, latest)
+                break
+            await self.apply(tenant, events)
+            applied += len(events)
+            self.applied += len(events)
+            await self._advance(tenant, state, events[-1].seq if len(events) == self.batch else latest)
+            if progress is not None:
+                progress(tenant, state.through, latest)
+        return applied
+
+    # -- applying -------------------------------------------------------------------
+    async def apply(self, tenant: str, events: Sequence[Event]) -> None:
+        """Apply a batch of the tenant's events, in order; idempotent."""
+        plan = Plan()
+        for event in events:
+            HANDLERS[event.type](plan, event)
+        for step in plan.steps:
+            if isinstance(step, VectorSelector):
+                await self.index.delete(step)
+            elif step:
+                await self._apply_segment(tenant, step)
+
+    async def _apply_segment(self, tenant: str, segment: Segment) -> None:
+        # Deletes first: a message deleted and imported again within the batch is stored.
+        for session_id, ids in segment.deleted.items():
+            await self.delete_messages(tenant, session_id, sorted(ids), sorted(segment.deleted_at.get(session_id, ())))
+        by_session: dict[str, dict[str, tuple[int, bool]]] = {}
+        for (session_id, message_id), value in segment.touched.items():
+            by_session.setdefault(session_id, {})[message_id] = value
+        current: list[tuple[str, Message, bool]] = []
+        dropped: dict[str, list[str]] = {}
+        for session_id, wanted in by_session.items():
+            for message in await self._read(tenant, session_id, wanted):
+                rewrite = wanted[message.id][1]
+                if self.indexable(message):
+                    current.append((session_id, message, rewrite))
+                elif rewrite:
+                    dropped.setdefault(session_id, []).append(message.id)  # rewritten into nothing searchable
+        for session_id, ids in dropped.items():
+            await self.delete_messages(tenant, session_id, ids)
+        await self.index_messages(tenant, current)
+
+    async def delete_messages(
+        self, tenant: str, session_id: str, ids: Sequence[str], timestamps: Sequence[int] = ()
+    ) -> None:
+        """The points of those messages: by id, and the caller's of no id at their timestamps."""
+        for start in range(0, max(len(ids), len(timestamps)), DELETE_CHUNK):
+            await self.index.delete(
+                VectorSelector(
+                    tenant,
+                    session_id=session_id,
+                    message_ids=tuple(ids[start : start + DELETE_CHUNK]),
+                    unowned_timestamps=tuple(timestamps[start : start + DELETE_CHUNK]),
+                )
+            )
+
+    async def _read(self, tenant: str, session_id: str, wanted: dict[str, tuple[int, bool]]) -> list[Message]:
+        """The wanted messages as stored now (those deleted since are not)."""
+        seqs = sorted(seq for seq, _ in wanted.values() if seq > 0)
+        found: list[Message] = []
+        start = 0
+        while start < len(seqs):  # compact runs of seqs in one read each
+            end = start
+            while end + 1 < len(seqs) and seqs[end + 1] - seqs[start] < SEQ_SPAN:
+                end += 1
+            low, high = seqs[start], seqs[end]
+            rows = await self.store.messages_by_seq(tenant, session_id, low, high, high - low + 1)
+            found += [m for m in rows if m.id in wanted]
+            start = end + 1
+        return found
+
+    async def index_messages(self, tenant: str, current: Sequence[tuple[str, Message, bool]]) -> None:
+        """Keyword points (with keyword indexing off, a rewrite's only where it has one) and,
+        with an embedder, dense points (a rewrite's only where it has one of that model)."""
+        if not current:
+            return
+        indexed_at = now_ms()
+        points = [(KeywordPoint(tenant, record_of_message(s, m, None)), rewrite) for s, m, rewrite in current]
+        if self.index_message_keywords:
+            keyword_points = [point for point, _ in points]
+        else:
+            keyword_points = [p for p, rewrite in points if rewrite and await self.index.has_keyword_point(p.id)]
+        await self.index.upsert_keywords(keyword_points, indexed_at)
+        if self.embedder is not None:
+            await self._embed(tenant, current)
+
+    async def _embed(self, tenant: str, current: Sequence[tuple[str, Message, bool]]) -> None:
+        model_id = self.embedder.model_id
+        # EmbedderUnavailable propagates: the batch is retried, the cursor stays.
+        vectors = await self.embedder.embed([message_text(m) for _, m, _ in current])
+        expected = await self.dimension_of(tenant, model_id) if self.dimension_of is not None else None
+        points = []
+        for (session_id, message, rewrite), vector in zip(current, vectors):
+            if expected is not None and expected != len(vector):
+                log.warning("embedder returned %d dimensions; model %s uses %d: not indexed", len(vector), model_id, expected)
+                continue
+            point = VectorPoint(tenant, vector, record_of_message(session_id, message, model_id))
+            if rewrite and not await self.index.has_point(len(vector), point.id):
+                continue  # a rewrite re-embeds only vectors that exist (docs/VECTORS.md)
+            points.append(point)
+        if points:
+            await self.index.upsert(points, now_ms())
+            if self.on_dimension is not None:
+                self.on_dimension(tenant, model_id, len(points[0].vector))
+
+    # -- waiting for a position ---------------------------------------------------------
+    async def wait_for(self, tenant: str, seq: int) -> None:
+        """Return once the tenant's log is applied through `seq` (the caller bounds the wait)."""
+        state = await self._state(tenant)
+        while state.through < seq or state.rebuilding:
+            advanced = self._advanced
+            self.wake()
+            await advanced.wait()
+
+    async def drained(self) -> None:
+        """Wait until every tenant's log, as it is now, is applied (tests, shutdown)."""
+        for tenant in await self.tenant_logs():
+            await self.wait_for(tenant, (await self.store.event_bounds(tenant))[1])
+
+    # -- rebuild --------------------------------------------------------------------
+    async def reindex(self, tenant: str, progress: Callable[[str, int, int], None] | None = None) -> int:
+        """Rebuild the tenant from the store, then apply its log up to now (`memoryd reindex`).
+        Returns the messages indexed by the rebuild."""
+        async with self._lock:
+            indexed = await self.rebuild(tenant, progress)
+            await self._sync_tenant(tenant, progress)
+            await self.save_cursor(tenant, self.states[tenant])
+            return indexed
+
+    async def rebuild(self, tenant: str, progress: Callable[[str, int, int], None] | None = None) -> int:
+        """Index every stored message of the tenant again and remove the points of messages
+        the store no longer has, then continue the log from where the store's view was.
+        Searches keep answering from the points there are meanwhile. Returns messages indexed."""
+        state = await self._state(tenant)
+        state.rebuilding = True
+        log.info("index sync: rebuilding a tenant's index from the store")
+        indexed = 0
+        stored: set[tuple[str, str]] = set()
+        async with self.store.snapshot() as view:
+            position = await view.position(tenant)
+            after_session: str | None = None
+            while True:
+                sessions = await view.sessions(tenant, after_session, 100)
+                for session in sessions:
+                    after_seq = 0
+                    while True:
+                        messages = await view.messages(tenant, session.session_id, after_seq, self.batch, 64 << 20)
+                        if not messages:
+                            break
+                        after_seq = messages[-1].seq
+                        todo = [(session.session_id, m, False) for m in messages if self.indexable(m)]
+                        stored.update((session.session_id, m.id) for m in messages)
+                        await self.index_messages(tenant, todo)
+                        indexed += len(todo)
+                        if progress is not None:
+                            progress(tenant, indexed, -1)
+                if len(sessions) < 100:
+                    break
+                after_session = sessions[-1].session_id
+        for (session_id, message_id) in await self.orphans(tenant, stored):
+            await self.delete_messages(tenant, session_id, [message_id])
+        state.through = max(position, 0)
+        state.rebuilding = False
+        await self.save_cursor(tenant, state)
+        return indexed
+
+    async def orphans(self, tenant: str, stored: set[tuple[str, str]]) -> list[tuple[str, str]]:
+        """(session, message id) of the tenant's message points (keyword and dense) whose
+        message is not in `stored`. Points without a message id are the caller's, not counted."""
+        return sorted(k for k in await indexed_messages(self.index, tenant) if k not in stored)
+
+
+async def indexed_messages(index: VectorIndex, tenant: str, *, dimensions: Sequence[int] | None = None) -> set[tuple[str, str]]:
+    """(session, message id) of every message the tenant's points (keyword, and dense of
+    `dimensions`, default all) index."""
+    found: set[tuple[str, str]] = set()
+    spaces = [0, *(await index.dimensions() if dimensions is None else dimensions)]
+    for space in spaces:
+        offset: str | None = None
+        while True:
+            page, offset = await index.messages(tenant, space, offset, 1000)
+            found.update(k for k in page if k[1])
+            if offset is None:
+                break
+    return found
+
+
+async def stored_messages(store: Store, tenant: str, indexable: Callable[[Message], bool]) -> set[tuple[str, str]]:
+    """(session, message id) of the tenant's stored messages that `indexable` admits."""
+    found: set[tuple[str, str]] = set()
+    async with store.snapshot() as view:
+        after: str | None = None
+        while True:
+            sessions = await view.sessions(tenant, after, 100)
+            for session in sessions:
+                after_seq = 0
+                while True:
+                    messages = await view.messages(tenant, session.session_id, after_seq, 1000, 64 << 20)
+                    if not messages:
+                        break
+                    after_seq = messages[-1].seq
+                    found.update((session.session_id, m.id) for m in messages if indexable(m))
+            if len(sessions) < 100:
+                break
+            after = sessions[-1].session_id
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    missing: set[tuple[str, str]]  # stored and indexable, no keyword point
+    orphans: set[tuple[str, str]]  # a point, no stored message
+
+    @property
+    def exact(self) -> bool:
+        return not (self.missing or self.orphans)
+
+
+async def difference(sync: IndexSync, tenant: str) -> Difference:
+    """Index vs store by message id for a whole tenant (keyword points: every indexable message has one)."""
+    stored = await stored_messages(sync.store, tenant, sync.indexable)
+    keyword = await indexed_messages(sync.index, tenant, dimensions=())
+    every = await indexed_messages(sync.index, tenant)
+    all_stored = await stored_messages(sync.store, tenant, lambda m: True)
+    return Difference(stored - keyword, every - all_stored)
