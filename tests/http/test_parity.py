@@ -146,7 +146,7 @@ async def _setup(server, tenant: str, steps) -> list[dict]:
     done: list[dict] = []
     for name, body in steps:
         done.append(to_json(await grpc_call(server.channel, method(name), _body(body, done), server.bearer(tenant))))
-    await server.app.vectors.indexer.drained()  # the saved messages' keyword points are in place
+    await server.app.vectors.sync.drained()  # the saved messages' keyword points are in place
     return done
 
 
