@@ -14,7 +14,7 @@ import uuid
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -175,27 +175,6 @@ class VectorSelector:
     model_id: str | None = None
     indexed_before: int | None = None
     unowned_timestamps: tuple[int, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tenant": self.tenant,
-            "session_id": self.session_id,
-            "timestamps": list(self.timestamps),
-            "message_ids": list(self.message_ids),
-            "model_id": self.model_id,
-            "indexed_before": self.indexed_before,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> VectorSelector:
-        return cls(
-            tenant=data["tenant"],
-            session_id=data.get("session_id"),
-            timestamps=tuple(int(t) for t in data.get("timestamps") or ()),
-            message_ids=tuple(data.get("message_ids") or ()),
-            model_id=data.get("model_id"),
-            indexed_before=None if data.get("indexed_before") is None else int(data["indexed_before"]),
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from memoryd import shutdown
@@ -35,7 +35,7 @@ from memoryd.domain import keywords
 from memoryd.domain.errors import MemorydError, StorageUnavailable
 from memoryd.domain.models import SYSTEM_TENANT, Event, EventType, Message, now_ms
 from memoryd.domain.recall import DEFAULT_CONTROL_KINDS
-from memoryd.domain.store import Store
+from memoryd.domain.store import Snapshot, Store
 from memoryd.domain.vectors import KeywordPoint, VectorIndex, VectorPoint, VectorRecord, VectorSelector
 from memoryd.observability.metrics import VECTOR_SYNC_LAG, VECTOR_SYNC_RETRIES
 from memoryd.vectors.records import message_text, record_of_message
@@ -44,9 +44,15 @@ log = logging.getLogger(__name__)
 
 CURSOR_NAMESPACE = "memoryd.vector-sync"
 BATCH = 500
+# A batch holds at most this many messages (appended, rewritten, deleted), whatever its events.
+MESSAGES_PER_BATCH = 2000
+# Texts per embedder request (endpoints cap their inputs: OpenAI's at 2,048).
+EMBED_CHUNK = 512
 # Messages of one session read at once by seq range while the range stays this compact.
 SEQ_SPAN = 1000
 DELETE_CHUNK = 1000
+SESSION_PAGE = 100
+MAX_PAGE_BYTES = 64 << 20  # a page of messages read whole (the snapshot's byte bound)
 INDEXED_ROLES = ("user", "assistant")
 # The persisted cursor is written at most this often per tenant (the in-memory one at once):
 # a crash replays at most this much of the log, idempotently.
@@ -131,6 +137,17 @@ HANDLERS: dict[EventType, Callable[[Plan, Event], None]] = {
     EventType.SESSION_CLEARED: _cleared,
     EventType.ALL_CLEARED: _cleared,
 }
+
+
+def _bounded(events: Sequence[Event], messages: int) -> Sequence[Event]:
+    """The first events that name at most `messages` messages (at least one event): a batch of
+    SaveMessages calls of 1,000 each stays a batch of a few thousand messages."""
+    named = 0
+    for n, event in enumerate(events):
+        named += len(event.payload.get("messages") or event.payload.get("ids") or ())
+        if named > messages and n > 0:
+            return events[:n]
+    return events
 
 
 def marker_id(tenant: str) -> str:
@@ -338,10 +355,12 @@ class IndexSync:
             if not events:  # nothing up to `latest` changes recall
                 await self._advance(tenant, state, latest)
                 break
-            await self.apply(tenant, events)
-            applied += len(events)
-            self.applied += len(events)
-            await self._advance(tenant, state, events[-1].seq if len(events) == self.batch else latest)
+            taken = _bounded(events, MESSAGES_PER_BATCH)
+            await self.apply(tenant, taken)
+            applied += len(taken)
+            self.applied += len(taken)
+            whole = len(taken) == len(events) < self.batch
+            await self._advance(tenant, state, latest if whole else taken[-1].seq)
             if progress is not None:
                 progress(tenant, state.through, latest)
         return applied
@@ -425,7 +444,8 @@ class IndexSync:
     async def _embed(self, tenant: str, current: Sequence[tuple[str, Message, bool]]) -> None:
         model_id = self.embedder.model_id
         # EmbedderUnavailable propagates: the batch is retried, the cursor stays.
-        vectors = await self.embedder.embed([message_text(m) for _, m, _ in current])
+        texts = [message_text(m) for _, m, _ in current]
+        vectors = [v for start in range(0, len(texts), EMBED_CHUNK) for v in await self.embedder.embed(texts[start : start + EMBED_CHUNK])]
         expected = await self.dimension_of(tenant, model_id) if self.dimension_of is not None else None
         points = []
         for (session_id, message, rewrite), vector in zip(current, vectors):
@@ -476,27 +496,18 @@ class IndexSync:
         stored: set[tuple[str, str]] = set()
         async with self.store.snapshot() as view:
             position = await view.position(tenant)
-            after_session: str | None = None
-            while True:
-                sessions = await view.sessions(tenant, after_session, 100)
-                for session in sessions:
-                    after_seq = 0
-                    while True:
-                        messages = await view.messages(tenant, session.session_id, after_seq, self.batch, 64 << 20)
-                        if not messages:
-                            break
-                        after_seq = messages[-1].seq
-                        todo = [(session.session_id, m, False) for m in messages if self.indexable(m)]
-                        stored.update((session.session_id, m.id) for m in messages)
-                        await self.index_messages(tenant, todo)
-                        indexed += len(todo)
-                        if progress is not None:
-                            progress(tenant, indexed, -1)
-                if len(sessions) < 100:
-                    break
-                after_session = sessions[-1].session_id
-        for (session_id, message_id) in await self.orphans(tenant, stored):
-            await self.delete_messages(tenant, session_id, [message_id])
+            async for session_id, messages in stored_pages(view, tenant, self.batch):
+                todo = [(session_id, m, False) for m in messages if self.indexable(m)]
+                stored.update((session_id, m.id) for m in messages)
+                await self.index_messages(tenant, todo)
+                indexed += len(todo)
+                if progress is not None:
+                    progress(tenant, indexed, -1)
+        orphans: dict[str, list[str]] = {}
+        for session_id, message_id in await self.orphans(tenant, stored):
+            orphans.setdefault(session_id, []).append(message_id)
+        for session_id, ids in orphans.items():
+            await self.delete_messages(tenant, session_id, ids)
         state.through = max(position, 0)
         state.rebuilding = False
         await self.save_cursor(tenant, state)
@@ -523,25 +534,26 @@ async def indexed_messages(index: VectorIndex, tenant: str, *, dimensions: Seque
     return found
 
 
+async def stored_pages(view: Snapshot, tenant: str, limit: int) -> AsyncIterator[tuple[str, list[Message]]]:
+    """(session id, up to `limit` of its messages) for every stored message of the tenant, as
+    the snapshot `view` sees them."""
+    after: str | None = None
+    while True:
+        sessions = await view.sessions(tenant, after, SESSION_PAGE)
+        for session in sessions:
+            after_seq = 0
+            while messages := await view.messages(tenant, session.session_id, after_seq, limit, MAX_PAGE_BYTES):
+                after_seq = messages[-1].seq
+                yield session.session_id, messages
+        if len(sessions) < SESSION_PAGE:
+            return
+        after = sessions[-1].session_id
+
+
 async def stored_messages(store: Store, tenant: str, indexable: Callable[[Message], bool]) -> set[tuple[str, str]]:
     """(session, message id) of the tenant's stored messages that `indexable` admits."""
-    found: set[tuple[str, str]] = set()
     async with store.snapshot() as view:
-        after: str | None = None
-        while True:
-            sessions = await view.sessions(tenant, after, 100)
-            for session in sessions:
-                after_seq = 0
-                while True:
-                    messages = await view.messages(tenant, session.session_id, after_seq, 1000, 64 << 20)
-                    if not messages:
-                        break
-                    after_seq = messages[-1].seq
-                    found.update((session.session_id, m.id) for m in messages if indexable(m))
-            if len(sessions) < 100:
-                break
-            after = sessions[-1].session_id
-    return found
+        return {(s, m.id) async for s, messages in stored_pages(view, tenant, 1000) for m in messages if indexable(m)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,27 @@
+"""The import benchmark still runs end to end (at toy sizes; its timings are not asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).with_name("bench_import.py")
+
+
+def run(*args: str) -> dict:
+    done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_an_import_ends_with_the_index_equal_to_the_store():
+    result = run("import", "--messages", "2000", "--batch", "100")
+    assert result["keyword_points"] == 2000 and result["lag"] == 0
+    assert (result["missing"], result["orphans"]) == (0, 0)
+
+
+def test_saves_with_keywords_on_and_off_in_one_run():
+    result = run("saves", "--calls", "40")
+    assert result["keywords_on"]["keyword_points"] == 40 and result["keywords_off"]["keyword_points"] == 0
