@@ -22,7 +22,6 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from memoryd import shutdown
 from memoryd.domain import deadline, recall
@@ -35,7 +34,7 @@ from memoryd.domain.errors import (
     StorageUnavailable,
 )
 from memoryd.domain.hooks import MessageHooks
-from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, Message, RangeQuery, now_ms
+from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, Message, now_ms
 from memoryd.domain.store import Store
 from memoryd.domain.summaries import FoundSlice, SliceQuery
 from memoryd.domain.vectors import (
@@ -50,14 +49,13 @@ from memoryd.domain.vectors import (
     ModelCount,
     VectorIndex,
     VectorPoint,
-    VectorRecord,
     VectorSelector,
 )
 from memoryd.domain.windows import WindowMemo
 from memoryd.vectors.embedder import OpenAIEmbedder
-from memoryd.vectors.records import message_text, record_of_message
+from memoryd.vectors.lease import Lease
 from memoryd.vectors.slices import VectorSlices, slice_selector
-from memoryd.vectors.sync import INDEXED_ROLES, IndexSync
+from memoryd.vectors.sync import IndexSync
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +106,7 @@ class VectorRecall(MessageHooks):
         sync_poll_seconds: float = 1.0,
         sync_max_backoff_seconds: float = 30.0,
         sync_batch: int = 500,
+        sync_lease: bool = False,
     ) -> None:
         self.index = index
         self.store = store
@@ -130,6 +129,7 @@ class VectorRecall(MessageHooks):
             max_backoff_seconds=sync_max_backoff_seconds,
             on_dimension=self._saw_dimension,
             dimension_of=self._dimension_of,
+            lease=Lease(store) if sync_lease else None,
         )
         self.slices = VectorSlices(self)
 
@@ -139,7 +139,10 @@ class VectorRecall(MessageHooks):
 
     async def close(self) -> None:
         try:
-            await self.sync.flush_cursors()
+            if self.sync.lease is None or self.sync.lease.held:
+                await self.sync.flush_cursors()
+            if self.sync.lease is not None:
+                await self.sync.lease.release()
         except MemorydError as error:
             log.info("index sync cursor not saved on close (%s): the log is replayed from the last one", error.reason)
         if self.embedder is not None:

@@ -122,4 +122,6 @@ def build_vectors(config, store: Store) -> VectorRecall:
         sync_batch=config.index_sync_batch,
         sync_poll_seconds=config.vector_sync_poll_seconds,
         sync_max_backoff_seconds=config.vector_sync_max_backoff_seconds,
+        # Several processes on one store: one synchronizer at a time (vectors/lease.py).
+        sync_lease=bool(config.mongodb_uri) or config.workers > 1,
     )

@@ -32,12 +32,13 @@ from dataclasses import dataclass, field
 
 from memoryd import shutdown
 from memoryd.domain import keywords
-from memoryd.domain.errors import MemorydError, StorageUnavailable
+from memoryd.domain.errors import MemorydError
 from memoryd.domain.models import SYSTEM_TENANT, Event, EventType, Message, now_ms
 from memoryd.domain.recall import DEFAULT_CONTROL_KINDS
 from memoryd.domain.store import Snapshot, Store
 from memoryd.domain.vectors import KeywordPoint, VectorIndex, VectorPoint, VectorRecord, VectorSelector
 from memoryd.observability.metrics import VECTOR_SYNC_LAG, VECTOR_SYNC_RETRIES
+from memoryd.vectors.lease import Lease
 from memoryd.vectors.records import message_text, record_of_message
 
 log = logging.getLogger(__name__)
@@ -189,6 +190,7 @@ class IndexSync:
         on_dimension: Callable[[str, str, int], None] | None = None,
         dimension_of=None,
         tenants: Collection[str] | None = None,
+        lease: Lease | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -204,6 +206,9 @@ class IndexSync:
         self.on_dimension = on_dimension  # (tenant, model, dimension) of every dense point written
         self.dimension_of = dimension_of  # async (tenant, model) -> known dimension or None
         self.tenants = tenants  # only these (`memoryd reindex --tenant`, tests); None: every tenant
+        # With a lease (several processes on one store), only its holder applies the logs; the
+        # others follow the persisted cursors (what their searches' positions wait for).
+        self.lease = lease
         self.states: dict[str, TenantState] = {}
         self.retries = 0  # batches retried (index or embedder down)
         self.applied = 0  # events applied
@@ -283,12 +288,20 @@ class IndexSync:
 
     async def run(self) -> None:
         backoff = self.min_backoff
+        holding = self.lease is None
         while True:
             shutdown.raise_if_cancelled()
             changed = self.store.notifier.current()
             self._wake.clear()
             try:
-                await self.sync_once()
+                if self.lease is None or await self.lease.hold():
+                    if not holding:  # taken over: check every tenant afresh (fingerprint, marker)
+                        self.states.clear()
+                        holding = True
+                    await self.sync_once()
+                else:
+                    holding = False
+                    await self.follow()
                 backoff, delay = self.min_backoff, self.poll_seconds
                 self.last_error = ""
             except MemorydError as error:
@@ -323,6 +336,23 @@ class IndexSync:
             await self.flush_cursors()
             return applied
 
+    async def follow(self) -> None:
+        """Not the lease holder: take each tenant's position from its persisted cursor."""
+        advanced = False
+        for tenant in await self.tenant_logs():
+            entry = await self.store.get_metadata(self.system_tenant, CURSOR_NAMESPACE, tenant)
+            seq = int(entry.data.get("seq", 0)) if entry is not None else 0
+            state = self.states.setdefault(tenant, TenantState(seq, seq, time.monotonic()))
+            state.rebuilding = False  # the holder's business
+            state.latest = (await self.store.event_bounds(tenant))[1]
+            if seq > state.through:
+                state.through = state.saved = seq
+                advanced = True
+        if advanced:
+            self._advanced.set()
+            self._advanced = asyncio.Event()
+        VECTOR_SYNC_LAG.set(self.lag())
+
     async def tenant_logs(self) -> list[str]:
         """The tenants whose logs this synchronizer follows."""
         every = await self.store.event_tenants()
@@ -351,6 +381,8 @@ class IndexSync:
         applied = 0
         types = tuple(HANDLERS)
         while state.through < latest:
+            if self.lease is not None and not await self.lease.hold():
+                break  # another process took over
             events = await self.store.read_events(tenant, state.through, self.batch, types=types, through_seq=latest)
             if not events:  # nothing up to `latest` changes recall
                 await self._advance(tenant, state, latest)
@@ -464,8 +496,10 @@ class IndexSync:
     # -- waiting for a position ---------------------------------------------------------
     async def wait_for(self, tenant: str, seq: int) -> None:
         """Return once the tenant's log is applied through `seq` (the caller bounds the wait)."""
-        state = await self._state(tenant)
-        while state.through < seq or state.rebuilding:
+        while True:
+            state = self.states.get(tenant) or await self._state(tenant)
+            if state.through >= seq and not state.rebuilding:
+                return
             advanced = self._advanced
             self.wake()
             await advanced.wait()
