@@ -5,7 +5,7 @@ a Qdrant server or Qdrant Edge) in step with the message store. docs/VECTORS.md 
 The index follows the message store's event log through the synchronizer (vectors/sync.py,
 `self.sync`): it alone writes messages' points. As `MessageHooks` (domain/hooks.py) this
 class only hastens it:
-- saved / rewritten messages wake the synchronizer;
+- saved / rewritten messages need nothing: their commit wakes the synchronizer;
 - deleted messages lose their points at once, by message id, when the index answers within
   HOOK_DELETE_SECONDS (the synchronizer applies the same delete from the log regardless);
 - clearing vectors (ClearSession / ClearAll) answers CLEARED, or DEFERRED when the index did
@@ -446,11 +446,7 @@ class VectorRecall(MessageHooks):
         outcome, removed = await self._delete_now(selector)
         return ClearResult(ClearTarget.VECTORS, outcome, removed)
 
-    async def messages_saved(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
-        self.sync.wake()
-
-    async def messages_rewritten(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
-        self.sync.wake()
+    # Saves and rewrites need no hook: their commit wakes the synchronizer (the store's notifier).
 
     def indexable(self, message: Message) -> bool:
         return self.sync.indexable(message)

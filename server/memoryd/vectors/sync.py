@@ -183,7 +183,7 @@ class IndexSync:
         control_kinds: Sequence[str] = DEFAULT_CONTROL_KINDS,
         batch: int = BATCH,
         poll_seconds: float = 1.0,
-        linger_seconds: float = 0.01,
+        linger_seconds: float = 0.02,
         min_backoff_seconds: float = 0.2,
         max_backoff_seconds: float = 30.0,
         system_tenant: str = SYSTEM_TENANT,
@@ -277,10 +277,14 @@ class IndexSync:
         await self.store.save_metadata(self.system_tenant, CURSOR_NAMESPACE, tenant, data, now_ms())
         state.saved, state.saved_at = state.through, time.monotonic()
 
-    async def flush_cursors(self) -> None:
+    async def flush_cursors(self, *, due_only: bool = False) -> None:
+        """Persist the cursors that moved (`due_only`: those not written for CURSOR_SAVE_SECONDS:
+        a pass per save must not cost a write per save)."""
+        now = time.monotonic()
         for tenant, state in list(self.states.items()):
             if state.through != state.saved and not state.rebuilding:
-                await self.save_cursor(tenant, state)
+                if not due_only or now - state.saved_at >= CURSOR_SAVE_SECONDS:
+                    await self.save_cursor(tenant, state)
 
     # -- the loop ---------------------------------------------------------------------
     def wake(self) -> None:
@@ -318,7 +322,9 @@ class IndexSync:
                 for waiter in waits:
                     waiter.cancel()
             if self.linger_seconds and not self._wake.is_set():
-                await asyncio.sleep(self.linger_seconds)  # a stream of saves: batches, not one each
+                # A stream of saves makes batches, not a pass each (a search waiting for a
+                # position wakes it without the wait).
+                await asyncio.sleep(self.linger_seconds)
 
     def _retry(self, reason: str, delay: float) -> None:
         self.retries += 1
@@ -333,7 +339,7 @@ class IndexSync:
             applied = 0
             for tenant in await self.tenant_logs():
                 applied += await self._sync_tenant(tenant)
-            await self.flush_cursors()
+            await self.flush_cursors(due_only=True)
             return applied
 
     async def follow(self) -> None:
@@ -416,6 +422,9 @@ class IndexSync:
         by_session: dict[str, dict[str, tuple[int, bool]]] = {}
         for (session_id, message_id), value in segment.touched.items():
             by_session.setdefault(session_id, {})[message_id] = value
+        if not (self.index_message_keywords or self.embedder is not None):
+            # Nothing to index for a new message: only rewrites of points that exist.
+            by_session = {s: {i: v for i, v in w.items() if v[1]} for s, w in by_session.items()}
         current: list[tuple[str, Message, bool]] = []
         dropped: dict[str, list[str]] = {}
         for session_id, wanted in by_session.items():
