@@ -68,7 +68,7 @@ async def test_changes_wait_in_the_log_while_qdrant_is_down(target, tmp_path, st
         ]
         + [VectorPoint(tenant, unit(9), VectorRecord("s2", other[0].timestamp, MODEL, other[0].id, "user"))],
     )
-    drainer = asyncio.create_task(vectors.sync.run())
+    syncing = asyncio.create_task(vectors.sync.run())
     try:
         await vectors.index.close()  # Qdrant is gone
 
@@ -92,8 +92,8 @@ async def test_changes_wait_in_the_log_while_qdrant_is_down(target, tmp_path, st
         result = await vectors.search(tenant, RecallQuery(vector=unit(0), model_id=MODEL, context_window=0))
         assert [h.record.message_id for h in result.hits] == [saved[2].id]
     finally:
-        drainer.cancel()
-        await asyncio.gather(drainer, return_exceptions=True)
+        syncing.cancel()
+        await asyncio.gather(syncing, return_exceptions=True)
         await vectors.close()
 
 
