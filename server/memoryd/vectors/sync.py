@@ -315,7 +315,10 @@ class IndexSync:
                 log.warning("index sync failed", exc_info=True)
                 delay, backoff = backoff, min(backoff * 2, self.max_backoff)
                 self._retry(type(error).__name__, delay)
-            waits = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(self._wake.wait())]
+            # After a failure only the backoff (or a search waiting for a position) starts the
+            # next pass, not every commit: an index or disk that is down is not hammered.
+            waiting = [self._wake] if self.last_error else [changed, self._wake]
+            waits = [asyncio.ensure_future(event.wait()) for event in waiting]
             try:
                 await asyncio.wait(waits, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
             finally:
