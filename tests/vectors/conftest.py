@@ -98,7 +98,7 @@ async def store(request, tmp_path):
 
 @pytest.fixture(params=RECALL_TARGETS)
 async def vectors(request, tmp_path, store):
-    vm = VectorRecall(make_index(serve(request, request.param), tmp_path), store, outbox_poll_seconds=0.05, outbox_max_backoff_seconds=0.2)
+    vm = VectorRecall(make_index(serve(request, request.param), tmp_path), store, sync_poll_seconds=0.05, sync_max_backoff_seconds=0.2)
     await vm.open()
     yield vm
     await vm.close()

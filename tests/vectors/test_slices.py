@@ -55,7 +55,7 @@ async def setup(memory, summaries, vectors, tenant, *, vectors_for=None):
     for session, turns, text in (("trip", TRIP, TRIP_SUMMARY), ("work", WORK, WORK_SUMMARY)):
         vector = extra.get(session, ())
         await summaries.save(tenant, session, 1, len(turns), text, {}, vector, M1 if vector else "")
-    await vectors.indexer.drained()
+    await vectors.sync.sync_tenant(tenant)
 
 
 async def test_slice_points_are_pure_and_keyed_apart_from_messages(tenant):
