@@ -108,6 +108,10 @@ CASES: dict[str, Case] = {
     "memoryd.v1.SummaryService.SaveSummary": Case(SUMMARY[1]),
     "memoryd.v1.SummaryService.ListSummaries": Case({"session_id": S}, setup=[SEED, SUMMARY]),
     "memoryd.v1.SummaryService.GetSummaryCursor": Case({"session_id": S}, setup=[SEED, SUMMARY]),
+    "memoryd.v1.SummaryService.SearchSummaries": Case(
+        {"query_text": "greeted", "top_k": 3, "scope": "RECALL_SCOPE_SESSION", "session_id": S, "include_messages": True},
+        setup=[SEED, SUMMARY],
+    ),
     "memoryd.v1.SummaryService.AssembleContext": Case({"session_id": S, "budget_chars": 1000, "recent_raw_n": 2}, setup=[SEED, SUMMARY]),
     "memoryd.v1.EntryService.SaveEntry": Case(ENTRY[1], setup=[]),
     "memoryd.v1.EntryService.SearchEntries": Case({"scope": "u:1", "query": "tea", "limit": 5}, setup=[ENTRY]),
