@@ -1,4 +1,4 @@
-"""Slice recall (docs/VECTORS.md, "Slices"): summary slices indexed when saved, searched by
+"""Slice recall (docs/VECTORS.md, "Slices"): summary slices indexed from the event log, searched by
 keywords and by the caller's vectors, bounded messages per hit, scope, deletes that follow
 the slices, and slices and messages never seen by each other's searches. On both message
 stores and both Qdrant adapters (the `vectors` fixture: Edge and a Qdrant server over gRPC).
@@ -16,8 +16,13 @@ from memoryd.domain.models import ClearTarget, Message, SessionAttributes
 from memoryd.domain.summaries import SliceQuery, Summaries
 from memoryd.domain.vectors import IndexQuery, PointFilter
 from memoryd.domain.limits import Limits
+from memoryd.domain.memory import Memory
+from memoryd.domain.models import ClearOutcome
+from memoryd.domain.summaries import Summary
+from memoryd.vectors.recall import VectorRecall
 from memoryd.vectors.slices import parse_ref, slice_points, slice_tenant
-from tests.vectors.conftest import msg, unit
+from memoryd.vectors.sync import slice_difference
+from tests.vectors.conftest import make_index, msg, unit
 
 M1 = "test:model-one"
 T0 = 1_700_000_000_000
@@ -124,9 +129,16 @@ async def slice_point_count(vectors, tenant) -> int:
     return len(found.candidates)
 
 
+async def slices_exact(vectors, tenant) -> None:
+    """Once the log is applied, the slice points are the stored slices (no more, no fewer)."""
+    await vectors.sync.sync_tenant(tenant)
+    assert (await slice_difference(vectors.sync, tenant)).exact
+
+
 async def test_deletes_follow_the_slices(memory, summaries, vectors, store, tenant):
     await setup(memory, summaries, vectors, tenant, vectors_for={"trip": unit(10), "work": unit(60)})
     assert await slice_point_count(vectors, tenant) == 2
+    await slices_exact(vectors, tenant)
     # Messages deleted: the slice stays (the summary is all that is left), and so do its points.
     await memory.clear(tenant, "trip", [ClearTarget.MESSAGES])
     assert await slice_point_count(vectors, tenant) == 2
@@ -139,8 +151,11 @@ async def test_deletes_follow_the_slices(memory, summaries, vectors, store, tena
         IndexQuery(PointFilter(slice_tenant(tenant), model_id=M1), 10, unit(0))
     )
     assert [c.record.session_id for c in dense.candidates] == ["work"]
+    await slices_exact(vectors, tenant)  # applying the clears again from the log changes nothing
+    assert await slice_point_count(vectors, tenant) == 1
     await memory.clear(tenant, None, [ClearTarget.METADATA])  # ClearAll
     assert await slice_point_count(vectors, tenant) == 0
+    await slices_exact(vectors, tenant)
 
 
 async def test_forgetting_a_user_deletes_their_slice_points(memory, summaries, vectors, tenant):
@@ -148,9 +163,95 @@ async def test_forgetting_a_user_deletes_their_slice_points(memory, summaries, v
     await summaries.save(tenant, "mine", 1, 1, TRIP_SUMMARY, {})
     await converse(memory, tenant, "work", WORK)
     await summaries.save(tenant, "work", 1, 3, WORK_SUMMARY + " Lisbon", {})
+    await slices_exact(vectors, tenant)
     assert await slice_point_count(vectors, tenant) == 2
     await memory.forget_user(tenant, "u1")
     assert await slice_point_count(vectors, tenant) == 1
+    await slices_exact(vectors, tenant)
+
+
+async def test_slices_are_indexed_and_deleted_from_the_log_alone(store, vectors, tenant):
+    """Saves and clears through a process with no vector hooks (or one that died before
+    them): the synchronizer finds every slice change in the event log."""
+    crashed = Memory(store, Limits())
+    summaries = Summaries(store, Limits())  # no slice index: nothing is indexed synchronously
+    await converse(crashed, tenant, "trip", TRIP)
+    await converse(crashed, tenant, "work", WORK, T0 + 3_600_000)
+    await summaries.save(tenant, "trip", 1, len(TRIP), TRIP_SUMMARY, {})
+    await summaries.save(tenant, "work", 1, len(WORK), WORK_SUMMARY, {})
+    assert await slice_point_count(vectors, tenant) == 0
+    await slices_exact(vectors, tenant)
+    assert await slice_point_count(vectors, tenant) == 2
+    found, _ = await Summaries(store, Limits(), slices=vectors.slices).search(
+        tenant, SliceQuery(text="Lisbon holiday", keyword_weight=1.0), False, 0
+    )
+    assert [h.summary.text for h in found] == [TRIP_SUMMARY]
+    # A slice saved and deleted before the synchronizer ran is never indexed.
+    await converse(crashed, tenant, "trip", ["one more about Lisbon"], T0 + 7_200_000)
+    await summaries.save(tenant, "trip", len(TRIP) + 1, len(TRIP) + 1, "Lisbon again", {})
+    await crashed.clear(tenant, "trip", [ClearTarget.METADATA])
+    await slices_exact(vectors, tenant)
+    assert await slice_point_count(vectors, tenant) == 1
+    await crashed.clear(tenant, None, [ClearTarget.METADATA])
+    await slices_exact(vectors, tenant)
+    assert await slice_point_count(vectors, tenant) == 0
+
+
+@pytest.mark.parametrize("target", ["edge"], indirect=True)
+async def test_a_slice_delete_while_the_index_is_down_is_applied_from_the_log(target, tmp_path, store, tenant):
+    vectors = VectorRecall(make_index(target, tmp_path), store)
+    vectors.sync.tenants = {tenant}
+    await vectors.open()
+    try:
+        memory = Memory(store, Limits(), hooks=vectors)
+        summaries = Summaries(store, Limits(), slices=vectors.slices)
+        await setup(memory, summaries, vectors, tenant, vectors_for={"trip": unit(10)})
+        assert await slice_point_count(vectors, tenant) == 2
+        await vectors.index.close()  # the index is gone when the clear comes
+        [cleared, _] = await memory.clear(tenant, "trip", [ClearTarget.METADATA, ClearTarget.VECTORS])
+        assert cleared.outcome is ClearOutcome.CLEARED
+        await vectors.index.open()  # back: the clear's event is still in the log
+        assert await slice_point_count(vectors, tenant) == 2
+        await slices_exact(vectors, tenant)
+        assert await slice_point_count(vectors, tenant) == 1
+        dense = await vectors.index.query(IndexQuery(PointFilter(slice_tenant(tenant), model_id=M1), 10, unit(0)))
+        assert dense.candidates == []  # the caller's vector went with its slice
+    finally:
+        await vectors.close()
+
+
+@pytest.mark.parametrize("target", ["edge"], indirect=True)
+async def test_a_rebuild_restores_the_slice_points_and_drops_stale_ones(target, tmp_path, store, tenant):
+    memory = Memory(store, Limits())
+    summaries = Summaries(store, Limits())
+    await converse(memory, tenant, "trip", TRIP)
+    await converse(memory, tenant, "work", WORK, T0 + 3_600_000)
+    await summaries.save(tenant, "trip", 1, len(TRIP), TRIP_SUMMARY, {})
+    await summaries.save(tenant, "work", 1, len(WORK), WORK_SUMMARY, {})
+    first = VectorRecall(make_index(target, tmp_path / "a"), store)
+    first.sync.tenants = {tenant}
+    await first.open()
+    try:
+        await slices_exact(first, tenant)
+        # A point of a slice the store does not have (another summary over the same range: a
+        # replaced slice's old point) goes with the rebuild; the stored slice's stays.
+        stale = Summary("replaced", "trip", 1, len(TRIP), "Lisbon holiday, an older summary", {}, T0, 0)
+        await first.index.upsert_keywords([slice_points(tenant, stale, T0, T0)[0]], T0)
+        assert not (await slice_difference(first.sync, tenant)).exact
+        await first.sync.reindex(tenant)
+        assert (await slice_difference(first.sync, tenant)).exact
+        assert await slice_point_count(first, tenant) == 2
+    finally:
+        await first.close()
+    # A fresh, empty index (the folder deleted) under the same store and cursor: rebuilt.
+    second = VectorRecall(make_index(target, tmp_path / "b"), store)
+    second.sync.tenants = {tenant}
+    await second.open()
+    try:
+        await slices_exact(second, tenant)
+        assert await slice_point_count(second, tenant) == 2
+    finally:
+        await second.close()
 
 
 async def test_message_searches_never_see_slices_and_back(memory, summaries, vectors, tenant):

@@ -85,7 +85,7 @@ async def forget_session(
         messages, metadata = await store.clear_session(tenant, session_id, clearing, now)
     except SessionChanged:
         return None
-    await hooks.summaries_deleted(tenant, session_id)
+    await hooks.summaries_deleted(tenant, session_id, now)
     vectors = await hooks.clear_vectors(tenant, session_id)
     return ForgottenSession(messages, metadata, vectors)
 

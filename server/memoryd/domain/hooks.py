@@ -25,9 +25,10 @@ class MessageHooks:
     async def messages_deleted(self, tenant: str, session_id: str, removed: Sequence[Message]) -> None:
         """Called after messages were deleted or replaced (vector removal)."""
 
-    async def summaries_deleted(self, tenant: str, session_id: str | None) -> None:
+    async def summaries_deleted(self, tenant: str, session_id: str | None, cleared_at: int) -> None:
         """Called after a session's summary slices (the tenant's when session_id is None) were
-        deleted with its metadata (ClearSession / ClearAll with METADATA, ForgetUser, retention)."""
+        deleted with its metadata at `cleared_at` (ClearSession / ClearAll with METADATA,
+        ForgetUser, retention). The event log says so too: this only makes it quicker."""
 
     async def clear_vectors(self, tenant: str, session_id: str | None) -> ClearResult:
         """Clear one session's vectors, or the tenant's when session_id is None."""

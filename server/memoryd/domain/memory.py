@@ -179,14 +179,15 @@ class Memory:
         metadata = ClearTarget.METADATA in wanted
         results: dict[ClearTarget, ClearResult] = {}
         if messages or metadata:
+            now = now_ms()
             if session_id is None:
                 clearing = Clearing(messages, metadata, names)
-                removed, removed_meta = await self.store.clear_all(tenant, clearing, now_ms())
+                removed, removed_meta = await self.store.clear_all(tenant, clearing, now)
             else:
                 clearing = Clearing(messages, metadata, names, summaries.session_records(session_id))
-                removed, removed_meta = await self.store.clear_session(tenant, session_id, clearing, now_ms())
+                removed, removed_meta = await self.store.clear_session(tenant, session_id, clearing, now)
             if metadata:  # the summary slices went with the metadata
-                await self.hooks.summaries_deleted(tenant, session_id)
+                await self.hooks.summaries_deleted(tenant, session_id, now)
             results[ClearTarget.MESSAGES] = ClearResult(ClearTarget.MESSAGES, ClearOutcome.CLEARED, removed)
             results[ClearTarget.METADATA] = ClearResult(ClearTarget.METADATA, ClearOutcome.CLEARED, removed_meta)
         if ClearTarget.VECTORS in wanted:

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from memoryd.domain import context, paging, recall
 from memoryd.domain import events as ev
-from memoryd.domain.errors import FailedPrecondition, MemorydError, StorageUnavailable
+from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import Message, now_ms
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
@@ -260,7 +260,8 @@ class SlicesFound:
 
 
 class SliceIndex(Protocol):
-    """The vector side of slices (vectors/slices.py): points for a saved slice, and search."""
+    """The vector side of slices (vectors/slices.py): the points of a slice saved with the
+    caller's vector (the index synchronizer indexes every slice from the log), and search."""
 
     async def index(self, tenant: str, summary: Summary, vector: Sequence[float], model_id: str) -> None: ...
 
@@ -374,7 +375,7 @@ class Summaries:
         model_id: str = "",
     ) -> tuple[Summary, int, bool]:
         """Returns (slice, cursor, deduplicated). Input was validated (1 <= from_seq <= to_seq).
-        The slice's points are written after it (`_index`), on a retry too."""
+        A caller's vector is indexed after it (`_index`), on a retry too; the rest from the log."""
         if vector and isinstance(self.slices, NoSliceIndex):  # refused before anything is stored
             await self.slices.index(tenant, Summary("", session_id, from_seq, to_seq, text, metadata, 0, 0), vector, model_id)
         summary, cursor, deduplicated = await self._save(tenant, session_id, from_seq, to_seq, text, metadata)
@@ -382,18 +383,12 @@ class Summaries:
         return summary, cursor, deduplicated
 
     async def _index(self, tenant: str, summary: Summary, vector: Sequence[float], model_id: str) -> None:
-        """THE call site of slice indexing (docs/VECTORS.md, "Slices"): keywords always, a vector
-        when the caller gave one or the server embeds. A caller's vector exists nowhere else, so
-        its failure fails the call (a retry is deduplicated and indexes again); without one the
-        slice stays saved and a failure is logged (SUMMARY_SAVED in the event log says which
-        slice to index again)."""
+        """A slice's points come from the event log (SUMMARY_SAVED: the index synchronizer,
+        docs/VECTORS.md "Slices"), keywords and the server embedder's vector alike. Only a
+        caller's vector is indexed here, because it exists nowhere else: its failure fails the
+        call (a retry is deduplicated and indexes again)."""
         if vector:
             await self.slices.index(tenant, summary, vector, model_id)
-            return
-        try:
-            await self.slices.index(tenant, summary, (), "")
-        except MemorydError as error:  # the vector store or the embedder
-            log.warning("summary slice not indexed (%s)", error.reason)
 
     async def _save(
         self, tenant: str, session_id: str, from_seq: int, to_seq: int, text: str, metadata: dict[str, Any]

@@ -429,10 +429,10 @@ class VectorRecall(MessageHooks):
             stamps = tuple(sorted({m.timestamp for m in removed}))
             await self._delete_now(VectorSelector(tenant, session_id=session_id, message_ids=ids, unowned_timestamps=stamps))
 
-    async def summaries_deleted(self, tenant: str, session_id: str | None) -> None:
-        # At once when the index answers; not yet from the log (a HANDLERS entry for the
-        # summary records' deletions would make it durable, as message deletes are).
-        await self._delete_now(slice_selector(tenant, session_id))
+    async def summaries_deleted(self, tenant: str, session_id: str | None, cleared_at: int) -> None:
+        # At once when the index answers (one delete); the synchronizer applies the clear's
+        # event again from the log, so a delete the index cannot take now is not lost.
+        await self._delete_now(slice_selector(tenant, session_id, cleared_at))
 
     async def clear_vectors(self, tenant: str, session_id: str | None) -> ClearResult:
         selector = VectorSelector(tenant, session_id=session_id, indexed_before=now_ms() + 1)

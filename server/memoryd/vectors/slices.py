@@ -11,18 +11,36 @@ A slice point is a VectorRecord: `session_id`; `message_id` = slice_ref (the sli
 the time of its first message and its summary id); `timestamp` = the time of its last
 message (recency and the query's dates read it); `text` = the summary. Its ids follow from
 those, so indexing a slice again replaces its points.
+
+Slices are indexed and deleted by the index synchronizer (vectors/sync.py) from the event log:
+SUMMARY_SAVED indexes the slice as stored (`stored_slice`, `slice_span`), a clear with the
+metadata target (ClearSession / ClearAll, ForgetUser, retention) deletes the session's
+(tenant's) slice points written before it, and a rebuild indexes every stored slice again
+(`stored_slices`) and deletes the points of slices the store no longer has. A slice point's
+`indexed_at` is its summary's create_time (the SUMMARY_SAVED event's time), so a clear, applied
+at once or from the log, takes exactly the slices saved before it. Only a caller's vector
+(SaveSummary with `vector`, stored nowhere else) is indexed synchronously (`VectorSlices.index`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memoryd.domain import recall
 from memoryd.domain.errors import FailedPrecondition
 from memoryd.domain.models import now_ms
-from memoryd.domain.summaries import FoundSlice, SliceQuery, SlicesFound, Summary
+from memoryd.domain.store import Store
+from memoryd.domain.summaries import (
+    SLICES_NAMESPACE,
+    FoundSlice,
+    SliceQuery,
+    SlicesFound,
+    Summary,
+    slice_key,
+    slices_namespace,
+)
 from memoryd.domain.vectors import IndexQuery, KeywordPoint, PointFilter, Scope, VectorPoint, VectorRecord, VectorSelector
 
 if TYPE_CHECKING:
@@ -63,9 +81,50 @@ def slice_points(
     return keyword, dense
 
 
-def slice_selector(tenant: str, session_id: str | None) -> VectorSelector:
-    """Every point of the slices of a session (None: of the tenant) indexed until now."""
-    return VectorSelector(slice_tenant(tenant), session_id=session_id, indexed_before=now_ms() + 1)
+def slice_selector(tenant: str, session_id: str | None, cleared_at: int | None = None) -> VectorSelector:
+    """Every point of the slices of a session (None: of the tenant) saved until `cleared_at`
+    (the clear's time; None: now). A slice saved after the clear keeps its points."""
+    before = now_ms() if cleared_at is None else cleared_at
+    return VectorSelector(slice_tenant(tenant), session_id=session_id, indexed_before=before + 1)
+
+
+def slice_identity(session_id: str, ref: str) -> tuple[str, str] | None:
+    """(session, "from_seq/summary id") of a slice point (None: not a slice ref): what a
+    point and its stored slice share (the ref's time may differ once messages went)."""
+    parsed = parse_ref(ref)
+    return None if parsed is None else (session_id, f"{parsed[0]}/{parsed[3]}")
+
+
+async def slice_span(store: Store, tenant: str, summary: Summary) -> tuple[int, int]:
+    """Times of the first and last stored messages of the range (the slice's time when none is)."""
+    first = await store.messages_by_seq(tenant, summary.session_id, summary.from_seq, summary.to_seq, 1)
+    last = await store.messages_by_seq(tenant, summary.session_id, summary.from_seq, summary.to_seq, 1, newest_first=True)
+    if not first or not last:
+        return summary.create_time, summary.create_time
+    return first[0].timestamp, last[0].timestamp
+
+
+async def stored_slice(store: Store, tenant: str, session_id: str, from_seq: int, summary_id: str) -> Summary | None:
+    """The slice a SUMMARY_SAVED event names, as stored now (None: deleted or replaced since;
+    `summary_id` "": whichever is stored)."""
+    entry = await store.get_metadata(tenant, slices_namespace(session_id), slice_key(from_seq))
+    if entry is None:
+        return None
+    summary = Summary.from_record(session_id, entry.data)
+    return summary if summary.id == summary_id or not summary_id else None
+
+
+async def stored_slices(store: Store, tenant: str, page: int) -> AsyncIterator[list[Summary]]:
+    """Every stored slice of the tenant, `page` at a time (a rebuild)."""
+    after: tuple[str, str] | None = None
+    while True:
+        entries = await store.list_metadata_by_prefix(tenant, SLICES_NAMESPACE, after, page)
+        if not entries:
+            return
+        yield [Summary.from_record(e.namespace[len(SLICES_NAMESPACE) :], e.data) for e in entries]
+        if len(entries) < page:
+            return
+        after = (entries[-1].namespace, entries[-1].key)
 
 
 class VectorSlices:
@@ -74,30 +133,18 @@ class VectorSlices:
     def __init__(self, vectors: VectorRecall) -> None:
         self.vectors = vectors
 
-    async def _span(self, tenant: str, summary: Summary) -> tuple[int, int]:
-        """Times of the first and last stored messages of the range (the slice's time when none is)."""
-        store = self.vectors.store
-        first = await store.messages_by_seq(tenant, summary.session_id, summary.from_seq, summary.to_seq, 1)
-        last = await store.messages_by_seq(
-            tenant, summary.session_id, summary.from_seq, summary.to_seq, 1, newest_first=True
-        )
-        if not first or not last:
-            return summary.create_time, summary.create_time
-        return first[0].timestamp, last[0].timestamp
-
     async def index(self, tenant: str, summary: Summary, vector: Sequence[float], model_id: str) -> None:
+        """A slice with the caller's vector (SaveSummary's `vector`): its points now, because that
+        vector is stored nowhere the synchronizer could read it from (the synchronizer writes
+        the keyword point, and an embedder's vector, from the log: docs/VECTORS.md, "Slices")."""
         vectors = self.vectors
-        if not vector and vectors.embedder is not None:
-            [embedded] = await vectors.embedder.embed([summary.text])
-            vector, model_id = embedded, vectors.embedder.model_id
-        if vector:
-            await vectors.check_dimensions(slice_tenant(tenant), [("vector", model_id, len(vector))])
-        first_ts, last_ts = await self._span(tenant, summary)
+        await vectors.check_dimensions(slice_tenant(tenant), [("vector", model_id, len(vector))])
+        first_ts, last_ts = await slice_span(vectors.store, tenant, summary)
         keyword, dense = slice_points(tenant, summary, first_ts, last_ts, vector, model_id)
-        indexed_at = now_ms()
-        await vectors.index.upsert_keywords([keyword], indexed_at)
+        # Indexed "at" the save: a clear after the save takes them, one before it never does.
+        await vectors.index.upsert_keywords([keyword], summary.create_time)
         if dense is not None:
-            await vectors.index.upsert([dense], indexed_at)
+            await vectors.index.upsert([dense], summary.create_time)
             vectors._dimensions[(dense.tenant, model_id)] = len(dense.vector)
 
     async def _with_vector(self, query: SliceQuery) -> SliceQuery:

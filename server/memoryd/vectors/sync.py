@@ -11,6 +11,11 @@ order and in batches of `batch` events, and applies what changes recall, by mess
   ClearSession / ClearAll / ForgetUser with the messages target): their points, by message id
   only; a batch-mate sharing the timestamp keeps its points.
 - a clear with the vectors target: every point of the session (tenant) written before it.
+- summary slices saved (SUMMARY_SAVED): the slice as stored now (none when deleted or replaced
+  since) gets its keyword point and, with an embedder, its dense point (vectors/slices.py).
+- a clear with the metadata target (ClearSession / ClearAll, ForgetUser, retention; a
+  session's slice records deleted: metadata-changed events): the session's (tenant's) slice
+  points saved before it.
 
 The cursor advances only after the index accepted the batch; when the index or the embedder
 is down the batch is retried with backoff and nothing is skipped. Falling behind only means
@@ -28,7 +33,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from memoryd import shutdown
 from memoryd.domain import keywords
@@ -36,10 +41,20 @@ from memoryd.domain.errors import MemorydError
 from memoryd.domain.models import SYSTEM_TENANT, Event, EventType, Message, now_ms
 from memoryd.domain.recall import DEFAULT_CONTROL_KINDS
 from memoryd.domain.store import Snapshot, Store
+from memoryd.domain.summaries import SLICES_NAMESPACE, Summary
 from memoryd.domain.vectors import KeywordPoint, VectorIndex, VectorPoint, VectorRecord, VectorSelector
 from memoryd.observability.metrics import VECTOR_SYNC_LAG, VECTOR_SYNC_RETRIES
 from memoryd.vectors.lease import Lease
 from memoryd.vectors.records import message_text, record_of_message
+from memoryd.vectors.slices import (
+    slice_identity,
+    slice_points,
+    slice_selector,
+    slice_span,
+    slice_tenant,
+    stored_slice,
+    stored_slices,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +86,7 @@ class Segment:
     deleted: dict[str, set[str]] = field(default_factory=dict)  # session -> message ids
     # session -> timestamps of deleted messages (for the caller's points of no message id)
     deleted_at: dict[str, set[int]] = field(default_factory=dict)
+    slices: dict[tuple[str, int], str] = field(default_factory=dict)  # (session, from_seq) -> summary id
 
     def touch(self, session_id: str, refs: Sequence[dict], rewrite: bool) -> None:
         for ref in refs:
@@ -88,7 +104,7 @@ class Segment:
         self.touched = {k: v for k, v in self.touched.items() if session_id is not None and k[0] != session_id}
 
     def __bool__(self) -> bool:
-        return bool(self.touched or self.deleted)
+        return bool(self.touched or self.deleted or self.slices)
 
 
 @dataclass(slots=True)
@@ -105,8 +121,15 @@ class Plan:
         self.steps.append(Segment())
         return self.steps[-1]  # type: ignore[return-value]
 
-    def clear(self, selector: VectorSelector) -> None:
-        self.segment.forget(selector.session_id)
+    def clear(self, selector: VectorSelector, *, messages: bool = True) -> None:
+        """A barrier; `messages`: it voids the pending message upserts of its session."""
+        if messages:
+            self.segment.forget(selector.session_id)
+        last = self.steps[-1]
+        if isinstance(last, VectorSelector) and replace(last, indexed_before=None) == replace(selector, indexed_before=None):
+            # One delete for a clear's many records (a metadata-changed event each).
+            selector = replace(selector, indexed_before=max(last.indexed_before or 0, selector.indexed_before or 0))
+            self.steps.pop()
         self.steps.append(selector)
 
 
@@ -124,10 +147,33 @@ def _deleted(plan: Plan, event: Event) -> None:
 
 def _cleared(plan: Plan, event: Event) -> None:
     # The messages of a clear come as messages-deleted events before it; with the vectors
-    # target, the caller's points (UpsertVectors) written before the clear go too.
-    if "vectors" in (event.payload.get("targets") or ()):
-        session = event.session_id if event.type == EventType.SESSION_CLEARED else None
+    # target, the caller's points (UpsertVectors) written before the clear go too; with the
+    # metadata target, the slices (their points are indexed "at" their save: slice_selector).
+    targets = event.payload.get("targets") or ()
+    session = event.session_id if event.type == EventType.SESSION_CLEARED else None
+    if "vectors" in targets:
         plan.clear(VectorSelector(event.tenant, session_id=session, indexed_before=event.time + 1))
+    if "metadata" in targets:
+        plan.clear(slice_selector(event.tenant, session, event.time), messages=False)
+
+
+def _summary_saved(plan: Plan, event: Event) -> None:
+    payload = event.payload
+    plan.segment.slices[(event.session_id, int(payload.get("from_seq") or 0))] = str(payload.get("summary_id") or "")
+
+
+def _metadata_changed(plan: Plan, event: Event) -> None:
+    # A session's slice records deleted by a clear of its metadata alone (ClearSession without
+    # the messages target writes no session-cleared event): its slice points saved before.
+    # A slice record written otherwise (an import): indexed as stored.
+    namespace = str(event.payload.get("namespace") or "")
+    if not namespace.startswith(SLICES_NAMESPACE):
+        return
+    session = namespace[len(SLICES_NAMESPACE) :]
+    if event.payload.get("deleted"):
+        plan.clear(slice_selector(event.tenant, session, event.time), messages=False)
+    elif str(event.payload.get("key") or "").isdigit():
+        plan.segment.slices[(session, int(event.payload["key"]))] = ""
 
 
 # What each event type changes in the index (a new kind of point is one entry).
@@ -137,6 +183,8 @@ HANDLERS: dict[EventType, Callable[[Plan, Event], None]] = {
     EventType.MESSAGES_DELETED: _deleted,
     EventType.SESSION_CLEARED: _cleared,
     EventType.ALL_CLEARED: _cleared,
+    EventType.SUMMARY_SAVED: _summary_saved,
+    EventType.METADATA_CHANGED: _metadata_changed,
 }
 
 
@@ -440,6 +488,8 @@ class IndexSync:
         for session_id, ids in dropped.items():
             await self.delete_messages(tenant, session_id, ids)
         await self.index_messages(tenant, current)
+        if segment.slices:
+            await self.index_slices(tenant, segment.slices)
 
     async def delete_messages(
         self, tenant: str, session_id: str, ids: Sequence[str], timestamps: Sequence[int] = ()
@@ -505,6 +555,38 @@ class IndexSync:
             if self.on_dimension is not None:
                 self.on_dimension(tenant, model_id, len(points[0].vector))
 
+    async def index_slices(self, tenant: str, saved: dict[tuple[str, int], str]) -> None:
+        """The slices SUMMARY_SAVED events name, as stored now (skipped: deleted or replaced since)."""
+        found = [await stored_slice(self.store, tenant, s, f, i) for (s, f), i in saved.items()]
+        await self.upsert_slices(tenant, [s for s in found if s is not None])
+
+    async def upsert_slices(self, tenant: str, summaries: Sequence[Summary]) -> None:
+        """Keyword points and, with an embedder, dense points, indexed "at" the latest save
+        (never after a clear that follows them in the log: that clear takes them)."""
+        if not summaries:
+            return
+        indexed_at = max(s.create_time for s in summaries)
+        spans = [await slice_span(self.store, tenant, s) for s in summaries]
+        await self.index.upsert_keywords(
+            [slice_points(tenant, s, first, last)[0] for s, (first, last) in zip(summaries, spans)], indexed_at
+        )
+        if self.embedder is None:
+            return
+        model_id, key = self.embedder.model_id, slice_tenant(tenant)
+        texts = [s.text for s in summaries]
+        vectors = [v for start in range(0, len(texts), EMBED_CHUNK) for v in await self.embedder.embed(texts[start : start + EMBED_CHUNK])]
+        expected = await self.dimension_of(key, model_id) if self.dimension_of is not None else None
+        points = []
+        for summary, (first, last), vector in zip(summaries, spans, vectors):
+            if expected is not None and expected != len(vector):
+                log.warning("embedder returned %d dimensions; model %s uses %d: slice not indexed", len(vector), model_id, expected)
+                continue
+            points.append(slice_points(tenant, summary, first, last, vector, model_id)[1])
+        if points:
+            await self.index.upsert(points, indexed_at)
+            if self.on_dimension is not None:
+                self.on_dimension(key, model_id, len(points[0].vector))
+
     # -- waiting for a position ---------------------------------------------------------
     async def wait_for(self, tenant: str, seq: int) -> None:
         """Return once the tenant's log is applied through `seq` (the caller bounds the wait)."""
@@ -554,10 +636,25 @@ class IndexSync:
             orphans.setdefault(session_id, []).append(message_id)
         for session_id, ids in orphans.items():
             await self.delete_messages(tenant, session_id, ids)
+        await self.rebuild_slices(tenant)
         state.through = max(position, 0)
         state.rebuilding = False
         await self.save_cursor(tenant, state)
         return indexed
+
+    async def rebuild_slices(self, tenant: str) -> None:
+        """Index every stored slice again; delete the points of slices the store no longer has.
+        Read after the rebuild's position: what changes since is applied again from the log."""
+        stored: set[tuple[str, str]] = set()
+        async for page in stored_slices(self.store, tenant, SESSION_PAGE):
+            await self.upsert_slices(tenant, page)
+            stored.update((s.session_id, f"{s.from_seq}/{s.id}") for s in page)
+        orphans: dict[str, list[str]] = {}
+        for session_id, ref in await indexed_messages(self.index, slice_tenant(tenant)):
+            if slice_identity(session_id, ref) not in stored:
+                orphans.setdefault(session_id, []).append(ref)
+        for session_id, refs in orphans.items():
+            await self.delete_messages(slice_tenant(tenant), session_id, refs)
 
     async def orphans(self, tenant: str, stored: set[tuple[str, str]]) -> list[tuple[str, str]]:
         """(session, message id) of the tenant's message points (keyword and dense) whose
@@ -610,6 +707,18 @@ class Difference:
     @property
     def exact(self) -> bool:
         return not (self.missing or self.orphans)
+
+
+async def slice_difference(sync: IndexSync, tenant: str) -> Difference:
+    """Slice points vs stored slices, by (session, "from_seq/summary id"): every stored slice
+    has a keyword point, and every slice point (keyword or dense) a stored slice."""
+    stored: set[tuple[str, str]] = set()
+    async for page in stored_slices(sync.store, tenant, SESSION_PAGE):
+        stored.update((s.session_id, f"{s.from_seq}/{s.id}") for s in page)
+    key = slice_tenant(tenant)
+    keyword = {slice_identity(s, r) for s, r in await indexed_messages(sync.index, key, dimensions=())}
+    every = {slice_identity(s, r) for s, r in await indexed_messages(sync.index, key)}
+    return Difference(stored - keyword, every - stored)  # type: ignore[operator]
 
 
 async def difference(sync: IndexSync, tenant: str) -> Difference:
