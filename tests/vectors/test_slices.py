@@ -6,6 +6,7 @@ stores and both Qdrant adapters (the `vectors` fixture: Edge and a Qdrant server
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 import pytest
@@ -298,3 +299,17 @@ async def test_assemble_context_recall_through_slices(memory, store, vectors, te
     result = await summaries.assemble(tenant, request)
     assert result.recall_status == 1 and result.assembly.recalled
     assert {r.session_id for r, _ in result.assembly.recalled} == {"trip"}
+
+
+async def test_a_saved_slice_is_searchable_when_save_returns(memory, summaries, vectors, tenant):
+    """SaveSummary returns once the running synchronizer indexed the slice (read-your-writes)."""
+    vectors.sync.tenants = {tenant}
+    syncing = asyncio.create_task(vectors.sync.run())
+    try:
+        await converse(memory, tenant, "trip", TRIP)
+        await summaries.save(tenant, "trip", 1, len(TRIP), TRIP_SUMMARY, {})
+        hits, _ = await summaries.search(tenant, SliceQuery(text="Lisbon holiday", keyword_weight=1.0), False, 0)
+        assert [h.summary.text for h in hits] == [TRIP_SUMMARY]
+    finally:
+        syncing.cancel()
+        await asyncio.gather(syncing, return_exceptions=True)

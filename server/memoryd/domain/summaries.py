@@ -265,6 +265,9 @@ class SliceIndex(Protocol):
 
     async def index(self, tenant: str, summary: Summary, vector: Sequence[float], model_id: str) -> None: ...
 
+    async def saved(self, tenant: str) -> None:
+        """After a save: return once the slice is searchable, or soon (it is, later, from the log)."""
+
     async def search(self, tenant: str, query: SliceQuery) -> SlicesFound: ...
 
 
@@ -272,6 +275,9 @@ class NoSliceIndex:
     async def index(self, tenant: str, summary: Summary, vector: Sequence[float], model_id: str) -> None:
         if vector:
             raise FailedPrecondition("no vector store is configured on this server", reason="VECTORS_DISABLED")
+
+    async def saved(self, tenant: str) -> None:
+        pass
 
     async def search(self, tenant: str, query: SliceQuery) -> SlicesFound:
         raise FailedPrecondition("no vector store is configured on this server", reason="VECTORS_DISABLED")
@@ -389,6 +395,7 @@ class Summaries:
         call (a retry is deduplicated and indexes again)."""
         if vector:
             await self.slices.index(tenant, summary, vector, model_id)
+        await self.slices.saved(tenant)
 
     async def _save(
         self, tenant: str, session_id: str, from_seq: int, to_seq: int, text: str, metadata: dict[str, Any]

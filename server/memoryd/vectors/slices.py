@@ -24,12 +24,14 @@ at once or from the log, takes exactly the slices saved before it. Only a caller
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from memoryd.domain import recall
-from memoryd.domain.errors import FailedPrecondition
+from memoryd.domain import deadline, recall
+from memoryd.domain.errors import FailedPrecondition, MemorydError
 from memoryd.domain.models import now_ms
 from memoryd.domain.store import Store
 from memoryd.domain.summaries import (
@@ -47,6 +49,9 @@ if TYPE_CHECKING:
     from memoryd.vectors.recall import VectorRecall
 
 SLICE_TENANT_SUFFIX = " slices"
+# How long SaveSummary waits for the synchronizer to index its slice (read-your-writes).
+SAVE_WAIT_SECONDS = 2.0
+log = logging.getLogger(__name__)
 
 
 def slice_tenant(tenant: str) -> str:
@@ -146,6 +151,21 @@ class VectorSlices:
         if dense is not None:
             await vectors.index.upsert([dense], summary.create_time)
             vectors._dimensions[(dense.tenant, model_id)] = len(dense.vector)
+
+    async def saved(self, tenant: str) -> None:
+        """Wait (briefly) until the synchronizer indexed the slice just saved, so a search right
+        after SaveSummary finds it; past SAVE_WAIT_SECONDS the call returns and the slice is
+        indexed when the synchronizer gets to it (the log keeps it)."""
+        sync = self.vectors.sync
+        if not sync.running:
+            return  # `memoryd reindex`, tests: nothing applies the log meanwhile
+        seq = (await self.vectors.store.event_bounds(tenant))[1]
+        remaining = deadline.remaining()
+        try:
+            async with asyncio.timeout(SAVE_WAIT_SECONDS if remaining is None else min(SAVE_WAIT_SECONDS, remaining)):
+                await sync.wait_for(tenant, seq)
+        except (TimeoutError, MemorydError):  # saved: the log keeps it
+            log.info("summary slice saved; the index synchronizer indexes it when it catches up")
 
     async def _with_vector(self, query: SliceQuery) -> SliceQuery:
         if query.vector or not query.text.strip() or query.keyword_weight >= 1:

@@ -264,6 +264,7 @@ class IndexSync:
         self._wake = asyncio.Event()
         self._advanced = asyncio.Event()
         self._lock = asyncio.Lock()  # one pass at a time (run loop, reindex, drained)
+        self.running = False  # the loop (`run`) is applying the logs: a wait for a position ends
 
     # -- what the index holds ------------------------------------------------------
     @property
@@ -339,6 +340,13 @@ class IndexSync:
         self._wake.set()
 
     async def run(self) -> None:
+        self.running = True
+        try:
+            await self._run()
+        finally:
+            self.running = False
+
+    async def _run(self) -> None:
         backoff = self.min_backoff
         holding = self.lease is None
         while True:
