@@ -64,8 +64,14 @@ BATCH = 500
 MESSAGES_PER_BATCH = 2000
 # Texts per embedder request (endpoints cap their inputs: OpenAI's at 2,048).
 EMBED_CHUNK = 512
-# Messages of one session read at once by seq range while the range stays this compact.
+# Messages of one session read at once by seq range while the range stays this compact; a
+# read starts at FIRST_SPAN and doubles while its messages stay small, halves while big.
 SEQ_SPAN = 1000
+FIRST_SPAN = 16
+# Message text indexed per engine call, and so held at once: a burst of 1 MiB messages goes a
+# few at a time (one call of 200 MiB outlived its deadline, was retried, and kept the
+# engine's RSS at 1 GB for minutes: docs/PERFORMANCE.md, memory under bursts).
+INDEX_BYTES = 8 << 20
 DELETE_CHUNK = 1000
 SESSION_PAGE = 100
 MAX_PAGE_BYTES = 64 << 20  # a page of messages read whole (the snapshot's byte bound)
@@ -485,14 +491,20 @@ class IndexSync:
             # Nothing to index for a new message: only rewrites of points that exist.
             by_session = {s: {i: v for i, v in w.items() if v[1]} for s, w in by_session.items()}
         current: list[tuple[str, Message, bool]] = []
+        held = 0
         dropped: dict[str, list[str]] = {}
         for session_id, wanted in by_session.items():
-            for message in await self._read(tenant, session_id, wanted):
-                rewrite = wanted[message.id][1]
-                if self.indexable(message):
-                    current.append((session_id, message, rewrite))
-                elif rewrite:
-                    dropped.setdefault(session_id, []).append(message.id)  # rewritten into nothing searchable
+            async for messages in self._read(tenant, session_id, wanted):
+                for message in messages:
+                    rewrite = wanted[message.id][1]
+                    if self.indexable(message):
+                        current.append((session_id, message, rewrite))
+                        held += len(message_text(message))
+                        if held >= INDEX_BYTES:
+                            await self.index_messages(tenant, current)
+                            current, held = [], 0
+                    elif rewrite:
+                        dropped.setdefault(session_id, []).append(message.id)  # rewritten into nothing searchable
         for session_id, ids in dropped.items():
             await self.delete_messages(tenant, session_id, ids)
         await self.index_messages(tenant, current)
@@ -513,20 +525,22 @@ class IndexSync:
                 )
             )
 
-    async def _read(self, tenant: str, session_id: str, wanted: dict[str, tuple[int, bool]]) -> list[Message]:
-        """The wanted messages as stored now (those deleted since are not)."""
+    async def _read(self, tenant: str, session_id: str, wanted: dict[str, tuple[int, bool]]) -> AsyncIterator[list[Message]]:
+        """The wanted messages as stored now (those deleted since are not), a read at a time:
+        compact runs of seqs in one read each, fewer rows per read while the messages are big."""
         seqs = sorted(seq for seq, _ in wanted.values() if seq > 0)
-        found: list[Message] = []
-        start = 0
-        while start < len(seqs):  # compact runs of seqs in one read each
+        span, start = FIRST_SPAN, 0
+        while start < len(seqs):
             end = start
-            while end + 1 < len(seqs) and seqs[end + 1] - seqs[start] < SEQ_SPAN:
+            while end + 1 < len(seqs) and seqs[end + 1] - seqs[start] < span:
                 end += 1
             low, high = seqs[start], seqs[end]
             rows = await self.store.messages_by_seq(tenant, session_id, low, high, high - low + 1)
-            found += [m for m in rows if m.id in wanted]
+            size = sum(len(message_text(m)) for m in rows)
+            yield [m for m in rows if m.id in wanted]
+            rows = []
+            span = max(1, span // 2) if size > INDEX_BYTES else min(SEQ_SPAN, span * 2)
             start = end + 1
-        return found
 
     async def index_messages(self, tenant: str, current: Sequence[tuple[str, Message, bool]]) -> None:
         """Keyword points (with keyword indexing off, a rewrite's only where it has one) and,
