@@ -102,7 +102,7 @@ async def _with_index(config: config_module.Config, wanted: bool, job: Callable[
         return await job(None)
     from memoryd.vectors.setup import build_index
 
-    return await _opened(build_index(config), job)
+    return await _opened(build_index(config, hosting=False), job)
 
 
 def _peak_rss_mib() -> float:
@@ -148,7 +148,7 @@ async def forget_user(args: argparse.Namespace, config: config_module.Config) ->
         # The vector side as a server has it: on Qdrant Edge held by a running server, its
         # clears wait in the event log for that server's index synchronizer.
         if config.vectors_enabled:
-            forgotten, cleared, event_seq = await _opened(build_vectors(config, store), partial(forget, store))
+            forgotten, cleared, event_seq = await _opened(build_vectors(config, store, serving=False), partial(forget, store))
         else:
             forgotten, cleared, event_seq = await forget(store, None)
         log.info(
@@ -252,6 +252,6 @@ async def reindex(args: argparse.Namespace, config: config_module.Config) -> int
                      messages_per_second=round(total / seconds))  # fmt: skip
             return 0
 
-        return await _opened(build_vectors(config, store), run_with)
+        return await _opened(build_vectors(config, store, serving=False), run_with)
 
     return await _with_store(config, job)

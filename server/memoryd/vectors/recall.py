@@ -55,6 +55,7 @@ from memoryd.domain.windows import WindowMemo
 from memoryd.vectors.embedder import OpenAIEmbedder
 from memoryd.vectors.lease import Lease
 from memoryd.vectors.slices import VectorSlices, slice_selector
+from memoryd.vectors.engine_sync import EngineFollower
 from memoryd.vectors.sync import IndexSync
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,10 @@ class VectorRecall(MessageHooks):
         sync_max_backoff_seconds: float = 30.0,
         sync_batch: int = 500,
         sync_lease: bool = False,
+        sync_in_engine: bool = False,
     ) -> None:
+        """`sync_in_engine`: the engine process applies the logs (vectors/engine_sync.py); this
+        one follows its positions."""
         self.index = index
         self.store = store
         self.defaults = defaults
@@ -118,7 +122,7 @@ class VectorRecall(MessageHooks):
         self._warned_models: set[tuple[str, str]] = set()
         self._legacy: dict[str, tuple[str, float]] = {}  # tenant -> (legacy model, read until)
         self._marker_warned = False
-        self.sync = IndexSync(
+        self.sync = (EngineFollower if sync_in_engine else IndexSync)(
             store,
             index,
             embedder=embedder,

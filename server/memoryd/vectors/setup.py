@@ -7,6 +7,7 @@ from pathlib import Path
 from memoryd.domain import recall
 from memoryd.domain.store import Store
 from memoryd.domain.vectors import VectorIndex
+from memoryd.vectors import engine_sync
 from memoryd.vectors.embedder import OpenAIEmbedder
 from memoryd.vectors.recall import VectorRecall
 
@@ -16,9 +17,11 @@ EDGE_FOLDER = "vectors"
 LOCAL_MODE_FOLDER = "qdrant"
 
 
-def build_index(config) -> VectorIndex:
+def build_index(config, *, hosting: bool = True) -> VectorIndex:
     """A Qdrant server when MEMORYD_QDRANT_URL is set, else Qdrant Edge under <data_dir>/vectors
-    (with --workers N: the engine process the workers share, edge_shared.py)."""
+    (with --workers N: the engine process the workers share, edge_shared.py). `hosting`: an
+    engine process started here hosts the data dir's background work (ENGINE_HOOKS; not for
+    the CLI's one-off jobs, which synchronize themselves)."""
     if config.qdrant_url:
         from memoryd.storage.qdrant.server import QdrantServerIndex
 
@@ -42,7 +45,8 @@ def build_index(config) -> VectorIndex:
             return EdgeProcessIndex(
                 data_dir / EDGE_FOLDER, socket_path=edge_shared.socket_path(data_dir), log_level=config.log_level, **settings
             )
-        return EdgeProcessIndex(data_dir / EDGE_FOLDER, log_level=config.log_level, **engine_host(config), **settings)
+        host = engine_host(config) if hosting else {}
+        return EdgeProcessIndex(data_dir / EDGE_FOLDER, log_level=config.log_level, **host, **settings)
     return EdgeIndex(data_dir / EDGE_FOLDER, **settings)
 
 
@@ -60,15 +64,23 @@ def edge_settings(config) -> dict:
     )
 
 
-# Background work the engine process hosts, one per data dir ("module:function", called as
-# `await function(index, database)`: storage/qdrant/edge_process.py). None yet.
-ENGINE_HOOKS: tuple[str, ...] = ()
+# Background work the engine process hosts on SQLite, one per data dir ("module:function",
+# called as `await function(engine)`: storage/qdrant/edge_process.py): the index synchronizer.
+ENGINE_HOOKS: tuple[str, ...] = (engine_sync.HOOK,)
 
 
 def engine_host(config) -> dict:
-    """EdgeProcessIndex's `database` and `hooks`: the data dir's SQLite file (None on MongoDB)."""
-    database = None if config.mongodb_uri else Path(config.data_dir) / "memoryd.db"
-    return {"database": database, "hooks": ENGINE_HOOKS}
+    """EdgeProcessIndex's `database`, `hooks` and `options`: the data dir's SQLite file and the
+    synchronizer's settings (nothing on MongoDB: its synchronizer runs in the serving processes)."""
+    if config.mongodb_uri:
+        return {"database": None, "hooks": (), "options": None}
+    options = {"sync": engine_sync.settings(config), "env": engine_sync.secrets(config)}
+    return {"database": Path(config.data_dir) / "memoryd.db", "hooks": ENGINE_HOOKS, "options": options}
+
+
+def engine_synchronizes(config) -> bool:
+    """Whether the engine process runs the index synchronizer (the embedded default)."""
+    return not (config.qdrant_url or config.mongodb_uri) and config.vector_engine_process
 
 
 def shared_engine(config):
@@ -80,7 +92,7 @@ def shared_engine(config):
     host = engine_host(config)
     return edge_shared.SharedEngine(
         Path(config.data_dir), Path(config.data_dir) / EDGE_FOLDER, edge_settings(config), log_level=config.log_level,
-        host=edge_process.host_spec(host["database"], host["hooks"]),
+        host=edge_process.host_spec(host["database"], host["hooks"], host["options"]),
     )  # fmt: skip
 
 
@@ -101,8 +113,11 @@ def recall_defaults(config) -> recall.RecallDefaults:
     )
 
 
-def build_vectors(config, store: Store) -> VectorRecall:
-    index = build_index(config)
+def build_vectors(config, store: Store, *, serving: bool = True) -> VectorRecall:
+    """`serving`: for a server (on the embedded default the engine process synchronizes and
+    this process follows it); False for the CLI's jobs (they synchronize themselves)."""
+    in_engine = serving and engine_synchronizes(config)
+    index = build_index(config, hosting=serving)
     embedder = None
     if config.embedder_url:
         embedder = OpenAIEmbedder(
@@ -123,5 +138,6 @@ def build_vectors(config, store: Store) -> VectorRecall:
         sync_poll_seconds=config.vector_sync_poll_seconds,
         sync_max_backoff_seconds=config.vector_sync_max_backoff_seconds,
         # Several processes on one store: one synchronizer at a time (vectors/lease.py).
-        sync_lease=bool(config.mongodb_uri) or config.workers > 1,
+        sync_lease=not in_engine and (bool(config.mongodb_uri) or config.workers > 1),
+        sync_in_engine=in_engine,
     )

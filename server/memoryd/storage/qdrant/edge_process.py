@@ -20,8 +20,11 @@ only sends each call (pickled, over a socket pair) and awaits the answer.
   (edge_shared.py); a worker's EdgeProcessIndex is then given `socket_path` and connects
   instead of starting a child, and reconnects on the next call when the connection drops.
 - Besides the index, an engine process hosts the data dir's background work: `hooks`
-  ("module:function"), each run once the index is open as `await function(index, database)`
-  (`database`: the data dir's SQLite file) and cancelled when the engine stops.
+  ("module:function"), each run once the index is open as `await function(engine)` (the
+  `Engine`: its `index`, `database` (the data dir's SQLite file) and `host` (what the server
+  passed, e.g. settings)) and cancelled when the engine stops. A hook may answer calls of its
+  own (`Engine.calls`, by name). `host["env"]` (secrets) reaches the engine process in its
+  environment, never on its command line.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import importlib
 import itertools
 import json
 import logging
+import os
 import pickle
 import signal
 import socket
@@ -123,16 +127,17 @@ class EdgeProcessIndex(EdgeFolder):
         socket_path: Path | None = None,
         database: Path | None = None,
         hooks: Sequence[str] = (),
+        options: dict[str, Any] | None = None,
         respawn_first_seconds: float = RESPAWN_FIRST_SECONDS,
         **settings: Any,
     ) -> None:
         """`settings`: EdgeIndex's keyword arguments (plain values and paths). `socket_path`:
         connect to the shared engine process listening there (edge_shared.py) instead of
         starting a child; `database` and `hooks`: what a child started here hosts (module doc);
-        `respawn_first_seconds`: the first pause before replacing a child that keeps dying."""
+        `options`: the host's settings for the hooks (host_spec); `respawn_first_seconds`: the first pause before replacing a child that keeps dying."""
         self.root = Path(root)
         self.socket_path = socket_path
-        self.host = host_spec(database, hooks)
+        self.host = host_spec(database, hooks, options)
         self.prefix = settings.get("prefix", "memoryd")  # of its collections' names, as EdgeIndex's
         self.timeout = timeout
         self.log_level = log_level
@@ -199,7 +204,7 @@ class EdgeProcessIndex(EdgeFolder):
         try:
             child = await asyncio.create_subprocess_exec(
                 *command(str(parent.fileno()), self.log_level, self.root, self.settings, self.host),
-                pass_fds=(parent.fileno(),), stdin=asyncio.subprocess.DEVNULL,
+                pass_fds=(parent.fileno(),), stdin=asyncio.subprocess.DEVNULL, env=environment(self.host),
             )
         finally:
             parent.close()
@@ -344,15 +349,29 @@ class EdgeProcessIndex(EdgeFolder):
     ) -> tuple[list[tuple[str, str]], str | None]:
         return await self._call("messages", tenant, dimension, offset, limit)
 
+    # -- the engine's index synchronizer (vectors/engine_sync.py) -------------------------
+    async def sync_wake(self, urgent: bool = False) -> None:
+        await self._call("sync_wake", urgent)
 
-def host_spec(database: Path | None, hooks: Sequence[str]) -> dict[str, Any]:
-    """What an engine process hosts besides the index (module doc), as its command line carries it."""
-    return {"database": None if database is None else str(database), "hooks": list(hooks)}
+    async def sync_state(self, wake: bool = False, urgent: bool = False) -> dict[str, Any]:
+        return await self._call("sync_state", wake, urgent)
+
+
+def host_spec(database: Path | None, hooks: Sequence[str], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What an engine process hosts besides the index (module doc): `options` holds the hooks'
+    settings ("env": secrets, passed in the environment)."""
+    return {"database": None if database is None else str(database), "hooks": list(hooks), **(options or {})}
 
 
 def command(endpoint: str, log_level: str, root: Path, settings: dict[str, Any], host: dict[str, Any]) -> list[str]:
     """An engine process's command line; `endpoint`: a socket's fd, or unix:<path> to listen on."""
-    return [sys.executable, "-m", __name__, endpoint, log_level, str(root), json.dumps(settings), json.dumps(host)]
+    public = {k: v for k, v in host.items() if k != "env"}
+    return [sys.executable, "-m", __name__, endpoint, log_level, str(root), json.dumps(settings), json.dumps(public)]
+
+
+def environment(host: dict[str, Any]) -> dict[str, str] | None:
+    """An engine process's environment: its parent's, with the host's secrets (None: the parent's)."""
+    return {**os.environ, **host["env"]} if host.get("env") else None
 
 
 def _float32(vector: Sequence[float]) -> array.array:
@@ -384,6 +403,8 @@ class Engine:
         self.index = EdgeIndex(root, reads_on_loop=True, **settings)
         self.database = Path(host["database"]) if host.get("database") else None
         self.hooks = tuple(host.get("hooks", ()))
+        self.host = host
+        self.calls: dict[str, Any] = {}  # the hooks' own calls, by name
         self._opened: asyncio.Task | None = None
         self._background: list[asyncio.Task] = []
 
@@ -398,7 +419,7 @@ class Engine:
         for name in self.hooks:
             module, _, function = name.partition(":")
             hook = getattr(importlib.import_module(module), function)
-            self._background.append(asyncio.create_task(hook(self.index, self.database), name=name))
+            self._background.append(asyncio.create_task(hook(self), name=name))
 
     async def close(self) -> None:
         for task in self._background:
@@ -413,9 +434,12 @@ class Engine:
         async def answer(call_id: int, name: str, args: tuple, remaining: float | None) -> None:
             token = deadline.set_remaining(remaining)
             try:
-                if name not in CALLS:
+                if name in self.calls:
+                    call = self.calls[name]
+                elif name not in CALLS:
                     raise StorageUnavailable(f"unknown vector engine call {name!r}")
-                call = self.open if name == "open" else getattr(self.index, name)
+                else:
+                    call = self.open if name == "open" else getattr(self.index, name)
                 reply = (call_id, True, await call(*args))
             except MemorydError as error:
                 reply = (call_id, False, _portable(error))

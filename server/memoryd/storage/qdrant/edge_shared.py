@@ -153,7 +153,7 @@ class SharedEngine:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
             edge_process.command(f"unix:{self.path}", self.log_level, self.root, self.settings, self.host),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=edge_process.environment(self.host),
         )  # fmt: skip
         deadline = time.monotonic() + timeout
         line = b""
