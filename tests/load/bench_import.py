@@ -10,7 +10,8 @@ event_seq). Reports the saves' rate, the indexing rate (messages / time from the
 until the index held them all), the wait after the last save, and (the server stopped) the
 set of message ids in the index against the set in the store: missing and orphans, both 0.
 `saves`: bench_writes.py's `saves` twice in one run, keyword indexing on and off
-(`MEMORYD_INDEX_MESSAGE_KEYWORDS=false`): RPS, server CPU per call and RSS of each, and the ratios.
+(`MEMORYD_INDEX_MESSAGE_KEYWORDS=false`): RPS, server CPU per call and RSS of each (the
+process tree, and the serving process alone), and the ratios.
 Prints one JSON line. Results: docs/PERFORMANCE.md, run Y.
 """
 
@@ -109,7 +110,8 @@ def saves(calls: int) -> dict:
                 runs[name] = bench_writes.saves(server, calls)
     on, off = runs["on"], runs["off"]
     return {"keywords_on": on, "keywords_off": off, "rps_ratio": round(on["rps"] / off["rps"], 3),
-            "rss_ratio": round(on["rss_mib"] / off["rss_mib"], 3)}
+            "rss_ratio": round(on["rss_mib"] / off["rss_mib"], 3),
+            "serving_rss_ratio": round(on["serving_rss_mib"] / off["serving_rss_mib"], 3)}
 
 
 def main() -> None:

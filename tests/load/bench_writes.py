@@ -29,7 +29,7 @@ from pathlib import Path
 import grpc
 
 import vector_load
-from loadlib import SCENARIOS, start_memoryd, tree_cpu_seconds, tree_rss_bytes
+from loadlib import SCENARIOS, start_memoryd, rss_bytes, tree_cpu_seconds, tree_rss_bytes
 from memoryd.v1 import memory_service_pb2, memory_service_pb2_grpc, message_pb2
 from memoryd.v1 import vector_service_pb2, vector_service_pb2_grpc
 
@@ -139,7 +139,7 @@ def saves(server, calls: int) -> dict:
     seconds, indexing = asyncio.run(_saves(server.target, calls))
     cpu = tree_cpu_seconds(server.pid) - cpu
     return {"calls": calls, "rps": round(calls / seconds), "cpu_us_per_call": round(cpu * 1e6 / calls), **indexing,
-            "rss_mib": round(tree_rss_bytes(server.pid) / (1 << 20))}
+            "rss_mib": round(tree_rss_bytes(server.pid) / (1 << 20)), "serving_rss_mib": round(rss_bytes(server.pid) / (1 << 20))}
 
 
 def main() -> None:

@@ -65,20 +65,25 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def rss_bytes(pid: int) -> int:
+    """Resident memory of one process (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def tree_rss_bytes(pid: int) -> int:
     """Resident memory of a process and all its descendants (workers count too)."""
     total = 0
     stack = [pid]
     while stack:
         current = stack.pop()
-        try:
-            with open(f"/proc/{current}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
-                        break
-        except OSError:
-            continue
+        total += rss_bytes(current)
         stack.extend(_children(current))
     return total
 

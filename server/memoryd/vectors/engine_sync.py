@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 HOOK = "memoryd.vectors.engine_sync:run"
 # The embedder's key reaches the engine process in its environment, not its command line.
 API_KEY_ENV = "MEMORYD_ENGINE_EMBEDDER_API_KEY"
+# The engine's synchronizer gathers a stream of commits this long into one pass: fewer, larger
+# batches cost less per message (a search waiting for a position cuts it short).
+LINGER_SECONDS = 0.1
 
 
 def settings(config) -> dict[str, Any]:
@@ -76,6 +79,7 @@ async def run(engine) -> None:
         sync_max_backoff_seconds=options.get("max_backoff_seconds", 30.0),
     )  # fmt: skip
     sync = recall.sync
+    sync.linger_seconds = LINGER_SECONDS
     engine.calls["sync_wake"] = lambda urgent=False: _wake(sync, urgent)
     engine.calls["sync_state"] = lambda wake=False, urgent=False: _state(sync, wake, urgent)
     while True:  # the SQLite file may not be openable yet (a full disk): retried

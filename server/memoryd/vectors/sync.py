@@ -30,6 +30,7 @@ are at hand: the serving process, the engine process, or `memoryd reindex`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
@@ -388,8 +389,10 @@ class IndexSync:
                     waiter.cancel()
             if self.linger_seconds and not self._wake.is_set():
                 # A stream of saves makes batches, not a pass each (a search waiting for a
-                # position wakes it without the wait).
-                await asyncio.sleep(self.linger_seconds)
+                # position wakes it without the wait, or cuts it short).
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.linger_seconds):
+                        await self._wake.wait()
 
     def _retry(self, reason: str, delay: float) -> None:
         self.retries += 1
