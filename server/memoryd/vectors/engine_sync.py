@@ -130,7 +130,7 @@ class EngineFollower(IndexSync):
         super().__init__(*args, **kwargs)
         self._waiters = 0
 
-    async def run(self) -> None:
+    async def _run(self) -> None:
         follow_at = 0.0
         while True:
             shutdown.raise_if_cancelled()
