@@ -139,8 +139,8 @@ class EngineFollower(IndexSync):
             self._wake.clear()
             try:
                 if urgent or time.monotonic() >= follow_at:
+                    follow_at = time.monotonic() + self.poll_seconds  # a failure too: not retried at once
                     await self.follow(urgent=urgent)
-                    follow_at = time.monotonic() + self.poll_seconds
                 else:  # a local commit: wake the engine, nothing to read here
                     await self.index.sync_wake()
             except MemorydError as error:
