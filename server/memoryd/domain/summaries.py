@@ -274,13 +274,13 @@ class SliceIndex(Protocol):
 class NoSliceIndex:
     async def index(self, tenant: str, summary: Summary, vector: Sequence[float], model_id: str) -> None:
         if vector:
-            raise FailedPrecondition("no vector store is configured on this server", reason="VECTORS_DISABLED")
+            raise FailedPrecondition("no vector store is configured on this server")
 
     async def saved(self, tenant: str) -> None:
         pass
 
     async def search(self, tenant: str, query: SliceQuery) -> SlicesFound:
-        raise FailedPrecondition("no vector store is configured on this server", reason="VECTORS_DISABLED")
+        raise FailedPrecondition("no vector store is configured on this server")
 
 
 @dataclass(frozen=True, slots=True)
