@@ -23,7 +23,7 @@ from memoryd import shutdown
 from memoryd.domain.errors import MemorydError
 from memoryd.domain.recall import DEFAULT_CONTROL_KINDS
 from memoryd.observability.metrics import VECTOR_SYNC_LAG
-from memoryd.vectors.sync import CURSOR_NAMESPACE, IndexSync, TenantState
+from memoryd.vectors.sync import CURSOR_NAMESPACE, IndexSync, TenantState, wait_any
 
 log = logging.getLogger(__name__)
 
@@ -146,12 +146,7 @@ class EngineFollower(IndexSync):
             except MemorydError as error:
                 self.last_error = error.reason
             delay = self.linger_seconds if self._waiters else max(0.0, follow_at - time.monotonic())
-            waits = [asyncio.ensure_future(event.wait()) for event in (changed, self._wake)]
-            try:
-                await asyncio.wait(waits, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiter in waits:
-                    waiter.cancel()
+            await wait_any((changed, self._wake), delay)
             if self.linger_seconds and not self._wake.is_set():
                 await asyncio.sleep(self.linger_seconds)  # a stream of saves: a wake per linger
 

@@ -195,6 +195,16 @@ HANDLERS: dict[EventType, Callable[[Plan, Event], None]] = {
 }
 
 
+async def wait_any(events: Sequence[asyncio.Event], timeout: float) -> None:
+    """Until one of `events` is set, or `timeout` seconds."""
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waits:
+            waiter.cancel()
+
+
 def _bounded(events: Sequence[Event], messages: int) -> Sequence[Event]:
     """The first events that name at most `messages` messages (at least one event): a batch of
     SaveMessages calls of 1,000 each stays a batch of a few thousand messages."""
@@ -381,12 +391,7 @@ class IndexSync:
             # After a failure only the backoff (or a search waiting for a position) starts the
             # next pass, not every commit: an index or disk that is down is not hammered.
             waiting = [self._wake] if self.last_error else [changed, self._wake]
-            waits = [asyncio.ensure_future(event.wait()) for event in waiting]
-            try:
-                await asyncio.wait(waits, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiter in waits:
-                    waiter.cancel()
+            await wait_any(waiting, delay)
             if self.linger_seconds and not self._wake.is_set():
                 # A stream of saves makes batches, not a pass each (a search waiting for a
                 # position wakes it without the wait, or cuts it short).
