@@ -102,6 +102,23 @@ class Check:
         if value not in (0, *(f.value for f in recall.Fusion)):
             self.fail(field, f"unknown enum value {value}")
 
+    def recall_query(self, request) -> None:
+        """The query fields SearchMemory and SearchSummaries share: a vector with its model, or
+        a text (model_id then optional), top_k, keyword_weight and fusion."""
+        has_vector, has_text = bool(request.query_vector), bool(request.query_text)
+        if not (has_vector or has_text):
+            self.fail("query_vector", "one of query_vector and query_text is required")
+        if has_vector:
+            self.vector("query_vector", request.query_vector)
+        self.name("model_id", request.model_id, required=has_vector)
+        if has_text:
+            self.text_bytes("query_text", request.query_text, self.limits.max_text_bytes)
+        if not 0 <= request.top_k <= recall.MAX_TOP_K:
+            self.fail("top_k", f"must be between 1 and {recall.MAX_TOP_K} (0 means {recall.DEFAULT_TOP_K})")
+        if request.HasField("keyword_weight"):
+            self.between("keyword_weight", request.keyword_weight, 0.0, 1.0)
+        self.fusion("fusion", request.fusion)
+
     def enum_value(self, field: str, value: int, known: Sequence[int]) -> None:
         """A singular enum field: unset (0, the default) or one of `known`."""
         if value not in (0, *known):

@@ -176,25 +176,11 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
         self, request: pb.SearchSummariesRequest, context, tenant: str
     ) -> pb.SearchSummariesResponse:
         check = Check(self.limits)
-        has_vector, has_text = bool(request.query_vector), bool(request.query_text)
-        if not (has_vector or has_text):
-            check.fail("query_vector", "one of query_vector and query_text is required")
-        if has_vector:
-            check.vector("query_vector", request.query_vector)
-            check.name("model_id", request.model_id)
-        else:
-            check.name("model_id", request.model_id, required=False)
-        if has_text:
-            check.text_bytes("query_text", request.query_text, self.limits.max_text_bytes)
-        if not 0 <= request.top_k <= recall.MAX_TOP_K:
-            check.fail("top_k", f"must be between 1 and {recall.MAX_TOP_K} (0 means {recall.DEFAULT_TOP_K})")
+        check.recall_query(request)
         if request.scope not in (0, *SLICE_SCOPES):
             check.fail("scope", "must be RECALL_SCOPE_ALL or RECALL_SCOPE_SESSION (slices have no platform or speakers)")
         session_scope = request.scope == vector_pb.RECALL_SCOPE_SESSION
         check.name("session_id", request.session_id, required=session_scope)
-        if request.HasField("keyword_weight"):
-            check.between("keyword_weight", request.keyword_weight, 0.0, 1.0)
-        check.fusion("fusion", request.fusion)
         if not 0 <= request.max_messages_per_hit <= self.limits.max_page_size:
             check.fail("max_messages_per_hit", f"must be between 0 and {self.limits.max_page_size}")
         check.done()

@@ -76,26 +76,16 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
     @unary
     async def SearchMemory(self, request: pb.SearchMemoryRequest, context, tenant: str) -> pb.SearchMemoryResponse:
         check = Check(self.limits)
-        has_vector, has_text = bool(request.query_vector), bool(request.query_text)
-        if not (has_vector or has_text):
-            check.fail("query_vector", "one of query_vector and query_text is required")
-        if has_vector:
-            check.vector("query_vector", request.query_vector)
-            check.name("model_id", request.model_id)
-        if has_text:
-            check.text_bytes("query_text", request.query_text, self.limits.max_text_bytes)
+        check.recall_query(request)
         embedder = self.vectors.embedder
-        if has_text and not has_vector and request.model_id and embedder is not None and request.model_id != embedder.model_id:
+        text_only = bool(request.query_text) and not request.query_vector
+        if text_only and request.model_id and embedder is not None and request.model_id != embedder.model_id:
             check.fail("model_id", f"query_text is embedded with {embedder.model_id!r}")
-        if not 0 <= request.top_k <= recall.MAX_TOP_K:
-            check.fail("top_k", f"must be between 1 and {recall.MAX_TOP_K} (0 means {recall.DEFAULT_TOP_K})")
         check.between("min_score", request.min_score, -1.0, 1.0)
         if request.wait_for_event_seq < 0:
             check.fail("wait_for_event_seq", "must be 0 (no wait) or an event seq")
         if request.HasField("time_weight"):
             check.between("time_weight", request.time_weight, 0.0, 1.0)
-        if request.HasField("keyword_weight"):
-            check.between("keyword_weight", request.keyword_weight, 0.0, 1.0)
         if request.HasField("neighbor_weight"):
             check.between("neighbor_weight", request.neighbor_weight, 0.0, 1.0)
         if request.HasField("date_weight"):
@@ -108,7 +98,6 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                 check.fail("half_life_hours", "must be above 0")
         if request.HasField("reference_time"):
             check.positive("reference_time", request.reference_time)
-        check.fusion("fusion", request.fusion)
         if request.scope not in (0, *SCOPES):
             check.fail("scope", f"unknown enum value {request.scope}")
         if request.recall_roles not in ROLES:
