@@ -24,6 +24,7 @@ from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.app import start
 from memoryd.domain.models import Message
 from memoryd.vectors.embedder import OpenAIEmbedder
+from memoryd.vectors.sync import difference
 from tests.vectors.conftest import on_recall_targets
 from tests.vectors.test_service import Client, server_config
 
@@ -46,12 +47,13 @@ class EmbeddingHandler(BaseHTTPRequestHandler):
     slow_started = threading.Event()
     slow_release = threading.Event()
     fail_next = 0  # answer this many requests with 503 (an embedder outage)
+    down = False  # answer every request with 503 until set back (an outage of unknown length)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         EmbeddingHandler.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
-        if EmbeddingHandler.fail_next > 0:
-            EmbeddingHandler.fail_next -= 1
+        if EmbeddingHandler.down or EmbeddingHandler.fail_next > 0:
+            EmbeddingHandler.fail_next = max(0, EmbeddingHandler.fail_next - 1)
             self.send_response(503)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -83,6 +85,7 @@ def embedding_server():
     EmbeddingHandler.slow_started.clear()
     EmbeddingHandler.slow_release.clear()
     EmbeddingHandler.fail_next = 0
+    EmbeddingHandler.down = False
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     EmbeddingHandler.slow_release.set()
     server.shutdown()
@@ -200,6 +203,48 @@ async def test_an_embedding_that_fails_is_retried_until_the_embedder_answers(app
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert sum(m.count for m in stats.models) == 1
     assert len(EmbeddingHandler.requests) == 3 and app.vectors.sync.retries >= 2
+    await client.channel.close()
+
+
+async def converged_stats(client: Client, done) -> pb.GetVectorStatsResponse:
+    """GetVectorStats, polled (bounded: an upper bound, not a timing) until `done(stats)`."""
+    async with asyncio.timeout(30):
+        while not done(stats := await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())):
+            await asyncio.sleep(0.05)
+    return stats
+
+
+@on_recall_targets
+async def test_the_embeddings_converge_to_the_store_after_an_embedder_outage(app):
+    """While the embedder answers nothing but 503, 50 messages are saved, a batch-mate of one
+    save deleted and one message rewritten: the writes succeed, the keyword points come, the
+    synchronizer's position stays behind the log. Once the embedder is back, the model's
+    points are exactly the store's indexable messages (0 missing, 0 orphans), as stored now."""
+    client = Client(app.port)
+    EmbeddingHandler.down = True
+    saved = []
+    for n in range(10):  # five batch-mates per save, sharing a timestamp
+        saved += await client.save(f"s{n % 3}", *(message("user", f"outage note {n}-{k}", 1000 * (n + 1)) for k in range(5)))
+    await client.memory.DeleteMessages(mem_pb.DeleteMessagesRequest(session_id="s0", ids=[saved[1].id]))
+    changed = await client.memory.UpdateMessageContent(
+        mem_pb.UpdateMessageContentRequest(session_id="s1", old_text="outage note 1-2", new_text="rewritten while down")
+    )
+    assert changed.changed_count == 1
+
+    down = await converged_stats(client, lambda s: s.keyword_points == 49)  # the keyword index proceeds
+    assert down.indexed_through_seq < down.event_seq  # lag: the log is not applied past the outage
+    assert sum(m.count for m in down.models) == 0 and EmbeddingHandler.requests
+
+    EmbeddingHandler.down = False
+    await converged_stats(client, lambda s: s.indexed_through_seq == s.event_seq)
+    for dimension in (DIMS, 0):  # the model's points, then the keyword points, vs the store
+        diff = await difference(app.vectors.sync, "default", dimension=dimension)
+        assert (len(diff.missing), len(diff.orphans)) == (0, 0), (dimension, diff)
+    stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
+    assert [(m.model_id, m.count) for m in stats.models] == [("openai:bow", 49)]
+    response = await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_text="rewritten while down", context_window=0))
+    assert response.model_id == "openai:bow" and response.hits[0].message_id == saved[7].id
+    assert response.hits[0].text == "rewritten while down"
     await client.channel.close()
 
 

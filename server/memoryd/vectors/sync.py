@@ -99,8 +99,10 @@ class Segment:
         for ref in refs:
             if ref.get("id"):
                 key = (session_id, ref["id"])
-                _, before = self.touched.get(key, (0, False))
-                self.touched[key] = (int(ref.get("seq") or 0), rewrite or before)
+                # Appended within the segment, rewritten or not after: a new message (all its
+                # points), not a rewrite (only the points it has: it has none yet).
+                _, before = self.touched.get(key, (0, rewrite))
+                self.touched[key] = (int(ref.get("seq") or 0), rewrite and before)
 
     def delete(self, session_id: str, ids: Sequence[str], timestamps: Sequence[int]) -> None:
         self.deleted.setdefault(session_id, set()).update(i for i in ids if i)
@@ -692,11 +694,13 @@ class IndexSync:
         return sorted(k for k in await indexed_messages(self.index, tenant) if k not in stored)
 
 
-async def indexed_messages(index: VectorIndex, tenant: str, *, dimensions: Sequence[int] | None = None) -> set[tuple[str, str]]:
-    """(session, message id) of every message the tenant's points (keyword, and dense of
-    `dimensions`, default all) index."""
+async def indexed_messages(
+    index: VectorIndex, tenant: str, *, dimensions: Sequence[int] | None = None, keyword: bool = True
+) -> set[tuple[str, str]]:
+    """(session, message id) of every message the tenant's points (keyword unless not
+    `keyword`, and dense of `dimensions`, default all) index."""
     found: set[tuple[str, str]] = set()
-    spaces = [0, *(await index.dimensions() if dimensions is None else dimensions)]
+    spaces = [*([0] if keyword else []), *(await index.dimensions() if dimensions is None else dimensions)]
     for space in spaces:
         offset: str | None = None
         while True:
@@ -731,7 +735,7 @@ async def stored_messages(store: Store, tenant: str, indexable: Callable[[Messag
 
 @dataclass(frozen=True, slots=True)
 class Difference:
-    missing: set[tuple[str, str]]  # stored and indexable, no keyword point
+    missing: set[tuple[str, str]]  # stored and indexable, no point of the space compared
     orphans: set[tuple[str, str]]  # a point, no stored message
 
     @property
@@ -751,10 +755,12 @@ async def slice_difference(sync: IndexSync, tenant: str) -> Difference:
     return Difference(stored - keyword, every - stored)  # type: ignore[operator]
 
 
-async def difference(sync: IndexSync, tenant: str) -> Difference:
-    """Index vs store by message id for a whole tenant (keyword points: every indexable message has one)."""
+async def difference(sync: IndexSync, tenant: str, *, dimension: int = 0) -> Difference:
+    """Index vs store by message id for a whole tenant: every indexable message has a point of
+    `dimension` (0: its keyword point; an embedding model's: its dense point, with the
+    synchronizer's embedder), and every point (keyword or dense) a stored message."""
     stored = await stored_messages(sync.store, tenant, sync.indexable)
-    keyword = await indexed_messages(sync.index, tenant, dimensions=())
+    covered = await indexed_messages(sync.index, tenant, dimensions=[dimension] if dimension else (), keyword=not dimension)
     every = await indexed_messages(sync.index, tenant)
     all_stored = await stored_messages(sync.store, tenant, lambda m: True)
-    return Difference(stored - keyword, every - all_stored)
+    return Difference(stored - covered, every - all_stored)
