@@ -19,11 +19,7 @@ import grpc
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc
 from memoryd.v1 import message_pb2
-from memoryd.v1 import vector_service_pb2 as vpb
-from memoryd.v1 import vector_service_pb2_grpc
-from memoryd.storage.qdrant.edge import EdgeIndex
-from memoryd.storage.sqlite.store import SqliteStore
-from memoryd.vectors.sync import IndexSync, difference
+from tests.faults.convergence import caught_up, index_vs_store
 from tests.processes import MemorydServer, alive, wait_gone
 
 ROUNDS = 5  # the respawn pauses of five quick deaths add up to 7.5 s (edge_process.py)
@@ -90,7 +86,6 @@ async def test_the_index_converges_after_kill_9_of_the_engine_process(tmp_path):
     try:
         async with grpc.aio.insecure_channel(server.target) as channel:
             memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
-            vectors = vector_service_pb2_grpc.VectorServiceStub(channel)
             stop = asyncio.Event()
             writers = [asyncio.create_task(_load(channel, stop, n, failures)) for n in range(WRITERS)]
             engine = None
@@ -106,28 +101,8 @@ async def test_the_index_converges_after_kill_9_of_the_engine_process(tmp_path):
             assert failures == [] and all(done)  # every write acknowledged, throughout
             assert server.process.poll() is None  # memoryd itself lived through it
 
-            async with asyncio.timeout(WAIT_SECONDS):  # the new engine catches up by itself
-                while True:
-                    try:
-                        stats = await vectors.GetVectorStats(vpb.GetVectorStatsRequest(), timeout=10)
-                        if stats.event_seq and stats.indexed_through_seq == stats.event_seq and not stats.rebuilding:
-                            break
-                    except grpc.aio.AioRpcError:
-                        pass  # UNAVAILABLE until the last respawn pause ends
-                    await asyncio.sleep(0.1)
+            await caught_up(channel)  # the last engine catches up by itself
     finally:
         server.terminate()
-
-    # Index vs store, by message id, for the whole tenant (the server is stopped: Edge is one process).
-    store = SqliteStore(server.data_dir / "memoryd.db")
-    index = EdgeIndex(server.data_dir / "vectors")
-    await store.open()
-    await index.open()
-    try:
-        diff = await difference(IndexSync(store, index), "default")
-        assert (len(diff.missing), len(diff.orphans)) == (0, 0)
-        _, collections = await index.stats("default")
-        assert [c.count for c in collections if c.dimension == 0][0] > 0
-    finally:
-        await index.close()
-        await store.close()
+    missing, orphans, keyword_points = await index_vs_store(server.data_dir)
+    assert (missing, orphans) == (0, 0) and keyword_points > 0

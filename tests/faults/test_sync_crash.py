@@ -13,11 +13,7 @@ import grpc
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc
 from memoryd.v1 import message_pb2
-from memoryd.v1 import vector_service_pb2 as vpb
-from memoryd.v1 import vector_service_pb2_grpc
-from memoryd.storage.qdrant.edge import EdgeIndex
-from memoryd.storage.sqlite.store import SqliteStore
-from memoryd.vectors.sync import IndexSync, difference
+from tests.faults.convergence import caught_up, index_vs_store
 from tests.processes import MemorydServer
 
 ROUNDS = 10
@@ -55,26 +51,8 @@ async def test_the_index_converges_after_kill_9_during_saves(tmp_path):
     server.start()
     try:
         async with grpc.aio.insecure_channel(server.target) as channel:
-            vectors = vector_service_pb2_grpc.VectorServiceStub(channel)
-            for _ in range(600):
-                stats = await vectors.GetVectorStats(vpb.GetVectorStatsRequest(), timeout=30)
-                if stats.event_seq and stats.indexed_through_seq == stats.event_seq:
-                    break
-                await asyncio.sleep(0.1)
-            assert stats.indexed_through_seq == stats.event_seq > 0
+            await caught_up(channel)
     finally:
         server.terminate()
-
-    # Index vs store, by message id, for the whole tenant (the server is stopped: Edge is one process).
-    store = SqliteStore(server.data_dir / "memoryd.db")
-    index = EdgeIndex(server.data_dir / "vectors")
-    await store.open()
-    await index.open()
-    try:
-        diff = await difference(IndexSync(store, index), "default")
-        assert (len(diff.missing), len(diff.orphans)) == (0, 0)
-        _, collections = await index.stats("default")
-        assert [c.count for c in collections if c.dimension == 0][0] > 0
-    finally:
-        await index.close()
-        await store.close()
+    missing, orphans, keyword_points = await index_vs_store(server.data_dir)
+    assert (missing, orphans) == (0, 0) and keyword_points > 0
