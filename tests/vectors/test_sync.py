@@ -13,7 +13,7 @@ from memoryd.domain.memory import Memory
 from memoryd.domain.models import ClearTarget, Message
 from memoryd.domain.vectors import VectorPoint, VectorRecord
 from memoryd.vectors.recall import VectorRecall
-from memoryd.vectors.sync import difference, indexed_messages
+from memoryd.vectors.sync import Segment, difference, indexed_messages
 from tests.vectors.conftest import make_index, unit
 
 MODEL = "test:sync"
@@ -37,6 +37,21 @@ async def indexed(vectors: VectorRecall, tenant: str) -> set[str]:
     await vectors.sync.sync_tenant(tenant)
     assert (await difference(vectors.sync, tenant)).exact
     return {message_id for _, message_id in await indexed_messages(vectors.index, tenant)}
+
+
+def test_a_message_appended_within_a_batch_is_new_whatever_rewrote_it():
+    """A rewrite re-embeds only the dense points a message has; one appended in the same batch
+    has none yet, so it is new: all its points (the embedder-outage test found it without)."""
+    segment = Segment()
+    segment.touch("s", [{"id": "saved-then-rewritten", "seq": 1}], rewrite=False)
+    segment.touch("s", [{"id": "saved-then-rewritten", "seq": 1}, {"id": "rewritten", "seq": 2}], rewrite=True)
+    segment.touch("s", [{"id": "rewritten-then-saved", "seq": 3}], rewrite=True)
+    segment.touch("s", [{"id": "rewritten-then-saved", "seq": 4}], rewrite=False)
+    assert segment.touched == {
+        ("s", "saved-then-rewritten"): (1, False),
+        ("s", "rewritten"): (2, True),
+        ("s", "rewritten-then-saved"): (4, False),
+    }
 
 
 async def test_every_delete_path_removes_exactly_its_messages(vectors, store, tenant):
