@@ -35,6 +35,7 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from memoryd.domain.coalesce import CoalescedReads
 from memoryd.domain.errors import MemorydError, OutOfRange, ResourceExhausted, StorageUnavailable
 from memoryd.domain.models import Event, EventType
 from memoryd.domain.store import Store
@@ -126,6 +127,8 @@ class WatchHub:
         self.safety_interval = safety_interval
         self.max_streams = max_streams
         self.fallbacks = 0  # live watchers moved back to catch-up because their buffer filled
+        # Streams opening together (a reconnect storm) share their first read of the log's bounds.
+        self.event_bounds = CoalescedReads(store.event_bounds)
         self._feeds: dict[str, _Feed] = {}
         self._streams = 0
         self._closed = False
@@ -328,7 +331,7 @@ class Watcher:
         """Fix the starting cursor (validating after_seq); every later write will be delivered.
         The first item is then a progress with the cursor and the log's newest seq."""
         self._started = True
-        floor, latest = await self.hub.store.event_bounds(self.tenant)
+        floor, latest = await self.hub.event_bounds(self.tenant)
         cursor = latest if self._after_seq is None else self._after_seq
         if cursor < floor:
             raise compacted(floor)
