@@ -54,6 +54,26 @@ def mongo_uri_for(target: str, request: pytest.FixtureRequest) -> str:
 BACKENDS = ["sqlite", *mongo_targets()]
 
 
+def _uses_mongodb(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec else ()
+    return (
+        item.get_closest_marker("mongo") is not None
+        or any(isinstance(value, str) and value.startswith("mongo") for value in params)
+        or "mongo" in item.name
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """scripts/test runs the suite on two pytest-xdist workers (`--dist loadgroup`). The
+    MongoDB cases go to one of them, one after another: SecantusDB is a Python server that
+    takes a core when busy, and two workers' MongoDB cases at once (two servers) would slow
+    each other past the adapter's 5 s call timeout. Without xdist the mark does nothing."""
+    for item in items:
+        if _uses_mongodb(item):
+            item.add_marker(pytest.mark.xdist_group("mongodb"))
+
+
 class StoreTarget:
     """How to open (and re-open, as after a restart) the store of one backend, on its own data."""
 

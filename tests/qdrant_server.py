@@ -271,3 +271,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
             terminalreporter.write_line(f"{len(skipped)} Qdrant-server cases skipped, {reason}")
     elif _used is not None:
         terminalreporter.write_line(f"Qdrant-server cases ran against {_used}")
+    else:  # under pytest-xdist the servers ran in the workers: say what they were started from
+        ran = [r for r in terminalreporter.stats.get("passed", []) if "[server-" in r.nodeid]
+        if ran:
+            source = os.environ.get(URL_ENV) or binary()
+            terminalreporter.write_line(f"{len(ran)} Qdrant-server cases ran against {source}")
