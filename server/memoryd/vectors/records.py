@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from memoryd.domain.models import Message
@@ -13,36 +14,47 @@ def _first_str(*values: Any) -> str:
     return next((v for v in values if isinstance(v, str) and v), "")
 
 
-def message_text(message: Message) -> str:
-    """What gets embedded: the visible text when the stored content is an envelope."""
-    visible = (message.metadata or {}).get("visibleContent")
+def _body(message: Message) -> tuple[dict[str, Any], Sequence[dict]]:
+    """The message's metadata and segments. A stored body that is empty (a message with
+    neither, most of them) is not decoded: decoding is most of what a record costs."""
+    if getattr(message, "encoded_body", None) == b"":
+        return {}, ()
+    return message.metadata or {}, message.segments or ()
+
+
+def _text(message: Message, md: dict[str, Any]) -> str:
+    """What gets indexed and embedded: the visible text when the stored content is an envelope."""
+    visible = md.get("visibleContent")
     return visible if isinstance(visible, str) and visible.strip() else message.content
 
 
 def record_of_message(session_id: str, message: Message, model_id: str | None) -> VectorRecord:
     """Source fields from the message's metadata (`senderId`, `mentions`, `senderLabel`, ...)."""
-    md = message.metadata or {}
+    md, segments = _body(message)
+    if not md and not segments:  # nothing to look up (a plain message)
+        return VectorRecord(session_id, message.timestamp, model_id, message.id, message.role, text=message.content)
     sender = md.get("sender") if isinstance(md.get("sender"), dict) else {}
     mentions: list[str] = []
     for item in md.get("mentions") or md.get("mentionedIds") or ():
         value = _first_str(item.get("id"), item.get("userId"), item.get("user_id")) if isinstance(item, dict) else item
         if isinstance(value, str) and value:
             mentions.append(value)
-    for segment in message.segments or ():
+    for segment in segments:
         data = segment.get("data") or {}
         if segment.get("type") == "mention" and isinstance(data, dict):
             value = _first_str(data.get("user_id"), data.get("userId"), data.get("id"))
             if value:
                 mentions.append(value)
+    platform = md.get("platform")
     return VectorRecord(
         session_id=session_id,
         timestamp=message.timestamp,
         model_id=model_id,
         message_id=message.id,
         role=message.role,
-        platform=message.platform or "",
+        platform=platform if isinstance(platform, str) else "",
         sender_id=_first_str(md.get("senderId"), md.get("sender_id"), md.get("userId"), sender.get("id")),
         mentioned_ids=tuple(dict.fromkeys(mentions)),
         speaker_label=_first_str(md.get("senderLabel"), md.get("speakerLabel"), sender.get("label"), sender.get("name")),
-        text=message_text(message),
+        text=_text(message, md),
     )

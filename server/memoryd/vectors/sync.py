@@ -46,7 +46,7 @@ from memoryd.domain.summaries import SLICES_NAMESPACE, Summary
 from memoryd.domain.vectors import KeywordPoint, VectorIndex, VectorPoint, VectorRecord, VectorSelector
 from memoryd.observability.metrics import VECTOR_SYNC_LAG, VECTOR_SYNC_RETRIES
 from memoryd.vectors.lease import Lease
-from memoryd.vectors.records import message_text, record_of_message
+from memoryd.vectors.records import record_of_message
 from memoryd.vectors.slices import (
     slice_identity,
     slice_points,
@@ -63,6 +63,10 @@ CURSOR_NAMESPACE = "memoryd.vector-sync"
 BATCH = 500
 # A batch holds at most this many messages (appended, rewritten, deleted), whatever its events.
 MESSAGES_PER_BATCH = 2000
+# Events read at once: READ_AHEAD times those the last batch took, at least READ_AHEAD_MIN
+# (at most `batch`): events of 1,000 messages are not read 500 at a time.
+READ_AHEAD = 4
+READ_AHEAD_MIN = 16
 # Texts per embedder request (endpoints cap their inputs: OpenAI's at 2,048).
 EMBED_CHUNK = 512
 # Messages of one session read at once by seq range while the range stays this compact; a
@@ -295,11 +299,15 @@ class IndexSync:
         return f"v{POINTS_VERSION};{bm25};kw={int(self.index_message_keywords)};emb={model}"
 
     def indexable(self, message: Message) -> bool:
-        return (
-            message.role in INDEXED_ROLES
-            and message.kind not in self.control_kinds
-            and bool(message_text(message).strip())
-        )
+        return self.indexed(None, message) is not None
+
+    def indexed(self, session_id: str | None, message: Message) -> VectorRecord | None:
+        """The message's record (no model) when it is indexed, else None: the role and kind
+        are checked before the body is looked at."""
+        if message.role not in INDEXED_ROLES or message.kind in self.control_kinds:
+            return None
+        record = record_of_message(session_id or "", message, None)
+        return record if record.text.strip() else None
 
     def indexed_through(self, tenant: str) -> int:
         state = self.states.get(tenant)
@@ -461,18 +469,27 @@ class IndexSync:
             state.latest = latest
         applied = 0
         types = tuple(HANDLERS)
+        # Events read and not yet applied (a batch takes at most MESSAGES_PER_BATCH messages'
+        # worth): applied next, not read and decoded again. A read asks for a few times the
+        # events the last batch took (SaveMessages of 1,000: 16 events, not `batch`).
+        pending: Sequence[Event] = ()
+        limit, more = self.batch, False
         while state.through < latest:
             if self.lease is not None and not await self.lease.hold():
                 break  # another process took over
-            events = await self.store.read_events(tenant, state.through, self.batch, types=types, through_seq=latest)
-            if not events:  # nothing up to `latest` changes recall
+            if not pending:
+                pending = await self.store.read_events(tenant, state.through, limit, types=types, through_seq=latest)
+                more = len(pending) == limit  # (fewer: none is left up to `latest`)
+            if not pending:  # nothing up to `latest` changes recall
                 await self._advance(tenant, state, latest)
                 break
-            taken = _bounded(events, MESSAGES_PER_BATCH)
+            taken = _bounded(pending, MESSAGES_PER_BATCH)
+            pending = pending[len(taken) :]
             await self.apply(tenant, taken)
             applied += len(taken)
             self.applied += len(taken)
-            whole = len(taken) == len(events) < self.batch
+            limit = min(self.batch, max(READ_AHEAD_MIN, READ_AHEAD * len(taken)))
+            whole = not pending and not more
             await self._advance(tenant, state, latest if whole else taken[-1].seq)
             if progress is not None:
                 progress(tenant, state.through, latest)
@@ -500,16 +517,16 @@ class IndexSync:
         if not (self.index_message_keywords or self.embedder is not None):
             # Nothing to index for a new message: only rewrites of points that exist.
             by_session = {s: {i: v for i, v in w.items() if v[1]} for s, w in by_session.items()}
-        current: list[tuple[str, Message, bool]] = []
+        current: list[tuple[VectorRecord, bool]] = []
         held = 0
         dropped: dict[str, list[str]] = {}
         for session_id, wanted in by_session.items():
             async for messages in self._read(tenant, session_id, wanted):
                 for message in messages:
                     rewrite = wanted[message.id][1]
-                    if self.indexable(message):
-                        current.append((session_id, message, rewrite))
-                        held += len(message_text(message))
+                    if (record := self.indexed(session_id, message)) is not None:
+                        current.append((record, rewrite))
+                        held += len(record.text)
                         if held >= INDEX_BYTES:
                             await self.index_messages(tenant, current)
                             current, held = [], 0
@@ -546,19 +563,20 @@ class IndexSync:
                 end += 1
             low, high = seqs[start], seqs[end]
             rows = await self.store.messages_by_seq(tenant, session_id, low, high, high - low + 1)
-            size = sum(len(message_text(m)) for m in rows)
+            size = sum(m.stored_bytes or len(m.content) for m in rows)  # (decodes no body)
             yield [m for m in rows if m.id in wanted]
             rows = []
             span = max(1, span // 2) if size > INDEX_BYTES else min(SEQ_SPAN, span * 2)
             start = end + 1
 
-    async def index_messages(self, tenant: str, current: Sequence[tuple[str, Message, bool]]) -> None:
+    async def index_messages(self, tenant: str, current: Sequence[tuple[VectorRecord, bool]]) -> None:
         """Keyword points (with keyword indexing off, a rewrite's only where it has one) and,
-        with an embedder, dense points (a rewrite's only where it has one of that model)."""
+        with an embedder, dense points (a rewrite's only where it has one of that model).
+        `current`: the messages' records (`indexed`) and whether each is a rewrite."""
         if not current:
             return
         indexed_at = now_ms()
-        points = [(KeywordPoint(tenant, record_of_message(s, m, None)), rewrite) for s, m, rewrite in current]
+        points = [(KeywordPoint(tenant, record), rewrite) for record, rewrite in current]
         if self.index_message_keywords:
             keyword_points = [point for point, _ in points]
         else:
@@ -567,18 +585,18 @@ class IndexSync:
         if self.embedder is not None:
             await self._embed(tenant, current)
 
-    async def _embed(self, tenant: str, current: Sequence[tuple[str, Message, bool]]) -> None:
+    async def _embed(self, tenant: str, current: Sequence[tuple[VectorRecord, bool]]) -> None:
         model_id = self.embedder.model_id
         # EmbedderUnavailable propagates: the batch is retried, the cursor stays.
-        texts = [message_text(m) for _, m, _ in current]
+        texts = [record.text for record, _ in current]
         vectors = [v for start in range(0, len(texts), EMBED_CHUNK) for v in await self.embedder.embed(texts[start : start + EMBED_CHUNK])]
         expected = await self.dimension_of(tenant, model_id) if self.dimension_of is not None else None
         points = []
-        for (session_id, message, rewrite), vector in zip(current, vectors):
+        for (record, rewrite), vector in zip(current, vectors):
             if expected is not None and expected != len(vector):
                 log.warning("embedder returned %d dimensions; model %s uses %d: not indexed", len(vector), model_id, expected)
                 continue
-            point = VectorPoint(tenant, vector, record_of_message(session_id, message, model_id))
+            point = VectorPoint(tenant, vector, replace(record, model_id=model_id))
             if rewrite and not await self.index.has_point(len(vector), point.id):
                 continue  # a rewrite re-embeds only vectors that exist (docs/VECTORS.md)
             points.append(point)
@@ -657,7 +675,8 @@ class IndexSync:
         async with self.store.snapshot() as view:
             position = await view.position(tenant)
             async for session_id, messages in stored_pages(view, tenant, self.batch):
-                todo = [(session_id, m, False) for m in messages if self.indexable(m)]
+                records = (self.indexed(session_id, m) for m in messages)
+                todo = [(record, False) for record in records if record is not None]
                 stored.update((session_id, m.id) for m in messages)
                 await self.index_messages(tenant, todo)
                 indexed += len(todo)

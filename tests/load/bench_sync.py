@@ -1,0 +1,101 @@
+"""The index synchronizer's own work, in one process (no server): a SQLite store seeded with
+`--messages` messages (SaveMessages-like appends of `--batch`, over 100 sessions), then one
+IndexSync over it and a fresh Edge index applies the whole log. Prints one JSON line: the
+indexing rate (messages/s of `sync_once`) and, with `--profile FILE`, a cProfile of it.
+
+    .venv/bin/python tests/load/bench_sync.py --messages 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from memoryd.storage.qdrant.edge import EdgeIndex
+from memoryd.storage.sqlite.store import SqliteStore
+from memoryd.v1 import message_pb2
+from memoryd.vectors.sync import IndexSync, difference
+from memoryd.wire import message_from_pb
+
+SESSIONS = 100
+
+
+async def _seed(store: SqliteStore, messages: int, batch: int) -> None:
+    for call in range((messages + batch - 1) // batch):
+        first = call * batch
+        pbs = [
+            message_pb2.Message(role="user" if n % 2 == 0 else "assistant", content=f"message {n} about topic{n % 997}")
+            for n in range(first, min(first + batch, messages))
+        ]
+        await store.append("default", f"import-{call % SESSIONS}", [message_from_pb(pb) for pb in pbs], None, int(time.time() * 1000))
+
+
+def _timed(obj, *names: str) -> dict[str, list[float]]:
+    """Wall time spent in `obj`'s methods `names` (awaited), per name."""
+    spent: dict[str, list[float]] = {}
+    for name in names:
+        method, times = getattr(obj, name), spent.setdefault(name, [])
+
+        async def timed(*args, _method=method, _times=times, **kwargs):
+            started = time.monotonic()
+            try:
+                return await _method(*args, **kwargs)
+            finally:
+                _times.append(time.monotonic() - started)
+
+        setattr(obj, name, timed)
+    return spent
+
+
+async def _run(args: argparse.Namespace, folder: Path) -> dict:
+    store = SqliteStore(folder / "memoryd.db")
+    index = EdgeIndex(folder / "vectors", reads_on_loop=True)  # as in the engine process
+    await store.open()
+    await index.open()
+    try:
+        await _seed(store, args.messages, args.batch)
+        sync = IndexSync(store, index, batch=args.events)
+        timings = _timed(store, "messages_by_seq", "read_events") | _timed(index, "_upsert_keywords")
+        profile = cProfile.Profile() if args.profile else None
+        started, cpu, loop_cpu = time.monotonic(), time.process_time(), time.thread_time()
+        if profile:
+            profile.enable()
+        await sync.sync_once()
+        if profile:
+            profile.disable()
+            profile.dump_stats(args.profile)
+        seconds, cpu, loop_cpu = time.monotonic() - started, time.process_time() - cpu, time.thread_time() - loop_cpu
+        result = {
+            "messages": args.messages, "seconds": round(seconds, 2), "index_msgs_per_s": round(args.messages / seconds),
+            "cpu_us_per_message": round(cpu * 1e6 / args.messages),
+            "loop_cpu_us_per_message": round(loop_cpu * 1e6 / args.messages),  # the rest: Edge's and SQLite's threads
+        }  # fmt: skip
+        result["seconds_in"] = {name: round(sum(t), 2) for name, t in timings.items()}
+        if args.check:
+            diff = await difference(sync, "default")
+            result |= {"missing": len(diff.missing), "orphans": len(diff.orphans)}
+        return result
+    finally:
+        await index.close()
+        await store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--batch", type=int, default=1_000)
+    parser.add_argument("--events", type=int, default=500, help="IndexSync's batch (events)")
+    parser.add_argument("--profile", default="")
+    parser.add_argument("--check", action="store_true", help="index vs store by message id afterwards")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="memoryd-bench-sync-") as tmp:
+        print(json.dumps(asyncio.run(_run(args, Path(tmp)))))
+
+
+if __name__ == "__main__":
+    main()
