@@ -76,6 +76,9 @@ async def _run(args: argparse.Namespace, folder: Path) -> dict:
             "loop_cpu_us_per_message": round(loop_cpu * 1e6 / args.messages),  # the rest: Edge's and SQLite's threads
         }  # fmt: skip
         result["seconds_in"] = {name: round(sum(t), 2) for name, t in timings.items()}
+        counted = time.monotonic()
+        await index.stats("default")  # what GetVectorStats asks the engine (bench_import.py polls it)
+        result["stats_ms"] = round((time.monotonic() - counted) * 1000, 1)
         if args.check:
             diff = await difference(sync, "default")
             result |= {"missing": len(diff.missing), "orphans": len(diff.orphans)}

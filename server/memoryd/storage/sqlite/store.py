@@ -55,6 +55,9 @@ NEWEST_UNARCHIVED = (
 # Writes committed together at most (bounds the latency one group adds to its first write).
 GROUP_COMMIT_MAX = 64
 
+# Reads of at most this many rows by seq run on the event loop's connection (_query_inline).
+INLINE_ROWS = 16
+
 # SQLite's default bound-parameter ceiling is high on modern builds, but IN lists are
 # kept well under the historical 999 so the same code works on any build.
 IN_CHUNK = 500
@@ -1032,7 +1035,9 @@ class SqliteStore(Store):
             messages = [_row_to_message(r) for r in rows]
             return messages[::-1] if newest_first else messages
 
-        return await self._query(read)
+        # A few rows (the synchronizer's reads of a message or two per session, a slice's
+        # ends) cost less than the hop to a reader thread: read on the loop, as GetHistory.
+        return await (self._query_inline(read) if limit <= INLINE_ROWS else self._query(read))
 
     async def count_by_seq(self, tenant: str, session_id: str, from_seq: int, to_seq: int) -> tuple[int, int]:
         def read(conn: sqlite3.Connection) -> tuple[int, int]:
