@@ -54,6 +54,9 @@ def mongo_uri_for(target: str, request: pytest.FixtureRequest) -> str:
 BACKENDS = ["sqlite", *mongo_targets()]
 
 
+MONGODB_FIXTURES = {"mongo_uri", "secantus_server", "secantus"}
+
+
 def _uses_mongodb(item: pytest.Item) -> bool:
     callspec = getattr(item, "callspec", None)
     params = callspec.params.values() if callspec else ()
@@ -61,6 +64,7 @@ def _uses_mongodb(item: pytest.Item) -> bool:
         item.get_closest_marker("mongo") is not None
         or any(isinstance(value, str) and value.startswith("mongo") for value in params)
         or "mongo" in item.name
+        or not MONGODB_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
     )
 
 
@@ -68,7 +72,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """scripts/test runs the suite on two pytest-xdist workers (`--dist loadgroup`). The
     MongoDB cases go to one of them, one after another: SecantusDB is a Python server that
     takes a core when busy, and two workers' MongoDB cases at once (two servers) would slow
-    each other past the adapter's 5 s call timeout. Without xdist the mark does nothing."""
+    each other past the adapter's 5 s call timeout; a test with a private SecantusDB of its own
+    (`secantus`) goes there too. Without xdist the mark does nothing."""
     for item in items:
         if _uses_mongodb(item):
             item.add_marker(pytest.mark.xdist_group("mongodb"))
