@@ -17,7 +17,7 @@ def _first_str(*values: Any) -> str:
 def _body(message: Message) -> tuple[dict[str, Any], Sequence[dict]]:
     """The message's metadata and segments. A stored body that is empty (a message with
     neither, most of them) is not decoded: decoding is most of what a record costs."""
-    if getattr(message, "encoded_body", None) == b"":
+    if message.encoded_body == b"":
         return {}, ()
     return message.metadata or {}, message.segments or ()
 
@@ -45,14 +45,13 @@ def record_of_message(session_id: str, message: Message, model_id: str | None) -
             value = _first_str(data.get("user_id"), data.get("userId"), data.get("id"))
             if value:
                 mentions.append(value)
-    platform = md.get("platform")
     return VectorRecord(
         session_id=session_id,
         timestamp=message.timestamp,
         model_id=model_id,
         message_id=message.id,
         role=message.role,
-        platform=platform if isinstance(platform, str) else "",
+        platform=message.platform or "",
         sender_id=_first_str(md.get("senderId"), md.get("sender_id"), md.get("userId"), sender.get("id")),
         mentioned_ids=tuple(dict.fromkeys(mentions)),
         speaker_label=_first_str(md.get("senderLabel"), md.get("speakerLabel"), sender.get("label"), sender.get("name")),
