@@ -39,6 +39,14 @@ def env_int(name: str, default: int) -> int:
     return int(os.environ.get(name, default))
 
 
+def run_bench(script: str, *args: str, timeout: float = 600) -> dict:
+    """The JSON line a benchmark here prints last, run at the sizes `args` give (the toy-size
+    tests of tests/load/test_bench_*.py: it still runs end to end; timings are not asserted)."""
+    done = subprocess.run([sys.executable, str(HERE / script), *args], capture_output=True, text=True, timeout=timeout, cwd=HERE)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 # --------------------------------------------------------------------------- processes
 
 

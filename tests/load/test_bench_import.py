@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
-SCRIPT = Path(__file__).with_name("bench_import.py")
+from loadlib import run_bench
 
 
 def run(*args: str) -> dict:
-    done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.splitlines()[-1])
+    return run_bench("bench_import.py", *args)
 
 
 def test_an_import_ends_with_the_index_equal_to_the_store():

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
-SCRIPT = Path(__file__).with_name("bench_writes.py")
+from loadlib import run_bench
 
 
 def run(*args: str) -> dict:
-    done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.splitlines()[-1])
+    return run_bench("bench_writes.py", *args, timeout=300)
 
 
 def test_upserts_with_and_without_text_and_the_stall_probe():
