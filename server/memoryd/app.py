@@ -38,7 +38,7 @@ from memoryd.transport.oidc import JwtSettings, JwtVerifier
 from memoryd.transport.tokens import FileWatch, TokenSource, prepare_tokens_file
 from memoryd.transport.http.server import HttpServer
 from memoryd.transport.reflection import enable_reflection
-from memoryd.transport.rpc import InflightBytes, add_service
+from memoryd.transport.rpc import GenericOnly, InflightBytes, add_service
 from memoryd.transport.servicers.events import EventServicer
 from memoryd.transport.servicers.memory import MemoryServicer
 from memoryd.transport.servicers.metadata import MetadataServicer
@@ -447,7 +447,7 @@ def _grpc_server(parts: Parts, health_servicer: health.aio.HealthServicer, *, re
     descriptors = {service.name: service.descriptor for service in SERVICES}
     for name, servicer in parts.servicers.items():
         add_service(server, servicer, descriptors[name], inflight)
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, GenericOnly(server))
     enable_reflection((*parts.servicers, HEALTH_SERVICE), server)
     return server
 

@@ -25,6 +25,7 @@ import time
 import types
 from typing import Any
 
+from memoryd.storage.sqlite import commits
 from memoryd.storage.sqlite import store as sqlite_store
 from memoryd.v1 import memory_service_pb2, message_pb2
 from memoryd.wire import dict_to_struct
@@ -89,13 +90,13 @@ async def _run(calls: int, concurrency: int, sql: _SqlClock | None, data_dir: st
     method = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name["SaveMessage"]
     options = {"request_type": memory_service_pb2.SaveMessageRequest, "rpc": method.full_name}
     groups: collections.Counter = collections.Counter()
-    commit_group = sqlite_store.SqliteStore._commit_group
+    commit_group = commits.GroupCommit._commit
 
-    def counted(store: Any, batch: list) -> list:
+    def counted(group: Any, conn: Any, batch: list, **kwargs: Any) -> list:
         groups[len(batch)] += 1
-        return commit_group(store, batch)
+        return commit_group(group, conn, batch, **kwargs)
 
-    sqlite_store.SqliteStore._commit_group = counted
+    commits.GroupCommit._commit = counted
     context = _Context()
     try:
 
@@ -118,7 +119,7 @@ async def _run(calls: int, concurrency: int, sql: _SqlClock | None, data_dir: st
         await save(requests)
         cpu, loop_cpu, seconds = time.process_time() - cpu, time.thread_time() - loop_cpu, time.monotonic() - started
     finally:
-        sqlite_store.SqliteStore._commit_group = commit_group
+        commits.GroupCommit._commit = commit_group
         await parts.vectors.close()
         await parts.store.close()
     result = {

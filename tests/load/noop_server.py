@@ -10,7 +10,9 @@ the cost of moving a response of that size through grpc and protobuf and nothing
 stream open and sends nothing. It registers every service
 found in the generated `memoryd.v1.*_service_pb2_grpc` modules (so new services such
 as vector search are covered as soon as their stubs exist), with reflection and
-health on, exactly like memoryd, so the same ghz configs run against both.
+health on, exactly like memoryd, so the same ghz configs run against both; like memoryd's,
+its handlers are registered as generic ones only (memoryd.transport.rpc.GenericOnly), so
+the ceiling pays what memoryd's transport pays.
 
     python tests/load/noop_server.py --listen 127.0.0.1:0 --port-file FILE
 """
@@ -36,6 +38,7 @@ import memoryd.v1
 import vector_load
 from memoryd.v1 import memory_service_pb2, message_pb2, vector_service_pb2
 from memoryd.transport.reflection import enable_reflection
+from memoryd.transport.rpc import GenericOnly
 
 
 def _service_modules():
@@ -168,10 +171,10 @@ async def serve(listen: str, port_file: Path | None, shaped: bool) -> None:
     for grpc_module, pb2_module in _service_modules():
         for service in pb2_module.DESCRIPTOR.services_by_name.values():
             add = getattr(grpc_module, f"add_{service.name}Servicer_to_server")
-            add(_noop_servicer(grpc_module, service, shaped), server)
+            add(_noop_servicer(grpc_module, service, shaped), GenericOnly(server))
             names.append(service.full_name)
     health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, GenericOnly(server))
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     enable_reflection(names, server)
     port = server.add_insecure_port(listen)

@@ -20,6 +20,8 @@ import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
+from memoryd.transport.rpc import GenericOnly
+
 V1ALPHA_SERVICE_NAME = reflection.SERVICE_NAME
 V1_PACKAGE = "grpc.reflection.v1"
 V1_SERVICE_NAME = f"{V1_PACKAGE}.ServerReflection"
@@ -86,7 +88,7 @@ def enable_reflection(service_names: Iterable[str], server: grpc.aio.Server) -> 
     _add_v1_descriptor(pool)
     names = (*service_names, V1_SERVICE_NAME, V1ALPHA_SERVICE_NAME)
     servicer = reflection.aio.ReflectionServicer(names, pool=MethodResolvingPool(pool))
-    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, GenericOnly(server))
     v1 = grpc.stream_stream_rpc_method_handler(
         servicer.ServerReflectionInfo,
         request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -80,17 +79,17 @@ class InflightBytes:
         self.used = 0
         self._waiters: collections.deque[tuple[int, asyncio.Future]] = collections.deque()
 
-    @contextlib.asynccontextmanager
-    async def hold(self, size: int):
-        size = 0 if size < INFLIGHT_MIN_BYTES else min(size, self.limit)
-        if size:
-            await self._acquire(size)
+    async def run(self, size: int, start: Callable[[], Awaitable[Any]]) -> Any:
+        """Await `start()` once `size` more bytes fit (at once for a small request)."""
+        if size < INFLIGHT_MIN_BYTES:
+            return await start()
+        size = min(size, self.limit)
+        await self._acquire(size)
         try:
-            yield
+            return await start()
         finally:
-            if size:
-                self.used -= size
-                self._wake()
+            self.used -= size
+            self._wake()
 
     async def _acquire(self, size: int) -> None:
         if not self._waiters and self.used + size <= self.limit:
@@ -150,19 +149,33 @@ def _budgets(remaining: float | None) -> tuple[float | None, float | None]:
 async def _answer_before(backstop: float | None, call: Awaitable[Any]) -> Any:
     """Stop waiting at `backstop` and answer UNAVAILABLE (retryable, with RetryInfo) rather
     than let the caller's deadline pass in silence: a store that hangs (unreachable server,
-    lock held by a dead client) still gets a status the client can act on."""
+    lock held by a dead client) still gets a status the client can act on.
+
+    asyncio.timeout's mechanism (a timer that cancels the task, told apart from any other
+    cancellation by Task.uncancel) without its context manager's per-call objects: every
+    unary call pays this."""
     if backstop is None:
         return await call
-    scope = asyncio.timeout(backstop)
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    fired = False
+
+    def expire() -> None:
+        nonlocal fired
+        fired = True
+        task.cancel()
+
+    timer = loop.call_at(loop.time() + backstop, expire)
     try:
-        async with scope:
-            return await call
-    except TimeoutError:
-        if scope.expired():
+        return await call
+    except asyncio.CancelledError:
+        if fired and task.uncancel() == 0:
             raise StorageUnavailable(
                 "storage did not answer before the call's deadline", reason="STORAGE_TIMEOUT"
             ) from None
         raise
+    finally:
+        timer.cancel()
 
 
 class CallerContext:
@@ -238,8 +251,10 @@ def unary(method: Callable[..., Awaitable[Any]]):
         async def body(servicer, request, context: CallerContext):
             if request_type is None:
                 return await confined_call(method, servicer, request, context, rpc)
-            async with inflight.hold(len(request)) if inflight is not None else contextlib.nullcontext():
-                return await confined_call(method, servicer, decode(request_type, request), context, rpc)
+            def start():  # decoding waits for the bytes in flight too
+                return confined_call(method, servicer, decode(request_type, request), context, rpc)
+
+            return await (inflight.run(len(request), start) if inflight is not None else start())
 
         started = time.perf_counter()
         try:
@@ -277,11 +292,32 @@ def server_stream(method: Callable[..., AsyncIterator[Any]]):
     return handler
 
 
+class GenericOnly:
+    """`server` as a generated add_*Servicer_to_server function sees it: its handlers are
+    registered as generic handlers only.
+
+    grpc.aio's serving loop keeps one pending future per *registered* method and, for every
+    call that arrives, runs asyncio.wait over all of them: with memoryd's ~50 methods that
+    cost ~50 µs of the event loop's time per call (docs/PERFORMANCE.md, run AC). All generic
+    handlers share one future; a call's method is then found by a dict lookup per service.
+    """
+
+    def __init__(self, server: grpc.aio.Server) -> None:
+        self._server = server
+
+    def add_generic_rpc_handlers(self, handlers) -> None:
+        self._server.add_generic_rpc_handlers(handlers)
+
+    def add_registered_method_handlers(self, service_name: str, handlers) -> None:
+        """Not registered (see the class): add_generic_rpc_handlers has them already."""
+
+
 def add_service(
     server: grpc.aio.Server, servicer: Any, service: ServiceDescriptor, inflight: InflightBytes | None = None
 ) -> None:
     """Register `servicer` (methods wrapped by `unary`/`server_stream`) for `service`, as the
-    generated add_*Servicer_to_server would, except that requests reach the wrapper as bytes."""
+    generated add_*Servicer_to_server would, except that requests reach the wrapper as bytes
+    and the handlers are generic only (GenericOnly)."""
     handlers = {}
     for method in service.methods:
         request_type = message_factory.GetMessageClass(method.input_type)
@@ -289,11 +325,14 @@ def add_service(
         if method.client_streaming:
             raise ValueError(f"{method.full_name}: client streaming is not supported")
         make = grpc.unary_stream_rpc_method_handler if method.server_streaming else grpc.unary_unary_rpc_method_handler
+        # A partial of the plain function, not of a bound method: grpc.aio asks
+        # inspect.iscoroutinefunction of the behavior on every call, which for a bound
+        # method behind a partial takes the slow path of inspect's signature checks.
         behavior = functools.partial(
-            getattr(servicer, method.name), rpc=method.full_name, request_type=request_type, inflight=inflight
-        )
+            getattr(type(servicer), method.name), servicer,
+            rpc=method.full_name, request_type=request_type, inflight=inflight,
+        )  # fmt: skip
         handlers[method.name] = make(
             behavior, request_deserializer=None, response_serializer=response_type.SerializeToString
         )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
-    server.add_registered_method_handlers(service.full_name, handlers)

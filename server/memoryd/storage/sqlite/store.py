@@ -1,10 +1,10 @@
 """SQLite adapter: the embedded default (one WAL file under the data dir).
 
-All writes run on one dedicated thread with one connection, each mutation as one
-`BEGIN IMMEDIATE` transaction that also appends its events, so event seqs commit in
-order. Reads run on a small pool of threads, each with its own connection (WAL lets
-readers proceed while the writer commits). One executor hop per operation keeps the
-event loop free without paying a thread switch per statement.
+Every mutation is one `BEGIN IMMEDIATE` transaction that also appends its events, committed
+in groups through one queue (commits.py): small appends on the event loop, everything else
+on one writer thread, so event seqs commit in order. Reads run on a small pool of threads,
+each with its own connection (WAL lets readers proceed while the writer commits), or on the
+loop's connection when they are LIMIT-bounded index reads (_query_inline).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpd
 from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, SessionGuard, Store, check_event_filter
 from memoryd.domain.windows import Window, WindowRequest
 from memoryd.storage.sqlite import reserve, windows
+from memoryd.storage.sqlite.commits import GroupCommit
 from memoryd.storage.sqlite.schema import INDEXES, MIGRATIONS, PRAGMAS, SCHEMA
 from memoryd.wire import decode_body, decode_messages, encode_body, encode_messages
 
@@ -52,8 +53,10 @@ NEWEST_UNARCHIVED = (
     " ORDER BY timestamp DESC, seq DESC LIMIT ?"
 )
 
-# Writes committed together at most (bounds the latency one group adds to its first write).
-GROUP_COMMIT_MAX = 64
+# Appends of at most this many messages and content bytes commit on the event loop
+# (commits.py): a SaveMessage's, not an import's or a 1 MiB message's.
+INLINE_APPEND_MESSAGES = 16
+INLINE_APPEND_BYTES = 64 << 10
 
 # Reads of at most this many rows by seq run on the event loop's connection (_query_inline).
 INLINE_ROWS = 16
@@ -126,20 +129,17 @@ def _is_full(exc: BaseException) -> bool:
     return code & 0xFF == sqlite3.SQLITE_FULL or code == sqlite3.SQLITE_IOERR_SHMSIZE
 
 
-def _settle(future: asyncio.Future, ok: bool, value: Any) -> None:
-    if future.done():  # the caller was cancelled; its write committed (or failed) regardless
-        return
-    if ok:
-        future.set_result(value)
-    elif isinstance(value, sqlite3.OperationalError):
-        future.set_exception(_failure(value))
-    else:
-        future.set_exception(value)
-
-
-def _settle_all(settled: list[tuple[asyncio.Future, bool, Any]]) -> None:
-    for future, ok, value in settled:
-        _settle(future, ok, value)
+def _small(messages: Sequence[Message]) -> bool:
+    """An append that may commit on the event loop (commits.py): a few short messages."""
+    if len(messages) > INLINE_APPEND_MESSAGES:
+        return False
+    size = 0
+    for m in messages:
+        body = m.encoded_body  # read before any body field: reading one decodes it
+        if body is None and (m.segments or m.tool_calls or m.metadata):
+            return False  # a decoded body of unknown size (the transports' messages arrive encoded)
+        size += len(m.content) + (len(body) if body is not None else len(m.reasoning_content))
+    return size <= INLINE_APPEND_BYTES
 
 
 def _placeholders(n: int) -> str:
@@ -265,25 +265,26 @@ class SqliteStore(Store):
         self._connections_lock = threading.Lock()
         self._writer: ThreadPoolExecutor | None = None
         self._reader: ThreadPoolExecutor | None = None
-        # Writes waiting for the writer thread (group commit, see _write).
-        self._queue: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future, asyncio.AbstractEventLoop]] = []
-        self._queue_lock = threading.Lock()
-        self._draining = False
+        self._commits: GroupCommit | None = None
 
     # -- plumbing ----------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
+        """The calling thread's connection."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-            for pragma in PRAGMAS:
-                conn.execute(pragma)
-            # NORMAL in WAL mode: a committed transaction survives a crash or kill -9 of
-            # this process (the WAL is in the OS page cache); only a power loss or OS
-            # crash can lose the newest commits. FULL closes that gap at a fsync per commit.
-            conn.execute(f"PRAGMA synchronous={self._synchronous}")
-            self._local.conn = conn
-            with self._connections_lock:
-                self._connections.append(conn)
+            conn = self._local.conn = self._connect()
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        for pragma in PRAGMAS:
+            conn.execute(pragma)
+        # NORMAL in WAL mode: a committed transaction survives a crash or kill -9 of
+        # this process (the WAL is in the OS page cache); only a power loss or OS
+        # crash can lose the newest commits. FULL closes that gap at a fsync per commit.
+        conn.execute(f"PRAGMA synchronous={self._synchronous}")
+        with self._connections_lock:
+            self._connections.append(conn)
         return conn
 
     def _read(self, fn: Callable[..., T], *args: Any) -> T:
@@ -297,75 +298,14 @@ class SqliteStore(Store):
         except sqlite3.OperationalError as exc:
             raise _failure(exc) from exc
 
-    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `fn` in a write transaction, committed together with the writes queued beside it.
-
-        Group commit: the writer thread takes every queued write (up to GROUP_COMMIT_MAX) into
-        one BEGIN IMMEDIATE … COMMIT, each inside its own SAVEPOINT, so one failing write rolls
-        back alone while the others share a single commit and a single thread hop. Each caller
-        is answered only after the COMMIT, so an acknowledged write is durable; order is FIFO.
-        """
-        if self._writer is None:
+    async def _write(self, fn: Callable[[sqlite3.Connection], T], *, inline: bool = False) -> T:
+        """Run `fn` in a write transaction, committed together with the writes queued beside
+        it (commits.py); `inline`: a small write, which may commit on the event loop."""
+        if self._commits is None:
             raise StorageUnavailable("the SQLite store is not open")
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future = loop.create_future()
-        with self._queue_lock:
-            self._queue.append((fn, future, loop))
-            start_drain = not self._draining
-            self._draining = True
-        if start_drain:
-            try:
-                self._writer.submit(self._drain)
-            except RuntimeError as exc:  # the store is closing
-                with self._queue_lock:
-                    self._queue.clear()
-                    self._draining = False
-                raise StorageUnavailable("the SQLite store is closing") from exc
-        result = await future
+        result = await self._commits.write(fn, inline=inline)
         self.notifier.notify()
         return result
-
-    def _drain(self) -> None:
-        """Writer thread: commit queued writes in groups until the queue is empty."""
-        while True:
-            with self._queue_lock:
-                batch = self._queue[:GROUP_COMMIT_MAX]
-                del self._queue[:GROUP_COMMIT_MAX]
-                if not batch:
-                    self._draining = False
-                    return
-            outcomes = self._commit_group(batch)
-            # One wake-up per event loop for the whole group, not one per write.
-            by_loop: dict[asyncio.AbstractEventLoop, list] = {}
-            for (_, future, loop), (ok, value) in zip(batch, outcomes):
-                by_loop.setdefault(loop, []).append((future, ok, value))
-            for loop, settled in by_loop.items():
-                with contextlib.suppress(RuntimeError):  # the caller's loop has closed
-                    loop.call_soon_threadsafe(_settle_all, settled)
-
-    def _commit_group(self, batch: list) -> list[tuple[bool, Any]]:
-        conn = self._conn()
-        outcomes: list[tuple[bool, Any]] = []
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            for fn, _, _ in batch:
-                conn.execute("SAVEPOINT write")
-                try:
-                    outcomes.append((True, fn(conn)))
-                    conn.execute("RELEASE write")
-                except Exception as exc:  # noqa: BLE001 - handed to that write's caller
-                    if _is_full(exc):
-                        raise  # SQLite may have rolled the whole group back already: fail it whole
-                    conn.execute("ROLLBACK TO write")
-                    conn.execute("RELEASE write")
-                    outcomes.append((False, exc))
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            failure = _failure(exc)
-            return [(False, failure)] * len(batch)
-        return outcomes
 
     async def _query(self, fn: Callable[..., T], *args: Any) -> T:
         return await self._run(self._reader, self._read, fn, *args)
@@ -393,6 +333,7 @@ class SqliteStore(Store):
         for released in (False, True):
             self._writer = ThreadPoolExecutor(1, thread_name_prefix="sqlite-writer")
             self._reader = ThreadPoolExecutor(self._readers, thread_name_prefix="sqlite-reader")
+            self._commits = GroupCommit(self._writer, self._conn, self._connect, _failure, _is_full)
             try:
                 await self._run(self._writer, self._create_schema)
                 break
@@ -423,6 +364,9 @@ class SqliteStore(Store):
         conn.executescript(INDEXES)
 
     async def close(self) -> None:
+        if self._commits is not None:
+            self._commits.close()
+            self._commits = None
         executors, self._writer, self._reader = (self._writer, self._reader), None, None
         for executor in executors:
             if executor is not None:
@@ -591,7 +535,7 @@ class SqliteStore(Store):
             events = self._append_events(conn, tenant, drafts + ev.appended(session_id, stored), now)
             return AppendResult(stored, event_seq=events[-1].seq if events else 0)
 
-        return await self._write(tx)
+        return await self._write(tx, inline=_small(messages))
 
     async def history(self, tenant: str, session_id: str, limit: int, max_bytes: int | None = None) -> list[Message]:
         def read(conn: sqlite3.Connection) -> list[Message]:

@@ -1,0 +1,271 @@
+"""Group commit for the SQLite store: every write goes through one FIFO queue and commits
+with the writes queued beside it, in one `BEGIN IMMEDIATE … COMMIT`, each inside its own
+SAVEPOINT (a write that fails rolls back alone). A caller is answered only after the COMMIT,
+so an acknowledged write is durable; event seqs commit in queue order.
+
+Where a group commits:
+
+- **On the event loop**, for small writes (`inline`: an append of a few short messages, what
+  SaveMessage makes), on a connection of the loop's own. The statements of a small write cost
+  less than a hop to a thread and back, and a writer thread that needs the GIL after every
+  statement while the loop holds it waits for the GIL's switch interval each time
+  (docs/PERFORMANCE.md, run AC: groups of 3 writes, 0.37 ms of wall time per write in the
+  statements alone). A loop group waits while the loop still has ready callbacks (other
+  requests, whose writes join it), at most INLINE_LINGER_SECONDS: SQLite's COMMIT costs about
+  the same for one write as for twenty, so under load a group of many is cheaper per write,
+  and when the loop is idle the group commits at once.
+- **On the writer thread** for every other write (an import, a clear, a delete, a 1 MiB
+  message: their statements may take long, and must not stall the loop), and for a loop
+  group that finds the write lock held by another process (`--workers N`, the engine
+  process): the thread waits for the lock, the loop never does (its connection has no busy
+  timeout).
+
+The loop's connection never checkpoints the WAL (`wal_autocheckpoint=0`: a checkpoint's
+fsyncs would stall the loop); after every CHECKPOINT_EVERY loop commits the writer thread
+runs a passive checkpoint, as SQLite's own auto-checkpoint would after ~1,000 pages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from memoryd.domain.errors import StorageUnavailable
+
+log = structlog.get_logger("memoryd.storage.sqlite")
+
+# Writes committed together at most (bounds the latency one group adds to its first write).
+GROUP_COMMIT_MAX = 64
+# How long a loop group may wait for the loop's other ready work (and the writes it brings).
+INLINE_LINGER_SECONDS = 0.005
+# Loop commits between two passive checkpoints on the writer thread (~10-20 pages each).
+CHECKPOINT_EVERY = 64
+
+
+@dataclass(slots=True)
+class _Write:
+    fn: Callable[[sqlite3.Connection], Any]
+    future: asyncio.Future
+    loop: asyncio.AbstractEventLoop
+    inline: bool
+
+
+class _Busy(Exception):
+    """The loop's group met the write lock held by another connection: the thread retries it."""
+
+
+def _code(exc: BaseException) -> int:
+    return (exc.sqlite_errorcode or 0) & 0xFF if isinstance(exc, sqlite3.Error) else 0
+
+
+def _settle(future: asyncio.Future, ok: bool, value: Any) -> None:
+    if future.done():  # the caller was cancelled; its write committed (or failed) regardless
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+def _settle_all(settled: list[tuple[asyncio.Future, bool, Any]]) -> None:
+    for future, ok, value in settled:
+        _settle(future, ok, value)
+
+
+class GroupCommit:
+    """The write queue of one open SqliteStore (module docstring).
+
+    `thread_connection()` is the calling thread's connection (the writer thread's, here);
+    `loop_connection()` opens the loop's write connection, once. `failure(exc)` turns a SQLite
+    error into the error a write answers (a domain error); `is_full(exc)` says whether the
+    disk is full, which fails the whole group (SQLite may have rolled it back already).
+    """
+
+    def __init__(
+        self,
+        executor: ThreadPoolExecutor,
+        thread_connection: Callable[[], sqlite3.Connection],
+        loop_connection: Callable[[], sqlite3.Connection],
+        failure: Callable[[sqlite3.Error], Exception],
+        is_full: Callable[[BaseException], bool],
+    ) -> None:
+        self._executor = executor
+        self._thread_connection = thread_connection
+        self._open_loop_connection = loop_connection
+        self._loop_conn: sqlite3.Connection | None = None
+        self._failure = failure
+        self._is_full = is_full
+        self._queue: collections.deque[_Write] = collections.deque()
+        self._lock = threading.Lock()
+        self._draining = False  # one drain at a time: on the loop or on the thread
+        self._loop_commits = 0
+        self._checkpoint_queued = False
+        self.closed = False
+
+    async def write(self, fn: Callable[[sqlite3.Connection], Any], *, inline: bool) -> Any:
+        """Run `fn(conn)` in a write transaction, committed with the writes queued beside it."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+        with self._lock:
+            self._queue.append(_Write(fn, future, loop, inline))
+            start = not self._draining
+            self._draining = True
+        if start:
+            self._hand_on(loop)
+        return await future
+
+    # -- who commits next ------------------------------------------------------------------
+    def _hand_on(self, running: asyncio.AbstractEventLoop | None) -> None:
+        """The drain passes to where the queue's head commits (the caller holds the drain);
+        `running`: the event loop the caller runs on, None on the writer thread."""
+        with self._lock:
+            if self.closed:
+                queued, self._queue = self._queue, collections.deque()
+            elif not self._queue:
+                self._draining = False
+                return
+            else:
+                head, queued = self._queue[0], None
+        if queued is not None:
+            self._fail(queued)
+        elif not head.inline:
+            self._submit(self._drain_on_thread)
+        elif head.loop is running:
+            head.loop.call_soon(self._commit_on_loop, None)
+        else:
+            try:
+                head.loop.call_soon_threadsafe(self._commit_on_loop, None)
+            except RuntimeError:  # that loop has closed: nobody waits for its writes any more
+                with self._lock:
+                    while self._queue and self._queue[0].loop is head.loop:
+                        self._queue.popleft()
+                self._hand_on(running)
+
+    def _submit(self, job: Callable[..., None], *args: Any) -> None:
+        try:
+            self._executor.submit(job, *args)
+        except RuntimeError:  # the store is closing: nothing will drain the queue
+            self.close()
+            self._hand_on(None)
+
+    def close(self) -> None:
+        """From now on queued and new writes answer UNAVAILABLE (the store is closing)."""
+        self.closed = True
+
+    @staticmethod
+    def _fail(queued: collections.deque[_Write]) -> None:
+        error = StorageUnavailable("the SQLite store is closing")
+        for write in queued:
+            with contextlib.suppress(RuntimeError):  # that loop has closed
+                write.loop.call_soon_threadsafe(_settle, write.future, False, error)
+
+    # -- on the event loop -------------------------------------------------------------------
+    def _commit_on_loop(self, lingering_since: float | None) -> None:
+        loop = asyncio.get_running_loop()
+        now = time.monotonic()
+        since = now if lingering_since is None else lingering_since
+        # asyncio's ready queue: callbacks this loop runs before it next waits for I/O. Other
+        # loops (no such attribute) commit at once.
+        if getattr(loop, "_ready", None) and len(self._queue) < GROUP_COMMIT_MAX and now - since < INLINE_LINGER_SECONDS:
+            loop.call_soon(self._commit_on_loop, since)
+            return
+        with self._lock:
+            batch: list[_Write] = []
+            while self._queue and len(batch) < GROUP_COMMIT_MAX:
+                head = self._queue[0]
+                if not head.inline or head.loop is not loop:
+                    break
+                batch.append(self._queue.popleft())
+        if not batch or self.closed:
+            with self._lock:
+                self._queue.extendleft(reversed(batch))
+            self._hand_on(loop)
+            return
+        try:
+            outcomes = self._commit(self._loop_connection(), batch, on_loop=True)
+        except _Busy:
+            with self._lock:
+                self._queue.extendleft(reversed(batch))
+            self._submit(self._drain_on_thread, True)
+            return
+        for write, (ok, value) in zip(batch, outcomes):
+            _settle(write.future, ok, value)
+        self._loop_commits += 1
+        if self._loop_commits % CHECKPOINT_EVERY == 0 and not self._checkpoint_queued:
+            self._checkpoint_queued = True
+            self._submit(self._checkpoint)
+        self._hand_on(loop)
+
+    def _loop_connection(self) -> sqlite3.Connection:
+        if self._loop_conn is None:
+            conn = self._open_loop_connection()
+            conn.execute("PRAGMA busy_timeout=0")  # a held lock sends the group to the thread
+            conn.execute("PRAGMA wal_autocheckpoint=0")  # the thread checkpoints (_checkpoint)
+            self._loop_conn = conn
+        return self._loop_conn
+
+    # -- on the writer thread ----------------------------------------------------------------
+    def _drain_on_thread(self, take_small: bool = False) -> None:
+        """Commit queued writes in groups while the head is not the loop's, then hand on.
+        `take_small`: the head is a loop group that met a held lock; wait for it here."""
+        conn = self._thread_connection()
+        while True:
+            with self._lock:
+                if not self._queue or (self._queue[0].inline and not take_small):
+                    break
+                batch = [self._queue.popleft() for _ in range(min(GROUP_COMMIT_MAX, len(self._queue)))]
+            take_small = False
+            outcomes = self._commit(conn, batch, on_loop=False)
+            # One wake-up per event loop for the whole group, not one per write.
+            by_loop: dict[asyncio.AbstractEventLoop, list] = {}
+            for write, (ok, value) in zip(batch, outcomes):
+                by_loop.setdefault(write.loop, []).append((write.future, ok, value))
+            for loop, settled in by_loop.items():
+                with contextlib.suppress(RuntimeError):  # the caller's loop has closed
+                    loop.call_soon_threadsafe(_settle_all, settled)
+        self._hand_on(None)
+
+    def _checkpoint(self) -> None:
+        self._checkpoint_queued = False
+        try:
+            self._thread_connection().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error as exc:  # the next one tries again; SQLite's own would have failed alike
+            log.info("sqlite_checkpoint_failed", error=str(exc))
+
+    # -- one group -----------------------------------------------------------------------------
+    def _commit(self, conn: sqlite3.Connection, batch: list[_Write], *, on_loop: bool) -> list[tuple[bool, Any]]:
+        """(ok, result or error) of each write of `batch`, committed as one transaction.
+        On the loop, a lock held elsewhere raises _Busy (nothing of the group stays)."""
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for write in batch:
+                conn.execute("SAVEPOINT write")
+                try:
+                    outcomes.append((True, write.fn(conn)))
+                    conn.execute("RELEASE write")
+                except Exception as exc:  # noqa: BLE001 - handed to that write's caller
+                    if self._is_full(exc) or (on_loop and _code(exc) == sqlite3.SQLITE_BUSY):
+                        raise  # SQLite may have rolled the whole group back already: not this write's alone
+                    conn.execute("ROLLBACK TO write")
+                    conn.execute("RELEASE write")
+                    outcomes.append((False, self._failure(exc) if isinstance(exc, sqlite3.OperationalError) else exc))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if on_loop and _code(exc) == sqlite3.SQLITE_BUSY:
+                raise _Busy from exc
+            failure = self._failure(exc)
+            return [(False, failure)] * len(batch)
+        return outcomes
