@@ -3,8 +3,9 @@ in-process as the gRPC server calls it (request bytes in, rpc.add_service's opti
 callers at once, the load suite's `save_message` message (platform and sender metadata, over
 1,000 sessions), on the embedded default (the engine process indexes beside it and is not
 counted). Prints one JSON line: the process's CPU per call, the event loop thread's share (the
-rest is the SQLite writer thread's), the commit groups' sizes and, with `--sql`, the writer
-thread's CPU per write by SQL statement (clocked around each `execute`, which adds a little).
+rest is the SQLite writer thread's: its checkpoints; small appends commit on the loop,
+storage/sqlite/commits.py), the commit groups' sizes and, with `--sql`, the CPU per write by
+SQL statement (clocked around each `execute`, which adds a little).
 
     .venv/bin/python tests/load/bench_save_split.py --calls 5000 --sql
 
@@ -137,7 +138,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=5_000)
     parser.add_argument("--concurrency", type=int, default=16, help="callers at once (the scenario's)")
-    parser.add_argument("--sql", action="store_true", help="also clock each SQL statement of the writer thread")
+    parser.add_argument("--sql", action="store_true", help="also clock each SQL statement of the writes")
     args = parser.parse_args()
     sql = _SqlClock() if args.sql else None
     if sql is not None:

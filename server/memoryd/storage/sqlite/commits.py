@@ -64,6 +64,14 @@ class _Busy(Exception):
     """The loop's group met the write lock held by another connection: the thread retries it."""
 
 
+class _Failed(Exception):
+    """A write of an optimistic group (no savepoints) failed with `error`."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+
 def _code(exc: BaseException) -> int:
     return (exc.sqlite_errorcode or 0) & 0xFF if isinstance(exc, sqlite3.Error) else 0
 
@@ -245,21 +253,22 @@ class GroupCommit:
     # -- one group -----------------------------------------------------------------------------
     def _commit(self, conn: sqlite3.Connection, batch: list[_Write], *, on_loop: bool) -> list[tuple[bool, Any]]:
         """(ok, result or error) of each write of `batch`, committed as one transaction.
-        On the loop, a lock held elsewhere raises _Busy (nothing of the group stays)."""
-        outcomes: list[tuple[bool, Any]] = []
+
+        Optimistic: the writes run one after another without savepoints (two statements a
+        write saved); if one fails, the group is rolled back and, when others are in it, run
+        again with each write in its own savepoint, so that only the failing one is left
+        out. (A write is a function of the database and its arguments: running it again is
+        running it once.) On the loop, a lock held elsewhere raises _Busy (nothing stays)."""
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for write in batch:
-                conn.execute("SAVEPOINT write")
-                try:
-                    outcomes.append((True, write.fn(conn)))
-                    conn.execute("RELEASE write")
-                except Exception as exc:  # noqa: BLE001 - handed to that write's caller
-                    if self._is_full(exc) or (on_loop and _code(exc) == sqlite3.SQLITE_BUSY):
-                        raise  # SQLite may have rolled the whole group back already: not this write's alone
-                    conn.execute("ROLLBACK TO write")
-                    conn.execute("RELEASE write")
-                    outcomes.append((False, self._failure(exc) if isinstance(exc, sqlite3.OperationalError) else exc))
+            try:
+                outcomes = self._run(conn, batch, on_loop, savepoints=False)
+            except _Failed as failed:
+                conn.execute("ROLLBACK")
+                if len(batch) == 1:
+                    return [(False, failed.error)]
+                conn.execute("BEGIN IMMEDIATE")
+                outcomes = self._run(conn, batch, on_loop, savepoints=True)
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             if conn.in_transaction:
@@ -268,4 +277,27 @@ class GroupCommit:
                 raise _Busy from exc
             failure = self._failure(exc)
             return [(False, failure)] * len(batch)
+        return outcomes
+
+    def _run(self, conn: sqlite3.Connection, batch: list[_Write], on_loop: bool, *, savepoints: bool):
+        """The outcomes of the writes in the open transaction; without savepoints the first
+        failure raises _Failed (the caller rolls back)."""
+        outcomes: list[tuple[bool, Any]] = []
+        for write in batch:
+            if savepoints:
+                conn.execute("SAVEPOINT write")
+            try:
+                outcomes.append((True, write.fn(conn)))
+            except Exception as exc:  # noqa: BLE001 - handed to that write's caller
+                if self._is_full(exc) or (on_loop and _code(exc) == sqlite3.SQLITE_BUSY):
+                    raise  # SQLite may have rolled the whole group back already: not this write's alone
+                error = self._failure(exc) if isinstance(exc, sqlite3.OperationalError) else exc
+                if not savepoints:
+                    raise _Failed(error) from None
+                conn.execute("ROLLBACK TO write")
+                conn.execute("RELEASE write")
+                outcomes.append((False, error))
+                continue
+            if savepoints:
+                conn.execute("RELEASE write")
         return outcomes

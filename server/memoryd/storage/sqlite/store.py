@@ -401,7 +401,13 @@ class SqliteStore(Store):
 
     # -- shared transaction steps ---------------------------------------------
     @staticmethod
-    def _append_events(conn: sqlite3.Connection, tenant: str, drafts: Sequence[EventDraft], now: int) -> list[Event]:
+    def _append_events(
+        conn: sqlite3.Connection, tenant: str, drafts: Sequence[EventDraft], now: int,
+        owners: dict[str, str] | None = None,
+    ) -> list[Event]:
+        """Write `drafts` as the tenant's next events. `owners`: session id -> user id as this
+        transaction left them, for sessions the caller has just read or written (the others'
+        are read here)."""  # fmt: skip
         if not drafts:
             return []
         # One statement reserves the seqs (the upsert returns the new last seq).
@@ -411,45 +417,52 @@ class SqliteStore(Store):
             (tenant, len(drafts)),
         ).fetchall()
         # Each event carries its session's owner, read in this transaction (after the change).
-        sessions = store_rules.event_sessions(drafts)
-        owners: dict[str, str] = {}
+        known = owners or {}
+        sessions = [s for s in store_rules.event_sessions(drafts) if s not in known]
         if sessions:
             in_sessions = _placeholders(len(sessions))
             query = f"SELECT session_id, user_id FROM sessions WHERE tenant = ? AND session_id IN ({in_sessions})"
-            owners = dict(conn.execute(query, (tenant, *sessions)).fetchall())
-        events = store_rules.numbered_events(tenant, drafts, last_seq, now, owners)
-        conn.executemany(
-            "INSERT INTO events (tenant, seq, time, session_id, type, payload, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(tenant, e.seq, e.time, e.session_id, int(e.type), json.dumps(e.payload), e.user_id) for e in events],
-        )
+            known = {**known, **dict(conn.execute(query, (tenant, *sessions)).fetchall())}
+        events = store_rules.numbered_events(tenant, drafts, last_seq, now, known)
+        rows = [(tenant, e.seq, e.time, e.session_id, int(e.type), json.dumps(e.payload), e.user_id) for e in events]
+        insert = "INSERT INTO events (tenant, seq, time, session_id, type, payload, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        if len(rows) == 1:
+            conn.execute(insert, rows[0])
+        else:
+            conn.executemany(insert, rows)
         return events
 
     @staticmethod
     def _insert_messages(
         conn: sqlite3.Connection, tenant: str, session_id: str, messages: Sequence[Message], now: int
-    ) -> list[Message]:
+    ) -> tuple[list[Message], dict[str, str]]:
+        """The stored messages, and the session's owner ({session id: user id}, for _append_events)."""
         n = len(messages)
         # One statement creates or bumps the session, reserves the seqs and raises the
         # session's timestamp high-water mark (the server stamp, Store.append).
-        ((last_seq, stamp),) = conn.execute(
+        ((last_seq, stamp, owner),) = conn.execute(
             "INSERT INTO sessions (tenant, session_id, last_seq, message_count, unarchived_count, last_activity,"
             " last_timestamp) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO UPDATE SET"
             " last_seq = last_seq + excluded.last_seq, message_count = message_count + excluded.message_count,"
             " unarchived_count = unarchived_count + excluded.unarchived_count, last_activity = excluded.last_activity,"
             " last_timestamp = max(last_timestamp, excluded.last_timestamp)"
-            " RETURNING last_seq, last_timestamp",
+            " RETURNING last_seq, last_timestamp, user_id",
             (tenant, session_id, n, n, n, now, store_rules.server_timestamp(messages, now)),
         ).fetchall()
         stored = store_rules.stored_messages(messages, last_seq, stamp)
-        conn.executemany(
+        rows = [
+            (tenant, session_id, m.seq, m.id, m.role, m.content, m.kind, m.timestamp, m.platform, encode_body(m))
+            for m in stored
+        ]
+        insert = (
             "INSERT INTO messages (tenant, session_id, seq, id, role, content, kind, timestamp, platform, body)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (tenant, session_id, m.seq, m.id, m.role, m.content, m.kind, m.timestamp, m.platform, encode_body(m))
-                for m in stored
-            ],
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
-        return stored
+        if n == 1:
+            conn.execute(insert, rows[0])
+        else:
+            conn.executemany(insert, rows)
+        return stored, {session_id: owner}
 
     @staticmethod
     def _delete_where(
@@ -526,13 +539,13 @@ class SqliteStore(Store):
             drafts: list[EventDraft] = []
             if attributes:
                 drafts += self._update_attributes(conn, tenant, session_id, attributes, now)[1]
-            stored = self._insert_messages(conn, tenant, session_id, messages, now)
+            stored, owners = self._insert_messages(conn, tenant, session_id, messages, now)
             if idempotency_key:
                 conn.execute(
                     "INSERT INTO idempotency (tenant, session_id, key, result, created) VALUES (?, ?, ?, ?, ?)",
                     (tenant, session_id, idempotency_key, encode_messages(stored), now),
                 )
-            events = self._append_events(conn, tenant, drafts + ev.appended(session_id, stored), now)
+            events = self._append_events(conn, tenant, drafts + ev.appended(session_id, stored), now, owners)
             return AppendResult(stored, event_seq=events[-1].seq if events else 0)
 
         return await self._write(tx, inline=_small(messages))
@@ -639,8 +652,8 @@ class SqliteStore(Store):
     ) -> tuple[list[Message], list[Message]]:
         def tx(conn: sqlite3.Connection) -> tuple[list[Message], list[Message]]:
             removed = self._delete_where(conn, tenant, session_id, "archived = 0", (), now)
-            stored = self._insert_messages(conn, tenant, session_id, messages, now) if messages else []
-            self._append_events(conn, tenant, ev.replaced(session_id, removed, stored), now)
+            stored, owners = self._insert_messages(conn, tenant, session_id, messages, now) if messages else ([], None)
+            self._append_events(conn, tenant, ev.replaced(session_id, removed, stored), now, owners)
             return stored, removed
 
         return await self._write(tx)
