@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import enum
 import functools
+import os
 import time
 import types
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,8 +38,13 @@ def utf8_len(text: str) -> int:
 
 
 def new_message_id() -> str:
-    # Opaque to callers; uuid4 keeps ids unique across replicas without coordination.
-    return uuid.uuid4().hex
+    """uuid.uuid4().hex, without building a UUID object (one per stored message).
+
+    Opaque to callers; uuid4 keeps ids unique across replicas without coordination."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    return raw.hex()
 
 
 @dataclass(slots=True, eq=False)
@@ -226,6 +231,17 @@ class EncodedBodyMessage(Message):
         msg = cls.stored("", 0, role, content, kind, timestamp, False, encoded_body, decode)
         msg._platform = platform
         return msg
+
+    def stored_as(self, msg_id: str, seq: int, timestamp: int) -> Message:
+        encoded = getattr(self, "_encoded", None)
+        if encoded is None:
+            return super().stored_as(msg_id, seq, timestamp)
+        # Still encoded (every written message from a transport): the head and the bytes.
+        copy = EncodedBodyMessage.stored(
+            msg_id, seq, self.role, self.content, self.kind, timestamp, False, encoded, self._decode
+        )
+        copy._platform = self._platform
+        return copy
 
     @property
     def encoded_body(self) -> bytes | None:

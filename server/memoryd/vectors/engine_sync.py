@@ -148,7 +148,12 @@ class EngineFollower(IndexSync):
             delay = self.linger_seconds if self._waiters else max(0.0, follow_at - time.monotonic())
             await wait_any((changed, self._wake), delay)
             if self.linger_seconds and not self._wake.is_set():
-                await asyncio.sleep(self.linger_seconds)  # a stream of saves: a wake per linger
+                # A stream of saves: the engine gathers them for LINGER_SECONDS anyway, so one
+                # wake per engine linger (a search's wait for a position cuts it short).
+                if self._waiters:
+                    await asyncio.sleep(self.linger_seconds)
+                else:
+                    await wait_any((self._wake,), LINGER_SECONDS)
 
     async def follow(self, *, urgent: bool = False) -> None:
         """The engine's positions (a tenant it has not loaded yet: its persisted cursor)."""
