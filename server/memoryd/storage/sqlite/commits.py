@@ -16,9 +16,10 @@ Where a group commits:
   and when the loop is idle the group commits at once.
 - **On the writer thread** for every other write (an import, a clear, a delete, a 1 MiB
   message: their statements may take long, and must not stall the loop), and for a loop
-  group that finds the write lock held by another process (`--workers N`, the engine
-  process): the thread waits for the lock, the loop never does (its connection has no busy
-  timeout).
+  group that keeps finding the write lock held by another process (`--workers N`, the engine
+  process): the loop's connection has no busy timeout, so the loop never waits for the lock;
+  it tries again every BUSY_RETRY_SECONDS (another process's group commits in well under
+  that) while it serves other calls, up to BUSY_RETRIES times, then the thread waits for it.
 
 The loop's connection never checkpoints the WAL (`wal_autocheckpoint=0`: a checkpoint's
 fsyncs would stall the loop); after every CHECKPOINT_EVERY loop commits the writer thread
@@ -50,6 +51,10 @@ GROUP_COMMIT_MAX = 64
 INLINE_LINGER_SECONDS = 0.005
 # Loop commits between two passive checkpoints on the writer thread (~10-20 pages each).
 CHECKPOINT_EVERY = 64
+# A loop group that finds the write lock held elsewhere tries again this often, this many
+# times (asyncio's timers are at least a millisecond), before the writer thread waits for it.
+BUSY_RETRY_SECONDS = 0.001
+BUSY_RETRIES = 10
 
 
 @dataclass(slots=True)
@@ -118,6 +123,7 @@ class GroupCommit:
         self._draining = False  # one drain at a time: on the loop or on the thread
         self._loop_commits = 0
         self._checkpoint_queued = False
+        self._busy_tries = 0
         self.closed = False
 
     async def write(self, fn: Callable[[sqlite3.Connection], Any], *, inline: bool) -> Any:
@@ -204,8 +210,17 @@ class GroupCommit:
         except _Busy:
             with self._lock:
                 self._queue.extendleft(reversed(batch))
-            self._submit(self._drain_on_thread, True)
+            # Another process commits (a group takes a fraction of a millisecond): try again
+            # shortly, the group growing meanwhile; a lock held longer (an import) is waited
+            # for on the thread.
+            self._busy_tries += 1
+            if self._busy_tries <= BUSY_RETRIES:
+                loop.call_later(BUSY_RETRY_SECONDS, self._commit_on_loop, None)
+            else:
+                self._busy_tries = 0
+                self._submit(self._drain_on_thread, True)
             return
+        self._busy_tries = 0
         for write, (ok, value) in zip(batch, outcomes):
             _settle(write.future, ok, value)
         self._loop_commits += 1
