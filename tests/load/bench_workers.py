@@ -15,6 +15,13 @@ ghz takes one core (`--cpus 1`) and the server the rest.
 
 Seeding (20,000 messages in 100 sessions, 5,000 vectors of 32 dims) is kept in --workdir.
 Prints one JSON object per measurement on stderr as it goes and a Markdown table at the end.
+
+`--scaling 1,2,4,8` measures scaling instead, on a machine with the cores for it: one server
+at a time with N workers, each scenario at N times its concurrency and connections (ghz
+`--ghz-cpus` cores for every N), RPS against one worker's. One prepared run of a few minutes
+(docs/PERFORMANCE.md, "Scaling with cores"):
+
+    .venv/bin/python tests/load/bench_workers.py --scaling 1,2,4,8 --ghz-cpus 6 --duration 6
 """
 
 from __future__ import annotations
@@ -109,10 +116,48 @@ def run(
     return rows
 
 
-def _measure(server, name: str, workers: int, round_: int, duration: float) -> dict:
+def scaling(
+    workdir: Path, counts: tuple[int, ...], duration: float, ghz_cpus: int, messages: int = 200,
+    vectors: int = 5_000, *, scenarios: tuple[str, ...] = SCENARIO_NAMES, env: dict[str, str] | None = None,
+) -> list[dict]:
+    """One server at a time with N workers (N of `counts`), every scenario at N times its
+    concurrency over N times its connections, ghz on `ghz_cpus` cores throughout."""
+    seeded = seed_data(workdir, messages, vectors)
+    rows = []
+    for workers in counts:
+        data_dir = workdir / f"data-scaling-{workers}w"
+        shutil.rmtree(data_dir, ignore_errors=True)
+        shutil.copytree(seeded, data_dir)
+        with start_memoryd(f"memoryd-{workers}w", workdir, data_dir, "--workers", str(workers), env=env) as server:
+            _settle(server.pid, 0.0)
+            for name in scenarios:
+                load = json.loads((SCENARIOS / f"{name}.json").read_text())
+                rows.append(_measure(
+                    server, name, workers, 1, duration, cpus=ghz_cpus,
+                    concurrency=load["concurrency"] * workers, extra=("--connections", str(load["connections"] * workers)),
+                ))  # fmt: skip
+        shutil.rmtree(data_dir, ignore_errors=True)
+    return rows
+
+
+def scaling_table(rows: list[dict]) -> str:
+    counts = sorted({r["workers"] for r in rows})
+    lines = [
+        "| RPC (ghz scenario) | " + " | ".join(f"{n} worker{'s' if n > 1 else ''}: RPS (x one), CPU ms/call" for n in counts) + " | errors |",
+        "|---|" + "---|" * len(counts) + "---|",
+    ]
+    for name in dict.fromkeys(r["scenario"] for r in rows):
+        by = {r["workers"]: r for r in rows if r["scenario"] == name}
+        one = by[counts[0]]["rps"] or 1.0
+        cells = [f"{by[n]['rps']:,.0f} ({by[n]['rps'] / one:.2f}x), {by[n]['cpu_ms_per_call']}" for n in counts]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {sum(r['errors'] for r in by.values())} |")
+    return "\n".join(lines)
+
+
+def _measure(server, name: str, workers: int, round_: int, duration: float, *, cpus: int = 1, **ghz) -> dict:
     idle = _idle_rate(server.pid)
     cpu, engine_cpu, started = tree_cpu_seconds(server.pid), _engine_cpu_seconds(server.pid), time.monotonic()
-    result = measure(server, SCENARIOS / f"{name}.json", target=f"{workers}w", duration=duration, cpus=1)
+    result = measure(server, SCENARIOS / f"{name}.json", target=f"{workers}w", duration=duration, cpus=cpus, **ghz)
     _settle(server.pid, idle)
     elapsed = time.monotonic() - started
     spent = tree_cpu_seconds(server.pid) - cpu - idle * elapsed
@@ -161,14 +206,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the measurements here")
     parser.add_argument("--scenarios", default=",".join(SCENARIO_NAMES), help="comma-separated, of " + ", ".join(SCENARIO_NAMES))
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="a server setting (repeatable)")
+    parser.add_argument("--scaling", default="", metavar="N,N,...", help="measure scaling over these worker counts instead")
+    parser.add_argument("--ghz-cpus", type=int, default=1, help="cores ghz may use (--scaling)")
     args = parser.parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="memoryd-bench-workers-"))
     workdir.mkdir(parents=True, exist_ok=True)
     env = dict(item.split("=", 1) for item in args.env)
     scenarios = tuple(name for name in args.scenarios.split(",") if name)
-    rows = run(workdir, args.rounds, args.duration, args.messages, args.vectors, scenarios=scenarios, env=env)
+    if args.scaling:
+        counts = tuple(int(n) for n in args.scaling.split(","))
+        rows = scaling(workdir, counts, args.duration, args.ghz_cpus, args.messages, args.vectors, scenarios=scenarios, env=env)
+    else:
+        rows = run(workdir, args.rounds, args.duration, args.messages, args.vectors, scenarios=scenarios, env=env)
     (args.json or workdir / "bench_workers.json").write_text(json.dumps(rows, indent=1))
-    print(table(rows))
+    print(scaling_table(rows) if args.scaling else table(rows))
     return 0
 
 
