@@ -16,6 +16,7 @@ more layers. Same results: numbers stay floats.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from google.protobuf import struct_pb2
@@ -76,6 +77,16 @@ def body_from_proto(pb: message_pb2.Message) -> dict[str, Any]:
         "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in pb.tool_calls],
         "tool_call_id": pb.tool_call_id,
     }
+
+
+def body_lookup(data: bytes, keys: Iterable[str], segment_type: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """From an encoded body, the metadata entries of `keys` and the segments of `segment_type`,
+    as body_from_proto gives them, without converting the rest."""
+    pb = message_pb2.Message.FromString(data)
+    fields = pb.metadata.fields
+    metadata = {key: _value_to_py(fields[key]) for key in keys if key in fields}
+    segments = [{"type": s.type, "data": struct_to_dict(s.data)} for s in pb.segments if s.type == segment_type]
+    return metadata, segments
 
 
 def fill_body(msg: Message, pb: message_pb2.Message) -> None:

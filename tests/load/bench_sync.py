@@ -1,9 +1,12 @@
 """The index synchronizer's own work, in one process (no server): a SQLite store seeded with
-`--messages` messages (SaveMessages-like appends of `--batch`, over 100 sessions), then one
+`--messages` messages (SaveMessages-like appends of `--batch`, over `--sessions`), then one
 IndexSync over it and a fresh Edge index applies the whole log. Prints one JSON line: the
 indexing rate (messages/s of `sync_once`) and, with `--profile FILE`, a cProfile of it.
 
     .venv/bin/python tests/load/bench_sync.py --messages 100000
+    .venv/bin/python tests/load/bench_sync.py --messages 5000 --batch 1 --sessions 1000 --events 150 --metadata
+        # what SaveMessage traffic gives the engine's synchronizer: passes of single messages
+        # over many sessions, each with the load suite's platform and sender metadata
 """
 
 from __future__ import annotations
@@ -20,19 +23,19 @@ from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.v1 import message_pb2
 from memoryd.vectors.sync import IndexSync, difference
-from memoryd.wire import message_from_pb
+from memoryd.wire import dict_to_struct, message_from_pb
 
-SESSIONS = 100
-
-
-async def _seed(store: SqliteStore, messages: int, batch: int) -> None:
+async def _seed(store: SqliteStore, messages: int, batch: int, sessions: int, metadata: bool) -> None:
     for call in range((messages + batch - 1) // batch):
         first = call * batch
         pbs = [
             message_pb2.Message(role="user" if n % 2 == 0 else "assistant", content=f"message {n} about topic{n % 997}")
             for n in range(first, min(first + batch, messages))
         ]
-        await store.append("default", f"import-{call % SESSIONS}", [message_from_pb(pb) for pb in pbs], None, int(time.time() * 1000))
+        if metadata:
+            for n, pb in enumerate(pbs, first):
+                dict_to_struct({"platform": "load", "sender": {"id": f"user-{n % 97}"}}, pb.metadata)
+        await store.append("default", f"import-{call % sessions}", [message_from_pb(pb) for pb in pbs], None, int(time.time() * 1000))
 
 
 def _timed(obj, *names: str) -> dict[str, list[float]]:
@@ -58,7 +61,7 @@ async def _run(args: argparse.Namespace, folder: Path) -> dict:
     await store.open()
     await index.open()
     try:
-        await _seed(store, args.messages, args.batch)
+        await _seed(store, args.messages, args.batch, args.sessions, args.metadata)
         sync = IndexSync(store, index, batch=args.events)
         timings = _timed(store, "messages_by_seq", "read_events") | _timed(index, "_upsert_keywords")
         profile = cProfile.Profile() if args.profile else None
@@ -93,6 +96,8 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=1_000)
     parser.add_argument("--events", type=int, default=500, help="IndexSync's batch (events)")
+    parser.add_argument("--sessions", type=int, default=100, help="the appends go round these sessions")
+    parser.add_argument("--metadata", action="store_true", help="each message with the load suite's platform and sender")
     parser.add_argument("--profile", default="")
     parser.add_argument("--check", action="store_true", help="index vs store by message id afterwards")
     args = parser.parse_args()

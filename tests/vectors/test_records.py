@@ -52,3 +52,22 @@ def test_metadata_and_segments_give_the_same_record_encoded_or_decoded():
         "what the user saw", "u-1", "Ann", "slack", "model",
     )  # fmt: skip
     assert record.mentioned_ids == ("u-2", "u-3", "u-4")
+
+
+def test_an_encoded_body_is_read_only_as_far_as_the_record_needs():
+    """The synchronizer's records decode only the metadata entries they read (and mention
+    segments); the message keeps its encoded body, and the record equals the decoded one's."""
+    metadata = struct_pb2.Struct()
+    metadata.update({
+        "platform": "load", "sender": {"id": "user-7", "label": "Bo"}, "trace": {"spans": [1, 2, 3]},
+        "mentionedIds": ["u-9"], "notes": "not read",
+    })  # fmt: skip
+    pb = message_pb2.Message(
+        role="user", content="hello", metadata=metadata,
+        segments=[message_pb2.Segment(type="image"), message_pb2.Segment(type="text")],
+    )  # fmt: skip
+    message = _stored(pb)
+    record = record_of_message("s", message, None)
+    assert message.encoded_body == _body_bytes(pb)  # not decoded
+    assert record == record_of_message("s", _decoded(pb), None)
+    assert (record.platform, record.sender_id, record.speaker_label, record.mentioned_ids) == ("load", "user-7", "Bo", ("u-9",))

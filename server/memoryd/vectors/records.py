@@ -8,17 +8,28 @@ from typing import Any
 
 from memoryd.domain.models import Message
 from memoryd.domain.vectors import VectorRecord
+from memoryd.wire import body_lookup
 
 
 def _first_str(*values: Any) -> str:
     return next((v for v in values if isinstance(v, str) and v), "")
 
 
+# The metadata a record reads (record_of_message), and the segments it reads.
+METADATA_KEYS = (
+    "platform", "sender", "senderId", "sender_id", "userId", "mentions", "mentionedIds", "senderLabel", "speakerLabel",
+    "visibleContent",
+)  # fmt: skip
+MENTION = "mention"
+
+
 def _body(message: Message) -> tuple[dict[str, Any], Sequence[dict]]:
-    """The message's metadata and segments. A stored body that is empty (a message with
-    neither, most of them) is not decoded: decoding is most of what a record costs."""
-    if message.encoded_body == b"":
-        return {}, ()
+    """The message's metadata (what of it a record reads) and mention segments. A stored body
+    is decoded only that far: decoding all of it was most of what a record cost; an empty
+    one (a message with neither, most imported ones) not at all."""
+    encoded = message.encoded_body
+    if encoded is not None:
+        return body_lookup(encoded, METADATA_KEYS, MENTION) if encoded else ({}, ())
     return message.metadata or {}, message.segments or ()
 
 
@@ -41,7 +52,7 @@ def record_of_message(session_id: str, message: Message, model_id: str | None) -
             mentions.append(value)
     for segment in segments:
         data = segment.get("data") or {}
-        if segment.get("type") == "mention" and isinstance(data, dict):
+        if segment.get("type") == MENTION and isinstance(data, dict):
             value = _first_str(data.get("user_id"), data.get("userId"), data.get("id"))
             if value:
                 mentions.append(value)
@@ -51,7 +62,7 @@ def record_of_message(session_id: str, message: Message, model_id: str | None) -
         model_id=model_id,
         message_id=message.id,
         role=message.role,
-        platform=message.platform or "",
+        platform=_first_str(md.get("platform")),  # Message.platform, without decoding the rest
         sender_id=_first_str(md.get("senderId"), md.get("sender_id"), md.get("userId"), sender.get("id")),
         mentioned_ids=tuple(dict.fromkeys(mentions)),
         speaker_label=_first_str(md.get("senderLabel"), md.get("speakerLabel"), sender.get("label"), sender.get("name")),
