@@ -47,6 +47,12 @@ def new_message_id() -> str:
     return raw.hex()
 
 
+def platform_of(metadata: dict[str, Any] | None) -> str | None:
+    """A message's platform: its metadata's `platform`, when that is a string."""
+    value = metadata.get("platform") if metadata else None
+    return value if isinstance(value, str) else None
+
+
 @dataclass(slots=True, eq=False)
 class Message:
     role: str
@@ -93,8 +99,7 @@ class Message:
 
     @property
     def platform(self) -> str | None:
-        value = self.metadata.get("platform") if self.metadata else None
-        return value if isinstance(value, str) else None
+        return platform_of(self.metadata)
 
     def body(self) -> dict[str, Any]:
         """The fields no query filters on, stored together as one document/JSON blob."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memoryd.domain.models import Message
+from memoryd.domain.models import Message, platform_of
 from memoryd.domain.vectors import VectorRecord
 from memoryd.wire import body_lookup
 
@@ -62,7 +62,7 @@ def record_of_message(session_id: str, message: Message, model_id: str | None) -
         model_id=model_id,
         message_id=message.id,
         role=message.role,
-        platform=_first_str(md.get("platform")),  # Message.platform, without decoding the rest
+        platform=platform_of(md) or "",  # Message.platform, from the entries read
         sender_id=_first_str(md.get("senderId"), md.get("sender_id"), md.get("userId"), sender.get("id")),
         mentioned_ids=tuple(dict.fromkeys(mentions)),
         speaker_label=_first_str(md.get("senderLabel"), md.get("speakerLabel"), sender.get("label"), sender.get("name")),
