@@ -187,3 +187,45 @@ async def test_a_refused_append_in_a_loop_group_leaves_its_group_mates_stored(tm
         assert {e.session_id for e in events[-4:]} == {f"s{i}" for i in range(4)}
     finally:
         await store.close()
+
+
+async def test_more_concurrent_appends_than_a_group_holds_commit_in_full_groups(tmp_path, monkeypatch):
+    placement = Placement(monkeypatch)
+    store = SqliteStore(tmp_path / "m.db")
+    await store.open()
+    try:
+        writes = 2 * commits.GROUP_COMMIT_MAX + 5
+        await asyncio.gather(*(store.append("t", f"s{i}", _one(i), None, 1) for i in range(writes)))
+        sizes = [size for _, size in placement.groups]
+        assert sizes == [commits.GROUP_COMMIT_MAX, commits.GROUP_COMMIT_MAX, 5]
+        assert len(await store.recent_across_sessions("t", RecentQuery(limit=1000, roles=("user",)))) == writes
+    finally:
+        await store.close()
+
+
+async def test_a_loop_that_never_runs_out_of_ready_work_still_commits_within_the_linger(tmp_path, monkeypatch):
+    """A loop group waits for the loop's other ready callbacks at most INLINE_LINGER_SECONDS:
+    a task that always has more to do (a replay that yields at every step) does not hold it."""
+    placement = Placement(monkeypatch)
+    store = SqliteStore(tmp_path / "m.db")
+    await store.open()
+    try:
+        spinning = True
+
+        async def spin():
+            while spinning:
+                await asyncio.sleep(0)  # always ready again
+
+        spinner = asyncio.create_task(spin())
+        await asyncio.sleep(0)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        result = await asyncio.wait_for(store.append("t", "s", _one(0), None, 1), 5)
+        waited = loop.time() - started
+        spinning = False
+        await spinner
+        assert result.messages[0].content == "m0"
+        assert placement.groups == [(threading.current_thread().name, 1)]
+        assert waited >= commits.INLINE_LINGER_SECONDS  # it lingered while the loop was busy, then committed
+    finally:
+        await store.close()

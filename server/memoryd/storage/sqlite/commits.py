@@ -1,7 +1,8 @@
 """Group commit for the SQLite store: every write goes through one FIFO queue and commits
-with the writes queued beside it, in one `BEGIN IMMEDIATE … COMMIT`, each inside its own
-SAVEPOINT (a write that fails rolls back alone). A caller is answered only after the COMMIT,
-so an acknowledged write is durable; event seqs commit in queue order.
+with the writes queued beside it, in one `BEGIN IMMEDIATE … COMMIT`; a write that fails rolls
+back alone (the group runs again with a SAVEPOINT for each write: GroupCommit._commit). A
+caller is answered only after the COMMIT, so an acknowledged write is durable; event seqs
+commit in queue order.
 
 Where a group commits:
 
