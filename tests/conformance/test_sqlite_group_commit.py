@@ -53,6 +53,17 @@ async def test_writes_after_close_are_refused(tmp_path):
         await store.append("t", "s", [Message(role="user")], None, 1)
 
 
+@pytest.fixture
+async def store(tmp_path):
+    """An open SqliteStore of its own (the suite's `store` fixture is shared across tests)."""
+    opened = SqliteStore(tmp_path / "m.db")
+    await opened.open()
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
 class Placement:
     """Where each group committed (thread name) and its size: GroupCommit._commit, recorded."""
 
@@ -71,75 +82,60 @@ def _one(i: int) -> list[Message]:
     return [Message(role="user", content=f"m{i}", timestamp=i + 1)]
 
 
-async def test_small_appends_commit_on_the_loop_large_writes_on_the_thread_in_queue_order(tmp_path, monkeypatch):
+async def test_small_appends_commit_on_the_loop_large_writes_on_the_thread_in_queue_order(store, monkeypatch):
     placement = Placement(monkeypatch)
-    store = SqliteStore(tmp_path / "m.db")
-    await store.open()
-    try:
-        big = [Message(role="user", content=f"b{i}") for i in range(store_module.INLINE_APPEND_MESSAGES + 1)]
-        long = [Message(role="user", content="x" * (store_module.INLINE_APPEND_BYTES + 1))]
-        writes = [store.append("t", "s", _one(i), None, 1) for i in range(5)]
-        writes += [store.append("t", "s", big, None, 1), store.append("t", "s", long, None, 1)]
-        writes += [store.append("t", "s", _one(i), None, 1) for i in range(5, 10)]
-        results = await asyncio.gather(*writes)
-        # FIFO across both places: each write's events follow the previous write's.
-        seqs = [r.event_seq for r in results]
-        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
-        loop_thread = threading.current_thread().name
-        assert placement.groups[0] == (loop_thread, 5)  # the small ones before the big: one loop group
-        assert placement.groups[1][0].startswith("sqlite-writer")  # the big and the long (and what followed)
-        assert sum(size for _, size in placement.groups) == len(writes)
-        stored = await store.range("t", RangeQuery(session_id="s", limit=100))
-        assert len(stored) == 10 + len(big) + 1
-    finally:
-        await store.close()
+    big = [Message(role="user", content=f"b{i}") for i in range(store_module.INLINE_APPEND_MESSAGES + 1)]
+    long = [Message(role="user", content="x" * (store_module.INLINE_APPEND_BYTES + 1))]
+    writes = [store.append("t", "s", _one(i), None, 1) for i in range(5)]
+    writes += [store.append("t", "s", big, None, 1), store.append("t", "s", long, None, 1)]
+    writes += [store.append("t", "s", _one(i), None, 1) for i in range(5, 10)]
+    results = await asyncio.gather(*writes)
+    # FIFO across both places: each write's events follow the previous write's.
+    seqs = [r.event_seq for r in results]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    loop_thread = threading.current_thread().name
+    assert placement.groups[0] == (loop_thread, 5)  # the small ones before the big: one loop group
+    assert placement.groups[1][0].startswith("sqlite-writer")  # the big and the long (and what followed)
+    assert sum(size for _, size in placement.groups) == len(writes)
+    stored = await store.range("t", RangeQuery(session_id="s", limit=100))
+    assert len(stored) == 10 + len(big) + 1
 
 
-async def test_concurrent_small_appends_share_one_commit(tmp_path, monkeypatch):
+async def test_concurrent_small_appends_share_one_commit(store, monkeypatch):
     placement = Placement(monkeypatch)
-    store = SqliteStore(tmp_path / "m.db")
-    await store.open()
-    try:
-        await asyncio.gather(*(store.append("t", f"s{i}", _one(i), None, 1) for i in range(16)))
-        assert [size for _, size in placement.groups] == [16]
-    finally:
-        await store.close()
+    await asyncio.gather(*(store.append("t", f"s{i}", _one(i), None, 1) for i in range(16)))
+    assert [size for _, size in placement.groups] == [16]
 
 
-async def test_a_write_lock_held_elsewhere_sends_the_group_to_the_thread_and_the_loop_runs_on(tmp_path, monkeypatch):
+async def test_a_write_lock_held_elsewhere_sends_the_group_to_the_thread_and_the_loop_runs_on(store, tmp_path, monkeypatch):
     """Another process's writer (--workers N, the engine process) holds the lock: the loop's
     connection has no busy timeout, so its group waits on the writer thread, not on the loop."""
     placement = Placement(monkeypatch)
-    store = SqliteStore(tmp_path / "m.db")
-    await store.open()
-    try:
-        await store.append("t", "s", _one(0), None, 1)  # the loop's write connection exists
-        other = sqlite3.connect(tmp_path / "m.db", isolation_level=None, check_same_thread=False)
-        other.execute("BEGIN IMMEDIATE")
-        ticks = 0
+    await store.append("t", "s", _one(0), None, 1)  # the loop's write connection exists
+    other = sqlite3.connect(tmp_path / "m.db", isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    ticks = 0
 
-        async def ticker():
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.01)
-                ticks += 1
+    async def ticker():
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
 
-        ticking = asyncio.create_task(ticker())
-        save = asyncio.create_task(store.append("t", "s", _one(1), None, 1))
-        await asyncio.sleep(0.5)
-        assert not save.done() and ticks >= 20  # waiting for the lock, off the loop
-        other.execute("COMMIT")
-        other.close()
-        result = await asyncio.wait_for(save, 15)
-        ticking.cancel()
-        assert result.messages[0].content == "m1"
-        assert placement.groups[-1][0].startswith("sqlite-writer")
-        assert [m.content for m in await store.history("t", "s", 10)] == ["m0", "m1"]
-    finally:
-        await store.close()
+    ticking = asyncio.create_task(ticker())
+    save = asyncio.create_task(store.append("t", "s", _one(1), None, 1))
+    await asyncio.sleep(0.5)
+    assert not save.done() and ticks >= 20  # waiting for the lock, off the loop
+    other.execute("COMMIT")
+    other.close()
+    result = await asyncio.wait_for(save, 15)
+    ticking.cancel()
+    assert result.messages[0].content == "m1"
+    assert placement.groups[-1][0].startswith("sqlite-writer")
+    assert [m.content for m in await store.history("t", "s", 10)] == ["m0", "m1"]
 
 
-async def test_the_loop_connection_leaves_checkpoints_to_the_thread(tmp_path, monkeypatch):
+async def test_the_loop_connection_leaves_checkpoints_to_the_thread(store, monkeypatch):
     checkpoints: list[str] = []
     checkpoint = commits.GroupCommit._checkpoint
 
@@ -148,84 +144,64 @@ async def test_the_loop_connection_leaves_checkpoints_to_the_thread(tmp_path, mo
         checkpoint(group)
 
     monkeypatch.setattr(commits.GroupCommit, "_checkpoint", recorded)
-    store = SqliteStore(tmp_path / "m.db")
-    await store.open()
-    try:
-        for i in range(2 * commits.CHECKPOINT_EVERY):
-            await store.append("t", "s", _one(i), None, 1)  # one loop commit each
-        assert store._commits._loop_connection().execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
-        for _ in range(100):
-            if len(checkpoints) >= 2:
-                break
-            await asyncio.sleep(0.05)
-        assert len(checkpoints) == 2 and all(name.startswith("sqlite-writer") for name in checkpoints)
-    finally:
-        await store.close()
+    for i in range(2 * commits.CHECKPOINT_EVERY):
+        await store.append("t", "s", _one(i), None, 1)  # one loop commit each
+    assert store._commits._loop_connection().execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    for _ in range(100):
+        if len(checkpoints) >= 2:
+            break
+        await asyncio.sleep(0.05)
+    assert len(checkpoints) == 2 and all(name.startswith("sqlite-writer") for name in checkpoints)
 
 
-async def test_a_refused_append_in_a_loop_group_leaves_its_group_mates_stored(tmp_path, monkeypatch):
+async def test_a_refused_append_in_a_loop_group_leaves_its_group_mates_stored(store, monkeypatch):
     """The loop's groups run without savepoints first; one write refused (an owner mismatch)
     rolls the group back and it runs again with each write alone in a savepoint."""
     from memoryd.domain.errors import MemorydError
     from memoryd.domain.sessions import SessionAttributes, SessionUpdate
 
     placement = Placement(monkeypatch)
-    store = SqliteStore(tmp_path / "m.db")
-    await store.open()
-    try:
-        await store.append("t", "owned", _one(0), None, 1, SessionUpdate(SessionAttributes(user_id="alice")))
-        placement.groups.clear()
-        writes = [store.append("t", f"s{i}", _one(i), None, 1) for i in range(4)]
-        writes.insert(2, store.append("t", "owned", _one(9), None, 1, SessionUpdate(SessionAttributes(user_id="bob"))))
-        results = await asyncio.gather(*writes, return_exceptions=True)
-        assert isinstance(results[2], MemorydError) and results[2].reason == "SESSION_OWNER_MISMATCH"
-        assert all(not isinstance(r, BaseException) for i, r in enumerate(results) if i != 2)
-        assert placement.groups == [(threading.current_thread().name, 5)]
-        assert [m.content for m in await store.history("t", "owned", 10)] == ["m0"]
-        events = await store.read_events("t", 0, 100)
-        assert [e.seq for e in events] == list(range(1, len(events) + 1))  # no gap left by the refused write
-        assert {e.session_id for e in events[-4:]} == {f"s{i}" for i in range(4)}
-    finally:
-        await store.close()
+    await store.append("t", "owned", _one(0), None, 1, SessionUpdate(SessionAttributes(user_id="alice")))
+    placement.groups.clear()
+    writes = [store.append("t", f"s{i}", _one(i), None, 1) for i in range(4)]
+    writes.insert(2, store.append("t", "owned", _one(9), None, 1, SessionUpdate(SessionAttributes(user_id="bob"))))
+    results = await asyncio.gather(*writes, return_exceptions=True)
+    assert isinstance(results[2], MemorydError) and results[2].reason == "SESSION_OWNER_MISMATCH"
+    assert all(not isinstance(r, BaseException) for i, r in enumerate(results) if i != 2)
+    assert placement.groups == [(threading.current_thread().name, 5)]
+    assert [m.content for m in await store.history("t", "owned", 10)] == ["m0"]
+    events = await store.read_events("t", 0, 100)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))  # no gap left by the refused write
+    assert {e.session_id for e in events[-4:]} == {f"s{i}" for i in range(4)}
 
 
-async def test_more_concurrent_appends_than_a_group_holds_commit_in_full_groups(tmp_path, monkeypatch):
+async def test_more_concurrent_appends_than_a_group_holds_commit_in_full_groups(store, monkeypatch):
     placement = Placement(monkeypatch)
-    store = SqliteStore(tmp_path / "m.db")
-    await store.open()
-    try:
-        writes = 2 * commits.GROUP_COMMIT_MAX + 5
-        await asyncio.gather(*(store.append("t", f"s{i}", _one(i), None, 1) for i in range(writes)))
-        sizes = [size for _, size in placement.groups]
-        assert sizes == [commits.GROUP_COMMIT_MAX, commits.GROUP_COMMIT_MAX, 5]
-        assert len(await store.recent_across_sessions("t", RecentQuery(limit=1000, roles=("user",)))) == writes
-    finally:
-        await store.close()
+    writes = 2 * commits.GROUP_COMMIT_MAX + 5
+    await asyncio.gather(*(store.append("t", f"s{i}", _one(i), None, 1) for i in range(writes)))
+    sizes = [size for _, size in placement.groups]
+    assert sizes == [commits.GROUP_COMMIT_MAX, commits.GROUP_COMMIT_MAX, 5]
+    assert len(await store.recent_across_sessions("t", RecentQuery(limit=1000, roles=("user",)))) == writes
 
 
-async def test_a_loop_that_never_runs_out_of_ready_work_still_commits_within_the_linger(tmp_path, monkeypatch):
+async def test_a_loop_that_never_runs_out_of_ready_work_still_commits_within_the_linger(store, monkeypatch):
     """A loop group waits for the loop's other ready callbacks at most INLINE_LINGER_SECONDS:
     a task that always has more to do (a replay that yields at every step) does not hold it."""
     placement = Placement(monkeypatch)
-    store = SqliteStore(tmp_path / "m.db")
-    await store.open()
-    try:
-        spinning = True
+    spinning = True
 
-        async def spin():
-            while spinning:
-                await asyncio.sleep(0)  # always ready again
+    async def spin():
+        while spinning:
+            await asyncio.sleep(0)  # always ready again
 
-        spinner = asyncio.create_task(spin())
-        await asyncio.sleep(0)
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        result = await asyncio.wait_for(store.append("t", "s", _one(0), None, 1), 5)
-        waited = loop.time() - started
-        spinning = False
-        await spinner
-        assert result.messages[0].content == "m0"
-        assert placement.groups == [(threading.current_thread().name, 1)]
-        assert waited >= commits.INLINE_LINGER_SECONDS  # it lingered while the loop was busy, then committed
-    finally:
-        await store.close()
+    spinner = asyncio.create_task(spin())
+    await asyncio.sleep(0)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    result = await asyncio.wait_for(store.append("t", "s", _one(0), None, 1), 5)
+    waited = loop.time() - started
+    spinning = False
+    await spinner
+    assert result.messages[0].content == "m0"
+    assert placement.groups == [(threading.current_thread().name, 1)]
+    assert waited >= commits.INLINE_LINGER_SECONDS  # it lingered while the loop was busy, then committed
