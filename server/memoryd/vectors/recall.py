@@ -49,6 +49,7 @@ from memoryd.domain.vectors import (
     ModelCount,
     VectorIndex,
     VectorPoint,
+    VectorRecord,
     VectorSelector,
 )
 from memoryd.domain.windows import WindowMemo
