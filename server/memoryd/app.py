@@ -16,37 +16,43 @@ import structlog
 from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from memoryd.v1 import event_service_pb2, memory_service_pb2, metadata_service_pb2
-from memoryd.v1 import entry_service_pb2, summary_service_pb2, vector_service_pb2
 from memoryd import addresses, shutdown
 from memoryd.config import Config
 from memoryd.domain import recall
 from memoryd.domain.entries import Entries
 from memoryd.domain.errors import MemorydError, StorageFull, StorageUnavailable
-from memoryd.domain.memory import Memory
 from memoryd.domain.hooks import MessageHooks
+from memoryd.domain.memory import Memory
 from memoryd.domain.models import SYSTEM_TENANT, now_ms
-from memoryd.domain.retention import Retention
 from memoryd.domain.paging import PageTokens
+from memoryd.domain.retention import Retention
 from memoryd.domain.store import Store
 from memoryd.domain.summaries import SearchRecaller, Summaries
 from memoryd.domain.watch import WatchHub
 from memoryd.transport import tls
 from memoryd.transport.access import Gate, access_table
 from memoryd.transport.auth import Authenticator, check_bind
-from memoryd.transport.oidc import JwtSettings, JwtVerifier
-from memoryd.transport.tokens import FileWatch, TokenSource, prepare_tokens_file
 from memoryd.transport.http.server import HttpServer
+from memoryd.transport.oidc import JwtSettings, JwtVerifier
 from memoryd.transport.reflection import enable_reflection
 from memoryd.transport.rpc import GenericOnly, InflightBytes, add_service
+from memoryd.transport.servicers.entries import EntryServicer
 from memoryd.transport.servicers.events import EventServicer
 from memoryd.transport.servicers.memory import MemoryServicer
 from memoryd.transport.servicers.metadata import MetadataServicer
+from memoryd.transport.servicers.summaries import SummaryServicer
 from memoryd.transport.servicers.vectors import VectorServicer
+from memoryd.transport.tokens import FileWatch, TokenSource, prepare_tokens_file
+from memoryd.v1 import (
+    entry_service_pb2,
+    event_service_pb2,
+    memory_service_pb2,
+    metadata_service_pb2,
+    summary_service_pb2,
+    vector_service_pb2,
+)
 from memoryd.vectors.recall import VectorRecall
 from memoryd.vectors.setup import build_vectors, recall_defaults
-from memoryd.transport.servicers.entries import EntryServicer
-from memoryd.transport.servicers.summaries import SummaryServicer
 
 log = structlog.get_logger("memoryd.app")
 

@@ -21,8 +21,8 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from memoryd.v1 import memory_service_pb2, message_pb2
 from memoryd.domain.models import EncodedBodyMessage, Message
+from memoryd.v1 import memory_service_pb2, message_pb2
 
 # The fields a store keeps outside the body (columns / document fields of their own).
 HEAD_FIELDS = ("id", "seq", "role", "content", "kind", "timestamp", "archived")

@@ -11,8 +11,8 @@ from typing import Any
 import grpc
 
 from memoryd.v1 import (
-    event_pb2,
     entry_service_pb2_grpc,
+    event_pb2,
     event_service_pb2_grpc,
     memory_service_pb2_grpc,
     metadata_service_pb2_grpc,

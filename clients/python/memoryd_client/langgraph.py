@@ -28,7 +28,7 @@ import asyncio
 import json
 import time
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from langgraph.store.base import (
@@ -330,7 +330,7 @@ def _now_ms() -> int:
 
 
 def _datetime(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
 __all__ = ["DEFAULT_ROOT", "MemorydStore"]

@@ -23,8 +23,8 @@ import json
 from typing import Any
 
 from llama_index.core.base.llms.types import TextBlock, ToolCallBlock
-from llama_index.core.llms import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import PrivateAttr
+from llama_index.core.llms import ChatMessage, MessageRole
 from llama_index.core.storage.chat_store.base import BaseChatStore
 from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus
 

@@ -7,8 +7,8 @@ import logging
 import random
 import threading
 import time
-from typing import Any
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import grpc
 

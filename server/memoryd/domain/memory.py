@@ -15,6 +15,7 @@ from memoryd.domain.events import vectors_cleared
 from memoryd.domain.hooks import MessageHooks
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import (
+    RESERVED_NAMESPACE_PREFIX,
     AppendResult,
     ClearOutcome,
     ClearResult,
@@ -25,7 +26,6 @@ from memoryd.domain.models import (
     RangeQuery,
     RecentQuery,
     SessionInfo,
-    RESERVED_NAMESPACE_PREFIX,
     SessionMessage,
     now_ms,
 )

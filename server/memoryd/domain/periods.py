@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 DAY_MS = 86_400_000
 BEFORE = 1 * DAY_MS
@@ -80,7 +80,7 @@ def _span(start: datetime, end: datetime) -> Period:
 
 def _day(year: int, month: int, day: int) -> Period | None:
     try:
-        start = datetime(year, month, day, tzinfo=timezone.utc)
+        start = datetime(year, month, day, tzinfo=UTC)
     except ValueError:
         return None
     return _span(start, start + timedelta(days=1))
@@ -89,20 +89,20 @@ def _day(year: int, month: int, day: int) -> Period | None:
 def _month(year: int, month: int) -> Period | None:
     if not 1 <= month <= 12:
         return None
-    start = datetime(year, month, 1, tzinfo=timezone.utc)
-    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=timezone.utc)
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
     return _span(start, end)
 
 
 def _year(year: int) -> Period:
-    return _span(datetime(year, 1, 1, tzinfo=timezone.utc), datetime(year + 1, 1, 1, tzinfo=timezone.utc))
+    return _span(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC))
 
 
 def _latest(reference: datetime, month: int, day: int = 1) -> int:
     """The year of the latest (month, day) at or before the reference."""
     year = reference.year
     try:
-        if datetime(year, month, day, tzinfo=timezone.utc) > reference:
+        if datetime(year, month, day, tzinfo=UTC) > reference:
             year -= 1
     except ValueError:
         pass
@@ -115,7 +115,7 @@ def _month_number(name: str) -> int:
 
 def named_periods(text: str, reference_ms: int) -> list[Period]:
     """The periods `text` names, in the order found; [] when it names none."""
-    reference = datetime.fromtimestamp(reference_ms / 1000, tz=timezone.utc)
+    reference = datetime.fromtimestamp(reference_ms / 1000, tz=UTC)
     found: list[Period | None] = []
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(text):

@@ -10,9 +10,9 @@ The conformance suite in tests/conformance runs the same cases against every ada
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from collections.abc import Sequence
 from typing import Any
 
 from memoryd.domain.models import (

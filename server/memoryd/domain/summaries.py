@@ -20,8 +20,8 @@ import asyncio
 import enum
 import logging
 import uuid
-from dataclasses import dataclass, replace
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from memoryd.domain import context, paging, recall

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from google.protobuf import descriptor as pb_descriptor
 from google.protobuf.descriptor import FieldDescriptor, MethodDescriptor, ServiceDescriptor
 
-from memoryd.v1 import access_pb2
 from memoryd.domain import prefixes
 from memoryd.domain.errors import PermissionDenied, ResourceExhausted
 from memoryd.domain.limits import Limits
@@ -35,6 +34,7 @@ from memoryd.domain.store import Store
 from memoryd.transport.auth import Authenticator
 from memoryd.transport.principals import Caller, scope_name
 from memoryd.transport.validation import name_problem
+from memoryd.v1 import access_pb2
 
 UserAccess = access_pb2.UserAccess
 # Where the servicer, not the Gate, does the narrowing; and where the Gate needs no fields.

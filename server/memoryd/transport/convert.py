@@ -8,9 +8,9 @@ from typing import Any
 
 from google.protobuf import descriptor, message
 
-from memoryd.v1 import event_pb2, memory_service_pb2, message_pb2, metadata_service_pb2
 from memoryd.domain.models import Event, Message, MetadataEntry, SessionInfo
 from memoryd.domain.sessions import SessionAttributes
+from memoryd.v1 import event_pb2, memory_service_pb2, message_pb2, metadata_service_pb2
 from memoryd.wire import dict_to_struct, message_from_pb, message_head_to_pb, message_to_pb, struct_to_dict
 
 __all__ = [

@@ -21,11 +21,12 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from google.protobuf import struct_pb2
-from memoryd.v1 import message_pb2
+
 from memoryd.domain import recall, retention
 from memoryd.domain.errors import MAX_LISTED_VIOLATIONS, FieldViolation, InvalidArgument
 from memoryd.domain.limits import MAX_JSON_DEPTH, Limits
 from memoryd.domain.vectors import finite
+from memoryd.v1 import message_pb2
 
 
 def _invisible_characters() -> re.Pattern[str]:

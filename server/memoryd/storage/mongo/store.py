@@ -49,11 +49,24 @@ from pymongo.write_concern import WriteConcern
 from memoryd.domain import deadline, prefixes, sessions, store_rules
 from memoryd.domain import events as ev
 from memoryd.domain.errors import FailedPrecondition, StorageFull, StorageUnavailable
+from memoryd.domain.models import (
+    SERVER_NAMESPACE,
+    SYSTEM_TENANT,
+    AppendResult,
+    Event,
+    EventDraft,
+    EventType,
+    Message,
+    MetadataEntry,
+    Position,
+    RangeQuery,
+    RecentQuery,
+    SessionInfo,
+    SessionMessage,
+    SessionRecord,
+)
 from memoryd.domain.paging import ReadBudget
 from memoryd.domain.retention import RETENTION_LABEL
-from memoryd.domain.models import AppendResult, Event, EventDraft, EventType, Message, MetadataEntry, RangeQuery
-from memoryd.domain.models import Position, RecentQuery, SessionInfo, SERVER_NAMESPACE, SYSTEM_TENANT, SessionMessage
-from memoryd.domain.models import SessionRecord
 from memoryd.domain.sessions import LABEL_PAIR_SEPARATOR, SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, SessionGuard, Store, check_event_filter
 from memoryd.domain.windows import Window, WindowRequest

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
+from memoryd.domain import keywords
 from memoryd.domain.vectors import (
     Candidate,
     CollectionCount,
@@ -28,7 +29,6 @@ from memoryd.domain.vectors import (
     VectorSelector,
     dense_point_ids,
 )
-from memoryd.domain import keywords
 from memoryd.storage.qdrant import points as p
 
 Vector = Sequence[float] | keywords.Sparse

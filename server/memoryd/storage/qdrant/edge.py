@@ -40,10 +40,9 @@ import portalocker
 import qdrant_edge as qe
 
 from memoryd import shutdown
-from memoryd.domain import deadline
+from memoryd.domain import deadline, keywords
 from memoryd.domain.errors import StorageFull, StorageUnavailable
 from memoryd.storage.qdrant import edge_engine as engine
-from memoryd.domain import keywords
 from memoryd.storage.qdrant import points as p
 from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Search, no_space
 

@@ -19,9 +19,8 @@ from typing import Any, TypeVar
 from qdrant_client import AsyncQdrantClient
 from qdrant_client import models as qm
 
-from memoryd.domain import deadline
+from memoryd.domain import deadline, keywords
 from memoryd.domain.errors import StorageFull, StorageUnavailable
-from memoryd.domain import keywords
 from memoryd.storage.qdrant import points as p
 from memoryd.storage.qdrant.base import Found, QdrantIndexBase, Row, Search, Vector, no_space
 

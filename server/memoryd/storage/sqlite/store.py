@@ -10,7 +10,6 @@ loop's connection when they are LIMIT-bounded index reads (_query_inline).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sqlite3
 import threading
@@ -24,11 +23,26 @@ import structlog
 from memoryd.domain import events as ev
 from memoryd.domain import prefixes, store_rules
 from memoryd.domain.errors import MemorydError, StorageFull, StorageUnavailable
+from memoryd.domain.models import (
+    BODY_FIELDS,
+    SERVER_NAMESPACE,
+    SYSTEM_TENANT,
+    AppendResult,
+    EncodedBodyMessage,
+    Event,
+    EventDraft,
+    EventType,
+    Message,
+    MetadataEntry,
+    RangeQuery,
+    RecentQuery,
+    SessionInfo,
+    SessionMessage,
+    SessionRecord,
+    utf8_len,
+)
 from memoryd.domain.paging import read_within
 from memoryd.domain.retention import RETENTION_LABEL
-from memoryd.domain.models import BODY_FIELDS, AppendResult, EncodedBodyMessage, Event, EventDraft, EventType, Message
-from memoryd.domain.models import MetadataEntry, RangeQuery, RecentQuery, SessionInfo, SessionMessage, SessionRecord
-from memoryd.domain.models import SERVER_NAMESPACE, SYSTEM_TENANT, utf8_len
 from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, SessionGuard, Store, check_event_filter
 from memoryd.domain.windows import Window, WindowRequest

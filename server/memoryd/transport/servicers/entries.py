@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memoryd.v1 import entry_service_pb2 as pb
-from memoryd.v1 import entry_service_pb2_grpc as pb_grpc
 from memoryd.domain import recall
 from memoryd.domain.entries import MAX_ENTRY_CHARS, Entries, Entry, normalize
 from memoryd.transport.access import Gate
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
+from memoryd.v1 import entry_service_pb2 as pb
+from memoryd.v1 import entry_service_pb2_grpc as pb_grpc
 
 MAX_TAGS = 32
 # Raw text may carry extra whitespace that normalization folds away, but not without bound.

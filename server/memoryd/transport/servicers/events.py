@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import collections
 
-from memoryd.v1 import event_service_pb2 as pb
-from memoryd.v1 import event_service_pb2_grpc as pb_grpc
-from memoryd.domain.limits import Limits
 from memoryd.domain import published
+from memoryd.domain.limits import Limits
 from memoryd.domain.models import Event, EventType
 from memoryd.domain.store import Store
 from memoryd.domain.watch import WatchFilter, WatchHub
@@ -15,6 +13,8 @@ from memoryd.transport.access import Gate
 from memoryd.transport.convert import event_to_proto, payload_from_proto
 from memoryd.transport.rpc import server_stream, unary
 from memoryd.transport.validation import Check
+from memoryd.v1 import event_service_pb2 as pb
+from memoryd.v1 import event_service_pb2_grpc as pb_grpc
 
 
 class _Responses:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from memoryd.v1 import memory_service_pb2 as pb
-from memoryd.v1 import memory_service_pb2_grpc as pb_grpc
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import DEFAULT_RECENT_ROLES, ClearTarget, RecentQuery
 from memoryd.domain.sessions import SessionFilter
@@ -18,6 +16,8 @@ from memoryd.transport.convert import (
 )
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
+from memoryd.v1 import memory_service_pb2 as pb
+from memoryd.v1 import memory_service_pb2_grpc as pb_grpc
 
 CLEAR_TARGETS = [t.value for t in ClearTarget]
 

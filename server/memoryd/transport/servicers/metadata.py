@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from memoryd.v1 import metadata_service_pb2 as pb
-from memoryd.v1 import metadata_service_pb2_grpc as pb_grpc
 from memoryd.domain.memory import Memory
 from memoryd.transport.access import Gate
 from memoryd.transport.convert import metadata_to_proto, struct_to_dict
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
+from memoryd.v1 import metadata_service_pb2 as pb
+from memoryd.v1 import metadata_service_pb2_grpc as pb_grpc
 
 
 class MetadataServicer(pb_grpc.MetadataServiceServicer):

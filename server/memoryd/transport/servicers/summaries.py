@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from memoryd.v1 import summary_service_pb2 as pb
-from memoryd.v1 import summary_service_pb2_grpc as pb_grpc
-from memoryd.v1 import vector_service_pb2 as vector_pb
 from memoryd.domain import recall
 from memoryd.domain.summaries import ContextRequest, SliceQuery, Summaries, Summary
 from memoryd.transport.access import Gate
 from memoryd.transport.convert import dict_to_struct, message_to_proto, struct_to_dict
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
+from memoryd.v1 import summary_service_pb2 as pb
+from memoryd.v1 import summary_service_pb2_grpc as pb_grpc
+from memoryd.v1 import vector_service_pb2 as vector_pb
 
 MAX_RECALL_TOP_K = 100
 DEFAULT_MESSAGES_PER_HIT = 50

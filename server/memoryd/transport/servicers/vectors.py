@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from memoryd.v1 import vector_service_pb2 as pb
-from memoryd.v1 import vector_service_pb2_grpc as pb_grpc
 from memoryd.domain import recall
 from memoryd.domain.vectors import VectorPoint, VectorRecord, VectorSelector
 from memoryd.transport.access import Gate
 from memoryd.transport.convert import message_to_proto
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
+from memoryd.v1 import vector_service_pb2 as pb
+from memoryd.v1 import vector_service_pb2_grpc as pb_grpc
 from memoryd.vectors.recall import VectorRecall
 
 MAX_POINTS = 1000
