@@ -1,4 +1,4 @@
-"""Runs a README section's shell commands verbatim against `memoryd serve` on its default
+"""Runs a README (or docs/) section's shell commands verbatim against `memoryd serve` on its default
 addresses (127.0.0.1:50051 and :50052). Those may be taken on a shared machine, so the
 server and the commands run in a private network namespace (`unshare -n`, root only)."""
 
@@ -10,13 +10,15 @@ import sys
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+GUIDE = README.parent / "docs" / "GUIDE.md"
+DEPLOYMENT = README.parent / "docs" / "DEPLOYMENT.md"
 MEMORYD = Path(sys.executable).parent / "memoryd"
 MARK = "=== next command ==="
 
 
-def section_commands(heading: str) -> list[str]:
-    """The shell commands of the README section under `heading`, continuation lines joined."""
-    section = README.read_text().split(heading + "\n", 1)[1].split("\n## ", 1)[0]
+def section_commands(heading: str, doc: Path = README) -> list[str]:
+    """The shell commands of `doc`'s section under `heading`, continuation lines joined."""
+    section = doc.read_text().split(heading + "\n", 1)[1].split("\n## ", 1)[0]
     commands = []
     for block in section.split("```sh\n")[1:]:
         command = ""

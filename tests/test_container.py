@@ -36,7 +36,7 @@ import pytest
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc
 from tests.conftest import free_port_pair
-from tests.readme_shell import section_commands
+from tests.readme_shell import DEPLOYMENT, section_commands
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGE_HOME = "/var/lib/memoryd"
@@ -200,7 +200,7 @@ def run_readme_docker_commands(stage: dict, home: Path, port: int, folder: Path)
     """The README's Docker section against the image's server: `docker build` and `docker run`
     checked against the Dockerfile, the rest run verbatim (`docker exec memoryd CMD` runs CMD
     here, image paths and published ports moved as the server's were); the last one's output."""
-    build, run, *rest = section_commands("## Docker")
+    build, run, *rest = section_commands("## Docker", DEPLOYMENT)
     assert build == "docker build -t memoryd ."
     argv = shlex.split(run)
     assert argv[:4] == ["docker", "run", "-d", "--name"] and argv[4] == "memoryd" and argv[-1] == "memoryd"

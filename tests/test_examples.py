@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-README_RUNS = sorted(set(re.findall(r"\.venv/bin/python (examples/\w+\.py)\b", (REPO / "README.md").read_text())))
+README_RUNS = sorted(set(re.findall(r"\.venv/bin/python (examples/\w+\.py)\b", "\n".join((REPO / doc).read_text() for doc in ("README.md", "docs/GUIDE.md")))))
 
 # A log line below warning: a JSON record, structlog's console form, or gRPC core's own
 # ("I1202 07:55:05.123 1234 chttp2_transport.cc:1403] ...").

@@ -5,7 +5,7 @@ and bounds (`setting`); its flag (--name) and environment variable (MEMORYD_NAME
 from its name. A flag wins over the environment, the environment over the default;
 secrets come from the environment only. A value outside its bounds, or a listen address
 that is not host:port, is refused at startup (ValueError: the CLI logs it as JSON and
-exits 2). README.md's table is generated from the same fields (scripts/config-table).
+exits 2). docs/DEPLOYMENT.md's table is generated from the same fields (scripts/config-table).
 """
 
 from __future__ import annotations
@@ -333,7 +333,7 @@ def load(args: argparse.Namespace | None = None, environ: dict[str, str] | None 
 
 
 def markdown_table() -> str:
-    """The configuration table of README.md (scripts/config-table prints it; a test keeps README in step)."""
+    """The configuration table of docs/DEPLOYMENT.md (scripts/config-table prints it; a test keeps it in step)."""
     defaults = Config()
     rows = ["| flag | environment | default | meaning |", "|---|---|---|---|"]
     for name, _, help_text, secret in _settings():

@@ -36,14 +36,15 @@ SOURCES = {
 SHELL_SUBSTITUTIONS = {"127.0.0.1:50051": '"$addr"', "/path/to/memoryd": '"$root"', "~/memoryd-ts-example": '"$work/ts-example"'}
 
 
-def readme_section(title: str) -> str:
-    return (ROOT / "README.md").read_text().split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+def section(doc: str, title: str) -> str:
+    return (ROOT / doc).read_text().split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
 
 
 def sections() -> dict[str, str]:
     return {
-        "README.md#clients": readme_section("Clients"),
-        "README.md#frameworks": readme_section("Use it from your agent framework"),
+        "README.md#first-call": section("README.md", "A first call from Python"),
+        "docs/GUIDE.md#clients": section("docs/GUIDE.md", "Clients"),
+        "docs/GUIDE.md#frameworks": section("docs/GUIDE.md", "Use it from your agent framework"),
         "docs/CLIENTS.md": (ROOT / "docs/CLIENTS.md").read_text(),
         "docs/INTEGRATIONS.md": (ROOT / "docs/INTEGRATIONS.md").read_text(),
     }

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from tests.readme_shell import can_unshare, run_verbatim, section_commands
+from tests.readme_shell import GUIDE, can_unshare, run_verbatim, section_commands
 
 
 @pytest.mark.skipif(not can_unshare(), reason="needs unshare -n (root), ip and curl")
 def test_readme_text_query_without_an_embedder_works_verbatim(tmp_path):
-    commands = section_commands("## Semantic memory")
+    commands = section_commands("## Semantic memory", GUIDE)
     curls = [c for c in commands if c.startswith("curl ")]
     assert len(curls) == 3, commands
     # The messages are indexed in the background: a search is repeated until it has hits.
