@@ -61,8 +61,7 @@ class SyncMemoryClient(Connection):
         token = ""
         while True:
             response = self._run(page(token))
-            for item in getattr(response, items):
-                yield item
+            yield from getattr(response, items)
             token = response.next_page_token
             if not token:
                 return

@@ -133,7 +133,7 @@ def keyword_scores(entries: Sequence[Entry], query: str) -> list[float]:
         return [0.0] * len(entries)
     text = _bm25(vector, [keywords.document_vector(e.text) for e in entries])
     tags = _bm25(vector, [keywords.document_vector(" ".join(e.tags)) for e in entries])
-    return [CONTENT_WEIGHT * t + TAG_WEIGHT * g for t, g in zip(text, tags)]
+    return [CONTENT_WEIGHT * t + TAG_WEIGHT * g for t, g in zip(text, tags, strict=True)]
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -178,7 +178,7 @@ def rank(
         scores = [semantic[i] or 0.0 for i in found]
     else:
         scores = recall.fuse([semantic[i] for i in found], [keyword[i] or None for i in found], keyword_weight, fusion)
-    hits = [EntryHit(newest_first[i], score, keyword[i], semantic[i] or 0.0) for i, score in zip(found, scores)]
+    hits = [EntryHit(newest_first[i], score, keyword[i], semantic[i] or 0.0) for i, score in zip(found, scores, strict=True)]
     hits.sort(key=lambda h: -h.score)  # stable: equal scores stay newest first
     return hits[:limit], semantic_used
 

@@ -71,5 +71,5 @@ def idf(document_frequency: int, documents: int) -> float:
 def score(query: Sparse, document: Sparse, frequencies: dict[int, int], documents: int) -> float:
     """BM25 of `document` for `query`, IDF over `documents` documents whose token document
     frequencies are `frequencies` (what the engine computes for a keyword point)."""
-    weights = dict(zip(document.indices, document.values))
+    weights = dict(zip(document.indices, document.values, strict=True))
     return sum(idf(frequencies.get(t, 0), documents) * weights[t] for t in query.indices if t in weights)

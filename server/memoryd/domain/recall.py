@@ -320,7 +320,7 @@ def semantic_agreement(semantic: Sequence[float | None], keyword: Sequence[float
     clear keyword match, or fewer than AGREEMENT_MIN_CANDIDATES semantic scores). Equal keyword
     scores are taken by semantic score, so the order an engine returns ties in never matters."""
     present = [s for s in semantic if s is not None]
-    clear = sorted(((k, s) for s, k in zip(semantic, keyword) if s is not None and k >= AGREEMENT_MIN_KEYWORD),
+    clear = sorted(((k, s) for s, k in zip(semantic, keyword, strict=True) if s is not None and k >= AGREEMENT_MIN_KEYWORD),
                    key=lambda pair: (-pair[0], -pair[1]))[:AGREEMENT_TOP]  # fmt: skip
     if not clear or len(present) < AGREEMENT_MIN_CANDIDATES:
         return None
@@ -356,8 +356,8 @@ def fusion_of(
     w = fusion_keyword_weight(keyword_weight, semantic_agreement(semantic, normalized))
     if fusion is Fusion.RECIPROCAL_RANK:
         best = 1.0 / (RRF_K + 1)
-        return Fused([((1 - w) * s + w * k) / best for s, k in zip(reciprocal_ranks(semantic), reciprocal_ranks(keyword))], w)
-    return Fused([(1 - w) * s + w * k for s, k in zip(min_max(semantic), normalized)], w)
+        return Fused([((1 - w) * s + w * k) / best for s, k in zip(reciprocal_ranks(semantic), reciprocal_ranks(keyword), strict=True)], w)
+    return Fused([(1 - w) * s + w * k for s, k in zip(min_max(semantic), normalized, strict=True)], w)
 
 
 def fuse(
@@ -405,10 +405,10 @@ def relevances(candidates: Iterable[Candidate], query: RecallQuery) -> list[Scor
         return [Scored(c, c.semantic if c.semantic is not None else 0.0) for c in kept]
     if not query.semantic:
         relevance = fuse([None] * len(kept), [c.keyword for c in kept], 1.0, query.fusion, keyword_cut)
-        return [Scored(c, r, 0.0) for c, r in zip(kept, relevance)]
+        return [Scored(c, r, 0.0) for c, r in zip(kept, relevance, strict=True)]
     semantic = [c.semantic for c in kept]
     fused = fusion_of(semantic, [c.keyword for c in kept], query.keyword_weight, query.fusion, keyword_cut)
-    return [Scored(c, r, 1 - fused.keyword_weight) for c, r in zip(kept, on_semantic_scale(fused.relevance, semantic))]
+    return [Scored(c, r, 1 - fused.keyword_weight) for c, r in zip(kept, on_semantic_scale(fused.relevance, semantic), strict=True)]
 
 
 def semantic_weight(query: RecallQuery, semantic: bool, keyword: bool, ranked: Sequence[Ranked]) -> float:
@@ -450,7 +450,7 @@ async def adjacency(scored: Sequence[Scored], query: RecallQuery, read: WindowRe
     windows = await read([_window_around(r, 1, query) for r in records])
     return {
         r.message_key: tuple(k for m in (*w.before, *w.after) for k in _neighbor_keys(r.session_id, m))
-        for r, w in zip(records, windows)
+        for r, w in zip(records, windows, strict=True)
         if w.message is not None
     }
 
@@ -516,7 +516,7 @@ def rank(
     ranked = []
     extra = slice_lifts if slice_lifts is not None else [0.0] * len(scored)
     for s, lift, when, by_slice in zip(
-        scored, lifts(scored, adjacent or {}, query.neighbor_weight), dated(scored, query, now), extra
+        scored, lifts(scored, adjacent or {}, query.neighbor_weight), dated(scored, query, now), extra, strict=True
     ):
         candidate = s.candidate
         score = (1 - w) * (s.relevance + lift + when + by_slice) + w * recency(
@@ -606,7 +606,7 @@ async def _choose(ranked: Sequence[Ranked], query: RecallQuery, read: WindowRead
         wanted = [r for r in requests if r is not None]
         found = iter(await read(wanted) if wanted else [])
         windows = [next(found) if r is not None else Window() for r in requests]
-        for candidate, window in zip(batch, windows):
+        for candidate, window in zip(batch, windows, strict=True):
             record = candidate.candidate.record
             key = _message_key(record.session_id, window.message) if window.message is not None else record.message_key
             if key in taken or (window.message is not None and window.message.id in excluded):
@@ -641,8 +641,8 @@ async def select_hits(ranked: Sequence[Ranked], query: RecallQuery, read: Window
         in_context_of = shown.get(key)
         shown[key] = index
 
-        def fresh(message: Message) -> bool:
-            return message.id not in excluded and _message_key(record.session_id, message) not in shown
+        def fresh(message: Message, session_id: str = record.session_id) -> bool:
+            return message.id not in excluded and _message_key(session_id, message) not in shown
 
         before = [m for m in window.before if fresh(m)]
         after = [m for m in window.after if fresh(m)]

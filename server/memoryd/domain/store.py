@@ -15,6 +15,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from memoryd.domain.erasure import UserRedaction
 from memoryd.domain.models import (
     AppendResult,
     Event,
@@ -81,6 +82,9 @@ class Clearing:
     session_records: Sequence[tuple[str, str | None]] = ()
     # A session clear checks it first (SessionGuard.check); None: unconditional.
     guard: SessionGuard | None = None
+    # Forgetting (ForgetUser, retention): the session's earlier events are redacted in the
+    # same transaction (domain/erasure.py: those erasure.session_event_erasable selects).
+    redact_events: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +362,12 @@ class Store(abc.ABC):
     ) -> bool:
         """Apply `writes` atomically, with a metadata-changed event per write and then
         `events`, only when `guard` holds; otherwise write nothing and return False.
+    @abc.abstractmethod
+    async def redact_events(self, tenant: str, redaction: UserRedaction, limit: int) -> int:
+        """Redact in place (erasure.redacted) up to `limit` of the tenant-wide events that
+        `redaction` matches, by index, in one transaction; returns how many (0: none is
+        left, as a redacted event matches no redaction). Seqs and types stay."""
+
 
         The guarded record must be among `writes` (a compare-and-set), so two writers
         that read the same guard value can never both commit.

@@ -159,7 +159,7 @@ class WindowMemo:
                 wanted[anchor] = request
         self._ahead = []
         if wanted:
-            for anchor, window in zip(wanted, await self._read(list(wanted.values()))):
+            for anchor, window in zip(wanted, await self._read(list(wanted.values())), strict=True):
                 self._kept[anchor] = (wanted[anchor].size, window)
         return [self._cut(r) for r in requests]
 

@@ -269,7 +269,7 @@ class ConnectMetricsInterceptor:
 
 def instrument_store(store: Any) -> Any:
     """Time every public coroutine method of a storage adapter, in place; returns the store."""
-    for name, member in inspect.getmembers(type(store), inspect.iscoroutinefunction):
+    for name, _function in inspect.getmembers(type(store), inspect.iscoroutinefunction):
         if name.startswith("_"):
             continue
         bound = getattr(store, name)

@@ -46,7 +46,7 @@ from pymongo.errors import (
 from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
-from memoryd.domain import deadline, prefixes, sessions, store_rules
+from memoryd.domain import deadline, erasure, prefixes, sessions, store_rules
 from memoryd.domain import events as ev
 from memoryd.domain.errors import FailedPrecondition, StorageFull, StorageUnavailable
 from memoryd.domain.models import (
@@ -65,6 +65,7 @@ from memoryd.domain.models import (
     SessionMessage,
     SessionRecord,
 )
+from memoryd.domain.erasure import UserRedaction
 from memoryd.domain.paging import ReadBudget
 from memoryd.domain.retention import RETENTION_LABEL
 from memoryd.domain.sessions import LABEL_PAIR_SEPARATOR, SessionAttributes, SessionFilter, SessionUpdate
@@ -137,6 +138,25 @@ def _doc_to_message(doc: dict[str, Any]) -> Message:
         timestamp=doc["timestamp"],
         segments=doc.get("segments") or [],
         metadata=doc.get("metadata") or {},
+_SESSION_EVENT_TYPES = [int(t) for t in erasure.SESSION_EVENT_TYPES]
+
+
+async def _write_redacted(db: AsyncDatabase, s: AsyncClientSession, tenant: str, docs: Sequence[dict[str, Any]]) -> None:
+    """Rewrite event documents (seq, type, payload) as erasure.redacted_payload leaves them, owner unstamped."""
+    if docs:
+        await db[EVENTS].bulk_write(
+            [
+                UpdateOne(
+                    {"tenant": tenant, "seq": d["seq"]},
+                    {"$set": {"payload": erasure.redacted_payload(EventType(d["type"]), d["payload"]), "user_id": ""}},
+                )
+                for d in docs
+            ],
+            ordered=False,
+            session=s,
+        )
+
+
         reasoning_content=doc.get("reasoning_content", ""),
         tool_calls=doc.get("tool_calls") or [],
         tool_call_id=doc.get("tool_call_id", ""),
@@ -954,6 +974,10 @@ class MongoStore(Store):
 
     async def clear_all(self, tenant: str, clearing: Clearing, now: int) -> tuple[int, int]:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[int, int]:
+            if clearing.redact_events:
+                erasable = {"$or": [{"user_id": {"$nin": ["", None]}}, {"type": {"$in": _SESSION_EVENT_TYPES}}]}
+                found = db[EVENTS].find({**session_filter, **erasable}, {"_id": 0, "seq": 1, "type": 1, "payload": 1}, session=s)
+                await _write_redacted(db, s, tenant, [d async for d in found])
             removed: dict[str, list[Message]] = {}
             removed_metadata = 0
             if clearing.messages:
@@ -1150,6 +1174,29 @@ class MongoStore(Store):
             return []
         seq: dict[str, int] = {"$gt": after_seq}
         if through_seq is not None:
+    async def redact_events(self, tenant: str, redaction: UserRedaction, limit: int) -> int:
+        selects: list[dict[str, Any]] = []
+        for prefix in redaction.namespace_prefixes:
+            upper = prefixes.upper_bound(prefix)
+            selects.append({"type": 8, "payload.namespace": {"$gte": prefix, **({"$lt": upper} if upper else {})}})
+        selects += [{"type": 8, "payload.namespace": name} for name in redaction.namespaces]
+        selects += [{"type": 8, "payload.namespace": n, "payload.key": k} for n, k in redaction.records]
+        selects += [{"type": 13, "payload.scope": scope} for scope in redaction.entry_scopes]
+
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> int:
+            docs: dict[int, dict[str, Any]] = {}
+            for select in selects:
+                if len(docs) >= limit:
+                    break
+                found = db[EVENTS].find(
+                    {"tenant": tenant, **select}, {"_id": 0, "seq": 1, "type": 1, "payload": 1}, session=s
+                ).limit(limit - len(docs))
+                docs.update({d["seq"]: d async for d in found})
+            await _write_redacted(db, s, tenant, list(docs.values()))
+            return len(docs)
+
+        return await self._write(tenant, tx)
+
             seq["$lte"] = through_seq
         query: dict[str, Any] = {"tenant": tenant, "seq": seq}
         if types:

@@ -128,7 +128,7 @@ class QdrantIndexBase(abc.ABC):
     async def upsert(self, points: Sequence[VectorPoint], indexed_at: int) -> list[str]:
         ids = [point.id for point in points]
         by_dimension: dict[int, list[Row]] = {}
-        for point_id, point in zip(ids, points):
+        for point_id, point in zip(ids, points, strict=True):
             by_dimension.setdefault(len(point.vector), []).append(
                 (point_id, point.vector, p.payload_of(point.tenant, point.record, indexed_at))
             )
@@ -142,7 +142,7 @@ class QdrantIndexBase(abc.ABC):
         if points:
             rows: list[KeywordRow] = [
                 (point_id, point.record.text, p.payload_of(point.tenant, point.record, indexed_at, keyword=True))
-                for point_id, point in zip(ids, points)
+                for point_id, point in zip(ids, points, strict=True)
             ]
             await self._ensure(p.KEYWORD_SPACE)
             await self._upsert_keywords(rows)

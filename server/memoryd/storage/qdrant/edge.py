@@ -180,8 +180,9 @@ class _Pair:
         self.serving.shard.flush()
 
     def catch_up(self, shard: qe.EdgeShard, after: int) -> int:
-        for after, op in engine.read_ops(self.folder / engine.OPLOG_FILE, after):
+        for seq, op in engine.read_ops(self.folder / engine.OPLOG_FILE, after):
             engine.apply(shard, op)
+            after = seq
         return after
 
     def swap(self, built: qe.EdgeShard, after: int) -> None:

@@ -222,7 +222,7 @@ class GroupCommit:
                 self._submit(self._drain_on_thread, True)
             return
         self._busy_tries = 0
-        for write, (ok, value) in zip(batch, outcomes):
+        for write, (ok, value) in zip(batch, outcomes, strict=True):
             _settle(write.future, ok, value)
         self._loop_commits += 1
         if self._loop_commits % CHECKPOINT_EVERY == 0 and not self._checkpoint_queued:
@@ -252,7 +252,7 @@ class GroupCommit:
             outcomes = self._commit(conn, batch, on_loop=False)
             # One wake-up per event loop for the whole group, not one per write.
             by_loop: dict[asyncio.AbstractEventLoop, list] = {}
-            for write, (ok, value) in zip(batch, outcomes):
+            for write, (ok, value) in zip(batch, outcomes, strict=True):
                 by_loop.setdefault(write.loop, []).append((write.future, ok, value))
             for loop, settled in by_loop.items():
                 with contextlib.suppress(RuntimeError):  # the caller's loop has closed

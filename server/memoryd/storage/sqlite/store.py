@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import structlog
 
 from memoryd.domain import events as ev
-from memoryd.domain import prefixes, store_rules
+from memoryd.domain import erasure, prefixes, store_rules
+from memoryd.domain.erasure import UserRedaction
 from memoryd.domain.errors import MemorydError, StorageFull, StorageUnavailable
 from memoryd.domain.models import (
     BODY_FIELDS,
@@ -173,6 +174,18 @@ def _kind_filters(kinds: Sequence[str], exclude_kinds: Sequence[str]) -> tuple[l
     clauses: list[str] = []
     params: list[Any] = []
     if kinds:
+def _write_redacted(conn: sqlite3.Connection, tenant: str, rows: Sequence[tuple[int, int, str]]) -> None:
+    """Rewrite (seq, type, payload) event rows as erasure.redacted_payload leaves them, owner unstamped."""
+    if rows:
+        conn.executemany(
+            "UPDATE events SET payload = ?, user_id = '' WHERE tenant = ? AND seq = ?",
+            [
+                (json.dumps(erasure.redacted_payload(EventType(kind), json.loads(payload))), tenant, seq)
+                for seq, kind, payload in rows
+            ],
+        )
+
+
         clauses.append(f"kind IN ({_placeholders(len(kinds))})")
         params.extend(kinds)
     if exclude_kinds:
@@ -509,6 +522,17 @@ class SqliteStore(Store):
     @staticmethod
     def _store_attributes(
         conn: sqlite3.Connection,
+    @staticmethod
+    def _redact_session_events(conn: sqlite3.Connection, tenant: str, session_id: str) -> None:
+        """Redact the session's events that erasure.session_event_erasable selects (by the
+        events_erasable index; the WHERE repeats the index's so the planner uses it)."""
+        rows = conn.execute(
+            "SELECT seq, type, payload FROM events WHERE tenant = ? AND session_id = ?"
+            " AND (user_id != '' OR type IN (10, 11, 14))",
+            (tenant, session_id),
+        ).fetchall()
+        _write_redacted(conn, tenant, rows)
+
         tenant: str,
         session_id: str,
         before: SessionAttributes,
@@ -724,7 +748,7 @@ class SqliteStore(Store):
         clauses: list[str] = []
         params: list[Any] = []
         for selector in store_rules.session_record_selectors(session_id, clearing.session_records):
-            named = [(column, value) for column, value in zip(("namespace", "key"), selector) if value is not None]
+            named = [(column, value) for column, value in zip(("namespace", "key"), selector, strict=True) if value is not None]
             clauses.append("(" + " AND ".join(f"{column} = ?" for column, _ in named) + ")")
             params += [value for _, value in named]
         where = f"tenant = ? AND ({' OR '.join(clauses)})"
@@ -761,6 +785,8 @@ class SqliteStore(Store):
                 conn.execute("DELETE FROM messages WHERE tenant = ?", (tenant,))
                 conn.execute("DELETE FROM idempotency WHERE tenant = ?", (tenant,))
                 # Sessions keep last_seq so seqs are never reused.
+            if clearing.redact_events:
+                self._redact_session_events(conn, tenant, session_id)
                 conn.execute(
                     "UPDATE sessions SET message_count = 0, unarchived_count = 0, last_activity = ? WHERE tenant = ?",
                     (now, tenant),
@@ -920,6 +946,33 @@ class SqliteStore(Store):
         sql = f"SELECT seq, time, session_id, type, payload, user_id FROM events WHERE {where} ORDER BY seq LIMIT ?"
 
         def read(conn: sqlite3.Connection) -> list[Event]:
+    async def redact_events(self, tenant: str, redaction: UserRedaction, limit: int) -> int:
+        namespace = "json_extract(payload, '$.namespace')"
+        selects: list[tuple[str, tuple[Any, ...]]] = []
+        for prefix in redaction.namespace_prefixes:
+            upper = prefixes.upper_bound(prefix)
+            bound = f" AND {namespace} < ?" if upper is not None else ""
+            selects.append((f"type = 8 AND {namespace} >= ?{bound}", (prefix,) if upper is None else (prefix, upper)))
+        selects += [(f"type = 8 AND {namespace} = ?", (name,)) for name in redaction.namespaces]
+        selects += [
+            (f"type = 8 AND {namespace} = ? AND json_extract(payload, '$.key') = ?", record)
+            for record in redaction.records
+        ]
+        selects += [("type = 13 AND json_extract(payload, '$.scope') = ?", (scope,)) for scope in redaction.entry_scopes]
+
+        def tx(conn: sqlite3.Connection) -> int:
+            rows: dict[int, tuple[int, int, str]] = {}
+            for where, params in selects:
+                sql = f"SELECT seq, type, payload FROM events WHERE tenant = ? AND {where} LIMIT ?"
+                for row in conn.execute(sql, (tenant, *params, limit - len(rows))):
+                    rows[row[0]] = row
+                if len(rows) >= limit:
+                    break
+            _write_redacted(conn, tenant, list(rows.values()))
+            return len(rows)
+
+        return await self._write(tx)
+
             rows = conn.execute(sql, params)
             return [Event(s, t, tenant, sid, EventType(ty), json.loads(p), u) for s, t, sid, ty, p, u in rows]
 

@@ -40,7 +40,7 @@ def window_parts(
     tenant: str, requests: Sequence[WindowRequest], origins: Sequence[tuple[int, int]], columns: str
 ) -> list[tuple[str, list[Any]]]:
     parts = []
-    for i, (r, (ts, seq)) in enumerate(zip(requests, origins)):
+    for i, (r, (ts, seq)) in enumerate(zip(requests, origins, strict=True)):
         if r.size <= 0:
             continue
         kinds, kind_params = _kinds(r.exclude_kinds)
@@ -74,7 +74,7 @@ def read(
     for row in _run(conn, anchor_parts(tenant, requests, columns)):
         anchors[row[0]] = to_message(row[1:])
     # The anchor's position; a gone anchor's timestamp counts as after (seq -1).
-    origins = [(m.timestamp, m.seq) if m is not None else (r.timestamp, -1) for r, m in zip(requests, anchors)]
+    origins = [(m.timestamp, m.seq) if m is not None else (r.timestamp, -1) for r, m in zip(requests, anchors, strict=True)]
     before: list[list[Message]] = [[] for _ in requests]
     after: list[list[Message]] = [[] for _ in requests]
     for row in _run(conn, window_parts(tenant, requests, origins, columns)):
@@ -83,4 +83,4 @@ def read(
     def ordered(rows: list[Message]) -> list[Message]:
         return sorted(rows, key=lambda m: (m.timestamp, m.seq))
 
-    return [Window(m, ordered(b), ordered(a)) for m, b, a in zip(anchors, before, after)]
+    return [Window(m, ordered(b), ordered(a)) for m, b, a in zip(anchors, before, after, strict=True)]
