@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memoryd.domain import deadline, entries, prefixes, summaries
+from memoryd.domain import deadline, entries, erasure, prefixes, summaries
 from memoryd.domain.hooks import MessageHooks
 from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, now_ms
 from memoryd.domain.sessions import SessionFilter
@@ -80,7 +80,9 @@ async def forget_session(
 ) -> ForgottenSession | None:
     """Forget one session whole if `guard` still holds in its transaction; None when it does
     not (another owner, a write within the window), and then nothing was removed."""
-    clearing = Clearing(True, True, FORGET_TARGETS, summaries.forgotten_records(session_id), guard)
+    clearing = Clearing(
+        True, True, FORGET_TARGETS, summaries.forgotten_records(session_id), guard, redact_events=True, release_owner=True
+    )
     try:
         messages, metadata = await store.clear_session(tenant, session_id, clearing, now)
     except SessionChanged:
@@ -118,7 +120,22 @@ async def forget_user(
     if "/" not in user_id:  # such a user has no namespaces of its own (prefixes.user_namespaces)
         forgotten.metadata += await forget_records(store, tenant, prefixes.user_namespaces(user_id), batch)
     forgotten.entries = await entries.forget_scope(store, tenant, entry_scope, batch)
+    # Last, so that it also redacts the events of the deletions above (domain/erasure.py).
+    while await store.redact_events(tenant, user_redaction(user_id, entry_scope), batch):
+        pass
     return forgotten
+
+
+def user_redaction(user_id: str, entry_scope: str) -> erasure.UserRedaction:
+    """The tenant-wide events about `user_id`'s own records: its namespaces (when it has
+    any), its entry scope's records and entry events."""
+    own = (prefixes.user_namespaces(user_id),) if "/" not in user_id else ()
+    return erasure.UserRedaction(
+        namespace_prefixes=own,
+        namespaces=(entries.entries_namespace(entry_scope),),
+        records=((entries.COUNTER_NAMESPACE, entries.counter_key(entry_scope)),),
+        entry_scopes=(entry_scope,),
+    )
 
 
 async def forget_records(store: Store, tenant: str, prefix: str, batch: int) -> int:

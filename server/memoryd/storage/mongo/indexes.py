@@ -58,6 +58,13 @@ INDEXES: dict[str, list[IndexModel]] = {
     EVENTS: [
         _index("events_seq", "tenant", "seq", unique=True),
         _index("events_time", "tenant", "time"),
+        # Erasure (domain/erasure.py): a forgotten session's events, and the tenant-wide ones
+        # about a user's records by namespace and by entry scope (only events of that type).
+        _index("events_session", "tenant", "session_id", "seq"),
+        IndexModel(
+            [("tenant", ASC), ("payload.namespace", ASC)], name="events_namespace", partialFilterExpression={"type": 8}
+        ),
+        IndexModel([("tenant", ASC), ("payload.scope", ASC)], name="events_scope", partialFilterExpression={"type": 13}),
     ],
     EVENT_LOG: [_index("event_log_tenant", "tenant", unique=True)],
 }

@@ -130,3 +130,13 @@ CREATE INDEX IF NOT EXISTS sessions_agent_user ON sessions (tenant, agent_id, us
 -- Retention: the sessions idle longest first.
 CREATE INDEX IF NOT EXISTS sessions_activity ON sessions (tenant, last_activity, session_id);
 """
+-- Erasure (domain/erasure.py): the events a forgotten session's redaction rewrites (stamped
+-- with an owner, or of a type with personal fields: compress-requested/-progress,
+-- session-updated), and the tenant-wide ones about a user's records, by namespace and by
+-- entry scope. Partial: other events cost nothing here.
+CREATE INDEX IF NOT EXISTS events_erasable ON events (tenant, session_id, seq)
+    WHERE user_id != '' OR type IN (10, 11, 14);
+CREATE INDEX IF NOT EXISTS events_namespace ON events (tenant, json_extract(payload, '$.namespace'))
+    WHERE type = 8;
+CREATE INDEX IF NOT EXISTS events_scope ON events (tenant, json_extract(payload, '$.scope'))
+    WHERE type = 13;
