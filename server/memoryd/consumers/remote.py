@@ -1,0 +1,157 @@
+"""A consumer's positions in a process where another process runs it.
+
+On the embedded default (SQLite + Qdrant Edge) the engine process runs the log consumers
+(memoryd/engine.py); a serving process keeps a `RemoteTrack` per consumer it needs positions
+of (search waits, GetVectorStats, the lag gauge). It reads them from the engine's runtime
+over a `RuntimeLink` (the engine socket: `Runtime.snapshot`), once per poll and every
+`linger_seconds` while someone waits for a position, and wakes the engine after each local
+commit: SQLite commits of another process wake no one in the engine. A tenant the engine has
+not loaded yet: its persisted cursor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Protocol
+
+from memoryd import shutdown
+from memoryd.consumers.runtime import Cursor, Gauge, TenantStatus, wait_any
+from memoryd.domain.errors import MemorydError
+from memoryd.domain.models import SYSTEM_TENANT
+from memoryd.domain.store import Store
+
+log = logging.getLogger(__name__)
+
+# The engine's runtime gathers a stream of commits this long into one pass: fewer, larger
+# batches cost less per event (a waiter's wake cuts it short).
+ENGINE_LINGER_SECONDS = 0.1
+
+
+class RuntimeLink(Protocol):
+    """The calls a process running the consumers answers (storage/qdrant/edge_process.py's
+    EdgeProcessIndex over the engine socket)."""
+
+    async def runtime_wake(self, urgent: bool = False) -> None:
+        """A commit happened (`urgent`: a waiter waits for a position: start a pass now)."""
+        ...
+
+    async def runtime_state(self, wake: bool = False, urgent: bool = False) -> dict[str, Any]:
+        """`Runtime.snapshot()` (after a `runtime_wake` when `wake`)."""
+        ...
+
+
+class RemoteTrack:
+    """The Positions of consumer `name`, which a runtime behind `link` runs."""
+
+    def __init__(
+        self,
+        link: RuntimeLink,
+        store: Store,
+        name: str,
+        *,
+        poll_seconds: float = 1.0,
+        linger_seconds: float = 0.02,
+        system_tenant: str = SYSTEM_TENANT,
+        lag_gauge: Gauge | None = None,
+    ) -> None:
+        self.link = link
+        self.store = store
+        self.name = name
+        self.poll_seconds = poll_seconds
+        self.linger_seconds = linger_seconds
+        self.system_tenant = system_tenant
+        self.lag_gauge = lag_gauge
+        self.cursors: dict[str, Cursor] = {}
+        self.running = False
+        self.retries = 0
+        self.last_error = ""
+        self._wake = asyncio.Event()
+        self._advanced = asyncio.Event()
+        self._waiters = 0
+
+    # -- Positions ------------------------------------------------------------------
+    def position(self, tenant: str) -> int:
+        cursor = self.cursors.get(tenant)
+        return cursor.through if cursor is not None else 0
+
+    def status(self, tenant: str) -> TenantStatus | None:
+        cursor = self.cursors.get(tenant)
+        return cursor.status() if cursor is not None else None
+
+    def lag(self) -> int:
+        return sum(max(0, c.latest - c.through) for c in self.cursors.values())
+
+    def wake(self, tenant: str | None = None) -> None:
+        self._wake.set()
+
+    async def wait_for(self, tenant: str, seq: int) -> None:
+        self._waiters += 1
+        try:
+            while True:
+                cursor = self.cursors.get(tenant)
+                if cursor is not None and cursor.through >= seq and not cursor.rebuilding:
+                    return
+                advanced = self._advanced
+                self.wake()
+                await advanced.wait()
+        finally:
+            self._waiters -= 1
+
+    # -- following --------------------------------------------------------------------
+    async def run(self) -> None:
+        self.running = True
+        try:
+            await self._run()
+        finally:
+            self.running = False
+
+    async def _run(self) -> None:
+        follow_at = 0.0
+        while True:
+            shutdown.raise_if_cancelled()
+            changed = self.store.notifier.current()
+            urgent = self._wake.is_set() or self._waiters > 0
+            self._wake.clear()
+            try:
+                if urgent or time.monotonic() >= follow_at:
+                    follow_at = time.monotonic() + self.poll_seconds  # a failure too: not retried at once
+                    await self.follow(urgent=urgent)
+                else:  # a local commit: wake the engine, nothing to read here
+                    await self.link.runtime_wake()
+            except MemorydError as error:
+                self.last_error = error.reason
+            delay = self.linger_seconds if self._waiters else max(0.0, follow_at - time.monotonic())
+            await wait_any((changed, self._wake), delay)
+            if self.linger_seconds and not self._wake.is_set():
+                # A stream of saves: the engine gathers them for ENGINE_LINGER_SECONDS anyway, so
+                # one wake per engine linger (a waiter cuts it short).
+                if self._waiters:
+                    await asyncio.sleep(self.linger_seconds)
+                else:
+                    await wait_any((self._wake,), ENGINE_LINGER_SECONDS)
+
+    async def follow(self, *, urgent: bool = False) -> None:
+        """The engine's positions (a tenant it has not loaded yet: its persisted cursor)."""
+        remote = (await self.link.runtime_state(True, urgent)).get(self.name) or {}
+        self.last_error = remote.get("error", "")
+        self.retries = remote.get("retries", 0)
+        known = remote.get("tenants") or {}
+        for tenant in await self.store.event_tenants():
+            if tenant == self.system_tenant:
+                continue
+            if tenant in known:
+                seq, _, rebuilding = known[tenant]
+            else:
+                entry = await self.store.get_metadata(self.system_tenant, self.name, tenant)
+                seq, rebuilding = (int(entry.data.get("seq", 0)) if entry is not None else 0), False
+            cursor = self.cursors.setdefault(tenant, Cursor(seq, seq, time.monotonic()))
+            cursor.rebuilding = rebuilding
+            cursor.latest = (await self.store.event_bounds(tenant))[1]
+            cursor.through = cursor.saved = max(cursor.through, seq)
+        # Waiters check their position again after every look (they are few).
+        self._advanced.set()
+        self._advanced = asyncio.Event()
+        if self.lag_gauge is not None:
+            self.lag_gauge.set(self.lag())
