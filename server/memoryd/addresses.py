@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 def split(address: str) -> tuple[str, int]:
     """(host, port) of `host:port`; the host without an IPv6 literal's brackets, "" for `:port`.
@@ -21,3 +23,19 @@ def join(host: str, port: int) -> str:
 def bind_host(address: str) -> str:
     """The host to bind for `address`: every interface when it names none."""
     return split(address)[0] or "0.0.0.0"
+
+
+def bind_error(listener: str, address: str, error: OSError) -> OSError:
+    """`error` from binding `address` as an OSError that names the listener (its flag), the
+    address and the port: what a startup failure says instead of a bare `[Errno 98]`."""
+    try:
+        port: int | str = split(address)[1]
+    except ValueError:
+        port = "?"
+    if error.errno == errno.EADDRINUSE:
+        why = f"port {port} is already in use (another process listens on it; address already in use)"
+    else:
+        why = f"{error.strerror or error} (port {port})"
+    failure = OSError(f"{listener} cannot listen on {address}: {why}")  # str(): the sentence alone
+    failure.errno = error.errno
+    return failure

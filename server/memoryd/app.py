@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import errno
 import socket
 import sys
 from collections.abc import Callable
@@ -319,6 +318,10 @@ def server_options(config: Config, *, reuse_port: bool = False) -> list[tuple[st
     ]
 
 
+GRPC_LISTENER = "gRPC (--listen)"
+HTTP_LISTENER = "HTTP/JSON (--http-listen)"
+
+
 def bind_failure(listen: str) -> str:
     """Why gRPC could not bind `listen` (it says only that it failed): the port is in use,
     the address is not this host's, or the address does not parse."""
@@ -328,12 +331,10 @@ def bind_failure(listen: str) -> str:
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             probe.bind((host, port))
     except ValueError:
-        return f"cannot listen on {listen}: not a host:port address"
+        return f"{GRPC_LISTENER} cannot listen on {listen}: not a host:port address"
     except OSError as error:
-        if error.errno == errno.EADDRINUSE:
-            return f"cannot listen on {listen}: address already in use (another process is listening on port {port})"
-        return f"cannot listen on {listen}: {error.strerror or error}"
-    return f"cannot listen on {listen}"
+        return str(addresses.bind_error(GRPC_LISTENER, listen, error))
+    return f"{GRPC_LISTENER} cannot listen on {listen}"
 
 
 def jwt_verifier(config: Config) -> JwtVerifier | None:
@@ -446,7 +447,12 @@ def _grpc_server(parts: Parts, health_servicer: health.aio.HealthServicer, *, re
 
         metrics.instrument_store(parts.store)
         interceptors.append(metrics.MetricsInterceptor())
-        metrics_port = metrics.start_metrics_server(config.metrics_port + worker_index, addresses.bind_host(config.listen))
+        host, port = addresses.bind_host(config.listen), config.metrics_port + worker_index
+        try:
+            metrics_port = metrics.start_metrics_server(port, host)
+        except OSError as error:
+            listener = f"metrics (--metrics-port {config.metrics_port}" + (f", worker {worker_index})" if worker_index else ")")
+            raise addresses.bind_error(listener, addresses.join(host, port), error) from None
         log.info("metrics_serving", port=metrics_port)
     server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port), interceptors=interceptors)
     inflight = InflightBytes(config.limits.max_inflight_request_bytes)
@@ -502,7 +508,13 @@ async def serve(parts: Parts, *, reuse_port: bool = False, worker_index: int = 0
     closing what `parts` opened) when an address cannot be bound."""
     config, store, vectors, credentials = parts.config, parts.store, parts.vectors, parts.credentials
     health_servicer = health.aio.HealthServicer()
-    server = _grpc_server(parts, health_servicer, reuse_port=reuse_port, worker_index=worker_index)
+    try:
+        server = _grpc_server(parts, health_servicer, reuse_port=reuse_port, worker_index=worker_index)
+    except OSError:  # the metrics listener
+        if vectors is not None:
+            await vectors.close()
+        await store.close()
+        raise
     servicers, storage_ready, hub, auth = parts.servicers, parts.storage_ready, parts.hub, parts.auth
     try:
         if credentials is None:
@@ -517,7 +529,7 @@ async def serve(parts: Parts, *, reuse_port: bool = False, worker_index: int = 0
         try:
             http_server = await _start_http(config, servicers, health_servicer, reuse_port=reuse_port)
         except OSError as error:
-            bind_error = OSError(f"could not serve HTTP on {config.http_address}: {error.strerror or error}")
+            bind_error = addresses.bind_error(HTTP_LISTENER, config.http_address, error) if error.errno else error
     if bind_error is not None:
         await server.stop(None)
         if vectors is not None:

@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import resource
+import shlex
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -195,7 +196,8 @@ async def export(args: argparse.Namespace, config: config_module.Config) -> int:
 
 
 async def import_(args: argparse.Namespace, config: config_module.Config) -> int:
-    source: BinaryIO = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
+    from_file = args.input != "-"
+    source: BinaryIO = open(args.input, "rb") if from_file else sys.stdin.buffer
     read = [0]
 
     def lines():
@@ -204,20 +206,41 @@ async def import_(args: argparse.Namespace, config: config_module.Config) -> int
             yield line
 
     progress = _Progress("import", lambda: read[0])
+    importer: Importer | None = None
+
+    def retrying(where: str, attempt: int, pause: float, error: Exception) -> None:
+        log.warning("import_retrying", lines=where, attempt=attempt, pause_seconds=pause, error=str(error))
 
     async def job(store: Store) -> tuple[Counts, dict[str, Any]]:
         async def with_index(index: VectorIndex | None) -> tuple[Counts, dict[str, Any]]:
-            importer = Importer(store, progress, vectors=index)
+            nonlocal importer
+            importer = Importer(store, progress, vectors=index, retrying=retrying)
             return await importer.run(lines()), importer.header or {}
 
         return await _with_index(config, args.vectors, with_index)
 
     try:
+        if from_file:
+            # A file is read twice: first to refuse, before anything is written, whatever the
+            # import would refuse in it (a second export of a tenant, a repeated line, a cut).
+            await Importer(None).check(source)
+            source.seek(0)
         counts, header = await _with_store(config, job)
+    except TransferError as error:
+        written = vars_of(importer.counts) if importer is not None else {}
+        written = {name: value for name, value in written.items() if name.endswith("_written")}
+        resume = {}
+        if error.resumable:
+            again = shlex.join(["memoryd", *sys.argv[1:]])
+            resume["resume"] = again if from_file else f"the same export piped into `{again}` again"
+        log.error("import_failed", error=str(error), **written, **resume)
+        return 1
     finally:
-        if source is not sys.stdin.buffer:
+        if from_file:
             source.close()
-    progress.done(counts, version=header.get("version"), created=header.get("created"))
+    progress.done(
+        counts, exports=importer.exports if importer else 0, version=header.get("version"), created=header.get("created")
+    )
     return 0
 
 

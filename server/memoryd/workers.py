@@ -93,8 +93,9 @@ def check_workers_supported(
 
 
 @contextlib.contextmanager
-def reserve_port(listen: str) -> Iterator[int]:
-    """Bind (never listen on) the address with SO_REUSEPORT for as long as the workers run."""
+def reserve_port(listen: str, listener: str = "gRPC (--listen)") -> Iterator[int]:
+    """Bind (never listen on) the address with SO_REUSEPORT for as long as the workers run;
+    an OSError naming `listener` and the port when it cannot."""
     host, port = addresses.bind_host(listen), addresses.split(listen)[1]
     family, kind, proto, _name, address = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
@@ -102,7 +103,10 @@ def reserve_port(listen: str) -> Iterator[int]:
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind(address)
+        try:
+            sock.bind(address)
+        except OSError as error:
+            raise addresses.bind_error(listener, listen, error) from None
         yield sock.getsockname()[1]
     finally:
         sock.close()

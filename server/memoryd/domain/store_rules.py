@@ -21,7 +21,14 @@ from memoryd.domain.sessions import SessionAttributes, SessionUpdate, apply, che
 
 class ImportConflict(Exception):
     """An import meets data the target holds otherwise than the export (another message under
-    an id or at a seq): the target is not this export's copy, so nothing of the batch is written."""
+    an id or at a seq), or a batch that holds one id or one seq twice: the target is not this
+    export's copy, or the export is not one memoryd wrote, so nothing of the batch is written.
+    `index` is the position in the batch of the message that clashed (the importer names its
+    line with it)."""
+
+    def __init__(self, message: str, index: int | None = None):
+        super().__init__(message)
+        self.index = index
 
 
 def server_timestamp(messages: Sequence[Message], now: int) -> int:
@@ -163,18 +170,35 @@ def importable(
 ) -> list[Message]:
     """The exported messages an import inserts, given where the target holds their ids
     ((session, seq) by id) and what it holds at their seqs (id by seq): those it lacks. One it
-    holds as exported is skipped (the import ran before); any other clash is an ImportConflict."""
+    holds as exported is skipped (the import ran before); any other clash, and an id or a seq
+    the batch holds twice, is an ImportConflict naming the message's index in the batch."""
     new = []
-    for m in messages:
+    ids: dict[str, int] = {}
+    seqs: dict[int, str] = {}
+    for index, m in enumerate(messages):
+        if m.id in ids:
+            raise ImportConflict(
+                f"message {m.id!r} appears twice in session {session_id!r} of the export (at seq {ids[m.id]} "
+                f"and at seq {m.seq})",
+                index,
+            )
+        if m.seq in seqs:
+            raise ImportConflict(
+                f"session {session_id!r} of the export holds two messages at seq {m.seq} "
+                f"({seqs[m.seq]!r} and {m.id!r})",
+                index,
+            )
+        ids[m.id], seqs[m.seq] = m.seq, m.id
         held = held_ids.get(m.id)
         if held == (session_id, m.seq):
             continue
         if held is not None:
             raise ImportConflict(
                 f"message {m.id!r} is at seq {held[1]} of session {held[0]!r} here, "
-                f"at seq {m.seq} of session {session_id!r} in the export"
+                f"at seq {m.seq} of session {session_id!r} in the export",
+                index,
             )
         if held_seqs.get(m.seq, m.id) != m.id:
-            raise ImportConflict(f"session {session_id!r} holds another message at seq {m.seq} here")
+            raise ImportConflict(f"session {session_id!r} holds another message at seq {m.seq} here", index)
         new.append(m)
     return new

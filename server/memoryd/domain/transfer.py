@@ -34,10 +34,11 @@ interruption or not, gives the same store. Both stream: memory is one batch, wha
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.models import SYSTEM_TENANT, Message, MetadataEntry, SessionRecord, now_ms
@@ -46,6 +47,7 @@ from memoryd.domain.store import Snapshot, SnapshotLost, Store
 from memoryd.domain.store_rules import ImportConflict
 from memoryd.domain.vectors import VectorIndex, VectorPoint, VectorRecord, finite
 
+T = TypeVar("T")
 FORMAT = "memoryd.export"
 VERSION = 1
 # Export reads and import writes this many rows (or this many bytes of them) at a time.
@@ -55,7 +57,12 @@ SESSION_PAGE = 200
 
 
 class TransferError(Exception):
-    """An export or import that cannot go on; the message says why and what to do."""
+    """An export or import that cannot go on; the message says why and what to do. `resumable`:
+    the same import run again (with the whole input) goes on where this one stopped."""
+
+    def __init__(self, message: str, *, resumable: bool = False):
+        super().__init__(message)
+        self.resumable = resumable
 
 
 @dataclass(slots=True)
@@ -299,94 +306,210 @@ def point_from_json(tenant: str, data: dict[str, Any]) -> VectorPoint:
 
 
 # -- import -------------------------------------------------------------------------------
+# A write the store or the vector store refuses as unavailable (a timeout, a restart) is tried
+# again after these pauses, seconds; each batch is one transaction or idempotent upserts, so a
+# try that failed left nothing, or nothing that the next try does not write again.
+RETRY_PAUSES = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 30.0)
+
+
 class Importer:
-    """Reads a stream line by line and writes it in batches (module docstring)."""
+    """Reads a stream line by line and writes it in batches (module docstring).
+
+    A stream may hold several exports one after the other (`cat a.jsonl b.jsonl`), each header
+    to end record, of different tenants; each is imported whole. `check` reads a stream with
+    no writes: every line of a file that `run` would refuse is refused there, before anything
+    is written (from a pipe, the stream can only be read once: what came before a bad line is
+    imported, and importing again resumes)."""
 
     def __init__(
         self,
-        store: Store,
+        store: Store | None,
         progress: Callable[[Counts], None] = lambda c: None,
         now: Callable[[], int] = now_ms,
         vectors: VectorIndex | None = None,
+        retrying: Callable[[str, int, float, Exception], None] = lambda what, attempt, pause, error: None,
+        pauses: Sequence[float] = RETRY_PAUSES,
     ):
-        self.store = store
+        self.store = store  # None: `check` only
         self.progress = progress
         self.now = now
         self.vectors = vectors  # with it, vector records are upserted; without, skipped
+        self.retrying = retrying  # told of each write tried again: (what, attempt, pause, error)
+        self.pauses = pauses
         self.counts = Counts()
-        self.header: dict[str, Any] | None = None
-        # The batch being gathered: (kind, tenant, session_id or "") and its items and bytes.
+        self.header: dict[str, Any] | None = None  # the first export's header
+        self._writes = True
+        self._reset()
+
+    def _reset(self) -> None:
+        self.counts = Counts()
+        self.exports = 0  # exports read to their end record
+        self._export: dict[str, Any] | None = None  # the header of the export being read
+        self._export_line = 0  # and its line
+        self._export_counts = Counts()  # what it held so far (its end record states it)
+        self._tenants: dict[str, int] = {}  # tenant: line of the header of the export that held it
+        # The messages being read, of one session: (tenant, session_id), the last seq and its line.
+        self._run: tuple[str, str] | None = None
+        self._run_seq = (0, 0)
+        # The batch being gathered: (kind, tenant, session_id or "") and its items, their lines, bytes.
         self._batch_key: tuple[str, str, str] | None = None
         self._batch: list[Any] = []
+        self._batch_lines: list[int] = []
         self._batch_bytes = 0
         # The batch being written meanwhile: reading the next one overlaps the store's writes.
         self._writing: asyncio.Future[None] | None = None
+        self._done_before = 0  # the last line whose records are all written
+
+    async def check(self, lines: Iterable[bytes]) -> Counts:
+        """Read the whole stream as `run` would, writing nothing: TransferError naming the line
+        of the first thing `run` would refuse in it (a conflict with stored data excepted)."""
+        self._writes = False
+        try:
+            return await self._read(lines)
+        finally:
+            self._writes = True
+            self.header = None
+            self._reset()
 
     async def run(self, lines: Iterable[bytes]) -> Counts:
         await _reachable(self.vectors)
+        return await self._read(lines)
+
+    async def _read(self, lines: Iterable[bytes]) -> Counts:
         number = 0
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as error:
-                raise TransferError(f"line {number} is not JSON ({error})") from None
-            if self.header is None:
-                self.header = check_header(record)
-                continue
-            try:
-                kind = record["type"]
-                if kind == "end":
-                    await self._flush(last=True)
-                    self._check_end(record)
-                    return self.counts
-                await self._take(kind, record, len(line))
-            except (KeyError, TypeError, ValueError) as error:
-                raise TransferError(f"line {number} is not a record of a memoryd export ({error!r})") from None
-            except (ImportConflict, FailedPrecondition) as error:
-                raise TransferError(
-                    f"at line {number}: {error}: the target holds data this export conflicts with "
-                    "(import into an empty store, or into the one this export was made from)"
-                ) from None
-        await self._flush(last=True)
+        try:
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError as error:
+                    raise TransferError(f"line {number} is not JSON ({error})") from None
+                if self._export is None:
+                    self._begin(record, number)
+                    continue
+                try:
+                    kind = record["type"]
+                    if kind == "end":
+                        await self._flush(last=True)
+                        self._check_end(record, number)
+                        self._export = None
+                        self._done_before = number
+                        continue
+                    await self._take(kind, record, number, len(line))
+                except (KeyError, TypeError, ValueError) as error:
+                    raise TransferError(f"line {number} is not a record of a memoryd export ({error!r})") from None
+                except FailedPrecondition as error:
+                    raise self._conflict(number, error) from None
+            await self._flush(last=True)
+        except BaseException:
+            if self._writing is not None:  # a batch being written when a later line failed
+                with contextlib.suppress(BaseException):
+                    await self._writing
+                self._writing = None
+            raise
         if self.header is None:
             raise TransferError("the stream is empty: no export header")
-        raise TransferError(
-            f"the stream ends after line {number} without its end record: the export was cut short (an "
-            "interrupted export, or a partial copy). What it held is imported; import a complete export "
-            "(importing again is safe: what is already there is skipped)"
-        )
+        if self._export is not None:
+            raise TransferError(
+                f"the stream ends after line {number} without its end record: the export was cut short (an "
+                "interrupted export, or a partial copy). What it held is imported; import a complete export "
+                "(importing again is safe: what is already there is skipped)",
+                resumable=True,
+            )
+        return self.counts
 
-    async def _take(self, kind: str, record: dict[str, Any], size: int) -> None:
+    def _begin(self, record: Any, number: int) -> None:
+        """An export's header: the stream's first line, or the line after an end record."""
+        if self.header is not None and not (isinstance(record, dict) and "format" in record):
+            raise TransferError(
+                f"line {number} follows the end record of the export that began at line {self._export_line} "
+                "and is not the header of another export"
+            )
+        try:
+            header = check_header(record)
+        except TransferError as error:
+            raise TransferError(f"line {number}: {error}") from None
+        tenants = header.get("tenants")
+        if not isinstance(tenants, dict) or not all(isinstance(t, str) for t in tenants):
+            raise TransferError(f"line {number}: the export's header names no tenants")
+        for tenant in tenants:
+            if tenant in self._tenants:
+                raise TransferError(
+                    f"line {number}: a second export of tenant {tenant!r} in this stream (the export at line "
+                    f"{self._tenants[tenant]} held it): import each export of a tenant on its own"
+                )
+        self._tenants.update(dict.fromkeys(tenants, number))
+        self.header = self.header or header
+        self._export, self._export_line = header, number
+        self._export_counts = Counts()
+        self._run = None
+
+    async def _take(self, kind: str, record: dict[str, Any], number: int, size: int) -> None:
         tenant = record["tenant"]
         if not isinstance(tenant, str) or not tenant or tenant == SYSTEM_TENANT:
             raise ValueError(f"not a tenant: {tenant!r}")
+        assert self._export is not None
+        if tenant not in self._export["tenants"]:
+            raise TransferError(f"line {number} holds tenant {tenant!r}, which its export's header does not name")
+        counts = self._export_counts
         if kind == "session":
+            record_ = session_from_json(record)
             await self._flush(last=True)
+            counts.sessions += 1
             self.counts.sessions += 1
-            self.counts.sessions_written += await self.store.import_session(tenant, session_from_json(record), self.now())
+            self._run = None
+            if self._writes:
+                assert self.store is not None
+                store = self.store
+                written = await self._retried(number, number, lambda: store.import_session(tenant, record_, self.now()))
+                self.counts.sessions_written += written
+            self._done_before = number
             return
         if kind == "message":
-            key, item = ("message", tenant, record["session_id"]), message_from_json(record["message"])
+            session_id = record["session_id"]
+            if not isinstance(session_id, str):
+                raise TypeError("session_id is not a string")
+            key, item = ("message", tenant, session_id), message_from_json(record["message"])
+            self._in_order(tenant, session_id, item, number)
+            counts.messages += 1
             self.counts.messages += 1
         elif kind == "metadata":
             key, item = ("metadata", tenant, ""), metadata_from_json(record)
+            counts.metadata += 1
             self.counts.metadata += 1
         elif kind == "vector":
             key, item = ("vector", tenant, ""), point_from_json(tenant, record["point"])
+            counts.vectors += 1
             self.counts.vectors += 1
             if self.vectors is None:
                 return
         else:
             raise ValueError(f"unknown record type {kind!r}")
+        if not self._writes:
+            return
         if key != self._batch_key:
             await self._flush()
             self._batch_key = key
         self._batch.append(item)
+        self._batch_lines.append(number)
         self._batch_bytes += size
         if len(self._batch) >= PAGE or self._batch_bytes >= PAGE_BYTES:
             await self._flush()
+
+    def _in_order(self, tenant: str, session_id: str, message: Message, number: int) -> None:
+        """An export lists a session's messages by seq, each once: a line that repeats a seq (a
+        duplicated line, two messages at one seq) or goes back is refused where it is."""
+        if self._run == (tenant, session_id):
+            seq, line = self._run_seq
+            if message.seq <= seq:
+                what = "repeats the seq" if message.seq == seq else f"goes back to seq {message.seq} after seq"
+                raise TransferError(
+                    f"line {number}: message {message.id!r} of session {session_id!r} {what} {seq} of line {line}: "
+                    "an export lists each session's messages once, by seq (the stream was altered)"
+                )
+        self._run = (tenant, session_id)
+        self._run_seq = (message.seq, number)
 
     async def _flush(self, *, last: bool = False) -> None:
         """Hand the gathered batch to the store, once the one before it is written (batches are
@@ -396,25 +519,69 @@ class Importer:
             writing, self._writing = self._writing, None
             await writing
         if self._batch:
-            key, batch, self._batch, self._batch_bytes = self._batch_key, self._batch, [], 0
-            self._writing = asyncio.ensure_future(self._write(key, batch))
+            key, batch, lines = self._batch_key, self._batch, self._batch_lines
+            self._batch, self._batch_lines, self._batch_bytes = [], [], 0
+            assert key is not None
+            self._writing = asyncio.ensure_future(self._write(key, batch, lines))
         if last and self._writing is not None:
             writing, self._writing = self._writing, None
             await writing
 
-    async def _write(self, key: tuple[str, str, str], batch: list[Any]) -> None:
+    async def _write(self, key: tuple[str, str, str], batch: list[Any], lines: list[int]) -> None:
         kind, tenant, session_id = key
-        if kind == "message":
-            self.counts.messages_written += len(await self.store.import_messages(tenant, session_id, batch, self.now()))
-        elif kind == "vector":
-            assert self.vectors is not None
-            self.counts.vectors_written += len(await self.vectors.upsert(batch, self.now()))
-        else:
-            self.counts.metadata_written += await self.store.import_metadata(tenant, batch, self.now())
+        store = self.store
+        assert store is not None
+        first, last = lines[0], lines[-1]
+        try:
+            if kind == "message":
+                written = await self._retried(first, last, lambda: store.import_messages(tenant, session_id, batch, self.now()))
+                self.counts.messages_written += len(written)
+            elif kind == "vector":
+                vectors = self.vectors
+                assert vectors is not None
+                upserted = await self._retried(first, last, lambda: vectors.upsert(batch, self.now()))
+                self.counts.vectors_written += len(upserted)
+            else:
+                self.counts.metadata_written += await self._retried(
+                    first, last, lambda: store.import_metadata(tenant, batch, self.now())
+                )
+        except ImportConflict as error:
+            raise self._conflict(lines[error.index if error.index is not None else 0], error) from None
+        self._done_before = lines[-1]
         self.progress(self.counts)
 
-    def _check_end(self, end: dict[str, Any]) -> None:
-        read = asdict(self.counts)
+    async def _retried(self, first: int, last: int, write: Callable[[], Awaitable[T]]) -> T:
+        """`write()` of lines first-last, tried again after each pause while the store answers
+        unavailable; then a resumable TransferError."""
+        where = f"line {first}" if first == last else f"lines {first}-{last}"
+        for attempt, pause in enumerate([*self.pauses, None], start=1):
+            try:
+                return await write()
+            except StorageUnavailable as error:
+                if pause is None:
+                    done = f"lines 1-{self._done_before} are imported" if self._done_before else "nothing is imported"
+                    raise TransferError(
+                        f"writing {where}: {error} (tried {attempt} times over {sum(self.pauses):.0f} s); {done}",
+                        resumable=True,
+                    ) from None
+                self.retrying(where, attempt, pause, error)
+                await asyncio.sleep(pause)
+        raise AssertionError("unreachable")
+
+    def _conflict(self, number: int, error: Exception) -> TransferError:
+        return TransferError(
+            f"line {number}: {error}: the target holds data this export conflicts with, or the export "
+            "is not as memoryd wrote it (import into an empty store, or into the one this export was made "
+            f"from). Nothing of line {number}'s batch is written; "
+            + (f"lines 1-{self._done_before} are imported" if self._done_before else "nothing is imported")
+        )
+
+    def _check_end(self, end: dict[str, Any], number: int) -> None:
+        read = asdict(self._export_counts)
         stated = {name: end.get(name, 0) for name in ("sessions", "messages", "metadata", "vectors")}
         if any(read[name] != value for name, value in stated.items()):
-            raise TransferError(f"the export's end record counts {stated}, the stream held {read}: it was altered")
+            read = {name: read[name] for name in stated}
+            raise TransferError(
+                f"line {number}: the export's end record counts {stated}, the stream held {read}: it was altered"
+            )
+        self.exports += 1
