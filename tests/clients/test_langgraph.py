@@ -10,14 +10,18 @@ memoryd's keyword recall: see the query tests below). One case states where memo
 labels with control characters are refused (test_namespace_labels_with_trailing_newline).
 
 Then memoryd's own: exact values, query search through SearchEntries (prefix, filter,
-index fields, updates and deletes forgetting entries, shared texts), TTL, the async
-methods, bounds past their limits on a small server, and a LangChain 1.x agent
-(langchain.agents.create_agent, LangGraph underneath) with a fake chat model whose tool
-writes and reads the store.
+index fields, one entry per key under concurrent puts, a warning when it is keyword-only),
+LangGraph's IndexConfig with `embed` (every matching item ranked by similarity), TTL with
+refresh on read, the async methods, bounds past their limits on a small server, and a
+LangChain 1.x agent (langchain.agents.create_agent, LangGraph underneath) with a fake chat
+model whose tool writes and reads the store.
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any, cast
@@ -25,12 +29,22 @@ from typing import Any, cast
 import pytest
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime, tool
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, ToolMessage
-from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, Item, ListNamespacesOp, MatchCondition, PutOp, SearchOp
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    PutOp,
+    SearchOp,
+)
 
 from memoryd_client import FailedPreconditionError, InvalidArgumentError, MemoryClient, SyncMemoryClient
-from memoryd_client.langgraph import MemorydStore
+from memoryd_client.langgraph import MemorydSearchWarning, MemorydStore
 from tests.processes import MemorydServer
 
 
@@ -627,26 +641,119 @@ def test_index_fields_choose_what_a_query_finds(sync_client, store: MemorydStore
     assert [i.key for i in fields.search(("m",), query="saxophone")] == ["b"]
 
 
-def test_updates_and_deletes_forget_entries_unless_another_item_shares_them(sync_client, store: MemorydStore) -> None:
+def test_a_key_is_one_entry_its_latest_text(sync_client, store: MemorydStore) -> None:
     scope = store.root + "notes"
     store.put(("notes",), "a", {"text": "the blue door"})
-    store.put(("notes",), "b", {"text": "the blue door"})  # same text: one shared entry
+    store.put(("notes",), "b", {"text": "the blue door"})  # same text, another key: its own entry
     store.put(("notes",), "c", {"text": "a red roof"})
     assert {i.key for i in store.search(("notes",), query="blue")} == {"a", "b"}
-    store.put(("notes",), "c", {"text": "a green roof"})  # update: the old text is forgotten
+    store.put(("notes",), "c", {"text": "a green roof"})  # update: the key's entry is replaced
     assert store.search(("notes",), query="red") == [] and [i.key for i in store.search(("notes",), query="green")] == ["c"]
+    assert sorted(e.key for e in sync_client.iter_entries(scope)) == ["a", "b", "c"]
+    store.put(("notes",), "c", {"text": "no longer indexed"}, index=False)  # its entry goes
+    assert sorted(e.key for e in sync_client.iter_entries(scope)) == ["a", "b"]
     store.delete(("notes",), "a")
-    assert [i.key for i in store.search(("notes",), query="blue")] == ["b"]  # b still has it
+    assert [i.key for i in store.search(("notes",), query="blue")] == ["b"]
     store.delete(("notes",), "b")
     store.delete(("notes",), "c")
     assert list(sync_client.iter_entries(scope)) == []  # nothing of the deleted items is left
 
 
-def test_long_texts_are_searchable_past_the_entry_bound(store: MemorydStore) -> None:
-    words = " ".join(f"word{i}" for i in range(1500))  # ~12,000 characters: 7 entries of 2,000 at most
-    store.put(("long",), "doc", {"text": words + " zeppelin"})
+async def test_concurrent_puts_of_one_key_leave_one_entry(client: MemoryClient, store: MemorydStore) -> None:
+    concurrent = MemorydStore(client, root=store.root)
+    scope = store.root + "race"
+    await asyncio.gather(*(concurrent.aput(("race",), "k", {"text": f"version{i} of the fact"}) for i in range(10)))
+    await asyncio.gather(*(concurrent.aput(("race",), f"d{i}", {"text": f"distinct fact {i}"}) for i in range(40)))
+    entries = [e async for e in client.iter_entries(scope)]
+    assert len(entries) == 41 and sorted(e.key for e in entries).count("k") == 1
+    final = (await concurrent.aget(("race",), "k")).value["text"]
+    for i in range(10):  # only the surviving text finds the item
+        found = [h.key for h in await concurrent.asearch(("race",), query=f"version{i}")]
+        assert found == (["k"] if final == f"version{i} of the fact" else [])
+    await asyncio.gather(*(concurrent.adelete(("race",), key) for key in ["k", *(f"d{i}" for i in range(40))]))
+    assert [e async for e in client.iter_entries(scope)] == []
+
+
+def test_long_texts_index_their_first_entry_bound(store: MemorydStore) -> None:
+    words = " ".join(f"word{i}" for i in range(1500))  # ~12,000 characters; one entry holds 2,000
+    store.put(("long",), "doc", {"text": "zeppelin " + words + " blimp"})
     assert [i.key for i in store.search(("long",), query="zeppelin")] == ["doc"]
     assert [i.key for i in store.search(("long",), query="word3")] == ["doc"]
+    assert store.search(("long",), query="blimp") == []  # past the first 2,000 characters
+
+
+def test_a_keyword_only_search_says_so(sync_client, store: MemorydStore) -> None:
+    """The test server has no embedder: a query search is keyword-only, and the store warns (once)."""
+    store.put(("w",), "k", {"text": "a warning about tea"})
+    with pytest.warns(MemorydSearchWarning, match="keyword-only"):
+        assert [i.key for i in store.search(("w",), query="tea")] == ["k"]
+
+
+class LetterEmbeddings(Embeddings):
+    """A deterministic embedding for tests: how often each of the letters a-z occurs."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self.embed_query(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [float(text.lower().count(chr(ord("a") + i))) for i in range(26)]
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+
+
+def test_embed_ranks_every_matching_item_by_similarity(sync_client, store: MemorydStore) -> None:
+    embeddings = LetterEmbeddings()
+    semantic = MemorydStore(sync_client, root=store.root, index={"dims": 26, "embed": embeddings, "fields": ["text"]})
+    assert semantic.index_config is not None and semantic.index_config["fields"] == ["text"]
+    texts = {"a": "aaaa bbb", "b": "zzz yyy", "c": "abab abab", "d": "the quick brown fox"}
+    for key, text in texts.items():
+        semantic.put(("docs",), key, {"text": text, "kind": "even" if key in "bd" else "odd"})
+    semantic.put(("docs",), "plain", {"text": "aaaa"}, index=False)  # no vector: after the scored ones
+    query = "ab"
+    expected = sorted(texts, key=lambda k: -_cosine(embeddings.embed_query(texts[k]), embeddings.embed_query(query)))
+    found = semantic.search(("docs",), query=query, limit=10)
+    assert [i.key for i in found] == [*expected, "plain"]
+    assert found[0].score == pytest.approx(_cosine(embeddings.embed_query(texts[expected[0]]), [1.0, 1.0] + [0.0] * 24))
+    assert found[-1].score is None
+    assert [i.key for i in semantic.search(("docs",), query=query, filter={"kind": "even"})] == [
+        k for k in expected if k in "bd"
+    ]
+    assert [i.key for i in semantic.search(("docs",), query=query, offset=1, limit=2)] == expected[1:3]
+    assert list(sync_client.iter_entries(store.root + "docs")) == []  # vectors live in the records
+    with pytest.raises(ValueError, match="dims"):
+        MemorydStore(sync_client, index={"embed": embeddings})
+
+
+async def test_embed_async_and_with_a_function(client: MemoryClient, store: MemorydStore) -> None:
+    async def embed(texts: list[str]) -> list[list[float]]:
+        return LetterEmbeddings().embed_documents(texts)
+
+    semantic = MemorydStore(client, root=store.root, index={"dims": 26, "embed": embed})
+    await semantic.aput(("f",), "x", {"text": "xxxx"})
+    await semantic.aput(("f",), "y", {"text": "yyyy"})
+    assert [i.key for i in await semantic.asearch(("f",), query="yyy xx")] == ["y", "x"]
+
+
+def test_ttl_refreshes_on_read(sync_client, store: MemorydStore) -> None:
+    namespace = store.root + "ttl"
+    store.put(("ttl",), "k", {"text": "fresh"}, ttl=10)
+    first = sync_client.get_metadata(namespace, "k").data.fields["expires_at"].number_value
+    time.sleep(0.05)
+    store.get(("ttl",), "k")  # refresh_on_read (LangGraph's default)
+    second = sync_client.get_metadata(namespace, "k").data.fields["expires_at"].number_value
+    assert second > first
+    store.get(("ttl",), "k", refresh_ttl=False)
+    store.search(("ttl",), refresh_ttl=False)
+    assert sync_client.get_metadata(namespace, "k").data.fields["expires_at"].number_value == second
+    time.sleep(0.05)
+    store.search(("ttl",))
+    assert sync_client.get_metadata(namespace, "k").data.fields["expires_at"].number_value > second
+    unrefreshed = MemorydStore(sync_client, root=store.root, ttl={"refresh_on_read": False})
+    before = sync_client.get_metadata(namespace, "k").data.fields["expires_at"].number_value
+    assert unrefreshed.get(("ttl",), "k").value == {"text": "fresh"}
+    assert sync_client.get_metadata(namespace, "k").data.fields["expires_at"].number_value == before
 
 
 def test_ttl_hides_expired_items(sync_client, store: MemorydStore) -> None:

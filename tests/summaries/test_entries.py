@@ -127,11 +127,75 @@ async def test_list_pages_newest_first(entries, tenant):
     assert [e.create_time for e in listed] == sorted((e.create_time for e in listed), reverse=True)
 
 
-async def test_missing_counter_is_rebuilt(entries, tenant, store):
-    for i in range(3):
-        await entries.save(tenant, "s", f"fact {i}", [])
-    await store.delete_metadata(tenant, "memoryd.entry-scopes", "count/s", 0)
+async def test_the_count_is_the_stored_entries(entries, tenant, store):
+    """No counter to drift: an entry removed through MetadataService frees its place, and a
+    counter record left by an earlier version is ignored."""
+    saved = [await entries.save(tenant, "s", f"fact {i}", []) for i in range(3)]
+    await store.save_metadata(tenant, "memoryd.entry-scopes", "count/s", {"count": 5}, 0)
     assert (await entries.save(tenant, "s", "fact 3", [])).count == 4
+    await store.delete_metadata(tenant, "memoryd.entries/s", saved[0].entry.id, 0)
+    assert (await entries.save(tenant, "s", "fact 4", [])).count == 4
+
+
+async def test_a_key_is_one_entry_its_last_save(entries, tenant, store):
+    first = await entries.save(tenant, "k", "likes green tea", ["drink"], key="food")
+    again = await entries.save(tenant, "k", "likes black coffee", [], key="food")
+    assert not first.replaced and again.replaced and not again.deduplicated
+    assert again.entry.id == first.entry.id and again.entry.key == "food" and again.count == 1
+    # Keyed entries are not deduplicated by text: another key with the same text is its own entry.
+    other = await entries.save(tenant, "k", "likes black coffee", [], key="drink")
+    plain = await entries.save(tenant, "k", "likes black coffee", [])
+    assert len({again.entry.id, other.entry.id, plain.entry.id}) == 3 and plain.count == 3
+    assert [h.entry.key for h in (await entries.search(tenant, "k", "tea", 10))[0]] == []
+    assert {h.entry.key for h in (await entries.search(tenant, "k", "coffee", 10))[0]} == {"food", "drink", ""}
+    # A replacement fits a full scope (it adds nothing); forget by key.
+    full = Entries(store, LIMITS, capacity=3)
+    assert (await full.save(tenant, "k", "likes oolong", [], key="food")).replaced
+    with pytest.raises(FailedPrecondition):
+        await full.save(tenant, "k", "a fourth", [], key="new")
+    assert await entries.forget(tenant, "k", key="food") is True
+    assert await entries.forget(tenant, "k", key="food") is False
+    assert {e.key for e in (await entries.list_entries(tenant, "k", 0, ""))[0]} == {"drink", ""}
+
+
+async def test_200_concurrent_writers_end_with_the_final_state(store, tenant):
+    """Distinct texts, equal keys, forgets and saves into one scope at once: nothing fails for
+    another's sake, and the scope holds exactly what the writes imply."""
+    entries = Entries(store, LIMITS, capacity=200)
+    kept = [await entries.save(tenant, "busy", f"old fact {i}", []) for i in range(20)]
+    distinct = [entries.save(tenant, "busy", f"new fact number {i}", [f"t{i % 3}"]) for i in range(100)]
+    keyed = [
+        entries.save(tenant, "busy", f"item {k} version {v}", [], key=f"item-{k}") for k in range(8) for v in range(10)
+    ]
+    forgets = [entries.forget(tenant, "busy", r.entry.id) for r in kept[:10]]
+    results = await asyncio.gather(*distinct, *keyed, *forgets)
+    assert all(r is True for r in results[180:])  # every forget found its entry
+    listed, _ = await entries.list_entries(tenant, "busy", 1000, "")
+    assert len(listed) == 10 + 100 + 8
+    by_key = {e.key: e for e in listed if e.key}
+    assert sorted(by_key) == [f"item-{k}" for k in range(8)]
+    for k in range(8):
+        # The entry is the text of one of its key's saves, and the other nine are gone from search.
+        text = by_key[f"item-{k}"].text
+        assert text.startswith(f"item {k} version ")
+        hits, _ = await entries.search(tenant, "busy", f"item {k} version", 1000)
+        assert [h.entry.text for h in hits if h.entry.key == f"item-{k}"] == [text]
+    assert {e.text for e in listed if not e.key} == {f"old fact {i}" for i in range(10, 20)} | {
+        f"new fact number {i}" for i in range(100)
+    }
+
+
+async def test_concurrent_saves_fill_a_scope_exactly(store, tenant):
+    entries = Entries(store, LIMITS, capacity=30)
+    results = await asyncio.gather(
+        *(entries.save(tenant, "cap", f"fact {i}", []) for i in range(200)), return_exceptions=True
+    )
+    saved = [r for r in results if not isinstance(r, BaseException)]
+    rejected = [r for r in results if isinstance(r, BaseException)]
+    assert len(saved) == 30 and len(rejected) == 170
+    assert all(isinstance(r, FailedPrecondition) and r.reason == "ENTRY_SCOPE_FULL" for r in rejected)
+    assert sorted(r.count for r in saved) == list(range(1, 31))
+    assert len((await entries.list_entries(tenant, "cap", 1000, ""))[0]) == 30
 
 
 def test_rank_ties_keep_newest_first():

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd.v1 import message_pb2
 
+from .errors import RpcError
 from .methods import Call, Methods
 
 T = TypeVar("T")
@@ -107,21 +108,32 @@ rpc = _Describe()
 
 
 def run(client: SyncMemoryClient, program: Program[T]) -> T:
-    """Runs `program`'s calls on the blocking client; returns what it returns."""
+    """Runs `program`'s calls on the blocking client; returns what it returns. A call's
+    RpcError is raised inside `program`, at its `yield`, which may catch it."""
     try:
         call = next(program)
         while True:
-            call = program.send(client._run(call))
+            try:
+                result = client._run(call)
+            except RpcError as error:
+                call = program.throw(error)
+            else:
+                call = program.send(result)
     except StopIteration as done:
         return done.value
 
 
 async def run_async(client: MemoryClient, program: Program[T]) -> T:
-    """Runs `program`'s calls on the async client; returns what it returns."""
+    """Runs `program`'s calls on the async client; returns what it returns (errors as `run`)."""
     try:
         call = next(program)
         while True:
-            call = program.send(await client._run(call))
+            try:
+                result = await client._run(call)
+            except RpcError as error:
+                call = program.throw(error)
+            else:
+                call = program.send(result)
     except StopIteration as done:
         return done.value
 

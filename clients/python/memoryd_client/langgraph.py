@@ -12,28 +12,43 @@
 A `BaseStore` (sync `batch` and async `abatch`, every op): an item is one memoryd metadata
 record, namespace ("users", "ann", "memories") -> "langgraph.users.ann.memories" (LangGraph
 labels never contain "."), key -> key, data {"value": the item as JSON text (exact: a
-Struct would turn 1 into 1.0), "created_at", "entries", "expires_at" (with a TTL)}.
+Struct would turn 1 into 1.0), "created_at", "expires_at" and "ttl" (with a TTL), and what
+a query search reads: "vectors" or "indexed"}.
 
-A search with a `query` goes through memoryd's recall of long-term entries (SearchEntries:
-BM25 keywords, fused with meaning when the server has an embedder): each item's indexed
-text (the store's index `fields`, default the whole value; `put(..., index=[...])` or
-`index=False` per item) is saved as entries of a scope named like its namespace, the record
-keeps their ids, and a hit ranks every item that references it (an item's score is its
-best entry's). docs/INTEGRATIONS.md, "LangGraph", explains the choice and what differs.
+A search with a `query` ranks by meaning, two ways:
+- `index={"embed": ..., "dims": ...}` (LangGraph's IndexConfig): the store embeds each
+  item's indexed texts (`fields`, default the whole value; `put(..., index=[...])` or
+  `index=False` per item) with `embed` and keeps the vectors in the item's record; a search
+  embeds the query and ranks every item matching the filter by cosine similarity (an item
+  scores its best vector), as LangGraph's own stores do.
+- without `embed`: memoryd's recall of long-term entries (SearchEntries: BM25 keywords,
+  fused with meaning when the server has an embedder). Each item's indexed text is one
+  entry, saved with the item's key (one entry per key, whatever the interleaving of puts),
+  in a scope named like its namespace; the record keeps a hash of that text, so a hit
+  whose text a later put replaced is never returned. When the server answers without its
+  embedder, the store warns (MemorydSearchWarning) that the search was keyword-only.
+docs/INTEGRATIONS.md, "LangGraph", explains the choice and what differs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
+import math
 import time
+import warnings
+from array import array
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from google.protobuf import json_format
 from langgraph.store.base import (
     BaseStore,
     GetOp,
+    IndexConfig,
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
@@ -43,6 +58,7 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
     TTLConfig,
+    ensure_embeddings,
     get_text_at_path,
     tokenize_path,
     validate_op_namespace,
@@ -63,6 +79,11 @@ MAX_ENTRY_CHARS = 2000  # EntryService's bound on one entry's text
 _SEARCH_ALL = 1000  # hits per scope asked of SearchEntries (the server clamps to its page size)
 
 
+class MemorydSearchWarning(UserWarning):
+    """A query search could not be served as asked: it was keyword-only (the memoryd server
+    has no embedder and the store no `embed`)."""
+
+
 class MemorydStore(BaseStore):
     """memoryd as a LangGraph `BaseStore`: namespaced JSON items, searched by filter and
     by a natural-language query through memoryd's recall of long-term entries.
@@ -75,12 +96,14 @@ class MemorydStore(BaseStore):
         root: the namespace prefix of this store's records ("langgraph." by default). Two
             stores with different roots never see each other's items; a root must end with
             "." and not be a prefix of another store's root.
-        index: which fields of a value are searchable by `query` ({"fields": [...]}, JSON
-            paths as LangGraph's IndexConfig takes them; default ["$"], the whole value).
-            The semantic part of a search is the memoryd server's embedder: `dims` and
-            `embed` are not used.
+        index: LangGraph's IndexConfig: `fields` (JSON paths of a value searchable by
+            `query`; default ["$"], the whole value), `embed` (an Embeddings, a function of a
+            list of texts, sync or async, or "provider:model") and `dims`. With `embed` the
+            store embeds and ranks every matching item by similarity; without, a query goes
+            to the memoryd server's recall of entries (module docstring).
         ttl: LangGraph's TTLConfig; `default_ttl` (minutes) applies to puts without a ttl.
-            An item expires `ttl` minutes after its last put (reads do not refresh it).
+            An item expires `ttl` minutes after its last put, or its last read when
+            `refresh_on_read` (default True; a get or search may also say `refresh_ttl`).
     """
 
     supports_ttl = True
@@ -91,7 +114,7 @@ class MemorydStore(BaseStore):
         *,
         async_client: MemoryClient | None = None,
         root: str = DEFAULT_ROOT,
-        index: dict[str, Any] | None = None,
+        index: IndexConfig | dict[str, Any] | None = None,
         ttl: TTLConfig | None = None,
     ) -> None:
         if isinstance(client, MemoryClient):
@@ -103,34 +126,70 @@ class MemorydStore(BaseStore):
         self.client = client
         self.async_client = async_client
         self.root = root
+        self.index_config: dict[str, Any] | None = None
+        self.embeddings: Any = None
+        if index is not None:
+            self.index_config = {**index, "fields": list(index.get("fields") or ["$"])}
+            if index.get("embed") is not None:
+                self.embeddings = ensure_embeddings(index["embed"])
+                if not index.get("dims"):
+                    raise ValueError("index['dims'] is required with index['embed'] (LangGraph's IndexConfig)")
         self.index_fields: list[str] = list((index or {}).get("fields") or ["$"])
         self.ttl_config = ttl
+        self._warned = False
 
     # -- BaseStore ------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         if self.client is None:
             raise TypeError("this store has only a MemoryClient: use the async methods (aget, aput, ...)")
-        return frameworks.run(self.client, self._batch(list(ops)))
+        ops = self._checked(ops)
+        vectors: dict[str, list[float]] = {}
+        if self.embeddings is not None:
+            documents, queries = self._to_embed(ops)
+            if documents:
+                vectors.update(zip(documents, self.embeddings.embed_documents(documents), strict=True))
+            for query in queries:
+                vectors[query] = self.embeddings.embed_query(query)
+        return frameworks.run(self.client, self._batch(ops, vectors))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         if self.async_client is None:
             return await asyncio.to_thread(self.batch, list(ops))
-        return await frameworks.run_async(self.async_client, self._batch(list(ops)))
+        ops = self._checked(ops)
+        vectors: dict[str, list[float]] = {}
+        if self.embeddings is not None:
+            documents, queries = self._to_embed(ops)
+            if documents:
+                vectors.update(zip(documents, await self.embeddings.aembed_documents(documents), strict=True))
+            for query in queries:
+                vectors[query] = await self.embeddings.aembed_query(query)
+        return await frameworks.run_async(self.async_client, self._batch(ops, vectors))
 
-    # -- one program per op, for both clients ----------------------------------------------
-    def _batch(self, ops: list[Op]) -> Program[list[Result]]:
+    @staticmethod
+    def _checked(ops: Iterable[Op]) -> list[Op]:
+        ops = list(ops)
         for op in ops:  # every label checked before anything is read or written
             validate_op_namespace(op)
             if isinstance(op, (GetOp, PutOp)) and not op.namespace:
                 raise InvalidNamespaceError("Namespace cannot be empty.")
+        return ops
+
+    def _to_embed(self, ops: list[Op]) -> tuple[list[str], list[str]]:
+        """(texts of the puts, queries of the searches) that `embed` turns into vectors."""
+        documents = [text for op in ops if isinstance(op, PutOp) for text in self._texts(op)]
+        queries = [op.query for op in ops if isinstance(op, SearchOp) and op.query]
+        return list(dict.fromkeys(documents)), list(dict.fromkeys(queries))
+
+    # -- one program per op, for both clients ----------------------------------------------
+    def _batch(self, ops: list[Op], vectors: dict[str, list[float]]) -> Program[list[Result]]:
         results: list[Result] = []
         for op in ops:  # in order: a read after a put in one batch sees it
             if isinstance(op, GetOp):
                 results.append((yield from self._get(op)))
             elif isinstance(op, PutOp):
-                results.append((yield from self._put(op)))
+                results.append((yield from self._put(op, vectors)))
             elif isinstance(op, SearchOp):
-                results.append((yield from self._search(op)))
+                results.append((yield from self._search(op, vectors.get(op.query or ""))))
             elif isinstance(op, ListNamespacesOp):
                 results.append((yield from self._list_namespaces(op)))
             else:
@@ -139,37 +198,69 @@ class MemorydStore(BaseStore):
 
     def _get(self, op: GetOp) -> Program[Item | None]:
         record = yield rpc.get_metadata(self._namespace(op.namespace), op.key)
-        return self._item(record, Item) if record is not None and not _expired(record) else None
+        if record is None or _expired(record):
+            return None
+        if self._refreshes(op.refresh_ttl):
+            record = yield from self._refresh(record)
+        return self._item(record, Item)
 
-    def _put(self, op: PutOp) -> Program[None]:
+    def _refreshes(self, asked: bool) -> bool:
+        return asked and bool((self.ttl_config or {}).get("refresh_on_read", True))
+
+    def _refresh(self, record: metadata_service_pb2.MetadataEntry) -> Program[metadata_service_pb2.MetadataEntry]:
+        """A read of an item with a TTL moves its expiry `ttl` minutes past now (LangGraph's
+        refresh_on_read). The record is written back only while it still holds what was read,
+        so a put that came in between is kept."""
+        ttl = record.data.fields.get("ttl")
+        if ttl is None:
+            return record
+        current = yield rpc.get_metadata(record.namespace, record.key)
+        if current is None or _json_of(current) != _json_of(record):
+            return current if current is not None and not _expired(current) else record
+        data = json_format.MessageToDict(record.data)
+        data["expires_at"] = _now_ms() + int(ttl.number_value * 60_000)
+        return (yield rpc.save_metadata(record.namespace, record.key, data))
+
+    def _put(self, op: PutOp, vectors: dict[str, list[float]]) -> Program[None]:
         namespace = self._namespace(op.namespace)
         old = yield rpc.get_metadata(namespace, op.key)
-        entries: list[str] = []
-        if op.value is None:
+        if op.value is None:  # the record first: its entry then stands for no item
             if old is not None:
                 yield rpc.delete_metadata(namespace, op.key)
-        else:
-            value = _json(op.value)
-            for text in self._texts(op):
-                saved = yield rpc.save_entry(namespace, text)
-                entries.append(saved.entry.id)
-            now = _now_ms()
-            data: dict[str, Any] = {
-                "value": value,
-                "created_at": _number(old, "created_at") if old is not None and not _expired(old) else now,
-                "entries": list(dict.fromkeys(entries)),
-            }
-            if op.ttl is not None:
-                data["expires_at"] = now + int(op.ttl * 60_000)
-            yield rpc.save_metadata(namespace, op.key, data)
-        stale = set(_entries(old)) - set(entries) if old is not None else set()
-        if stale:
-            yield from self._forget_unreferenced(namespace, op.key, stale)
+                yield from self._forget_entries(namespace, op.key, old)
+            return None
+        now = _now_ms()
+        data: dict[str, Any] = {
+            "value": _json(op.value),
+            "created_at": _number(old, "created_at") if old is not None and not _expired(old) else now,
+        }
+        if op.ttl is not None:
+            data["expires_at"] = now + int(op.ttl * 60_000)
+            data["ttl"] = op.ttl
+        texts = self._texts(op)
+        if self.embeddings is not None:
+            if texts:
+                data["vectors"] = [_pack_vector(vectors[text]) for text in texts]
+        elif texts:  # the entry first, then the record that names its text
+            text = _pieces(" ".join(texts))[0]
+            yield rpc.save_entry(namespace, text, key=op.key)
+            data["indexed"] = _digest(text)
+        yield rpc.save_metadata(namespace, op.key, data)
+        if old is not None and "indexed" not in data and "indexed" in old.data.fields:
+            yield rpc.forget_entry(namespace, key=op.key)
+        if old is not None and _entries(old):
+            yield from self._forget_unreferenced(namespace, op.key, set(_entries(old)))
         return None
 
+    def _forget_entries(self, namespace: str, key: str, old: metadata_service_pb2.MetadataEntry) -> Program[None]:
+        if "indexed" in old.data.fields:
+            yield rpc.forget_entry(namespace, key=key)
+        if _entries(old):
+            yield from self._forget_unreferenced(namespace, key, set(_entries(old)))
+
     def _forget_unreferenced(self, namespace: str, key: str, stale: set[str]) -> Program[None]:
-        """Forgets the entries an item no longer has, unless another item of the namespace has
-        the same text (entries are deduplicated by text within a scope: they share one)."""
+        """Records written by earlier versions name their entries (shared by equal texts):
+        forgets those no other item of the namespace names."""
         records = yield from every("list_metadata", "entries", namespace, page_size=1000)
         for record in records:
             if record.key != key:
@@ -177,36 +268,67 @@ class MemorydStore(BaseStore):
         for entry_id in sorted(stale):
             yield rpc.forget_entry(namespace, entry_id)
 
-    def _search(self, op: SearchOp) -> Program[list[SearchItem]]:
-        if op.query:
-            return (yield from self._search_by_query(op))
-        found: list[SearchItem] = []
-        wanted = op.offset + op.limit
+    def _search(self, op: SearchOp, query_vector: list[float] | None) -> Program[list[SearchItem]]:
+        page: list[_Found]
+        if op.query and self.embeddings is not None:
+            ranked = _by_similarity((yield from self._filtered(op, None)), query_vector or [])
+            page = ranked[op.offset : op.offset + op.limit]
+        elif op.query:
+            page = yield from self._search_by_query(op)
+        else:
+            page = [found for found, _ in (yield from self._filtered(op, op.offset + op.limit))][op.offset :]
+        if self._refreshes(op.refresh_ttl):
+            for found in page:
+                yield from self._refresh(found.record)
+        return [found.item for found in page]
+
+    def _filtered(self, op: SearchOp, wanted: int | None) -> Program[list[tuple[_Found, list[list[float]]]]]:
+        """The items under the prefix that match the filter, with their vectors: the first
+        `wanted` (None: all)."""
+        found: list[tuple[_Found, list[list[float]]]] = []
         for listing in self._listings(op.namespace_prefix):
             token = ""
-            while len(found) < wanted:
+            while wanted is None or len(found) < wanted:
                 response = yield rpc.list_metadata(page_token=token, page_size=1000, **listing)
-                found += [self._item(r, SearchItem) for r in response.entries if self._matches(r, op.filter)]
+                for record in response.entries:
+                    if self._matches(record, op.filter):
+                        vectors = [_unpack_vector(v.string_value) for v in _list(record, "vectors")]
+                        found.append((_Found(record, self._item(record, SearchItem)), vectors))
                 token = response.next_page_token
                 if not token:
                     break
-        return found[op.offset : wanted]
+        return found if wanted is None else found[:wanted]
 
-    def _search_by_query(self, op: SearchOp) -> Program[list[SearchItem]]:
-        ranked: list[tuple[float, SearchItem]] = []
+    def _search_by_query(self, op: SearchOp) -> Program[list[_Found]]:
+        ranked: list[tuple[float, _Found]] = []
         for namespace in (yield from self._namespaces_under(op.namespace_prefix)):
             response = yield rpc.search_entries(namespace, op.query, limit=_SEARCH_ALL)
-            scores = {hit.entry.id: hit.score for hit in response.hits}
-            if not scores:
+            if response.hits and not response.semantic and not self._warned:
+                self._warned = True
+                warnings.warn(
+                    "memoryd: a query search was keyword-only (the memoryd server has no embedder);"
+                    " give the store index['embed'] to rank by meaning",
+                    MemorydSearchWarning,
+                    stacklevel=2,
+                )
+            by_key = {hit.entry.key: hit for hit in response.hits if hit.entry.key}
+            by_id = {hit.entry.id: hit.score for hit in response.hits}
+            if not by_id:
                 continue
             for record in (yield from every("list_metadata", "entries", namespace, page_size=1000)):
-                matched = [scores[e] for e in _entries(record) if e in scores]
-                if matched and self._matches(record, op.filter):
+                hit = by_key.get(record.key)
+                score: float | None = None
+                # A hit counts only while the item still holds the text it was found by.
+                if hit is not None and _string(record, "indexed") == _digest(hit.entry.text):
+                    score = hit.score
+                elif matched := [by_id[e] for e in _entries(record) if e in by_id]:
+                    score = max(matched)
+                if score is not None and self._matches(record, op.filter):
                     item = self._item(record, SearchItem)
-                    item.score = max(matched)
-                    ranked.append((item.score, item))
-        ranked.sort(key=lambda pair: (-pair[0], pair[1].namespace, pair[1].key))
-        return [item for _, item in ranked[op.offset : op.offset + op.limit]]
+                    item.score = score
+                    ranked.append((score, _Found(record, item)))
+        ranked.sort(key=lambda pair: (-pair[0], pair[1].item.namespace, pair[1].item.key))
+        return [found for _, found in ranked[op.offset : op.offset + op.limit]]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Program[list[tuple[str, ...]]]:
         # The longest plain (wildcard-free) prefix narrows the server's listing.
@@ -279,6 +401,66 @@ class MemorydStore(BaseStore):
         )
 
 
+class _Found:
+    """A search result and the record it came from (a TTL refresh writes the record back)."""
+
+    __slots__ = ("item", "record")
+
+    def __init__(self, record: metadata_service_pb2.MetadataEntry, item: SearchItem) -> None:
+        self.record = record
+        self.item = item
+
+
+def _by_similarity(found: list[tuple[_Found, list[list[float]]]], query: list[float]) -> list[_Found]:
+    """LangGraph's ranking (InMemoryStore's): every item by its best cosine similarity to the
+    query, best first; items without vectors (put with index=False) after them, unscored."""
+    scored: list[tuple[float, int, _Found]] = []
+    unscored: list[_Found] = []
+    for position, (found_item, vectors) in enumerate(found):
+        if vectors:
+            score = max(_cosine(query, vector) for vector in vectors)
+            found_item.item.score = score
+            scored.append((score, position, found_item))
+        else:
+            unscored.append(found_item)
+    scored.sort(key=lambda entry: (-entry[0], entry[1]))
+    return [found_item for _, _, found_item in scored] + unscored
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    if len(a) != len(b) or not a:
+        return 0.0
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
+
+
+def _pack_vector(vector: Sequence[float]) -> str:
+    """A vector as base64 of float32s (a quarter of its size as JSON numbers)."""
+    return base64.b64encode(array("f", (float(x) for x in vector)).tobytes()).decode("ascii")
+
+
+def _unpack_vector(text: str) -> list[float]:
+    return array("f", base64.b64decode(text)).tolist()
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _list(record: metadata_service_pb2.MetadataEntry, field: str) -> list[Any]:
+    value = record.data.fields.get(field)
+    return list(value.list_value.values) if value is not None else []
+
+
+def _string(record: metadata_service_pb2.MetadataEntry, field: str) -> str:
+    value = record.data.fields.get(field)
+    return value.string_value if value is not None else ""
+
+
+def _json_of(record: metadata_service_pb2.MetadataEntry) -> str:
+    return json.dumps(json_format.MessageToDict(record.data), sort_keys=True)
+
+
 def _json(value: Any) -> str:
     try:
         return json.dumps(dict(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
@@ -333,4 +515,4 @@ def _datetime(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
-__all__ = ["DEFAULT_ROOT", "MemorydStore"]
+__all__ = ["DEFAULT_ROOT", "MemorydSearchWarning", "MemorydStore"]

@@ -650,11 +650,13 @@ class Methods:
         tags: Sequence[str] = (),
         embedding: Sequence[float] = (),
         model_id: str = "",
+        key: str = "",
         timeout: float | None = None,
     ) -> Call[entry_service_pb2.SaveEntryResponse]:
-        """Saves a long-term memory entry (a duplicate returns the stored one, `deduplicated`)."""
+        """Saves a long-term memory entry (a duplicate returns the stored one, `deduplicated`);
+        with `key`, creates or replaces the key's one entry (`replaced`)."""
         request = entry_service_pb2.SaveEntryRequest(
-            scope=scope, text=text, tags=tags, embedding=embedding, model_id=model_id
+            scope=scope, text=text, tags=tags, embedding=embedding, model_id=model_id, key=key
         )
         return Call("entries", "SaveEntry", request, _response, timeout)
 
@@ -676,9 +678,11 @@ class Methods:
         return Call("entries", "SearchEntries", request, _response, timeout)
 
     @unary
-    def forget_entry(self, scope: str, entry_id: str, *, timeout: float | None = None) -> Call[bool]:
-        """Deletes one entry; True when it existed."""
-        request = entry_service_pb2.ForgetEntryRequest(scope=scope, entry_id=entry_id)
+    def forget_entry(
+        self, scope: str, entry_id: str = "", *, key: str = "", timeout: float | None = None
+    ) -> Call[bool]:
+        """Deletes one entry, by id or by the key it was saved with; True when it existed."""
+        request = entry_service_pb2.ForgetEntryRequest(scope=scope, entry_id=entry_id, key=key)
         return Call("entries", "ForgetEntry", request, lambda r: r.deleted, timeout)
 
     @unary

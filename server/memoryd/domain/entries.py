@@ -1,16 +1,20 @@
 """Long-term memory entries (docs/CONTEXT.md, "Long-term memory entries": save, search, forget).
 
 Entries are short facts scoped by a caller-chosen string ("g:<group>", "f:<user>").
-Storage is metadata records written with the Store's guarded (compare-and-set) write, so
-both adapters behave the same:
+Storage is metadata records, one per entry:
 
     namespace "memoryd.entries/<scope>", key = entry id   -> one entry
-    namespace "memoryd.entry-scopes", key "count/<scope>" -> {"count": n}
 
 The entry id is a hash of the normalized text, so a duplicate lands on the same key and
-is never stored twice. Every save and forget also writes the scope's counter guarded on
-its previous value, so two racing saves can never push a scope past its cap. A missing
-counter (never written, or removed through MetadataService) is rebuilt by counting.
+is never stored twice; an entry saved with a caller's key (a LangGraph item key) has the
+hash of that key instead, so the key's next save replaces it. Every save and forget is one
+Store.write_metadata_counted: the store reads the record, counts the scope's records and
+writes in one transaction, with a tenant's writers taking turns. So concurrent saves never
+fail for each other, a scope never holds more than its capacity, and one key is one entry
+whatever the interleaving.
+
+(Earlier versions kept a counter record per scope, "memoryd.entry-scopes" / "count/<scope>",
+written by compare-and-set; forget_scope still removes one left by them.)
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from memoryd.domain import keywords, paging, recall
 from memoryd.domain.errors import FailedPrecondition
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import now_ms
-from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
+from memoryd.domain.store import MetadataWrite, Store
 
 ENTRIES_NAMESPACE = "memoryd.entries/"
 COUNTER_NAMESPACE = "memoryd.entry-scopes"
@@ -41,7 +45,6 @@ TAG_WEIGHT = 2.0
 CONTENT_WEIGHT = 1.0
 # Cosine similarity below this adds nothing: unrelated texts still have small positive cosines.
 MIN_SEMANTIC = 0.3
-CAS_ATTEMPTS = 5
 _SCAN_PAGE = 1000
 
 log = structlog.get_logger("memoryd.entries")
@@ -64,6 +67,11 @@ def entry_id(normalized: str) -> str:
     return hashlib.blake2b(normalized.encode("utf-8"), digest_size=12).hexdigest()
 
 
+def keyed_id(key: str) -> str:
+    """The id of the entry saved with `key`: a hash apart from every text's (its own person)."""
+    return hashlib.blake2b(key.encode("utf-8"), digest_size=12, person=b"entry-key").hexdigest()
+
+
 def normalize_tags(tags: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(t for t in (normalize(tag) for tag in tags) if t))
 
@@ -77,12 +85,15 @@ class Entry:
     create_time: int
     embedding: list[float] | None = None
     model_id: str = ""
+    key: str = ""
 
     def record(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "text": self.text, "tags": self.tags, "create_time": self.create_time}
         if self.embedding:
             data["embedding"] = self.embedding
             data["model_id"] = self.model_id
+        if self.key:
+            data["key"] = self.key
         return data
 
     @classmethod
@@ -95,6 +106,7 @@ class Entry:
             create_time=int(data["create_time"]),
             embedding=[float(x) for x in data["embedding"]] if data.get("embedding") else None,
             model_id=data.get("model_id", ""),
+            key=data.get("key", ""),
         )
 
 
@@ -104,6 +116,7 @@ class SaveResult:
     deduplicated: bool
     count: int
     capacity: int
+    replaced: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,17 +261,6 @@ class Entries:
                 return entries
             after = rows[-1].key
 
-    async def _count(self, tenant: str, scope: str) -> tuple[int, int | None]:
-        """(entries in the scope, counter value to guard on; None when the counter is absent)."""
-        counter = await self.store.get_metadata(tenant, COUNTER_NAMESPACE, counter_key(scope))
-        if counter is not None:
-            return int(counter.data["count"]), int(counter.data["count"])
-        return len(await self._all(tenant, scope)), None
-
-    async def _get(self, tenant: str, scope: str, id_: str) -> Entry | None:
-        record = await self.store.get_metadata(tenant, entries_namespace(scope), id_)
-        return Entry.from_record(scope, record.data) if record else None
-
     async def save(
         self,
         tenant: str,
@@ -267,68 +269,54 @@ class Entries:
         tags: Sequence[str],
         embedding: Sequence[float] = (),
         model_id: str = "",
+        key: str = "",
     ) -> SaveResult:
-        """Input was validated: normalized text is 1..MAX_ENTRY_CHARS characters."""
+        """Input was validated: normalized text is 1..MAX_ENTRY_CHARS characters. With `key`,
+        the key's entry is created or replaced; without, a stored duplicate is returned."""
         normalized = normalize(text)
-        id_ = entry_id(normalized)
+        id_ = keyed_id(key) if key else entry_id(normalized)
         if not embedding:
             embedding, model_id = await self._embed(normalized)
-        for _ in range(CAS_ATTEMPTS):
-            existing = await self._get(tenant, scope, id_)
-            count, guard_value = await self._count(tenant, scope)
-            if existing is not None:
-                return SaveResult(existing, True, count, self.capacity)
-            if count >= self.capacity:
-                raise FailedPrecondition(
-                    f"scope {scope!r} holds {count} entries, its maximum; forget or merge entries before saving more",
-                    reason="ENTRY_SCOPE_FULL",
-                    metadata={"scope": scope, "count": str(count), "capacity": str(self.capacity)},
-                )
-            entry = Entry(
-                id=id_,
-                scope=scope,
-                text=normalized,
-                tags=normalize_tags(tags),
-                create_time=now_ms(),
-                embedding=[float(x) for x in embedding] or None,
-                model_id=model_id if embedding else "",
-            )
-            written = await self.store.write_metadata_guarded(
-                tenant,
-                [
-                    MetadataWrite(entries_namespace(scope), id_, entry.record()),
-                    MetadataWrite(COUNTER_NAMESPACE, counter_key(scope), {"count": count + 1}),
-                ],
-                MetadataGuard(COUNTER_NAMESPACE, counter_key(scope), "count", guard_value),
-                ev.entry_changed(scope, id_, deleted=False),
-                entry.create_time,
-            )
-            if written:
-                return SaveResult(entry, False, count + 1, self.capacity)
+        entry = Entry(
+            id=id_,
+            scope=scope,
+            text=normalized,
+            tags=normalize_tags(tags),
+            create_time=now_ms(),
+            embedding=[float(x) for x in embedding] or None,
+            model_id=model_id if embedding else "",
+            key=key,
+        )
+        outcome = await self.store.write_metadata_counted(
+            tenant,
+            MetadataWrite(entries_namespace(scope), id_, entry.record()),
+            self.capacity,
+            bool(key),
+            ev.entry_changed(scope, id_, deleted=False),
+            entry.create_time,
+        )
+        if outcome.written:
+            return SaveResult(entry, False, outcome.count, self.capacity, replaced=outcome.previous is not None)
+        if outcome.previous is not None:
+            return SaveResult(Entry.from_record(scope, outcome.previous), True, outcome.count, self.capacity)
         raise FailedPrecondition(
-            "the scope kept changing under this call; retry", reason="ENTRY_SCOPE_CONTENDED", metadata={"scope": scope}
+            f"scope {scope!r} holds {outcome.count} entries, its maximum; forget or merge entries before saving more",
+            reason="ENTRY_SCOPE_FULL",
+            metadata={"scope": scope, "count": str(outcome.count), "capacity": str(self.capacity)},
         )
 
-    async def forget(self, tenant: str, scope: str, id_: str) -> bool:
-        for _ in range(CAS_ATTEMPTS):
-            if await self._get(tenant, scope, id_) is None:
-                return False
-            count, guard_value = await self._count(tenant, scope)
-            written = await self.store.write_metadata_guarded(
-                tenant,
-                [
-                    MetadataWrite(entries_namespace(scope), id_, None),
-                    MetadataWrite(COUNTER_NAMESPACE, counter_key(scope), {"count": max(count - 1, 0)}),
-                ],
-                MetadataGuard(COUNTER_NAMESPACE, counter_key(scope), "count", guard_value),
-                ev.entry_changed(scope, id_, deleted=True),
-                now_ms(),
-            )
-            if written:
-                return True
-        raise FailedPrecondition(
-            "the scope kept changing under this call; retry", reason="ENTRY_SCOPE_CONTENDED", metadata={"scope": scope}
+    async def forget(self, tenant: str, scope: str, id_: str = "", key: str = "") -> bool:
+        """Deletes the entry `id_` (or the one saved with `key`); False when there was none."""
+        id_ = keyed_id(key) if key else id_
+        outcome = await self.store.write_metadata_counted(
+            tenant,
+            MetadataWrite(entries_namespace(scope), id_, None),
+            self.capacity,
+            False,
+            ev.entry_changed(scope, id_, deleted=True),
+            now_ms(),
         )
+        return outcome.written
 
     async def search(
         self,

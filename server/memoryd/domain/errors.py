@@ -68,6 +68,13 @@ class OutOfRange(MemorydError):
     reason = "OUT_OF_RANGE"
 
 
+class Aborted(MemorydError):
+    """A concurrency conflict: the call lost a race with another and may be retried whole
+    (ABORTED, which retry policies retry; AIP-193). The subclass gives the reason."""
+
+    reason = "ABORTED"
+
+
 class ResourceExhausted(MemorydError):
     reason = "RESOURCE_EXHAUSTED"
 

@@ -112,6 +112,15 @@ class MetadataGuard:
         return data.get(self.field) == self.value
 
 
+@dataclass(frozen=True, slots=True)
+class CountedOutcome:
+    """What Store.write_metadata_counted did (store_rules.counted_write decided it)."""
+
+    written: bool  # the write was applied (with its events)
+    previous: dict[str, Any] | None  # the record under the key before the call
+    count: int  # records in the namespace after the call
+
+
 class Snapshot(abc.ABC):
     """A read view of the whole store at one instant (Store.snapshot): what `memoryd export`
     reads (domain/transfer.py). Every read returns rows in its key order after `after`."""
@@ -353,6 +362,12 @@ class Store(abc.ABC):
     async def event_tenants(self) -> list[str]:
         """Every tenant that has an event log, sorted."""
 
+    @abc.abstractmethod
+    async def redact_events(self, tenant: str, redaction: UserRedaction, limit: int) -> int:
+        """Redact in place (erasure.redacted) up to `limit` of the tenant-wide events that
+        `redaction` matches, by index, in one transaction; returns how many (0: none is
+        left, as a redacted event matches no redaction). Seqs and types stay."""
+
     # -- guarded metadata writes and seq reads (summaries, long-term entries) --
     # Added for SummaryService/EntryService; kept together at the end of the class.
     @abc.abstractmethod
@@ -362,15 +377,25 @@ class Store(abc.ABC):
     ) -> bool:
         """Apply `writes` atomically, with a metadata-changed event per write and then
         `events`, only when `guard` holds; otherwise write nothing and return False.
-    @abc.abstractmethod
-    async def redact_events(self, tenant: str, redaction: UserRedaction, limit: int) -> int:
-        """Redact in place (erasure.redacted) up to `limit` of the tenant-wide events that
-        `redaction` matches, by index, in one transaction; returns how many (0: none is
-        left, as a redacted event matches no redaction). Seqs and types stay."""
-
 
         The guarded record must be among `writes` (a compare-and-set), so two writers
         that read the same guard value can never both commit.
+        """
+
+    @abc.abstractmethod
+    async def write_metadata_counted(
+        self, tenant: str, write: MetadataWrite, capacity: int, replace: bool, events: Sequence[EventDraft], now: int
+    ) -> CountedOutcome:
+        """In one transaction: read the record under `write`'s key, count the records of its
+        namespace, and apply `write` only as store_rules.counted_write allows (a new record
+        only while the namespace holds fewer than `capacity`; over an existing one only with
+        `replace`; a delete only of an existing one), with a metadata-changed event and then
+        `events` when applied.
+
+        Concurrent calls never fail for each other: each sees the one before it (the
+        adapters serialize a tenant's writers), so a namespace written only this way never
+        holds more than `capacity` records and one key is always one record (long-term
+        entries, memoryd.domain.entries).
         """
 
     @abc.abstractmethod

@@ -202,3 +202,19 @@ def importable(
             raise ImportConflict(f"session {session_id!r} holds another message at seq {m.seq} here", index)
         new.append(m)
     return new
+
+
+def counted_write(
+    existing: Mapping[str, object] | None, count: int, put: bool, capacity: int, replace: bool
+) -> tuple[bool, int]:
+    """Store.write_metadata_counted's decision, given the record under the key (None: none)
+    and the namespace's record count: (apply the write, the count after it).
+
+    A delete applies when the record exists; a put over an existing record applies only
+    with `replace` (the count stays); a put of a new record applies while count < capacity.
+    """
+    if not put:
+        return (True, count - 1) if existing is not None else (False, count)
+    if existing is not None:
+        return replace, count
+    return (True, count + 1) if count < capacity else (False, count)

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from memoryd.domain import context, paging, recall
 from memoryd.domain import events as ev
-from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
+from memoryd.domain.errors import Aborted, FailedPrecondition, StorageUnavailable
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import Message, now_ms
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
@@ -438,7 +438,7 @@ class Summaries:
             if written:
                 return await self.with_coverage(tenant, summary), to_seq, False
             # Another writer moved the cursor first: re-read and re-check (usually an overlap now).
-        raise FailedPrecondition(
+        raise Aborted(
             "the summary cursor kept changing under this call; retry",
             reason="SUMMARY_CURSOR_CONTENDED",
             metadata={"session_id": session_id},

@@ -21,6 +21,7 @@ STATUS_TABLE: dict[type[errors.MemorydError], tuple[grpc.StatusCode, int]] = {
     errors.NotFound: (grpc.StatusCode.NOT_FOUND, code_pb2.NOT_FOUND),
     errors.FailedPrecondition: (grpc.StatusCode.FAILED_PRECONDITION, code_pb2.FAILED_PRECONDITION),
     errors.OutOfRange: (grpc.StatusCode.OUT_OF_RANGE, code_pb2.OUT_OF_RANGE),
+    errors.Aborted: (grpc.StatusCode.ABORTED, code_pb2.ABORTED),
     errors.ResourceExhausted: (grpc.StatusCode.RESOURCE_EXHAUSTED, code_pb2.RESOURCE_EXHAUSTED),
     errors.StorageUnavailable: (grpc.StatusCode.UNAVAILABLE, code_pb2.UNAVAILABLE),
     errors.Unauthenticated: (grpc.StatusCode.UNAUTHENTICATED, code_pb2.UNAUTHENTICATED),
@@ -76,7 +77,7 @@ def to_status(error: errors.MemorydError) -> grpc.Status:
                 )
             )
         )
-    if isinstance(error, errors.StorageUnavailable):
+    if isinstance(error, (errors.StorageUnavailable, errors.Aborted)):
         details.append(
             _pack(error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=RETRY_DELAY_SECONDS)))
         )

@@ -24,7 +24,8 @@ const (
 // One long-term memory entry.
 type Entry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Server-assigned id, derived from the normalized text (stable). Output only.
+	// Server-assigned id, derived from the normalized text, or from `key` when
+	// the entry has one (stable). Output only.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Scope the entry belongs to.
 	Scope string `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`
@@ -35,7 +36,10 @@ type Entry struct {
 	// Time the entry was saved, ms since the Unix epoch. Output only.
 	CreateTime int64 `protobuf:"varint,5,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// Embedding model of the entry's vector; empty when it has none. Output only.
-	ModelId       string `protobuf:"bytes,6,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	ModelId string `protobuf:"bytes,6,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	// The caller's key the entry was saved with (SaveEntryRequest.key); empty
+	// for an entry identified by its text.
+	Key           string `protobuf:"bytes,7,opt,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -112,6 +116,13 @@ func (x *Entry) GetModelId() string {
 	return ""
 }
 
+func (x *Entry) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
 // Request of SaveEntry.
 type SaveEntryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -126,7 +137,13 @@ type SaveEntryRequest struct {
 	Embedding []float32 `protobuf:"fixed32,4,rep,packed,name=embedding,proto3" json:"embedding,omitempty"`
 	// Embedding model of `embedding` (for example
 	// "openai:text-embedding-3-small"); required when embedding is set.
-	ModelId       string `protobuf:"bytes,5,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	ModelId string `protobuf:"bytes,5,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	// Optional caller's key, 1-256 characters (an item key of a framework's
+	// store, for example). The scope holds one entry per key: saving a key that
+	// is stored replaces its entry (text, tags, vector, time; the id stays),
+	// and concurrent saves of one key leave one entry, the last one's. Entries
+	// with a key are not deduplicated by text.
+	Key           string `protobuf:"bytes,6,opt,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -196,6 +213,13 @@ func (x *SaveEntryRequest) GetModelId() string {
 	return ""
 }
 
+func (x *SaveEntryRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
 // Response of SaveEntry.
 type SaveEntryResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -208,6 +232,8 @@ type SaveEntryResponse struct {
 	ScopeCount int32 `protobuf:"varint,3,opt,name=scope_count,json=scopeCount,proto3" json:"scope_count,omitempty"`
 	// Maximum number of entries the scope may hold.
 	ScopeCapacity int32 `protobuf:"varint,4,opt,name=scope_capacity,json=scopeCapacity,proto3" json:"scope_capacity,omitempty"`
+	// True when the request's key had an entry, which this save replaced.
+	Replaced      bool `protobuf:"varint,5,opt,name=replaced,proto3" json:"replaced,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -268,6 +294,13 @@ func (x *SaveEntryResponse) GetScopeCapacity() int32 {
 		return x.ScopeCapacity
 	}
 	return 0
+}
+
+func (x *SaveEntryResponse) GetReplaced() bool {
+	if x != nil {
+		return x.Replaced
+	}
+	return false
 }
 
 // Request of SearchEntries.
@@ -517,8 +550,11 @@ type ForgetEntryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Scope of the entry.
 	Scope string `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
-	// Id of the entry.
-	EntryId       string `protobuf:"bytes,2,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// Id of the entry; or leave it empty and give `key`.
+	EntryId string `protobuf:"bytes,2,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// The key the entry was saved with (SaveEntryRequest.key), instead of
+	// `entry_id`: exactly one of the two is set.
+	Key           string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -563,6 +599,13 @@ func (x *ForgetEntryRequest) GetScope() string {
 func (x *ForgetEntryRequest) GetEntryId() string {
 	if x != nil {
 		return x.EntryId
+	}
+	return ""
+}
+
+func (x *ForgetEntryRequest) GetKey() string {
+	if x != nil {
+		return x.Key
 	}
 	return ""
 }
@@ -738,7 +781,7 @@ var File_memoryd_v1_entry_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_entry_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ememoryd/v1/entry_service.proto\x12\n" +
-	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1fmemoryd/v1/vector_service.proto\"\x91\x01\n" +
+	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1fmemoryd/v1/vector_service.proto\"\xa3\x01\n" +
 	"\x05Entry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05scope\x18\x02 \x01(\tR\x05scope\x12\x12\n" +
@@ -746,19 +789,22 @@ const file_memoryd_v1_entry_service_proto_rawDesc = "" +
 	"\x04tags\x18\x04 \x03(\tR\x04tags\x12\x1f\n" +
 	"\vcreate_time\x18\x05 \x01(\x03R\n" +
 	"createTime\x12\x19\n" +
-	"\bmodel_id\x18\x06 \x01(\tR\amodelId\"\x89\x01\n" +
+	"\bmodel_id\x18\x06 \x01(\tR\amodelId\x12\x10\n" +
+	"\x03key\x18\a \x01(\tR\x03key\"\x9b\x01\n" +
 	"\x10SaveEntryRequest\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x12\n" +
 	"\x04tags\x18\x03 \x03(\tR\x04tags\x12\x1c\n" +
 	"\tembedding\x18\x04 \x03(\x02R\tembedding\x12\x19\n" +
-	"\bmodel_id\x18\x05 \x01(\tR\amodelId\"\xa8\x01\n" +
+	"\bmodel_id\x18\x05 \x01(\tR\amodelId\x12\x10\n" +
+	"\x03key\x18\x06 \x01(\tR\x03key\"\xc4\x01\n" +
 	"\x11SaveEntryResponse\x12'\n" +
 	"\x05entry\x18\x01 \x01(\v2\x11.memoryd.v1.EntryR\x05entry\x12\"\n" +
 	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\x12\x1f\n" +
 	"\vscope_count\x18\x03 \x01(\x05R\n" +
 	"scopeCount\x12%\n" +
-	"\x0escope_capacity\x18\x04 \x01(\x05R\rscopeCapacity\"\x8d\x02\n" +
+	"\x0escope_capacity\x18\x04 \x01(\x05R\rscopeCapacity\x12\x1a\n" +
+	"\breplaced\x18\x05 \x01(\bR\breplaced\"\x8d\x02\n" +
 	"\x14SearchEntriesRequest\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x12\x14\n" +
@@ -775,10 +821,11 @@ const file_memoryd_v1_entry_service_proto_rawDesc = "" +
 	"\x0esemantic_score\x18\x04 \x01(\x01R\rsemanticScore\"]\n" +
 	"\x15SearchEntriesResponse\x12(\n" +
 	"\x04hits\x18\x01 \x03(\v2\x14.memoryd.v1.EntryHitR\x04hits\x12\x1a\n" +
-	"\bsemantic\x18\x02 \x01(\bR\bsemantic\"E\n" +
+	"\bsemantic\x18\x02 \x01(\bR\bsemantic\"W\n" +
 	"\x12ForgetEntryRequest\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x19\n" +
-	"\bentry_id\x18\x02 \x01(\tR\aentryId\"/\n" +
+	"\bentry_id\x18\x02 \x01(\tR\aentryId\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\"/\n" +
 	"\x13ForgetEntryResponse\x12\x18\n" +
 	"\adeleted\x18\x01 \x01(\bR\adeleted\"f\n" +
 	"\x12ListEntriesRequest\x12\x14\n" +

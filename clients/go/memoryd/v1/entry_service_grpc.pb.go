@@ -35,12 +35,16 @@ const (
 // Entries live in a scope (for example "g:<group id>" or "f:<user id>");
 // scopes never see each other's entries. Text is normalized (whitespace runs
 // folded to one space, ends trimmed) and an entry whose normalized text is
-// already stored in the scope is not stored twice. A scope holds at most a
-// configurable number of entries (default 200).
+// already stored in the scope is not stored twice; an entry saved with a
+// caller's key is instead identified by that key (one entry per key, a save
+// replaces it). A scope holds at most a configurable number of entries
+// (default 200). Concurrent saves and forgets of one scope never fail for
+// each other: each sees the ones before it, and the maximum holds exactly.
 type EntryServiceClient interface {
 	// Saves an entry. A duplicate of a stored entry returns the stored one with
-	// `deduplicated` set. A full scope answers FAILED_PRECONDITION with
-	// ErrorInfo.reason ENTRY_SCOPE_FULL (forget or merge entries first).
+	// `deduplicated` set; with a `key`, the entry of that key is replaced. A
+	// full scope answers FAILED_PRECONDITION with ErrorInfo.reason
+	// ENTRY_SCOPE_FULL (forget or merge entries first).
 	SaveEntry(ctx context.Context, in *SaveEntryRequest, opts ...grpc.CallOption) (*SaveEntryResponse, error)
 	// Searches a scope by keyword (tag hits weigh more than content hits) and,
 	// when the entries and the query have vectors of the same model,
@@ -110,12 +114,16 @@ func (c *entryServiceClient) ListEntries(ctx context.Context, in *ListEntriesReq
 // Entries live in a scope (for example "g:<group id>" or "f:<user id>");
 // scopes never see each other's entries. Text is normalized (whitespace runs
 // folded to one space, ends trimmed) and an entry whose normalized text is
-// already stored in the scope is not stored twice. A scope holds at most a
-// configurable number of entries (default 200).
+// already stored in the scope is not stored twice; an entry saved with a
+// caller's key is instead identified by that key (one entry per key, a save
+// replaces it). A scope holds at most a configurable number of entries
+// (default 200). Concurrent saves and forgets of one scope never fail for
+// each other: each sees the ones before it, and the maximum holds exactly.
 type EntryServiceServer interface {
 	// Saves an entry. A duplicate of a stored entry returns the stored one with
-	// `deduplicated` set. A full scope answers FAILED_PRECONDITION with
-	// ErrorInfo.reason ENTRY_SCOPE_FULL (forget or merge entries first).
+	// `deduplicated` set; with a `key`, the entry of that key is replaced. A
+	// full scope answers FAILED_PRECONDITION with ErrorInfo.reason
+	// ENTRY_SCOPE_FULL (forget or merge entries first).
 	SaveEntry(context.Context, *SaveEntryRequest) (*SaveEntryResponse, error)
 	// Searches a scope by keyword (tag hits weigh more than content hits) and,
 	// when the entries and the query have vectors of the same model,

@@ -71,11 +71,12 @@ const (
 	ErrorReason_ERROR_REASON_SUMMARY_RANGE_GAP ErrorReason = 16
 	// FAILED_PRECONDITION (SaveSummary): to_seq is beyond the session's newest message.
 	ErrorReason_ERROR_REASON_SUMMARY_RANGE_BEYOND_HISTORY ErrorReason = 17
-	// FAILED_PRECONDITION, retry the call: the summary cursor kept changing under it.
+	// ABORTED, retry the call: the summary cursor kept changing under it.
 	ErrorReason_ERROR_REASON_SUMMARY_CURSOR_CONTENDED ErrorReason = 18
 	// FAILED_PRECONDITION (SaveEntry): the scope holds its maximum of entries.
 	ErrorReason_ERROR_REASON_ENTRY_SCOPE_FULL ErrorReason = 19
-	// FAILED_PRECONDITION, retry the call: the scope kept changing under it.
+	// No longer returned: concurrent saves and forgets of one entry scope do
+	// not conflict (kept so that older clients still parse it).
 	ErrorReason_ERROR_REASON_ENTRY_SCOPE_CONTENDED ErrorReason = 20
 	// FAILED_PRECONDITION (SearchMemory and others): query text was sent but no
 	// embedder is configured; send a query vector.

@@ -26,7 +26,7 @@ from memoryd.v1 import access_pb2 as memoryd_dot_v1_dot_access__pb2
 from memoryd.v1 import vector_service_pb2 as memoryd_dot_v1_dot_vector__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ememoryd/v1/entry_service.proto\x12\nmemoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1fmemoryd/v1/vector_service.proto\"e\n\x05\x45ntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x13\n\x0b\x63reate_time\x18\x05 \x01(\x03\x12\x10\n\x08model_id\x18\x06 \x01(\t\"b\n\x10SaveEntryRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\x11\n\tembedding\x18\x04 \x03(\x02\x12\x10\n\x08model_id\x18\x05 \x01(\t\"x\n\x11SaveEntryResponse\x12 \n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.Entry\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x02 \x01(\x08\x12\x13\n\x0bscope_count\x18\x03 \x01(\x05\x12\x16\n\x0escope_capacity\x18\x04 \x01(\x05\"\xc8\x01\n\x14SearchEntriesRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x17\n\x0fquery_embedding\x18\x04 \x03(\x02\x12\x10\n\x08model_id\x18\x05 \x01(\t\x12\x1b\n\x0ekeyword_weight\x18\x06 \x01(\x02H\x00\x88\x01\x01\x12(\n\x06\x66usion\x18\x07 \x01(\x0e\x32\x18.memoryd.v1.RecallFusionB\x11\n\x0f_keyword_weight\"j\n\x08\x45ntryHit\x12 \n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.Entry\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x15\n\rkeyword_score\x18\x03 \x01(\x01\x12\x16\n\x0esemantic_score\x18\x04 \x01(\x01\"M\n\x15SearchEntriesResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.memoryd.v1.EntryHit\x12\x10\n\x08semantic\x18\x02 \x01(\x08\"5\n\x12\x46orgetEntryRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x10\n\x08\x65ntry_id\x18\x02 \x01(\t\"&\n\x13\x46orgetEntryResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"J\n\x12ListEntriesRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"R\n\x13ListEntriesResponse\x12\"\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x11.memoryd.v1.Entry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\x92\x03\n\x0c\x45ntryService\x12Y\n\tSaveEntry\x12\x1c.memoryd.v1.SaveEntryRequest\x1a\x1d.memoryd.v1.SaveEntryResponse\"\x0f\x9a\xa1\x19\x0b\x08\x02\x10\x04\x1a\x05scope\x12\x65\n\rSearchEntries\x12 .memoryd.v1.SearchEntriesRequest\x1a!.memoryd.v1.SearchEntriesResponse\"\x0f\x9a\xa1\x19\x0b\x08\x01\x10\x04\x1a\x05scope\x12_\n\x0b\x46orgetEntry\x12\x1e.memoryd.v1.ForgetEntryRequest\x1a\x1f.memoryd.v1.ForgetEntryResponse\"\x0f\x9a\xa1\x19\x0b\x08\x02\x10\x04\x1a\x05scope\x12_\n\x0bListEntries\x12\x1e.memoryd.v1.ListEntriesRequest\x1a\x1f.memoryd.v1.ListEntriesResponse\"\x0f\x9a\xa1\x19\x0b\x08\x01\x10\x04\x1a\x05scopeBa\n\x0e\x64\x65v.memoryd.v1B\x11\x45ntryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ememoryd/v1/entry_service.proto\x12\nmemoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1fmemoryd/v1/vector_service.proto\"r\n\x05\x45ntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x13\n\x0b\x63reate_time\x18\x05 \x01(\x03\x12\x10\n\x08model_id\x18\x06 \x01(\t\x12\x0b\n\x03key\x18\x07 \x01(\t\"o\n\x10SaveEntryRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\x11\n\tembedding\x18\x04 \x03(\x02\x12\x10\n\x08model_id\x18\x05 \x01(\t\x12\x0b\n\x03key\x18\x06 \x01(\t\"\x8a\x01\n\x11SaveEntryResponse\x12 \n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.Entry\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x02 \x01(\x08\x12\x13\n\x0bscope_count\x18\x03 \x01(\x05\x12\x16\n\x0escope_capacity\x18\x04 \x01(\x05\x12\x10\n\x08replaced\x18\x05 \x01(\x08\"\xc8\x01\n\x14SearchEntriesRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x17\n\x0fquery_embedding\x18\x04 \x03(\x02\x12\x10\n\x08model_id\x18\x05 \x01(\t\x12\x1b\n\x0ekeyword_weight\x18\x06 \x01(\x02H\x00\x88\x01\x01\x12(\n\x06\x66usion\x18\x07 \x01(\x0e\x32\x18.memoryd.v1.RecallFusionB\x11\n\x0f_keyword_weight\"j\n\x08\x45ntryHit\x12 \n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x11.memoryd.v1.Entry\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x15\n\rkeyword_score\x18\x03 \x01(\x01\x12\x16\n\x0esemantic_score\x18\x04 \x01(\x01\"M\n\x15SearchEntriesResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.memoryd.v1.EntryHit\x12\x10\n\x08semantic\x18\x02 \x01(\x08\"B\n\x12\x46orgetEntryRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x10\n\x08\x65ntry_id\x18\x02 \x01(\t\x12\x0b\n\x03key\x18\x03 \x01(\t\"&\n\x13\x46orgetEntryResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"J\n\x12ListEntriesRequest\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"R\n\x13ListEntriesResponse\x12\"\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x11.memoryd.v1.Entry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\x92\x03\n\x0c\x45ntryService\x12Y\n\tSaveEntry\x12\x1c.memoryd.v1.SaveEntryRequest\x1a\x1d.memoryd.v1.SaveEntryResponse\"\x0f\x9a\xa1\x19\x0b\x08\x02\x10\x04\x1a\x05scope\x12\x65\n\rSearchEntries\x12 .memoryd.v1.SearchEntriesRequest\x1a!.memoryd.v1.SearchEntriesResponse\"\x0f\x9a\xa1\x19\x0b\x08\x01\x10\x04\x1a\x05scope\x12_\n\x0b\x46orgetEntry\x12\x1e.memoryd.v1.ForgetEntryRequest\x1a\x1f.memoryd.v1.ForgetEntryResponse\"\x0f\x9a\xa1\x19\x0b\x08\x02\x10\x04\x1a\x05scope\x12_\n\x0bListEntries\x12\x1e.memoryd.v1.ListEntriesRequest\x1a\x1f.memoryd.v1.ListEntriesResponse\"\x0f\x9a\xa1\x19\x0b\x08\x01\x10\x04\x1a\x05scopeBa\n\x0e\x64\x65v.memoryd.v1B\x11\x45ntryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,25 +43,25 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ENTRYSERVICE'].methods_by_name['ListEntries']._loaded_options = None
   _globals['_ENTRYSERVICE'].methods_by_name['ListEntries']._serialized_options = b'\232\241\031\013\010\001\020\004\032\005scope'
   _globals['_ENTRY']._serialized_start=104
-  _globals['_ENTRY']._serialized_end=205
-  _globals['_SAVEENTRYREQUEST']._serialized_start=207
-  _globals['_SAVEENTRYREQUEST']._serialized_end=305
-  _globals['_SAVEENTRYRESPONSE']._serialized_start=307
-  _globals['_SAVEENTRYRESPONSE']._serialized_end=427
-  _globals['_SEARCHENTRIESREQUEST']._serialized_start=430
-  _globals['_SEARCHENTRIESREQUEST']._serialized_end=630
-  _globals['_ENTRYHIT']._serialized_start=632
-  _globals['_ENTRYHIT']._serialized_end=738
-  _globals['_SEARCHENTRIESRESPONSE']._serialized_start=740
-  _globals['_SEARCHENTRIESRESPONSE']._serialized_end=817
-  _globals['_FORGETENTRYREQUEST']._serialized_start=819
-  _globals['_FORGETENTRYREQUEST']._serialized_end=872
-  _globals['_FORGETENTRYRESPONSE']._serialized_start=874
-  _globals['_FORGETENTRYRESPONSE']._serialized_end=912
-  _globals['_LISTENTRIESREQUEST']._serialized_start=914
-  _globals['_LISTENTRIESREQUEST']._serialized_end=988
-  _globals['_LISTENTRIESRESPONSE']._serialized_start=990
-  _globals['_LISTENTRIESRESPONSE']._serialized_end=1072
-  _globals['_ENTRYSERVICE']._serialized_start=1075
-  _globals['_ENTRYSERVICE']._serialized_end=1477
+  _globals['_ENTRY']._serialized_end=218
+  _globals['_SAVEENTRYREQUEST']._serialized_start=220
+  _globals['_SAVEENTRYREQUEST']._serialized_end=331
+  _globals['_SAVEENTRYRESPONSE']._serialized_start=334
+  _globals['_SAVEENTRYRESPONSE']._serialized_end=472
+  _globals['_SEARCHENTRIESREQUEST']._serialized_start=475
+  _globals['_SEARCHENTRIESREQUEST']._serialized_end=675
+  _globals['_ENTRYHIT']._serialized_start=677
+  _globals['_ENTRYHIT']._serialized_end=783
+  _globals['_SEARCHENTRIESRESPONSE']._serialized_start=785
+  _globals['_SEARCHENTRIESRESPONSE']._serialized_end=862
+  _globals['_FORGETENTRYREQUEST']._serialized_start=864
+  _globals['_FORGETENTRYREQUEST']._serialized_end=930
+  _globals['_FORGETENTRYRESPONSE']._serialized_start=932
+  _globals['_FORGETENTRYRESPONSE']._serialized_end=970
+  _globals['_LISTENTRIESREQUEST']._serialized_start=972
+  _globals['_LISTENTRIESREQUEST']._serialized_end=1046
+  _globals['_LISTENTRIESRESPONSE']._serialized_start=1048
+  _globals['_LISTENTRIESRESPONSE']._serialized_end=1130
+  _globals['_ENTRYSERVICE']._serialized_start=1133
+  _globals['_ENTRYSERVICE']._serialized_end=1535
 # @@protoc_insertion_point(module_scope)

@@ -9,46 +9,52 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Entry(_message.Message):
-    __slots__ = ("id", "scope", "text", "tags", "create_time", "model_id")
+    __slots__ = ("id", "scope", "text", "tags", "create_time", "model_id", "key")
     ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
     id: str
     scope: str
     text: str
     tags: _containers.RepeatedScalarFieldContainer[str]
     create_time: int
     model_id: str
-    def __init__(self, id: _Optional[str] = ..., scope: _Optional[str] = ..., text: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., create_time: _Optional[int] = ..., model_id: _Optional[str] = ...) -> None: ...
+    key: str
+    def __init__(self, id: _Optional[str] = ..., scope: _Optional[str] = ..., text: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., create_time: _Optional[int] = ..., model_id: _Optional[str] = ..., key: _Optional[str] = ...) -> None: ...
 
 class SaveEntryRequest(_message.Message):
-    __slots__ = ("scope", "text", "tags", "embedding", "model_id")
+    __slots__ = ("scope", "text", "tags", "embedding", "model_id", "key")
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
     scope: str
     text: str
     tags: _containers.RepeatedScalarFieldContainer[str]
     embedding: _containers.RepeatedScalarFieldContainer[float]
     model_id: str
-    def __init__(self, scope: _Optional[str] = ..., text: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., embedding: _Optional[_Iterable[float]] = ..., model_id: _Optional[str] = ...) -> None: ...
+    key: str
+    def __init__(self, scope: _Optional[str] = ..., text: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., embedding: _Optional[_Iterable[float]] = ..., model_id: _Optional[str] = ..., key: _Optional[str] = ...) -> None: ...
 
 class SaveEntryResponse(_message.Message):
-    __slots__ = ("entry", "deduplicated", "scope_count", "scope_capacity")
+    __slots__ = ("entry", "deduplicated", "scope_count", "scope_capacity", "replaced")
     ENTRY_FIELD_NUMBER: _ClassVar[int]
     DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
     SCOPE_COUNT_FIELD_NUMBER: _ClassVar[int]
     SCOPE_CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_FIELD_NUMBER: _ClassVar[int]
     entry: Entry
     deduplicated: bool
     scope_count: int
     scope_capacity: int
-    def __init__(self, entry: _Optional[_Union[Entry, _Mapping]] = ..., deduplicated: _Optional[bool] = ..., scope_count: _Optional[int] = ..., scope_capacity: _Optional[int] = ...) -> None: ...
+    replaced: bool
+    def __init__(self, entry: _Optional[_Union[Entry, _Mapping]] = ..., deduplicated: _Optional[bool] = ..., scope_count: _Optional[int] = ..., scope_capacity: _Optional[int] = ..., replaced: _Optional[bool] = ...) -> None: ...
 
 class SearchEntriesRequest(_message.Message):
     __slots__ = ("scope", "query", "limit", "query_embedding", "model_id", "keyword_weight", "fusion")
@@ -89,12 +95,14 @@ class SearchEntriesResponse(_message.Message):
     def __init__(self, hits: _Optional[_Iterable[_Union[EntryHit, _Mapping]]] = ..., semantic: _Optional[bool] = ...) -> None: ...
 
 class ForgetEntryRequest(_message.Message):
-    __slots__ = ("scope", "entry_id")
+    __slots__ = ("scope", "entry_id", "key")
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     ENTRY_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
     scope: str
     entry_id: str
-    def __init__(self, scope: _Optional[str] = ..., entry_id: _Optional[str] = ...) -> None: ...
+    key: str
+    def __init__(self, scope: _Optional[str] = ..., entry_id: _Optional[str] = ..., key: _Optional[str] = ...) -> None: ...
 
 class ForgetEntryResponse(_message.Message):
     __slots__ = ("deleted",)

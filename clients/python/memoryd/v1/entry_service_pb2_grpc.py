@@ -32,8 +32,11 @@ class EntryServiceStub:
     Entries live in a scope (for example "g:<group id>" or "f:<user id>");
     scopes never see each other's entries. Text is normalized (whitespace runs
     folded to one space, ends trimmed) and an entry whose normalized text is
-    already stored in the scope is not stored twice. A scope holds at most a
-    configurable number of entries (default 200).
+    already stored in the scope is not stored twice; an entry saved with a
+    caller's key is instead identified by that key (one entry per key, a save
+    replaces it). A scope holds at most a configurable number of entries
+    (default 200). Concurrent saves and forgets of one scope never fail for
+    each other: each sees the ones before it, and the maximum holds exactly.
     """
 
     def __init__(self, channel):
@@ -71,14 +74,18 @@ class EntryServiceServicer:
     Entries live in a scope (for example "g:<group id>" or "f:<user id>");
     scopes never see each other's entries. Text is normalized (whitespace runs
     folded to one space, ends trimmed) and an entry whose normalized text is
-    already stored in the scope is not stored twice. A scope holds at most a
-    configurable number of entries (default 200).
+    already stored in the scope is not stored twice; an entry saved with a
+    caller's key is instead identified by that key (one entry per key, a save
+    replaces it). A scope holds at most a configurable number of entries
+    (default 200). Concurrent saves and forgets of one scope never fail for
+    each other: each sees the ones before it, and the maximum holds exactly.
     """
 
     def SaveEntry(self, request, context):
         """Saves an entry. A duplicate of a stored entry returns the stored one with
-        `deduplicated` set. A full scope answers FAILED_PRECONDITION with
-        ErrorInfo.reason ENTRY_SCOPE_FULL (forget or merge entries first).
+        `deduplicated` set; with a `key`, the entry of that key is replaced. A
+        full scope answers FAILED_PRECONDITION with ErrorInfo.reason
+        ENTRY_SCOPE_FULL (forget or merge entries first).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -145,8 +152,11 @@ class EntryService:
     Entries live in a scope (for example "g:<group id>" or "f:<user id>");
     scopes never see each other's entries. Text is normalized (whitespace runs
     folded to one space, ends trimmed) and an entry whose normalized text is
-    already stored in the scope is not stored twice. A scope holds at most a
-    configurable number of entries (default 200).
+    already stored in the scope is not stored twice; an entry saved with a
+    caller's key is instead identified by that key (one entry per key, a save
+    replaces it). A scope holds at most a configurable number of entries
+    (default 200). Concurrent saves and forgets of one scope never fail for
+    each other: each sees the ones before it, and the maximum holds exactly.
     """
 
     @staticmethod

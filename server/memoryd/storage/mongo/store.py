@@ -69,7 +69,15 @@ from memoryd.domain.erasure import UserRedaction
 from memoryd.domain.paging import ReadBudget
 from memoryd.domain.retention import RETENTION_LABEL
 from memoryd.domain.sessions import LABEL_PAIR_SEPARATOR, SessionAttributes, SessionFilter, SessionUpdate
-from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, SessionGuard, Store, check_event_filter
+from memoryd.domain.store import (
+    Clearing,
+    CountedOutcome,
+    MetadataGuard,
+    MetadataWrite,
+    SessionGuard,
+    Store,
+    check_event_filter,
+)
 from memoryd.domain.windows import Window, WindowRequest
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
 
@@ -1284,6 +1292,34 @@ class MongoStore(Store):
                 drafts += ev.metadata_changed(write.namespace, write.key, deleted=write.data is None)
             await self._append_events(db, s, tenant, [*drafts, *events], now)
             return True
+
+        return await self._write(tenant, tx)
+
+    async def write_metadata_counted(
+        self, tenant: str, write: MetadataWrite, capacity: int, replace: bool, events: Sequence[EventDraft], now: int
+    ) -> CountedOutcome:
+        record = {"tenant": tenant, "namespace": write.namespace, "key": write.key}
+
+        async def tx(db: AsyncDatabase, s: AsyncClientSession) -> CountedOutcome:
+            # A snapshot transaction: writers in this process take turns (_transaction), and
+            # one in another replica conflicts on the event log and runs this again.
+            doc = await db[METADATA].find_one(record, {"_id": 0, "data": 1}, session=s)
+            previous = None if doc is None else doc["data"]
+            count = await db[METADATA].count_documents(
+                {"tenant": tenant, "namespace": write.namespace}, session=s
+            )
+            written, after = store_rules.counted_write(previous, count, write.data is not None, capacity, replace)
+            if not written:
+                return CountedOutcome(False, previous, count)
+            if write.data is None:
+                await db[METADATA].delete_one(record, session=s)
+            else:
+                await db[METADATA].replace_one(
+                    record, {**record, "data": write.data, "update_time": now}, upsert=True, session=s
+                )
+            drafts = ev.metadata_changed(write.namespace, write.key, deleted=write.data is None)
+            await self._append_events(db, s, tenant, [*drafts, *events], now)
+            return CountedOutcome(True, previous, after)
 
         return await self._write(tenant, tx)
 

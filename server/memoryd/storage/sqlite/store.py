@@ -45,7 +45,15 @@ from memoryd.domain.models import (
 from memoryd.domain.paging import read_within
 from memoryd.domain.retention import RETENTION_LABEL
 from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
-from memoryd.domain.store import Clearing, MetadataGuard, MetadataWrite, SessionGuard, Store, check_event_filter
+from memoryd.domain.store import (
+    Clearing,
+    CountedOutcome,
+    MetadataGuard,
+    MetadataWrite,
+    SessionGuard,
+    Store,
+    check_event_filter,
+)
 from memoryd.domain.windows import Window, WindowRequest
 from memoryd.storage.sqlite import reserve, windows
 from memoryd.storage.sqlite.commits import GroupCommit
@@ -1047,6 +1055,38 @@ class SqliteStore(Store):
                 drafts += ev.metadata_changed(write.namespace, write.key, deleted=write.data is None)
             self._append_events(conn, tenant, [*drafts, *events], now)
             return True
+
+        return await self._write(tx)
+
+    async def write_metadata_counted(
+        self, tenant: str, write: MetadataWrite, capacity: int, replace: bool, events: Sequence[EventDraft], now: int
+    ) -> CountedOutcome:
+        where = (tenant, write.namespace, write.key)
+
+        def tx(conn: sqlite3.Connection) -> CountedOutcome:
+            # BEGIN IMMEDIATE serializes writers: the read, the count and the write are one step.
+            row = conn.execute(
+                "SELECT data FROM metadata WHERE tenant = ? AND namespace = ? AND key = ?", where
+            ).fetchone()
+            previous = None if row is None else json.loads(row[0])
+            (count,) = conn.execute(
+                "SELECT count(*) FROM metadata WHERE tenant = ? AND namespace = ?", where[:2]
+            ).fetchone()
+            written, after = store_rules.counted_write(previous, count, write.data is not None, capacity, replace)
+            if not written:
+                return CountedOutcome(False, previous, count)
+            if write.data is None:
+                conn.execute("DELETE FROM metadata WHERE tenant = ? AND namespace = ? AND key = ?", where)
+            else:
+                conn.execute(
+                    "INSERT INTO metadata (tenant, namespace, key, data, update_time) VALUES (?, ?, ?, ?, ?)"
+                    " ON CONFLICT (tenant, namespace, key) DO UPDATE SET data = excluded.data,"
+                    " update_time = excluded.update_time",
+                    (*where, json.dumps(write.data), now),
+                )
+            drafts = ev.metadata_changed(write.namespace, write.key, deleted=write.data is None)
+            self._append_events(conn, tenant, [*drafts, *events], now)
+            return CountedOutcome(True, previous, after)
 
         return await self._write(tx)
 

@@ -24,6 +24,7 @@ def entry_to_proto(entry: Entry, target: pb.Entry) -> None:
     target.tags.extend(entry.tags)
     target.create_time = entry.create_time
     target.model_id = entry.model_id
+    target.key = entry.key
 
 
 class EntryServicer(pb_grpc.EntryServiceServicer):
@@ -58,12 +59,22 @@ class EntryServicer(pb_grpc.EntryServiceServicer):
             for i, tag in enumerate(request.tags):
                 check.name(f"tags[{i}]", tag)
         self._embedding(check, "embedding", request.embedding, "model_id", request.model_id)
+        check.name("key", request.key, required=False)
         check.done()
         result = await self.entries.save(
-            tenant, request.scope, request.text, list(request.tags), list(request.embedding), request.model_id
+            tenant,
+            request.scope,
+            request.text,
+            list(request.tags),
+            list(request.embedding),
+            request.model_id,
+            key=request.key,
         )
         response = pb.SaveEntryResponse(
-            deduplicated=result.deduplicated, scope_count=result.count, scope_capacity=result.capacity
+            deduplicated=result.deduplicated,
+            scope_count=result.count,
+            scope_capacity=result.capacity,
+            replaced=result.replaced,
         )
         entry_to_proto(result.entry, response.entry)
         return response
@@ -97,9 +108,15 @@ class EntryServicer(pb_grpc.EntryServiceServicer):
     @unary
     async def ForgetEntry(self, request: pb.ForgetEntryRequest, context, tenant: str) -> pb.ForgetEntryResponse:
         check = self._check(request.scope)
-        check.name("entry_id", request.entry_id)
+        if request.key:
+            check.name("key", request.key)
+            if request.entry_id:
+                check.fail("entry_id", "must be empty when key is set (give one of the two)")
+        else:
+            check.name("entry_id", request.entry_id)
         check.done()
-        return pb.ForgetEntryResponse(deleted=await self.entries.forget(tenant, request.scope, request.entry_id))
+        deleted = await self.entries.forget(tenant, request.scope, request.entry_id, key=request.key)
+        return pb.ForgetEntryResponse(deleted=deleted)
 
     @unary
     async def ListEntries(self, request: pb.ListEntriesRequest, context, tenant: str) -> pb.ListEntriesResponse:

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memoryd/v1/entry_service.proto.
  */
 export const file_memoryd_v1_entry_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tZW1vcnlkL3YxL2VudHJ5X3NlcnZpY2UucHJvdG8SCm1lbW9yeWQudjEiZQoFRW50cnkSCgoCaWQYASABKAkSDQoFc2NvcGUYAiABKAkSDAoEdGV4dBgDIAEoCRIMCgR0YWdzGAQgAygJEhMKC2NyZWF0ZV90aW1lGAUgASgDEhAKCG1vZGVsX2lkGAYgASgJImIKEFNhdmVFbnRyeVJlcXVlc3QSDQoFc2NvcGUYASABKAkSDAoEdGV4dBgCIAEoCRIMCgR0YWdzGAMgAygJEhEKCWVtYmVkZGluZxgEIAMoAhIQCghtb2RlbF9pZBgFIAEoCSJ4ChFTYXZlRW50cnlSZXNwb25zZRIgCgVlbnRyeRgBIAEoCzIRLm1lbW9yeWQudjEuRW50cnkSFAoMZGVkdXBsaWNhdGVkGAIgASgIEhMKC3Njb3BlX2NvdW50GAMgASgFEhYKDnNjb3BlX2NhcGFjaXR5GAQgASgFIsgBChRTZWFyY2hFbnRyaWVzUmVxdWVzdBINCgVzY29wZRgBIAEoCRINCgVxdWVyeRgCIAEoCRINCgVsaW1pdBgDIAEoBRIXCg9xdWVyeV9lbWJlZGRpbmcYBCADKAISEAoIbW9kZWxfaWQYBSABKAkSGwoOa2V5d29yZF93ZWlnaHQYBiABKAJIAIgBARIoCgZmdXNpb24YByABKA4yGC5tZW1vcnlkLnYxLlJlY2FsbEZ1c2lvbkIRCg9fa2V5d29yZF93ZWlnaHQiagoIRW50cnlIaXQSIAoFZW50cnkYASABKAsyES5tZW1vcnlkLnYxLkVudHJ5Eg0KBXNjb3JlGAIgASgBEhUKDWtleXdvcmRfc2NvcmUYAyABKAESFgoOc2VtYW50aWNfc2NvcmUYBCABKAEiTQoVU2VhcmNoRW50cmllc1Jlc3BvbnNlEiIKBGhpdHMYASADKAsyFC5tZW1vcnlkLnYxLkVudHJ5SGl0EhAKCHNlbWFudGljGAIgASgIIjUKEkZvcmdldEVudHJ5UmVxdWVzdBINCgVzY29wZRgBIAEoCRIQCghlbnRyeV9pZBgCIAEoCSImChNGb3JnZXRFbnRyeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiSgoSTGlzdEVudHJpZXNSZXF1ZXN0Eg0KBXNjb3BlGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlIKE0xpc3RFbnRyaWVzUmVzcG9uc2USIgoHZW50cmllcxgBIAMoCzIRLm1lbW9yeWQudjEuRW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMpIDCgxFbnRyeVNlcnZpY2USWQoJU2F2ZUVudHJ5EhwubWVtb3J5ZC52MS5TYXZlRW50cnlSZXF1ZXN0Gh0ubWVtb3J5ZC52MS5TYXZlRW50cnlSZXNwb25zZSIPmqEZCwgCEAQaBXNjb3BlEmUKDVNlYXJjaEVudHJpZXMSIC5tZW1vcnlkLnYxLlNlYXJjaEVudHJpZXNSZXF1ZXN0GiEubWVtb3J5ZC52MS5TZWFyY2hFbnRyaWVzUmVzcG9uc2UiD5qhGQsIARAEGgVzY29wZRJfCgtGb3JnZXRFbnRyeRIeLm1lbW9yeWQudjEuRm9yZ2V0RW50cnlSZXF1ZXN0Gh8ubWVtb3J5ZC52MS5Gb3JnZXRFbnRyeVJlc3BvbnNlIg+aoRkLCAIQBBoFc2NvcGUSXwoLTGlzdEVudHJpZXMSHi5tZW1vcnlkLnYxLkxpc3RFbnRyaWVzUmVxdWVzdBofLm1lbW9yeWQudjEuTGlzdEVudHJpZXNSZXNwb25zZSIPmqEZCwgBEAQaBXNjb3BlQmEKDmRldi5tZW1vcnlkLnYxQhFFbnRyeVNlcnZpY2VQcm90b1ABWjpnaXRodWIuY29tL21lbW9yeWQvbWVtb3J5ZC9jbGllbnRzL2dvL21lbW9yeWQvdjE7bWVtb3J5ZHYxYgZwcm90bzM", [file_memoryd_v1_access, file_memoryd_v1_vector_service]);
+  fileDesc("Ch5tZW1vcnlkL3YxL2VudHJ5X3NlcnZpY2UucHJvdG8SCm1lbW9yeWQudjEicgoFRW50cnkSCgoCaWQYASABKAkSDQoFc2NvcGUYAiABKAkSDAoEdGV4dBgDIAEoCRIMCgR0YWdzGAQgAygJEhMKC2NyZWF0ZV90aW1lGAUgASgDEhAKCG1vZGVsX2lkGAYgASgJEgsKA2tleRgHIAEoCSJvChBTYXZlRW50cnlSZXF1ZXN0Eg0KBXNjb3BlGAEgASgJEgwKBHRleHQYAiABKAkSDAoEdGFncxgDIAMoCRIRCgllbWJlZGRpbmcYBCADKAISEAoIbW9kZWxfaWQYBSABKAkSCwoDa2V5GAYgASgJIooBChFTYXZlRW50cnlSZXNwb25zZRIgCgVlbnRyeRgBIAEoCzIRLm1lbW9yeWQudjEuRW50cnkSFAoMZGVkdXBsaWNhdGVkGAIgASgIEhMKC3Njb3BlX2NvdW50GAMgASgFEhYKDnNjb3BlX2NhcGFjaXR5GAQgASgFEhAKCHJlcGxhY2VkGAUgASgIIsgBChRTZWFyY2hFbnRyaWVzUmVxdWVzdBINCgVzY29wZRgBIAEoCRINCgVxdWVyeRgCIAEoCRINCgVsaW1pdBgDIAEoBRIXCg9xdWVyeV9lbWJlZGRpbmcYBCADKAISEAoIbW9kZWxfaWQYBSABKAkSGwoOa2V5d29yZF93ZWlnaHQYBiABKAJIAIgBARIoCgZmdXNpb24YByABKA4yGC5tZW1vcnlkLnYxLlJlY2FsbEZ1c2lvbkIRCg9fa2V5d29yZF93ZWlnaHQiagoIRW50cnlIaXQSIAoFZW50cnkYASABKAsyES5tZW1vcnlkLnYxLkVudHJ5Eg0KBXNjb3JlGAIgASgBEhUKDWtleXdvcmRfc2NvcmUYAyABKAESFgoOc2VtYW50aWNfc2NvcmUYBCABKAEiTQoVU2VhcmNoRW50cmllc1Jlc3BvbnNlEiIKBGhpdHMYASADKAsyFC5tZW1vcnlkLnYxLkVudHJ5SGl0EhAKCHNlbWFudGljGAIgASgIIkIKEkZvcmdldEVudHJ5UmVxdWVzdBINCgVzY29wZRgBIAEoCRIQCghlbnRyeV9pZBgCIAEoCRILCgNrZXkYAyABKAkiJgoTRm9yZ2V0RW50cnlSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIkoKEkxpc3RFbnRyaWVzUmVxdWVzdBINCgVzY29wZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJSChNMaXN0RW50cmllc1Jlc3BvbnNlEiIKB2VudHJpZXMYASADKAsyES5tZW1vcnlkLnYxLkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTKSAwoMRW50cnlTZXJ2aWNlElkKCVNhdmVFbnRyeRIcLm1lbW9yeWQudjEuU2F2ZUVudHJ5UmVxdWVzdBodLm1lbW9yeWQudjEuU2F2ZUVudHJ5UmVzcG9uc2UiD5qhGQsIAhAEGgVzY29wZRJlCg1TZWFyY2hFbnRyaWVzEiAubWVtb3J5ZC52MS5TZWFyY2hFbnRyaWVzUmVxdWVzdBohLm1lbW9yeWQudjEuU2VhcmNoRW50cmllc1Jlc3BvbnNlIg+aoRkLCAEQBBoFc2NvcGUSXwoLRm9yZ2V0RW50cnkSHi5tZW1vcnlkLnYxLkZvcmdldEVudHJ5UmVxdWVzdBofLm1lbW9yeWQudjEuRm9yZ2V0RW50cnlSZXNwb25zZSIPmqEZCwgCEAQaBXNjb3BlEl8KC0xpc3RFbnRyaWVzEh4ubWVtb3J5ZC52MS5MaXN0RW50cmllc1JlcXVlc3QaHy5tZW1vcnlkLnYxLkxpc3RFbnRyaWVzUmVzcG9uc2UiD5qhGQsIARAEGgVzY29wZUJhCg5kZXYubWVtb3J5ZC52MUIRRW50cnlTZXJ2aWNlUHJvdG9QAVo6Z2l0aHViLmNvbS9tZW1vcnlkL21lbW9yeWQvY2xpZW50cy9nby9tZW1vcnlkL3YxO21lbW9yeWR2MWIGcHJvdG8z", [file_memoryd_v1_access, file_memoryd_v1_vector_service]);
 
 /**
  * One long-term memory entry.
@@ -22,7 +22,8 @@ export const file_memoryd_v1_entry_service: GenFile = /*@__PURE__*/
  */
 export type Entry = Message<"memoryd.v1.Entry"> & {
   /**
-   * Server-assigned id, derived from the normalized text (stable). Output only.
+   * Server-assigned id, derived from the normalized text, or from `key` when
+   * the entry has one (stable). Output only.
    *
    * @generated from field: string id = 1;
    */
@@ -62,6 +63,14 @@ export type Entry = Message<"memoryd.v1.Entry"> & {
    * @generated from field: string model_id = 6;
    */
   modelId: string;
+
+  /**
+   * The caller's key the entry was saved with (SaveEntryRequest.key); empty
+   * for an entry identified by its text.
+   *
+   * @generated from field: string key = 7;
+   */
+  key: string;
 };
 
 /**
@@ -113,6 +122,17 @@ export type SaveEntryRequest = Message<"memoryd.v1.SaveEntryRequest"> & {
    * @generated from field: string model_id = 5;
    */
   modelId: string;
+
+  /**
+   * Optional caller's key, 1-256 characters (an item key of a framework's
+   * store, for example). The scope holds one entry per key: saving a key that
+   * is stored replaces its entry (text, tags, vector, time; the id stays),
+   * and concurrent saves of one key leave one entry, the last one's. Entries
+   * with a key are not deduplicated by text.
+   *
+   * @generated from field: string key = 6;
+   */
+  key: string;
 };
 
 /**
@@ -156,6 +176,13 @@ export type SaveEntryResponse = Message<"memoryd.v1.SaveEntryResponse"> & {
    * @generated from field: int32 scope_capacity = 4;
    */
   scopeCapacity: number;
+
+  /**
+   * True when the request's key had an entry, which this save replaced.
+   *
+   * @generated from field: bool replaced = 5;
+   */
+  replaced: boolean;
 };
 
 /**
@@ -326,11 +353,19 @@ export type ForgetEntryRequest = Message<"memoryd.v1.ForgetEntryRequest"> & {
   scope: string;
 
   /**
-   * Id of the entry.
+   * Id of the entry; or leave it empty and give `key`.
    *
    * @generated from field: string entry_id = 2;
    */
   entryId: string;
+
+  /**
+   * The key the entry was saved with (SaveEntryRequest.key), instead of
+   * `entry_id`: exactly one of the two is set.
+   *
+   * @generated from field: string key = 3;
+   */
+  key: string;
 };
 
 /**
@@ -432,16 +467,20 @@ export const ListEntriesResponseSchema: GenMessage<ListEntriesResponse> = /*@__P
  * Entries live in a scope (for example "g:<group id>" or "f:<user id>");
  * scopes never see each other's entries. Text is normalized (whitespace runs
  * folded to one space, ends trimmed) and an entry whose normalized text is
- * already stored in the scope is not stored twice. A scope holds at most a
- * configurable number of entries (default 200).
+ * already stored in the scope is not stored twice; an entry saved with a
+ * caller's key is instead identified by that key (one entry per key, a save
+ * replaces it). A scope holds at most a configurable number of entries
+ * (default 200). Concurrent saves and forgets of one scope never fail for
+ * each other: each sees the ones before it, and the maximum holds exactly.
  *
  * @generated from service memoryd.v1.EntryService
  */
 export const EntryService: GenService<{
   /**
    * Saves an entry. A duplicate of a stored entry returns the stored one with
-   * `deduplicated` set. A full scope answers FAILED_PRECONDITION with
-   * ErrorInfo.reason ENTRY_SCOPE_FULL (forget or merge entries first).
+   * `deduplicated` set; with a `key`, the entry of that key is replaced. A
+   * full scope answers FAILED_PRECONDITION with ErrorInfo.reason
+   * ENTRY_SCOPE_FULL (forget or merge entries first).
    *
    * @generated from rpc memoryd.v1.EntryService.SaveEntry
    */

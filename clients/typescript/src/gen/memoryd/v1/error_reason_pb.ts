@@ -154,7 +154,7 @@ export enum ErrorReason {
   SUMMARY_RANGE_BEYOND_HISTORY = 17,
 
   /**
-   * FAILED_PRECONDITION, retry the call: the summary cursor kept changing under it.
+   * ABORTED, retry the call: the summary cursor kept changing under it.
    *
    * @generated from enum value: ERROR_REASON_SUMMARY_CURSOR_CONTENDED = 18;
    */
@@ -168,7 +168,8 @@ export enum ErrorReason {
   ENTRY_SCOPE_FULL = 19,
 
   /**
-   * FAILED_PRECONDITION, retry the call: the scope kept changing under it.
+   * No longer returned: concurrent saves and forgets of one entry scope do
+   * not conflict (kept so that older clients still parse it).
    *
    * @generated from enum value: ERROR_REASON_ENTRY_SCOPE_CONTENDED = 20;
    */
