@@ -68,6 +68,7 @@ def edge_settings(config) -> dict:
 # called as `await function(engine)`: storage/qdrant/edge_process.py): the index synchronizer.
 ENGINE_HOOKS: tuple[str, ...] = (engine_sync.HOOK,)
 
+        erase_seconds=config.vector_erase_seconds,
 
 def engine_host(config) -> dict:
     """EdgeProcessIndex's `database`, `hooks` and `options`: the data dir's SQLite file and the

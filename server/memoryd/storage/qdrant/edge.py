@@ -58,6 +58,10 @@ REBUILD_THRESHOLD_KB = 16_384
 # grow the log, not the shard; a build empties it). Also bounds what a start after a crash replays.
 REBUILD_LOG_FACTOR = 16
 MAINTENANCE_SECONDS = 2.0
+# Erasure: a pair whose points were deleted is rewritten from its live points (both shards,
+# one build each: edge_build.py, purge) starting this long after the first such delete, so
+# that the deletes of one ForgetUser or retention sweep share one rewrite (docs/OPERATIONS.md).
+ERASE_SECONDS = 60.0
 FLUSH_SECONDS = 10.0
 BUILD_RETRY_SECONDS = 30.0
 LOCK_RETRY_SECONDS = 5.0
@@ -130,6 +134,11 @@ class _Pair:
         self.build: asyncio.Task | None = None
         self.builder: asyncio.subprocess.Process | None = None
         self.next_build = 0.0
+        # Erasure (state.purge): when the first delete not yet in a started purge build was
+        # logged (None: none since, or none since this process opened the pair), and a count
+        # of such deletes, which tells a purge build whether deletes came during it.
+        self.erase_since: float | None = None
+        self.erase_count = 0
 
     @classmethod
     def open(cls, folder: Path, space: int, build_threads: int, indexing_threshold_kb: int) -> _Pair:
@@ -169,10 +178,24 @@ class _Pair:
                 self._log_and_apply(op, upserts if isinstance(op, engine.Upsert) else None)
 
     def _log_and_apply(self, op: engine.Op, rows: list[engine.Row] | None) -> None:
+        if isinstance(op, engine.Delete):
+            request = qe.CountRequest(exact=True, filter=engine.to_filter(op.filter))
+            if self.serving.shard.count(request):
+                self._owe_purge()
         self.seq += 1
         self.oplog.append(self.seq, op)
         engine.apply(self.serving.shard, op, rows)
         self.dirty = True
+
+    def _owe_purge(self) -> None:
+        """Points are about to be deleted: their payloads stay in the shards' files (WAL,
+        segments, payload pages) and in the operation log until both shards are rewritten."""
+        self.erase_count += 1
+        if self.erase_since is None:
+            self.erase_since = time.monotonic()
+        if self.state.purge < 2:
+            self.state.purge = 2
+            self.state.save(self.folder)  # a restart still owes it
 
     def flush(self) -> None:
         self.dirty = False
@@ -185,14 +208,19 @@ class _Pair:
             after = seq
         return after
 
-    def swap(self, built: qe.EdgeShard, after: int) -> None:
+    def swap(self, built: qe.EdgeShard, after: int, purged: int | None = None) -> None:
         """Make the built standby serve: apply the writes it still lacks, switch, and start a
-        new log (both shards now hold every logged write)."""
+        new log (both shards now hold every logged write). `purged`: the build was an erasure
+        rebuild that started when erase_count was this (None: it was not)."""
         with self.thread_lock:
             self.catch_up(built, after)
             old = self.serving
             self.serving = _Handle(built)
-            self.state = engine.PairState(self.state.standby, self.seq, self.seq)
+            purge = self.state.purge
+            if purged is not None:
+                # One shard rewritten; deletes logged during the build need both again.
+                purge = 2 if self.erase_count != purged else max(0, purge - 1)
+            self.state = engine.PairState(self.state.standby, self.seq, self.seq, purge=purge)
             self.state.save(self.folder)
             self.oplog.reset()
         old.retire()
@@ -253,13 +281,15 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         migrate_from: Path | None = None,
         reads_on_loop: bool = False,
         min_free_mb: int = MIN_FREE_MB,
+        erase_seconds: float = ERASE_SECONDS,
     ) -> None:
         """`reads_on_loop`: run searches, counts and retrievals on the event loop's thread
         instead of the thread pool: for the engine process (edge_process.py), whose loop only
         relays calls, and where Edge, holding the GIL for a whole call, stops the loop from a
         pool thread anyway; the two thread hops a search saves were 0.5-2 ms of that process's
         CPU per search (docs/PERFORMANCE.md, run Q). Writes and index builds stay in the pool.
-        `min_free_mb`: the free space writes need on the folder's disk (0: no check)."""
+        `min_free_mb`: the free space writes need on the folder's disk (0: no check).
+        `erase_seconds`: how long after a delete its pair's erasure rewrite starts (ERASE_SECONDS)."""
         super().__init__(prefix)
         self.root = Path(root)
         self.timeout = timeout
@@ -272,6 +302,7 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         self.migrate_from = migrate_from
         self.reads_on_loop = reads_on_loop
         self.min_free_mb = min_free_mb
+        self.erase_seconds = erase_seconds
         self._pairs: dict[int, _Pair] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._lock_handle: Any = None
@@ -549,6 +580,9 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
             await self._run(pair.flush, budget=None)
         if pair.build is not None or time.monotonic() < pair.next_build or self._low_on_space():
             return
+        if pair.state.purge and (pair.erase_since is None or time.monotonic() - pair.erase_since >= self.erase_seconds):
+            pair.build = asyncio.create_task(self._build_in_background(pair, True), name=f"qdrant-edge-erase-{pair.space}")
+            return
         handle = pair.serving
         waiting = await self._run(engine.unindexed, handle.shard, budget=None, handle=handle)
         logged = (pair.folder / engine.OPLOG_FILE).stat().st_size
@@ -557,23 +591,29 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         if pair.state.reindex or waiting * pair.space * 4 >= threshold or logged >= threshold * REBUILD_LOG_FACTOR:
             pair.build = asyncio.create_task(self._build_in_background(pair), name=f"qdrant-edge-build-{pair.space}")
 
-    async def _build_in_background(self, pair: _Pair) -> None:
+    async def _build_in_background(self, pair: _Pair, purge: bool = False) -> None:
         try:
-            if not await self.rebuild(pair.space):
+            if not await self.rebuild(pair.space, purge=purge):
                 pair.next_build = time.monotonic() + BUILD_RETRY_SECONDS
         finally:
             pair.build = None
 
-    async def rebuild(self, space: int) -> bool:
+    async def rebuild(self, space: int, *, purge: bool = False) -> bool:
         """Bring the standby up to date and index it in the builder process, then swap it in.
         Searches and writes go on meanwhile; the swap itself holds writes for the few writes
-        that arrived last. False (logged) when the builder failed."""
+        that arrived last. False (logged) when the builder failed. `purge`: an erasure
+        rebuild, the standby rewritten from its live points (edge_build.py)."""
         pair = await self._pair(space)
         standby = pair.state.standby
         started = time.monotonic()
+        purged = None
+        extra: list[str] = []
+        if purge:
+            purged, pair.erase_since = pair.erase_count, None
+            extra = [str(self.build_threads), str(self.indexing_threshold_kb)]
         pair.builder = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "memoryd.storage.qdrant.edge_build",
-            str(pair.folder), standby, str(pair.state.standby_seq), str(pair.space),
+            str(pair.folder), standby, str(pair.state.standby_seq), str(pair.space), *extra,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         out, err = await pair.builder.communicate()
@@ -585,11 +625,17 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         built, _ = await self._run(engine.load_shard, pair.folder / standby, pair.space, budget=None)
         after = await self._run(pair.catch_up, built, report["seq"], budget=None)
         async with pair.write_lock:
-            await self._run(pair.swap, built, after, budget=None)
+            await self._run(pair.swap, built, after, purged, budget=None)
         log.info(
-            "vector shard %s rebuilt: %d points, %d indexed, %d segments; %d logged writes applied in %.1fs, "
+            "vector shard %s %s: %d points, %d indexed, %d segments; %d logged writes applied in %.1fs, "
             "indexed in %.1fs; %.1fs in all",
-            pair.folder.name, report["points"], report["indexed"], report["segments"], report["applied"],
-            report["apply_seconds"], report["optimize_seconds"], time.monotonic() - started,
+            pair.folder.name, "rewritten (erasure)" if purge else "rebuilt", report["points"], report["indexed"],
+            report["segments"], report["applied"], report["apply_seconds"], report["optimize_seconds"],
+            time.monotonic() - started,
         )
         return True
+
+    def erasure_pending(self) -> bool:
+        """Whether a pair still owes an erasure rewrite (deleted points' payloads may still be
+        in its files)."""
+        return any(pair.state.purge for pair in self._pairs.values())

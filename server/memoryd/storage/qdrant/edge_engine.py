@@ -111,6 +111,21 @@ def _backfill_tenant_model(shard: qe.EdgeShard) -> bool:
                 answer = shard.update(qe.UpdateOperation.set_payload_by_filter(to_filter(flt), payload))
 
 
+def copy_points(source: qe.EdgeShard, target: qe.EdgeShard, batch: int = 256) -> int:
+    """Every point of `source` (id, vectors, payload) into `target`; returns how many. What an
+    erasure rebuild (edge_build.py, purge) writes: only the live points, so none of the
+    files of `target` holds a deleted point's payload or an old version of one."""
+    copied, offset = 0, None
+    while True:
+        request = qe.ScrollRequest(offset=offset, limit=batch, filter=None, with_payload=True, with_vector=True)
+        records, offset = source.scroll(request)
+        if records:
+            target.update(qe.UpdateOperation.upsert_points([qe.Point(r.id, r.vector, r.payload or {}) for r in records]))
+            copied += len(records)
+        if offset is None:
+            return copied
+
+
 def unindexed(shard: qe.EdgeShard) -> int:
     """Points outside HNSW-indexed segments (what a search scans exactly)."""
     info = shard.info()
@@ -320,12 +335,14 @@ SHARD_NAMES = ("a", "b")
 class PairState:
     """Which shard serves; `serving_seq` / `standby_seq`: every op up to it is in that shard;
     `reindex`: the serving shard's points were rewritten (ensure_indexes) and need an index
-    build, which clears it."""
+    build, which clears it; `purge`: erasure rebuilds still owed after a delete (edge.py:
+    2, one per shard, each rewriting the standby from its live points only)."""
 
     serving: str = "a"
     serving_seq: int = 0
     standby_seq: int = 0
     reindex: bool = False
+    purge: int = 0
 
     @property
     def standby(self) -> str:
@@ -337,14 +354,20 @@ class PairState:
             data = json.loads((folder / STATE_FILE).read_text())
         except FileNotFoundError:
             return None
-        return cls(data["serving"], int(data["serving_seq"]), int(data["standby_seq"]), bool(data.get("reindex")))
+        return cls(
+            data["serving"], int(data["serving_seq"]), int(data["standby_seq"]), bool(data.get("reindex")),
+            int(data.get("purge", 0)),
+        )
 
     def save(self, folder: Path) -> None:
         """Atomically (write, fsync, rename): a crash leaves the old or the new state."""
         tmp = folder / (STATE_FILE + ".tmp")
         with open(tmp, "w") as handle:
             json.dump(
-                {"serving": self.serving, "serving_seq": self.serving_seq, "standby_seq": self.standby_seq, "reindex": self.reindex},
+                {
+                    "serving": self.serving, "serving_seq": self.serving_seq, "standby_seq": self.standby_seq,
+                    "reindex": self.reindex, "purge": self.purge,
+                },
                 handle,
             )
             handle.flush()

@@ -5,6 +5,9 @@ PRAGMAS = (
     "PRAGMA foreign_keys=OFF",
     "PRAGMA temp_store=MEMORY",
     "PRAGMA busy_timeout=10000",
+    # Deleted rows are overwritten with zeros (ForgetUser, retention: docs/OPERATIONS.md,
+    # Erasure): no page of the file keeps them. FAST would leave some in free pages.
+    "PRAGMA secure_delete=ON",
 )
 
 SCHEMA = """

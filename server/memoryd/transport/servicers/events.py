@@ -18,19 +18,25 @@ from memoryd.v1 import event_service_pb2_grpc as pb_grpc
 
 
 class _Responses:
-    """Recently built WatchResponses by (tenant, seq): fan-out converts each event once, not once per stream."""
+    """Recently built WatchResponses by (tenant, seq): fan-out converts each event once, not once per stream.
+
+    A response serves only the event it was built from (the same object, as the feed hands
+    to every stream, or an equal one): an event redacted since (domain/erasure.py) keeps its
+    seq, and its old response must not outlive it."""
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._items: collections.OrderedDict[tuple[str, int], pb.WatchResponse] = collections.OrderedDict()
+        self._items: collections.OrderedDict[tuple[str, int], tuple[Event, pb.WatchResponse]] = collections.OrderedDict()
 
     def of(self, event: Event) -> pb.WatchResponse:
         key = (event.tenant, event.seq)
-        response = self._items.get(key)
-        if response is None:
-            response = self._items[key] = pb.WatchResponse(event=event_to_proto(event))
-            if len(self._items) > self._size:
-                self._items.popitem(last=False)
+        cached = self._items.get(key)
+        if cached is not None and (cached[0] is event or cached[0] == event):
+            return cached[1]
+        response = pb.WatchResponse(event=event_to_proto(event))
+        self._items[key] = (event, response)
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
         return response
 
 
