@@ -99,6 +99,12 @@ class StorageUnavailable(MemorydError):
     reason = "STORAGE_UNAVAILABLE"
 
 
+class DeadlineExceeded(MemorydError):
+    """A wait the caller asked for did not end in time (WaitForFormation)."""
+
+    reason = "DEADLINE_EXCEEDED"
+
+
 class Unauthenticated(MemorydError):
     reason = "UNAUTHENTICATED"
 

@@ -388,6 +388,9 @@ class EventType(enum.IntEnum):
     SUMMARY_SAVED = 12
     ENTRY_CHANGED = 13
     SESSION_UPDATED = 14
+    MEMORY_FORMED = 15
+    MEMORY_SUPERSEDED = 16
+    MEMORY_REMOVED = 17
 
     @property
     def payload_field(self) -> str:

@@ -24,6 +24,7 @@ STATUS_TABLE: dict[type[errors.MemorydError], tuple[grpc.StatusCode, int]] = {
     errors.Aborted: (grpc.StatusCode.ABORTED, code_pb2.ABORTED),
     errors.ResourceExhausted: (grpc.StatusCode.RESOURCE_EXHAUSTED, code_pb2.RESOURCE_EXHAUSTED),
     errors.StorageUnavailable: (grpc.StatusCode.UNAVAILABLE, code_pb2.UNAVAILABLE),
+    errors.DeadlineExceeded: (grpc.StatusCode.DEADLINE_EXCEEDED, code_pb2.DEADLINE_EXCEEDED),
     errors.Unauthenticated: (grpc.StatusCode.UNAUTHENTICATED, code_pb2.UNAUTHENTICATED),
     errors.PermissionDenied: (grpc.StatusCode.PERMISSION_DENIED, code_pb2.PERMISSION_DENIED),
 }

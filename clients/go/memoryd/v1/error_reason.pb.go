@@ -149,6 +149,19 @@ const (
 	// or the vector store or embedder is down);
 	// ErrorInfo.metadata["indexed_through_seq"] says how far it is.
 	ErrorReason_ERROR_REASON_INDEX_BEHIND ErrorReason = 44
+	// FAILED_PRECONDITION: memory formation is off on this server (no --llm-url;
+	// docs/MEMORY.md), so FormationService has nothing to answer from.
+	ErrorReason_ERROR_REASON_FORMATION_OFF ErrorReason = 45
+	// DEADLINE_EXCEEDED: WaitForFormation's position was not processed by every
+	// enabled formation strategy in time; ErrorInfo.metadata has each
+	// strategy's position and last error (the model may be down or slow).
+	ErrorReason_ERROR_REASON_FORMATION_LAGGING ErrorReason = 46
+	// UNAVAILABLE, retryable: no formation consumer runs for the tenant in this
+	// process (another replica holds its lease, or the server is stopping).
+	ErrorReason_ERROR_REASON_FORMATION_UNAVAILABLE ErrorReason = 47
+	// DEADLINE_EXCEEDED, the class default: a wait the call asked for did not
+	// end in time.
+	ErrorReason_ERROR_REASON_DEADLINE_EXCEEDED ErrorReason = 48
 )
 
 // Enum value maps for ErrorReason.
@@ -199,6 +212,10 @@ var (
 		42: "ERROR_REASON_PERMISSION_DENIED",
 		43: "ERROR_REASON_STORAGE_FULL",
 		44: "ERROR_REASON_INDEX_BEHIND",
+		45: "ERROR_REASON_FORMATION_OFF",
+		46: "ERROR_REASON_FORMATION_LAGGING",
+		47: "ERROR_REASON_FORMATION_UNAVAILABLE",
+		48: "ERROR_REASON_DEADLINE_EXCEEDED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                  0,
@@ -246,6 +263,10 @@ var (
 		"ERROR_REASON_PERMISSION_DENIED":            42,
 		"ERROR_REASON_STORAGE_FULL":                 43,
 		"ERROR_REASON_INDEX_BEHIND":                 44,
+		"ERROR_REASON_FORMATION_OFF":                45,
+		"ERROR_REASON_FORMATION_LAGGING":            46,
+		"ERROR_REASON_FORMATION_UNAVAILABLE":        47,
+		"ERROR_REASON_DEADLINE_EXCEEDED":            48,
 	}
 )
 
@@ -281,7 +302,7 @@ var File_memoryd_v1_error_reason_proto protoreflect.FileDescriptor
 const file_memoryd_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dmemoryd/v1/error_reason.proto\x12\n" +
-	"memoryd.v1*\x8c\r\n" +
+	"memoryd.v1*\x9c\x0e\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\"\n" +
@@ -328,7 +349,11 @@ const file_memoryd_v1_error_reason_proto_rawDesc = "" +
 	"\x1fERROR_REASON_USER_ACCESS_DENIED\x10)\x12\"\n" +
 	"\x1eERROR_REASON_PERMISSION_DENIED\x10*\x12\x1d\n" +
 	"\x19ERROR_REASON_STORAGE_FULL\x10+\x12\x1d\n" +
-	"\x19ERROR_REASON_INDEX_BEHIND\x10,B`\n" +
+	"\x19ERROR_REASON_INDEX_BEHIND\x10,\x12\x1e\n" +
+	"\x1aERROR_REASON_FORMATION_OFF\x10-\x12\"\n" +
+	"\x1eERROR_REASON_FORMATION_LAGGING\x10.\x12&\n" +
+	"\"ERROR_REASON_FORMATION_UNAVAILABLE\x10/\x12\"\n" +
+	"\x1eERROR_REASON_DEADLINE_EXCEEDED\x100B`\n" +
 	"\x0edev.memoryd.v1B\x10ErrorReasonProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (

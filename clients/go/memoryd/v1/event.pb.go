@@ -55,6 +55,14 @@ const (
 	EventType_EVENT_TYPE_ENTRY_CHANGED EventType = 13
 	// A session's attributes (owner, labels) changed.
 	EventType_EVENT_TYPE_SESSION_UPDATED EventType = 14
+	// Memory formation stored a derived record: a summary slice, a fact or a
+	// profile (FormationService).
+	EventType_EVENT_TYPE_MEMORY_FORMED EventType = 15
+	// A formed fact was superseded by a newer one (kept as history).
+	EventType_EVENT_TYPE_MEMORY_SUPERSEDED EventType = 16
+	// A formed record was removed: its source messages are gone, or a caller
+	// deleted it.
+	EventType_EVENT_TYPE_MEMORY_REMOVED EventType = 17
 )
 
 // Enum value maps for EventType.
@@ -75,6 +83,9 @@ var (
 		12: "EVENT_TYPE_SUMMARY_SAVED",
 		13: "EVENT_TYPE_ENTRY_CHANGED",
 		14: "EVENT_TYPE_SESSION_UPDATED",
+		15: "EVENT_TYPE_MEMORY_FORMED",
+		16: "EVENT_TYPE_MEMORY_SUPERSEDED",
+		17: "EVENT_TYPE_MEMORY_REMOVED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":        0,
@@ -92,6 +103,9 @@ var (
 		"EVENT_TYPE_SUMMARY_SAVED":      12,
 		"EVENT_TYPE_ENTRY_CHANGED":      13,
 		"EVENT_TYPE_SESSION_UPDATED":    14,
+		"EVENT_TYPE_MEMORY_FORMED":      15,
+		"EVENT_TYPE_MEMORY_SUPERSEDED":  16,
+		"EVENT_TYPE_MEMORY_REMOVED":     17,
 	}
 )
 
@@ -155,6 +169,9 @@ type Event struct {
 	//	*Event_SummarySaved
 	//	*Event_EntryChanged
 	//	*Event_SessionUpdated
+	//	*Event_MemoryFormed
+	//	*Event_MemorySuperseded
+	//	*Event_MemoryRemoved
 	Payload       isEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -358,6 +375,33 @@ func (x *Event) GetSessionUpdated() *SessionUpdated {
 	return nil
 }
 
+func (x *Event) GetMemoryFormed() *MemoryChanged {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_MemoryFormed); ok {
+			return x.MemoryFormed
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetMemorySuperseded() *MemoryChanged {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_MemorySuperseded); ok {
+			return x.MemorySuperseded
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetMemoryRemoved() *MemoryChanged {
+	if x != nil {
+		if x, ok := x.Payload.(*Event_MemoryRemoved); ok {
+			return x.MemoryRemoved
+		}
+	}
+	return nil
+}
+
 type isEvent_Payload interface {
 	isEvent_Payload()
 }
@@ -432,6 +476,21 @@ type Event_SessionUpdated struct {
 	SessionUpdated *SessionUpdated `protobuf:"bytes,23,opt,name=session_updated,json=sessionUpdated,proto3,oneof"`
 }
 
+type Event_MemoryFormed struct {
+	// Set when type is EVENT_TYPE_MEMORY_FORMED.
+	MemoryFormed *MemoryChanged `protobuf:"bytes,24,opt,name=memory_formed,json=memoryFormed,proto3,oneof"`
+}
+
+type Event_MemorySuperseded struct {
+	// Set when type is EVENT_TYPE_MEMORY_SUPERSEDED.
+	MemorySuperseded *MemoryChanged `protobuf:"bytes,25,opt,name=memory_superseded,json=memorySuperseded,proto3,oneof"`
+}
+
+type Event_MemoryRemoved struct {
+	// Set when type is EVENT_TYPE_MEMORY_REMOVED.
+	MemoryRemoved *MemoryChanged `protobuf:"bytes,26,opt,name=memory_removed,json=memoryRemoved,proto3,oneof"`
+}
+
 func (*Event_MessagesAppended) isEvent_Payload() {}
 
 func (*Event_MessagesDeleted) isEvent_Payload() {}
@@ -459,6 +518,12 @@ func (*Event_SummarySaved) isEvent_Payload() {}
 func (*Event_EntryChanged) isEvent_Payload() {}
 
 func (*Event_SessionUpdated) isEvent_Payload() {}
+
+func (*Event_MemoryFormed) isEvent_Payload() {}
+
+func (*Event_MemorySuperseded) isEvent_Payload() {}
+
+func (*Event_MemoryRemoved) isEvent_Payload() {}
 
 // Messages were appended to a session.
 type MessagesAppended struct {
@@ -1253,12 +1318,98 @@ func (x *SessionUpdated) GetAttributes() *SessionAttributes {
 	return nil
 }
 
+// A formed memory record changed (FormationService). The event's session_id
+// is the source session for summary slices and empty for facts and profiles.
+type MemoryChanged struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "summary", "fact" or "profile".
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Id of the record (a summary slice's id, a fact's id, or the user id for a
+	// profile).
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The user the record is about; empty for a slice of a session without an
+	// owner.
+	UserId string `protobuf:"bytes,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// For EVENT_TYPE_MEMORY_SUPERSEDED: the fact that superseded it.
+	SupersededBy string `protobuf:"bytes,4,opt,name=superseded_by,json=supersededBy,proto3" json:"superseded_by,omitempty"`
+	// For EVENT_TYPE_MEMORY_REMOVED: why ("sources_gone", "caller", "rederived").
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoryChanged) Reset() {
+	*x = MemoryChanged{}
+	mi := &file_memoryd_v1_event_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryChanged) ProtoMessage() {}
+
+func (x *MemoryChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_event_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryChanged.ProtoReflect.Descriptor instead.
+func (*MemoryChanged) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_event_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *MemoryChanged) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *MemoryChanged) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MemoryChanged) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *MemoryChanged) GetSupersededBy() string {
+	if x != nil {
+		return x.SupersededBy
+	}
+	return ""
+}
+
+func (x *MemoryChanged) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_memoryd_v1_event_proto protoreflect.FileDescriptor
 
 const file_memoryd_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"\x16memoryd/v1/event.proto\x12\n" +
-	"memoryd.v1\x1a\x18memoryd/v1/message.proto\"\x8b\t\n" +
+	"memoryd.v1\x1a\x18memoryd/v1/message.proto\"\xdb\n" +
+	"\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x12\n" +
 	"\x04time\x18\x02 \x01(\x03R\x04time\x12\x16\n" +
@@ -1281,7 +1432,10 @@ const file_memoryd_v1_event_proto_rawDesc = "" +
 	"\x11compress_progress\x18\x14 \x01(\v2\x1c.memoryd.v1.CompressProgressH\x00R\x10compressProgress\x12?\n" +
 	"\rsummary_saved\x18\x15 \x01(\v2\x18.memoryd.v1.SummarySavedH\x00R\fsummarySaved\x12?\n" +
 	"\rentry_changed\x18\x16 \x01(\v2\x18.memoryd.v1.EntryChangedH\x00R\fentryChanged\x12E\n" +
-	"\x0fsession_updated\x18\x17 \x01(\v2\x1a.memoryd.v1.SessionUpdatedH\x00R\x0esessionUpdatedB\t\n" +
+	"\x0fsession_updated\x18\x17 \x01(\v2\x1a.memoryd.v1.SessionUpdatedH\x00R\x0esessionUpdated\x12@\n" +
+	"\rmemory_formed\x18\x18 \x01(\v2\x19.memoryd.v1.MemoryChangedH\x00R\fmemoryFormed\x12H\n" +
+	"\x11memory_superseded\x18\x19 \x01(\v2\x19.memoryd.v1.MemoryChangedH\x00R\x10memorySuperseded\x12B\n" +
+	"\x0ememory_removed\x18\x1a \x01(\v2\x19.memoryd.v1.MemoryChangedH\x00R\rmemoryRemovedB\t\n" +
 	"\apayload\"F\n" +
 	"\x10MessagesAppended\x122\n" +
 	"\bmessages\x18\x01 \x03(\v2\x16.memoryd.v1.MessageRefR\bmessages\"p\n" +
@@ -1333,7 +1487,13 @@ const file_memoryd_v1_event_proto_rawDesc = "" +
 	"\x0eSessionUpdated\x12=\n" +
 	"\n" +
 	"attributes\x18\x01 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\n" +
-	"attributes*\xec\x03\n" +
+	"attributes\"\x89\x01\n" +
+	"\rMemoryChanged\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\tR\x06userId\x12#\n" +
+	"\rsuperseded_by\x18\x04 \x01(\tR\fsupersededBy\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason*\xcb\x04\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cEVENT_TYPE_MESSAGES_APPENDED\x10\x01\x12\x1f\n" +
@@ -1350,7 +1510,10 @@ const file_memoryd_v1_event_proto_rawDesc = "" +
 	"\x1cEVENT_TYPE_COMPRESS_PROGRESS\x10\v\x12\x1c\n" +
 	"\x18EVENT_TYPE_SUMMARY_SAVED\x10\f\x12\x1c\n" +
 	"\x18EVENT_TYPE_ENTRY_CHANGED\x10\r\x12\x1e\n" +
-	"\x1aEVENT_TYPE_SESSION_UPDATED\x10\x0eBZ\n" +
+	"\x1aEVENT_TYPE_SESSION_UPDATED\x10\x0e\x12\x1c\n" +
+	"\x18EVENT_TYPE_MEMORY_FORMED\x10\x0f\x12 \n" +
+	"\x1cEVENT_TYPE_MEMORY_SUPERSEDED\x10\x10\x12\x1d\n" +
+	"\x19EVENT_TYPE_MEMORY_REMOVED\x10\x11BZ\n" +
 	"\x0edev.memoryd.v1B\n" +
 	"EventProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
@@ -1367,7 +1530,7 @@ func file_memoryd_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_memoryd_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_memoryd_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_memoryd_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_memoryd_v1_event_proto_goTypes = []any{
 	(EventType)(0),            // 0: memoryd.v1.EventType
 	(*Event)(nil),             // 1: memoryd.v1.Event
@@ -1385,8 +1548,9 @@ var file_memoryd_v1_event_proto_goTypes = []any{
 	(*SummarySaved)(nil),      // 13: memoryd.v1.SummarySaved
 	(*EntryChanged)(nil),      // 14: memoryd.v1.EntryChanged
 	(*SessionUpdated)(nil),    // 15: memoryd.v1.SessionUpdated
-	(*MessageRef)(nil),        // 16: memoryd.v1.MessageRef
-	(*SessionAttributes)(nil), // 17: memoryd.v1.SessionAttributes
+	(*MemoryChanged)(nil),     // 16: memoryd.v1.MemoryChanged
+	(*MessageRef)(nil),        // 17: memoryd.v1.MessageRef
+	(*SessionAttributes)(nil), // 18: memoryd.v1.SessionAttributes
 }
 var file_memoryd_v1_event_proto_depIdxs = []int32{
 	0,  // 0: memoryd.v1.Event.type:type_name -> memoryd.v1.EventType
@@ -1404,17 +1568,20 @@ var file_memoryd_v1_event_proto_depIdxs = []int32{
 	13, // 12: memoryd.v1.Event.summary_saved:type_name -> memoryd.v1.SummarySaved
 	14, // 13: memoryd.v1.Event.entry_changed:type_name -> memoryd.v1.EntryChanged
 	15, // 14: memoryd.v1.Event.session_updated:type_name -> memoryd.v1.SessionUpdated
-	16, // 15: memoryd.v1.MessagesAppended.messages:type_name -> memoryd.v1.MessageRef
-	0,  // 16: memoryd.v1.MessagesDeleted.cause:type_name -> memoryd.v1.EventType
-	16, // 17: memoryd.v1.MessagesRewritten.messages:type_name -> memoryd.v1.MessageRef
-	16, // 18: memoryd.v1.HistoryReplaced.messages:type_name -> memoryd.v1.MessageRef
-	0,  // 19: memoryd.v1.HistoryChanged.cause:type_name -> memoryd.v1.EventType
-	17, // 20: memoryd.v1.SessionUpdated.attributes:type_name -> memoryd.v1.SessionAttributes
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	16, // 15: memoryd.v1.Event.memory_formed:type_name -> memoryd.v1.MemoryChanged
+	16, // 16: memoryd.v1.Event.memory_superseded:type_name -> memoryd.v1.MemoryChanged
+	16, // 17: memoryd.v1.Event.memory_removed:type_name -> memoryd.v1.MemoryChanged
+	17, // 18: memoryd.v1.MessagesAppended.messages:type_name -> memoryd.v1.MessageRef
+	0,  // 19: memoryd.v1.MessagesDeleted.cause:type_name -> memoryd.v1.EventType
+	17, // 20: memoryd.v1.MessagesRewritten.messages:type_name -> memoryd.v1.MessageRef
+	17, // 21: memoryd.v1.HistoryReplaced.messages:type_name -> memoryd.v1.MessageRef
+	0,  // 22: memoryd.v1.HistoryChanged.cause:type_name -> memoryd.v1.EventType
+	18, // 23: memoryd.v1.SessionUpdated.attributes:type_name -> memoryd.v1.SessionAttributes
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_event_proto_init() }
@@ -1438,6 +1605,9 @@ func file_memoryd_v1_event_proto_init() {
 		(*Event_SummarySaved)(nil),
 		(*Event_EntryChanged)(nil),
 		(*Event_SessionUpdated)(nil),
+		(*Event_MemoryFormed)(nil),
+		(*Event_MemorySuperseded)(nil),
+		(*Event_MemoryRemoved)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1445,7 +1615,7 @@ func file_memoryd_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_event_proto_rawDesc), len(file_memoryd_v1_event_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

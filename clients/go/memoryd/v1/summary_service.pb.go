@@ -1197,8 +1197,12 @@ type AssembleContextResponse struct {
 	// Messages that were both in the tail and among the newest recent_raw_n
 	// and were therefore included once.
 	DeduplicatedCount int32 `protobuf:"varint,10,opt,name=deduplicated_count,json=deduplicatedCount,proto3" json:"deduplicated_count,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The profile of the session's owner (FormationService, docs/MEMORY.md),
+	// when memory formation has written one; unset otherwise. Not counted in
+	// the budget.
+	Profile       *UserProfile `protobuf:"bytes,11,opt,name=profile,proto3" json:"profile,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AssembleContextResponse) Reset() {
@@ -1299,6 +1303,13 @@ func (x *AssembleContextResponse) GetDeduplicatedCount() int32 {
 		return x.DeduplicatedCount
 	}
 	return 0
+}
+
+func (x *AssembleContextResponse) GetProfile() *UserProfile {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
 }
 
 // Request of SearchSummaries.
@@ -1624,7 +1635,7 @@ var File_memoryd_v1_summary_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"\n" +
 	" memoryd/v1/summary_service.proto\x12\n" +
-	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memoryd/v1/message.proto\x1a\x1fmemoryd/v1/vector_service.proto\"\xa7\x03\n" +
+	"memoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\"memoryd/v1/formation_service.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memoryd/v1/message.proto\x1a\x1fmemoryd/v1/vector_service.proto\"\xa7\x03\n" +
 	"\aSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -1701,7 +1712,7 @@ const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"recallTopK\x12.\n" +
 	"\x13recall_query_vector\x18\x06 \x03(\x02R\x11recallQueryVector\x12&\n" +
 	"\x0frecall_model_id\x18\a \x01(\tR\rrecallModelId\x12=\n" +
-	"\rrecall_slices\x18\b \x01(\x0e2\x18.memoryd.v1.RecallSlicesR\frecallSlices\"\xdd\x03\n" +
+	"\rrecall_slices\x18\b \x01(\x0e2\x18.memoryd.v1.RecallSlicesR\frecallSlices\"\x90\x04\n" +
 	"\x17AssembleContextResponse\x12-\n" +
 	"\asummary\x18\x01 \x01(\v2\x13.memoryd.v1.SummaryR\asummary\x12+\n" +
 	"\x11summary_truncated\x18\x02 \x01(\bR\x10summaryTruncated\x128\n" +
@@ -1714,7 +1725,8 @@ const file_memoryd_v1_summary_service_proto_rawDesc = "" +
 	"used_chars\x18\b \x01(\x03R\tusedChars\x12*\n" +
 	"\x04cuts\x18\t \x03(\v2\x16.memoryd.v1.ContextCutR\x04cuts\x12-\n" +
 	"\x12deduplicated_count\x18\n" +
-	" \x01(\x05R\x11deduplicatedCount\"\xa5\x03\n" +
+	" \x01(\x05R\x11deduplicatedCount\x121\n" +
+	"\aprofile\x18\v \x01(\v2\x17.memoryd.v1.UserProfileR\aprofile\"\xa5\x03\n" +
 	"\x16SearchSummariesRequest\x12!\n" +
 	"\fquery_vector\x18\x01 \x03(\x02R\vqueryVector\x12\x1d\n" +
 	"\n" +
@@ -1814,9 +1826,10 @@ var file_memoryd_v1_summary_service_proto_goTypes = []any{
 	(*structpb.Struct)(nil),          // 19: google.protobuf.Struct
 	(*Message)(nil),                  // 20: memoryd.v1.Message
 	(RecallSlices)(0),                // 21: memoryd.v1.RecallSlices
-	(RecallScope)(0),                 // 22: memoryd.v1.RecallScope
-	(RecallFusion)(0),                // 23: memoryd.v1.RecallFusion
-	(RecallRetrieval)(0),             // 24: memoryd.v1.RecallRetrieval
+	(*UserProfile)(nil),              // 22: memoryd.v1.UserProfile
+	(RecallScope)(0),                 // 23: memoryd.v1.RecallScope
+	(RecallFusion)(0),                // 24: memoryd.v1.RecallFusion
+	(RecallRetrieval)(0),             // 25: memoryd.v1.RecallRetrieval
 }
 var file_memoryd_v1_summary_service_proto_depIdxs = []int32{
 	19, // 0: memoryd.v1.Summary.metadata:type_name -> google.protobuf.Struct
@@ -1835,27 +1848,28 @@ var file_memoryd_v1_summary_service_proto_depIdxs = []int32{
 	13, // 13: memoryd.v1.AssembleContextResponse.recalled:type_name -> memoryd.v1.RecalledMemory
 	3,  // 14: memoryd.v1.AssembleContextResponse.recall_status:type_name -> memoryd.v1.RecallStatus
 	11, // 15: memoryd.v1.AssembleContextResponse.cuts:type_name -> memoryd.v1.ContextCut
-	22, // 16: memoryd.v1.SearchSummariesRequest.scope:type_name -> memoryd.v1.RecallScope
-	23, // 17: memoryd.v1.SearchSummariesRequest.fusion:type_name -> memoryd.v1.RecallFusion
-	4,  // 18: memoryd.v1.SummaryHit.summary:type_name -> memoryd.v1.Summary
-	20, // 19: memoryd.v1.SummaryHit.messages:type_name -> memoryd.v1.Message
-	17, // 20: memoryd.v1.SearchSummariesResponse.hits:type_name -> memoryd.v1.SummaryHit
-	24, // 21: memoryd.v1.SearchSummariesResponse.retrieval:type_name -> memoryd.v1.RecallRetrieval
-	5,  // 22: memoryd.v1.SummaryService.SaveSummary:input_type -> memoryd.v1.SaveSummaryRequest
-	7,  // 23: memoryd.v1.SummaryService.ListSummaries:input_type -> memoryd.v1.ListSummariesRequest
-	9,  // 24: memoryd.v1.SummaryService.GetSummaryCursor:input_type -> memoryd.v1.GetSummaryCursorRequest
-	14, // 25: memoryd.v1.SummaryService.AssembleContext:input_type -> memoryd.v1.AssembleContextRequest
-	16, // 26: memoryd.v1.SummaryService.SearchSummaries:input_type -> memoryd.v1.SearchSummariesRequest
-	6,  // 27: memoryd.v1.SummaryService.SaveSummary:output_type -> memoryd.v1.SaveSummaryResponse
-	8,  // 28: memoryd.v1.SummaryService.ListSummaries:output_type -> memoryd.v1.ListSummariesResponse
-	10, // 29: memoryd.v1.SummaryService.GetSummaryCursor:output_type -> memoryd.v1.GetSummaryCursorResponse
-	15, // 30: memoryd.v1.SummaryService.AssembleContext:output_type -> memoryd.v1.AssembleContextResponse
-	18, // 31: memoryd.v1.SummaryService.SearchSummaries:output_type -> memoryd.v1.SearchSummariesResponse
-	27, // [27:32] is the sub-list for method output_type
-	22, // [22:27] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	22, // 16: memoryd.v1.AssembleContextResponse.profile:type_name -> memoryd.v1.UserProfile
+	23, // 17: memoryd.v1.SearchSummariesRequest.scope:type_name -> memoryd.v1.RecallScope
+	24, // 18: memoryd.v1.SearchSummariesRequest.fusion:type_name -> memoryd.v1.RecallFusion
+	4,  // 19: memoryd.v1.SummaryHit.summary:type_name -> memoryd.v1.Summary
+	20, // 20: memoryd.v1.SummaryHit.messages:type_name -> memoryd.v1.Message
+	17, // 21: memoryd.v1.SearchSummariesResponse.hits:type_name -> memoryd.v1.SummaryHit
+	25, // 22: memoryd.v1.SearchSummariesResponse.retrieval:type_name -> memoryd.v1.RecallRetrieval
+	5,  // 23: memoryd.v1.SummaryService.SaveSummary:input_type -> memoryd.v1.SaveSummaryRequest
+	7,  // 24: memoryd.v1.SummaryService.ListSummaries:input_type -> memoryd.v1.ListSummariesRequest
+	9,  // 25: memoryd.v1.SummaryService.GetSummaryCursor:input_type -> memoryd.v1.GetSummaryCursorRequest
+	14, // 26: memoryd.v1.SummaryService.AssembleContext:input_type -> memoryd.v1.AssembleContextRequest
+	16, // 27: memoryd.v1.SummaryService.SearchSummaries:input_type -> memoryd.v1.SearchSummariesRequest
+	6,  // 28: memoryd.v1.SummaryService.SaveSummary:output_type -> memoryd.v1.SaveSummaryResponse
+	8,  // 29: memoryd.v1.SummaryService.ListSummaries:output_type -> memoryd.v1.ListSummariesResponse
+	10, // 30: memoryd.v1.SummaryService.GetSummaryCursor:output_type -> memoryd.v1.GetSummaryCursorResponse
+	15, // 31: memoryd.v1.SummaryService.AssembleContext:output_type -> memoryd.v1.AssembleContextResponse
+	18, // 32: memoryd.v1.SummaryService.SearchSummaries:output_type -> memoryd.v1.SearchSummariesResponse
+	28, // [28:33] is the sub-list for method output_type
+	23, // [23:28] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_summary_service_proto_init() }
@@ -1864,6 +1878,7 @@ func file_memoryd_v1_summary_service_proto_init() {
 		return
 	}
 	file_memoryd_v1_access_proto_init()
+	file_memoryd_v1_formation_service_proto_init()
 	file_memoryd_v1_message_proto_init()
 	file_memoryd_v1_vector_service_proto_init()
 	file_memoryd_v1_summary_service_proto_msgTypes[12].OneofWrappers = []any{}

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from memoryd.v1 import message_pb2 as memoryd_dot_v1_dot_message__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16memoryd/v1/event.proto\x12\nmemoryd.v1\x1a\x18memoryd/v1/message.proto\"\x82\x07\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0c\n\x04time\x18\x02 \x01(\x03\x12\x0e\n\x06tenant\x18\x03 \x01(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12#\n\x04type\x18\x05 \x01(\x0e\x32\x15.memoryd.v1.EventType\x12\x39\n\x11messages_appended\x18\n \x01(\x0b\x32\x1c.memoryd.v1.MessagesAppendedH\x00\x12\x37\n\x10messages_deleted\x18\x0b \x01(\x0b\x32\x1b.memoryd.v1.MessagesDeletedH\x00\x12;\n\x12messages_rewritten\x18\x0c \x01(\x0b\x32\x1d.memoryd.v1.MessagesRewrittenH\x00\x12\x35\n\x0fhistory_trimmed\x18\r \x01(\x0b\x32\x1a.memoryd.v1.HistoryTrimmedH\x00\x12\x37\n\x10history_replaced\x18\x0e \x01(\x0b\x32\x1b.memoryd.v1.HistoryReplacedH\x00\x12\x35\n\x0fsession_cleared\x18\x0f \x01(\x0b\x32\x1a.memoryd.v1.SessionClearedH\x00\x12-\n\x0b\x61ll_cleared\x18\x10 \x01(\x0b\x32\x16.memoryd.v1.AllClearedH\x00\x12\x37\n\x10metadata_changed\x18\x11 \x01(\x0b\x32\x1b.memoryd.v1.MetadataChangedH\x00\x12\x35\n\x0fhistory_changed\x18\x12 \x01(\x0b\x32\x1a.memoryd.v1.HistoryChangedH\x00\x12;\n\x12\x63ompress_requested\x18\x13 \x01(\x0b\x32\x1d.memoryd.v1.CompressRequestedH\x00\x12\x39\n\x11\x63ompress_progress\x18\x14 \x01(\x0b\x32\x1c.memoryd.v1.CompressProgressH\x00\x12\x31\n\rsummary_saved\x18\x15 \x01(\x0b\x32\x18.memoryd.v1.SummarySavedH\x00\x12\x31\n\rentry_changed\x18\x16 \x01(\x0b\x32\x18.memoryd.v1.EntryChangedH\x00\x12\x35\n\x0fsession_updated\x18\x17 \x01(\x0b\x32\x1a.memoryd.v1.SessionUpdatedH\x00\x42\t\n\x07payload\"<\n\x10MessagesAppended\x12(\n\x08messages\x18\x01 \x03(\x0b\x32\x16.memoryd.v1.MessageRef\"X\n\x0fMessagesDeleted\x12\x12\n\ntimestamps\x18\x01 \x03(\x03\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12$\n\x05\x63\x61use\x18\x03 \x01(\x0e\x32\x15.memoryd.v1.EventType\"=\n\x11MessagesRewritten\x12(\n\x08messages\x18\x01 \x03(\x0b\x32\x16.memoryd.v1.MessageRef\"=\n\x0eHistoryTrimmed\x12\x16\n\x0e\x61rchived_count\x18\x01 \x01(\x03\x12\x13\n\x0bkeep_recent\x18\x02 \x01(\x03\"R\n\x0fHistoryReplaced\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12(\n\x08messages\x18\x02 \x03(\x0b\x32\x16.memoryd.v1.MessageRef\"8\n\x0eSessionCleared\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12\x0f\n\x07targets\x18\x02 \x03(\t\"4\n\nAllCleared\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12\x0f\n\x07targets\x18\x02 \x03(\t\"B\n\x0fMetadataChanged\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"6\n\x0eHistoryChanged\x12$\n\x05\x63\x61use\x18\x01 \x01(\x0e\x32\x15.memoryd.v1.EventType\"9\n\x11\x43ompressRequested\x12\x14\n\x0crequested_by\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"P\n\x10\x43ompressProgress\x12\r\n\x05phase\x18\x01 \x01(\t\x12\x10\n\x08progress\x18\x02 \x01(\x01\x12\x0c\n\x04\x64one\x18\x03 \x01(\x08\x12\r\n\x05\x65rror\x18\x04 \x01(\t\"D\n\x0cSummarySaved\x12\x12\n\nsummary_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x03\x12\x0e\n\x06to_seq\x18\x03 \x01(\x03\"@\n\x0c\x45ntryChanged\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x10\n\x08\x65ntry_id\x18\x02 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"C\n\x0eSessionUpdated\x12\x31\n\nattributes\x18\x01 \x01(\x0b\x32\x1d.memoryd.v1.SessionAttributes*\xec\x03\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12 \n\x1c\x45VENT_TYPE_MESSAGES_APPENDED\x10\x01\x12\x1f\n\x1b\x45VENT_TYPE_MESSAGES_DELETED\x10\x02\x12!\n\x1d\x45VENT_TYPE_MESSAGES_REWRITTEN\x10\x03\x12\x1e\n\x1a\x45VENT_TYPE_HISTORY_TRIMMED\x10\x04\x12\x1f\n\x1b\x45VENT_TYPE_HISTORY_REPLACED\x10\x05\x12\x1e\n\x1a\x45VENT_TYPE_SESSION_CLEARED\x10\x06\x12\x1a\n\x16\x45VENT_TYPE_ALL_CLEARED\x10\x07\x12\x1f\n\x1b\x45VENT_TYPE_METADATA_CHANGED\x10\x08\x12\x1e\n\x1a\x45VENT_TYPE_HISTORY_CHANGED\x10\t\x12!\n\x1d\x45VENT_TYPE_COMPRESS_REQUESTED\x10\n\x12 \n\x1c\x45VENT_TYPE_COMPRESS_PROGRESS\x10\x0b\x12\x1c\n\x18\x45VENT_TYPE_SUMMARY_SAVED\x10\x0c\x12\x1c\n\x18\x45VENT_TYPE_ENTRY_CHANGED\x10\r\x12\x1e\n\x1a\x45VENT_TYPE_SESSION_UPDATED\x10\x0e\x42Z\n\x0e\x64\x65v.memoryd.v1B\nEventProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16memoryd/v1/event.proto\x12\nmemoryd.v1\x1a\x18memoryd/v1/message.proto\"\xa3\x08\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0c\n\x04time\x18\x02 \x01(\x03\x12\x0e\n\x06tenant\x18\x03 \x01(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12#\n\x04type\x18\x05 \x01(\x0e\x32\x15.memoryd.v1.EventType\x12\x39\n\x11messages_appended\x18\n \x01(\x0b\x32\x1c.memoryd.v1.MessagesAppendedH\x00\x12\x37\n\x10messages_deleted\x18\x0b \x01(\x0b\x32\x1b.memoryd.v1.MessagesDeletedH\x00\x12;\n\x12messages_rewritten\x18\x0c \x01(\x0b\x32\x1d.memoryd.v1.MessagesRewrittenH\x00\x12\x35\n\x0fhistory_trimmed\x18\r \x01(\x0b\x32\x1a.memoryd.v1.HistoryTrimmedH\x00\x12\x37\n\x10history_replaced\x18\x0e \x01(\x0b\x32\x1b.memoryd.v1.HistoryReplacedH\x00\x12\x35\n\x0fsession_cleared\x18\x0f \x01(\x0b\x32\x1a.memoryd.v1.SessionClearedH\x00\x12-\n\x0b\x61ll_cleared\x18\x10 \x01(\x0b\x32\x16.memoryd.v1.AllClearedH\x00\x12\x37\n\x10metadata_changed\x18\x11 \x01(\x0b\x32\x1b.memoryd.v1.MetadataChangedH\x00\x12\x35\n\x0fhistory_changed\x18\x12 \x01(\x0b\x32\x1a.memoryd.v1.HistoryChangedH\x00\x12;\n\x12\x63ompress_requested\x18\x13 \x01(\x0b\x32\x1d.memoryd.v1.CompressRequestedH\x00\x12\x39\n\x11\x63ompress_progress\x18\x14 \x01(\x0b\x32\x1c.memoryd.v1.CompressProgressH\x00\x12\x31\n\rsummary_saved\x18\x15 \x01(\x0b\x32\x18.memoryd.v1.SummarySavedH\x00\x12\x31\n\rentry_changed\x18\x16 \x01(\x0b\x32\x18.memoryd.v1.EntryChangedH\x00\x12\x35\n\x0fsession_updated\x18\x17 \x01(\x0b\x32\x1a.memoryd.v1.SessionUpdatedH\x00\x12\x32\n\rmemory_formed\x18\x18 \x01(\x0b\x32\x19.memoryd.v1.MemoryChangedH\x00\x12\x36\n\x11memory_superseded\x18\x19 \x01(\x0b\x32\x19.memoryd.v1.MemoryChangedH\x00\x12\x33\n\x0ememory_removed\x18\x1a \x01(\x0b\x32\x19.memoryd.v1.MemoryChangedH\x00\x42\t\n\x07payload\"<\n\x10MessagesAppended\x12(\n\x08messages\x18\x01 \x03(\x0b\x32\x16.memoryd.v1.MessageRef\"X\n\x0fMessagesDeleted\x12\x12\n\ntimestamps\x18\x01 \x03(\x03\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12$\n\x05\x63\x61use\x18\x03 \x01(\x0e\x32\x15.memoryd.v1.EventType\"=\n\x11MessagesRewritten\x12(\n\x08messages\x18\x01 \x03(\x0b\x32\x16.memoryd.v1.MessageRef\"=\n\x0eHistoryTrimmed\x12\x16\n\x0e\x61rchived_count\x18\x01 \x01(\x03\x12\x13\n\x0bkeep_recent\x18\x02 \x01(\x03\"R\n\x0fHistoryReplaced\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12(\n\x08messages\x18\x02 \x03(\x0b\x32\x16.memoryd.v1.MessageRef\"8\n\x0eSessionCleared\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12\x0f\n\x07targets\x18\x02 \x03(\t\"4\n\nAllCleared\x12\x15\n\rremoved_count\x18\x01 \x01(\x03\x12\x0f\n\x07targets\x18\x02 \x03(\t\"B\n\x0fMetadataChanged\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"6\n\x0eHistoryChanged\x12$\n\x05\x63\x61use\x18\x01 \x01(\x0e\x32\x15.memoryd.v1.EventType\"9\n\x11\x43ompressRequested\x12\x14\n\x0crequested_by\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"P\n\x10\x43ompressProgress\x12\r\n\x05phase\x18\x01 \x01(\t\x12\x10\n\x08progress\x18\x02 \x01(\x01\x12\x0c\n\x04\x64one\x18\x03 \x01(\x08\x12\r\n\x05\x65rror\x18\x04 \x01(\t\"D\n\x0cSummarySaved\x12\x12\n\nsummary_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x03\x12\x0e\n\x06to_seq\x18\x03 \x01(\x03\"@\n\x0c\x45ntryChanged\x12\r\n\x05scope\x18\x01 \x01(\t\x12\x10\n\x08\x65ntry_id\x18\x02 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"C\n\x0eSessionUpdated\x12\x31\n\nattributes\x18\x01 \x01(\x0b\x32\x1d.memoryd.v1.SessionAttributes\"a\n\rMemoryChanged\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0f\n\x07user_id\x18\x03 \x01(\t\x12\x15\n\rsuperseded_by\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t*\xcb\x04\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12 \n\x1c\x45VENT_TYPE_MESSAGES_APPENDED\x10\x01\x12\x1f\n\x1b\x45VENT_TYPE_MESSAGES_DELETED\x10\x02\x12!\n\x1d\x45VENT_TYPE_MESSAGES_REWRITTEN\x10\x03\x12\x1e\n\x1a\x45VENT_TYPE_HISTORY_TRIMMED\x10\x04\x12\x1f\n\x1b\x45VENT_TYPE_HISTORY_REPLACED\x10\x05\x12\x1e\n\x1a\x45VENT_TYPE_SESSION_CLEARED\x10\x06\x12\x1a\n\x16\x45VENT_TYPE_ALL_CLEARED\x10\x07\x12\x1f\n\x1b\x45VENT_TYPE_METADATA_CHANGED\x10\x08\x12\x1e\n\x1a\x45VENT_TYPE_HISTORY_CHANGED\x10\t\x12!\n\x1d\x45VENT_TYPE_COMPRESS_REQUESTED\x10\n\x12 \n\x1c\x45VENT_TYPE_COMPRESS_PROGRESS\x10\x0b\x12\x1c\n\x18\x45VENT_TYPE_SUMMARY_SAVED\x10\x0c\x12\x1c\n\x18\x45VENT_TYPE_ENTRY_CHANGED\x10\r\x12\x1e\n\x1a\x45VENT_TYPE_SESSION_UPDATED\x10\x0e\x12\x1c\n\x18\x45VENT_TYPE_MEMORY_FORMED\x10\x0f\x12 \n\x1c\x45VENT_TYPE_MEMORY_SUPERSEDED\x10\x10\x12\x1d\n\x19\x45VENT_TYPE_MEMORY_REMOVED\x10\x11\x42Z\n\x0e\x64\x65v.memoryd.v1B\nEventProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,36 +33,38 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memoryd.v1.event_pb2', _glo
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\016dev.memoryd.v1B\nEventProtoP\001Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1'
-  _globals['_EVENTTYPE']._serialized_start=1910
-  _globals['_EVENTTYPE']._serialized_end=2402
+  _globals['_EVENTTYPE']._serialized_start=2170
+  _globals['_EVENTTYPE']._serialized_end=2757
   _globals['_EVENT']._serialized_start=65
-  _globals['_EVENT']._serialized_end=963
-  _globals['_MESSAGESAPPENDED']._serialized_start=965
-  _globals['_MESSAGESAPPENDED']._serialized_end=1025
-  _globals['_MESSAGESDELETED']._serialized_start=1027
-  _globals['_MESSAGESDELETED']._serialized_end=1115
-  _globals['_MESSAGESREWRITTEN']._serialized_start=1117
-  _globals['_MESSAGESREWRITTEN']._serialized_end=1178
-  _globals['_HISTORYTRIMMED']._serialized_start=1180
-  _globals['_HISTORYTRIMMED']._serialized_end=1241
-  _globals['_HISTORYREPLACED']._serialized_start=1243
-  _globals['_HISTORYREPLACED']._serialized_end=1325
-  _globals['_SESSIONCLEARED']._serialized_start=1327
-  _globals['_SESSIONCLEARED']._serialized_end=1383
-  _globals['_ALLCLEARED']._serialized_start=1385
-  _globals['_ALLCLEARED']._serialized_end=1437
-  _globals['_METADATACHANGED']._serialized_start=1439
-  _globals['_METADATACHANGED']._serialized_end=1505
-  _globals['_HISTORYCHANGED']._serialized_start=1507
-  _globals['_HISTORYCHANGED']._serialized_end=1561
-  _globals['_COMPRESSREQUESTED']._serialized_start=1563
-  _globals['_COMPRESSREQUESTED']._serialized_end=1620
-  _globals['_COMPRESSPROGRESS']._serialized_start=1622
-  _globals['_COMPRESSPROGRESS']._serialized_end=1702
-  _globals['_SUMMARYSAVED']._serialized_start=1704
-  _globals['_SUMMARYSAVED']._serialized_end=1772
-  _globals['_ENTRYCHANGED']._serialized_start=1774
-  _globals['_ENTRYCHANGED']._serialized_end=1838
-  _globals['_SESSIONUPDATED']._serialized_start=1840
-  _globals['_SESSIONUPDATED']._serialized_end=1907
+  _globals['_EVENT']._serialized_end=1124
+  _globals['_MESSAGESAPPENDED']._serialized_start=1126
+  _globals['_MESSAGESAPPENDED']._serialized_end=1186
+  _globals['_MESSAGESDELETED']._serialized_start=1188
+  _globals['_MESSAGESDELETED']._serialized_end=1276
+  _globals['_MESSAGESREWRITTEN']._serialized_start=1278
+  _globals['_MESSAGESREWRITTEN']._serialized_end=1339
+  _globals['_HISTORYTRIMMED']._serialized_start=1341
+  _globals['_HISTORYTRIMMED']._serialized_end=1402
+  _globals['_HISTORYREPLACED']._serialized_start=1404
+  _globals['_HISTORYREPLACED']._serialized_end=1486
+  _globals['_SESSIONCLEARED']._serialized_start=1488
+  _globals['_SESSIONCLEARED']._serialized_end=1544
+  _globals['_ALLCLEARED']._serialized_start=1546
+  _globals['_ALLCLEARED']._serialized_end=1598
+  _globals['_METADATACHANGED']._serialized_start=1600
+  _globals['_METADATACHANGED']._serialized_end=1666
+  _globals['_HISTORYCHANGED']._serialized_start=1668
+  _globals['_HISTORYCHANGED']._serialized_end=1722
+  _globals['_COMPRESSREQUESTED']._serialized_start=1724
+  _globals['_COMPRESSREQUESTED']._serialized_end=1781
+  _globals['_COMPRESSPROGRESS']._serialized_start=1783
+  _globals['_COMPRESSPROGRESS']._serialized_end=1863
+  _globals['_SUMMARYSAVED']._serialized_start=1865
+  _globals['_SUMMARYSAVED']._serialized_end=1933
+  _globals['_ENTRYCHANGED']._serialized_start=1935
+  _globals['_ENTRYCHANGED']._serialized_end=1999
+  _globals['_SESSIONUPDATED']._serialized_start=2001
+  _globals['_SESSIONUPDATED']._serialized_end=2068
+  _globals['_MEMORYCHANGED']._serialized_start=2070
+  _globals['_MEMORYCHANGED']._serialized_end=2167
 # @@protoc_insertion_point(module_scope)

@@ -25,6 +25,9 @@ class EventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_TYPE_SUMMARY_SAVED: _ClassVar[EventType]
     EVENT_TYPE_ENTRY_CHANGED: _ClassVar[EventType]
     EVENT_TYPE_SESSION_UPDATED: _ClassVar[EventType]
+    EVENT_TYPE_MEMORY_FORMED: _ClassVar[EventType]
+    EVENT_TYPE_MEMORY_SUPERSEDED: _ClassVar[EventType]
+    EVENT_TYPE_MEMORY_REMOVED: _ClassVar[EventType]
 EVENT_TYPE_UNSPECIFIED: EventType
 EVENT_TYPE_MESSAGES_APPENDED: EventType
 EVENT_TYPE_MESSAGES_DELETED: EventType
@@ -40,9 +43,12 @@ EVENT_TYPE_COMPRESS_PROGRESS: EventType
 EVENT_TYPE_SUMMARY_SAVED: EventType
 EVENT_TYPE_ENTRY_CHANGED: EventType
 EVENT_TYPE_SESSION_UPDATED: EventType
+EVENT_TYPE_MEMORY_FORMED: EventType
+EVENT_TYPE_MEMORY_SUPERSEDED: EventType
+EVENT_TYPE_MEMORY_REMOVED: EventType
 
 class Event(_message.Message):
-    __slots__ = ("seq", "time", "tenant", "session_id", "type", "messages_appended", "messages_deleted", "messages_rewritten", "history_trimmed", "history_replaced", "session_cleared", "all_cleared", "metadata_changed", "history_changed", "compress_requested", "compress_progress", "summary_saved", "entry_changed", "session_updated")
+    __slots__ = ("seq", "time", "tenant", "session_id", "type", "messages_appended", "messages_deleted", "messages_rewritten", "history_trimmed", "history_replaced", "session_cleared", "all_cleared", "metadata_changed", "history_changed", "compress_requested", "compress_progress", "summary_saved", "entry_changed", "session_updated", "memory_formed", "memory_superseded", "memory_removed")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TENANT_FIELD_NUMBER: _ClassVar[int]
@@ -62,6 +68,9 @@ class Event(_message.Message):
     SUMMARY_SAVED_FIELD_NUMBER: _ClassVar[int]
     ENTRY_CHANGED_FIELD_NUMBER: _ClassVar[int]
     SESSION_UPDATED_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_FORMED_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_REMOVED_FIELD_NUMBER: _ClassVar[int]
     seq: int
     time: int
     tenant: str
@@ -81,7 +90,10 @@ class Event(_message.Message):
     summary_saved: SummarySaved
     entry_changed: EntryChanged
     session_updated: SessionUpdated
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[int] = ..., tenant: _Optional[str] = ..., session_id: _Optional[str] = ..., type: _Optional[_Union[EventType, str]] = ..., messages_appended: _Optional[_Union[MessagesAppended, _Mapping]] = ..., messages_deleted: _Optional[_Union[MessagesDeleted, _Mapping]] = ..., messages_rewritten: _Optional[_Union[MessagesRewritten, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., history_replaced: _Optional[_Union[HistoryReplaced, _Mapping]] = ..., session_cleared: _Optional[_Union[SessionCleared, _Mapping]] = ..., all_cleared: _Optional[_Union[AllCleared, _Mapping]] = ..., metadata_changed: _Optional[_Union[MetadataChanged, _Mapping]] = ..., history_changed: _Optional[_Union[HistoryChanged, _Mapping]] = ..., compress_requested: _Optional[_Union[CompressRequested, _Mapping]] = ..., compress_progress: _Optional[_Union[CompressProgress, _Mapping]] = ..., summary_saved: _Optional[_Union[SummarySaved, _Mapping]] = ..., entry_changed: _Optional[_Union[EntryChanged, _Mapping]] = ..., session_updated: _Optional[_Union[SessionUpdated, _Mapping]] = ...) -> None: ...
+    memory_formed: MemoryChanged
+    memory_superseded: MemoryChanged
+    memory_removed: MemoryChanged
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[int] = ..., tenant: _Optional[str] = ..., session_id: _Optional[str] = ..., type: _Optional[_Union[EventType, str]] = ..., messages_appended: _Optional[_Union[MessagesAppended, _Mapping]] = ..., messages_deleted: _Optional[_Union[MessagesDeleted, _Mapping]] = ..., messages_rewritten: _Optional[_Union[MessagesRewritten, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., history_replaced: _Optional[_Union[HistoryReplaced, _Mapping]] = ..., session_cleared: _Optional[_Union[SessionCleared, _Mapping]] = ..., all_cleared: _Optional[_Union[AllCleared, _Mapping]] = ..., metadata_changed: _Optional[_Union[MetadataChanged, _Mapping]] = ..., history_changed: _Optional[_Union[HistoryChanged, _Mapping]] = ..., compress_requested: _Optional[_Union[CompressRequested, _Mapping]] = ..., compress_progress: _Optional[_Union[CompressProgress, _Mapping]] = ..., summary_saved: _Optional[_Union[SummarySaved, _Mapping]] = ..., entry_changed: _Optional[_Union[EntryChanged, _Mapping]] = ..., session_updated: _Optional[_Union[SessionUpdated, _Mapping]] = ..., memory_formed: _Optional[_Union[MemoryChanged, _Mapping]] = ..., memory_superseded: _Optional[_Union[MemoryChanged, _Mapping]] = ..., memory_removed: _Optional[_Union[MemoryChanged, _Mapping]] = ...) -> None: ...
 
 class MessagesAppended(_message.Message):
     __slots__ = ("messages",)
@@ -198,3 +210,17 @@ class SessionUpdated(_message.Message):
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     attributes: _message_pb2.SessionAttributes
     def __init__(self, attributes: _Optional[_Union[_message_pb2.SessionAttributes, _Mapping]] = ...) -> None: ...
+
+class MemoryChanged(_message.Message):
+    __slots__ = ("kind", "id", "user_id", "superseded_by", "reason")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    id: str
+    user_id: str
+    superseded_by: str
+    reason: str
+    def __init__(self, kind: _Optional[str] = ..., id: _Optional[str] = ..., user_id: _Optional[str] = ..., superseded_by: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...

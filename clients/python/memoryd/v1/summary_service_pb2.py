@@ -23,12 +23,13 @@ _sym_db = _symbol_database.Default()
 
 
 from memoryd.v1 import access_pb2 as memoryd_dot_v1_dot_access__pb2
+from memoryd.v1 import formation_service_pb2 as memoryd_dot_v1_dot_formation__service__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from memoryd.v1 import message_pb2 as memoryd_dot_v1_dot_message__pb2
 from memoryd.v1 import vector_service_pb2 as memoryd_dot_v1_dot_vector__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n memoryd/v1/summary_service.proto\x12\nmemoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memoryd/v1/message.proto\x1a\x1fmemoryd/v1/vector_service.proto\"\xa4\x02\n\x07Summary\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x03 \x01(\x03\x12\x0e\n\x06to_seq\x18\x04 \x01(\x03\x12\x0c\n\x04text\x18\x05 \x01(\t\x12)\n\x08metadata\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x13\n\x0b\x63reate_time\x18\x07 \x01(\x03\x12\x1b\n\x13saved_message_count\x18\x08 \x01(\x03\x12\x1d\n\x15present_message_count\x18\t \x01(\x03\x12\x1e\n\x16\x61rchived_message_count\x18\n \x01(\x03\x12-\n\x08\x63overage\x18\x0b \x01(\x0e\x32\x1b.memoryd.v1.SummaryCoverage\"\xa5\x01\n\x12SaveSummaryRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x03\x12\x0e\n\x06to_seq\x18\x03 \x01(\x03\x12\x0c\n\x04text\x18\x04 \x01(\t\x12)\n\x08metadata\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0e\n\x06vector\x18\x06 \x03(\x02\x12\x10\n\x08model_id\x18\x07 \x01(\t\"a\n\x13SaveSummaryResponse\x12$\n\x07summary\x18\x01 \x01(\x0b\x32\x13.memoryd.v1.Summary\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\x03\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x03 \x01(\x08\"Q\n\x14ListSummariesRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"X\n\x15ListSummariesResponse\x12&\n\tsummaries\x18\x01 \x03(\x0b\x32\x13.memoryd.v1.Summary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"-\n\x17GetSummaryCursorRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"x\n\x18GetSummaryCursorResponse\x12\x0e\n\x06\x63ursor\x18\x01 \x01(\x03\x12\x15\n\rsummary_count\x18\x02 \x01(\x03\x12#\n\x06latest\x18\x03 \x01(\x0b\x32\x13.memoryd.v1.Summary\x12\x10\n\x08last_seq\x18\x04 \x01(\x03\"\x8c\x01\n\nContextCut\x12%\n\x04part\x18\x01 \x01(\x0e\x32\x17.memoryd.v1.ContextPart\x12%\n\x06reason\x18\x02 \x01(\x0e\x32\x15.memoryd.v1.CutReason\x12\n\n\x02id\x18\x03 \x01(\t\x12\x11\n\tcut_chars\x18\x04 \x01(\x03\x12\x11\n\ttruncated\x18\x05 \x01(\x08\"r\n\x10\x41ssembledMessage\x12$\n\x07message\x18\x01 \x01(\x0b\x32\x13.memoryd.v1.Message\x12%\n\x04part\x18\x02 \x01(\x0e\x32\x17.memoryd.v1.ContextPart\x12\x11\n\ttruncated\x18\x03 \x01(\x08\"\x81\x01\n\x0eRecalledMemory\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\r\n\x05score\x18\x04 \x01(\x01\x12\x11\n\ttimestamp\x18\x05 \x01(\x03\x12\x0c\n\x04role\x18\x06 \x01(\t\x12\x11\n\ttruncated\x18\x07 \x01(\x08\"\xed\x01\n\x16\x41ssembleContextRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x14\n\x0c\x62udget_chars\x18\x02 \x01(\x03\x12\x14\n\x0crecent_raw_n\x18\x03 \x01(\x05\x12\x16\n\x0einclude_recall\x18\x04 \x01(\x08\x12\x14\n\x0crecall_top_k\x18\x05 \x01(\x05\x12\x1b\n\x13recall_query_vector\x18\x06 \x03(\x02\x12\x17\n\x0frecall_model_id\x18\x07 \x01(\t\x12/\n\rrecall_slices\x18\x08 \x01(\x0e\x32\x18.memoryd.v1.RecallSlices\"\xe6\x02\n\x17\x41ssembleContextResponse\x12$\n\x07summary\x18\x01 \x01(\x0b\x32\x13.memoryd.v1.Summary\x12\x19\n\x11summary_truncated\x18\x02 \x01(\x08\x12.\n\x08messages\x18\x03 \x03(\x0b\x32\x1c.memoryd.v1.AssembledMessage\x12,\n\x08recalled\x18\x04 \x03(\x0b\x32\x1a.memoryd.v1.RecalledMemory\x12/\n\rrecall_status\x18\x05 \x01(\x0e\x32\x18.memoryd.v1.RecallStatus\x12\x15\n\rrecall_detail\x18\x06 \x01(\t\x12\x0e\n\x06\x63ursor\x18\x07 \x01(\x03\x12\x12\n\nused_chars\x18\x08 \x01(\x03\x12$\n\x04\x63uts\x18\t \x03(\x0b\x32\x16.memoryd.v1.ContextCut\x12\x1a\n\x12\x64\x65\x64uplicated_count\x18\n \x01(\x05\"\xb1\x02\n\x16SearchSummariesRequest\x12\x14\n\x0cquery_vector\x18\x01 \x03(\x02\x12\x12\n\nquery_text\x18\x02 \x01(\t\x12\x10\n\x08model_id\x18\x03 \x01(\t\x12\r\n\x05top_k\x18\x04 \x01(\x05\x12&\n\x05scope\x18\x05 \x01(\x0e\x32\x17.memoryd.v1.RecallScope\x12\x12\n\nsession_id\x18\x06 \x01(\t\x12\x1b\n\x0ekeyword_weight\x18\x07 \x01(\x02H\x00\x88\x01\x01\x12(\n\x06\x66usion\x18\x08 \x01(\x0e\x32\x18.memoryd.v1.RecallFusion\x12\x18\n\x10include_messages\x18\t \x01(\x08\x12\x1c\n\x14max_messages_per_hit\x18\n \x01(\x05\x42\x11\n\x0f_keyword_weight\"\xe2\x01\n\nSummaryHit\x12$\n\x07summary\x18\x01 \x01(\x0b\x32\x13.memoryd.v1.Summary\x12\r\n\x05score\x18\x02 \x01(\x02\x12\x16\n\x0esemantic_score\x18\x03 \x01(\x02\x12\x15\n\rkeyword_score\x18\x04 \x01(\x02\x12\x16\n\x0esemantic_match\x18\x05 \x01(\x08\x12\x15\n\rkeyword_match\x18\x06 \x01(\x08\x12%\n\x08messages\x18\x07 \x03(\x0b\x32\x13.memoryd.v1.Message\x12\x1a\n\x12messages_truncated\x18\x08 \x01(\x08\"\x81\x01\n\x17SearchSummariesResponse\x12$\n\x04hits\x18\x01 \x03(\x0b\x32\x16.memoryd.v1.SummaryHit\x12.\n\tretrieval\x18\x02 \x01(\x0e\x32\x1b.memoryd.v1.RecallRetrieval\x12\x10\n\x08model_id\x18\x03 \x01(\t*\x96\x01\n\x0fSummaryCoverage\x12 \n\x1cSUMMARY_COVERAGE_UNSPECIFIED\x10\x00\x12\x1b\n\x17SUMMARY_COVERAGE_INTACT\x10\x01\x12&\n\"SUMMARY_COVERAGE_PARTIALLY_DELETED\x10\x02\x12\x1c\n\x18SUMMARY_COVERAGE_DELETED\x10\x03*\x8e\x01\n\x0b\x43ontextPart\x12\x1c\n\x18\x43ONTEXT_PART_UNSPECIFIED\x10\x00\x12\x18\n\x14\x43ONTEXT_PART_SUMMARY\x10\x01\x12\x15\n\x11\x43ONTEXT_PART_TAIL\x10\x02\x12\x17\n\x13\x43ONTEXT_PART_RECENT\x10\x03\x12\x17\n\x13\x43ONTEXT_PART_RECALL\x10\x04*|\n\tCutReason\x12\x1a\n\x16\x43UT_REASON_UNSPECIFIED\x10\x00\x12\x15\n\x11\x43UT_REASON_BUDGET\x10\x01\x12!\n\x1d\x43UT_REASON_ORPHAN_TOOL_RESULT\x10\x02\x12\x19\n\x15\x43UT_REASON_TAIL_LIMIT\x10\x03*}\n\x0cRecallStatus\x12\x1d\n\x19RECALL_STATUS_UNSPECIFIED\x10\x00\x12\x14\n\x10RECALL_STATUS_OK\x10\x01\x12\x1d\n\x19RECALL_STATUS_UNAVAILABLE\x10\x02\x12\x19\n\x15RECALL_STATUS_SKIPPED\x10\x03\x32\xaf\x04\n\x0eSummaryService\x12\x64\n\x0bSaveSummary\x12\x1e.memoryd.v1.SaveSummaryRequest\x1a\x1f.memoryd.v1.SaveSummaryResponse\"\x14\x9a\xa1\x19\x10\x08\x02\x10\x01\x1a\nsession_id\x12j\n\rListSummaries\x12 .memoryd.v1.ListSummariesRequest\x1a!.memoryd.v1.ListSummariesResponse\"\x14\x9a\xa1\x19\x10\x08\x01\x10\x01\x1a\nsession_id\x12s\n\x10GetSummaryCursor\x12#.memoryd.v1.GetSummaryCursorRequest\x1a$.memoryd.v1.GetSummaryCursorResponse\"\x14\x9a\xa1\x19\x10\x08\x01\x10\x01\x1a\nsession_id\x12p\n\x0f\x41ssembleContext\x12\".memoryd.v1.AssembleContextRequest\x1a#.memoryd.v1.AssembleContextResponse\"\x14\x9a\xa1\x19\x10\x08\x01\x10\x01\x1a\nsession_id\x12\x64\n\x0fSearchSummaries\x12\".memoryd.v1.SearchSummariesRequest\x1a#.memoryd.v1.SearchSummariesResponse\"\x08\x9a\xa1\x19\x04\x08\x01\x10\x03\x42\x63\n\x0e\x64\x65v.memoryd.v1B\x13SummaryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n memoryd/v1/summary_service.proto\x12\nmemoryd.v1\x1a\x17memoryd/v1/access.proto\x1a\"memoryd/v1/formation_service.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memoryd/v1/message.proto\x1a\x1fmemoryd/v1/vector_service.proto\"\xa4\x02\n\x07Summary\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x03 \x01(\x03\x12\x0e\n\x06to_seq\x18\x04 \x01(\x03\x12\x0c\n\x04text\x18\x05 \x01(\t\x12)\n\x08metadata\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x13\n\x0b\x63reate_time\x18\x07 \x01(\x03\x12\x1b\n\x13saved_message_count\x18\x08 \x01(\x03\x12\x1d\n\x15present_message_count\x18\t \x01(\x03\x12\x1e\n\x16\x61rchived_message_count\x18\n \x01(\x03\x12-\n\x08\x63overage\x18\x0b \x01(\x0e\x32\x1b.memoryd.v1.SummaryCoverage\"\xa5\x01\n\x12SaveSummaryRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x03\x12\x0e\n\x06to_seq\x18\x03 \x01(\x03\x12\x0c\n\x04text\x18\x04 \x01(\t\x12)\n\x08metadata\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0e\n\x06vector\x18\x06 \x03(\x02\x12\x10\n\x08model_id\x18\x07 \x01(\t\"a\n\x13SaveSummaryResponse\x12$\n\x07summary\x18\x01 \x01(\x0b\x32\x13.memoryd.v1.Summary\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\x03\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x03 \x01(\x08\"Q\n\x14ListSummariesRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"X\n\x15ListSummariesResponse\x12&\n\tsummaries\x18\x01 \x03(\x0b\x32\x13.memoryd.v1.Summary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"-\n\x17GetSummaryCursorRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"x\n\x18GetSummaryCursorResponse\x12\x0e\n\x06\x63ursor\x18\x01 \x01(\x03\x12\x15\n\rsummary_count\x18\x02 \x01(\x03\x12#\n\x06latest\x18\x03 \x01(\x0b\x32\x13.memoryd.v1.Summary\x12\x10\n\x08last_seq\x18\x04 \x01(\x03\"\x8c\x01\n\nContextCut\x12%\n\x04part\x18\x01 \x01(\x0e\x32\x17.memoryd.v1.ContextPart\x12%\n\x06reason\x18\x02 \x01(\x0e\x32\x15.memoryd.v1.CutReason\x12\n\n\x02id\x18\x03 \x01(\t\x12\x11\n\tcut_chars\x18\x04 \x01(\x03\x12\x11\n\ttruncated\x18\x05 \x01(\x08\"r\n\x10\x41ssembledMessage\x12$\n\x07message\x18\x01 \x01(\x0b\x32\x13.memoryd.v1.Message\x12%\n\x04part\x18\x02 \x01(\x0e\x32\x17.memoryd.v1.ContextPart\x12\x11\n\ttruncated\x18\x03 \x01(\x08\"\x81\x01\n\x0eRecalledMemory\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\r\n\x05score\x18\x04 \x01(\x01\x12\x11\n\ttimestamp\x18\x05 \x01(\x03\x12\x0c\n\x04role\x18\x06 \x01(\t\x12\x11\n\ttruncated\x18\x07 \x01(\x08\"\xed\x01\n\x16\x41ssembleContextRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x14\n\x0c\x62udget_chars\x18\x02 \x01(\x03\x12\x14\n\x0crecent_raw_n\x18\x03 \x01(\x05\x12\x16\n\x0einclude_recall\x18\x04 \x01(\x08\x12\x14\n\x0crecall_top_k\x18\x05 \x01(\x05\x12\x1b\n\x13recall_query_vector\x18\x06 \x03(\x02\x12\x17\n\x0frecall_model_id\x18\x07 \x01(\t\x12/\n\rrecall_slices\x18\x08 \x01(\x0e\x32\x18.memoryd.v1.RecallSlices\"\x90\x03\n\x17\x41ssembleContextResponse\x12$\n\x07summary\x18\x01 \x01(\x0b\x32\x13.memoryd.v1.Summary\x12\x19\n\x11summary_truncated\x18\x02 \x01(\x08\x12.\n\x08messages\x18\x03 \x03(\x0b\x32\x1c.memoryd.v1.AssembledMessage\x12,\n\x08recalled\x18\x04 \x03(\x0b\x32\x1a.memoryd.v1.RecalledMemory\x12/\n\rrecall_status\x18\x05 \x01(\x0e\x32\x18.memoryd.v1.RecallStatus\x12\x15\n\rrecall_detail\x18\x06 \x01(\t\x12\x0e\n\x06\x63ursor\x18\x07 \x01(\x03\x12\x12\n\nused_chars\x18\x08 \x01(\x03\x12$\n\x04\x63uts\x18\t \x03(\x0b\x32\x16.memoryd.v1.ContextCut\x12\x1a\n\x12\x64\x65\x64uplicated_count\x18\n \x01(\x05\x12(\n\x07profile\x18\x0b \x01(\x0b\x32\x17.memoryd.v1.UserProfile\"\xb1\x02\n\x16SearchSummariesRequest\x12\x14\n\x0cquery_vector\x18\x01 \x03(\x02\x12\x12\n\nquery_text\x18\x02 \x01(\t\x12\x10\n\x08model_id\x18\x03 \x01(\t\x12\r\n\x05top_k\x18\x04 \x01(\x05\x12&\n\x05scope\x18\x05 \x01(\x0e\x32\x17.memoryd.v1.RecallScope\x12\x12\n\nsession_id\x18\x06 \x01(\t\x12\x1b\n\x0ekeyword_weight\x18\x07 \x01(\x02H\x00\x88\x01\x01\x12(\n\x06\x66usion\x18\x08 \x01(\x0e\x32\x18.memoryd.v1.RecallFusion\x12\x18\n\x10include_messages\x18\t \x01(\x08\x12\x1c\n\x14max_messages_per_hit\x18\n \x01(\x05\x42\x11\n\x0f_keyword_weight\"\xe2\x01\n\nSummaryHit\x12$\n\x07summary\x18\x01 \x01(\x0b\x32\x13.memoryd.v1.Summary\x12\r\n\x05score\x18\x02 \x01(\x02\x12\x16\n\x0esemantic_score\x18\x03 \x01(\x02\x12\x15\n\rkeyword_score\x18\x04 \x01(\x02\x12\x16\n\x0esemantic_match\x18\x05 \x01(\x08\x12\x15\n\rkeyword_match\x18\x06 \x01(\x08\x12%\n\x08messages\x18\x07 \x03(\x0b\x32\x13.memoryd.v1.Message\x12\x1a\n\x12messages_truncated\x18\x08 \x01(\x08\"\x81\x01\n\x17SearchSummariesResponse\x12$\n\x04hits\x18\x01 \x03(\x0b\x32\x16.memoryd.v1.SummaryHit\x12.\n\tretrieval\x18\x02 \x01(\x0e\x32\x1b.memoryd.v1.RecallRetrieval\x12\x10\n\x08model_id\x18\x03 \x01(\t*\x96\x01\n\x0fSummaryCoverage\x12 \n\x1cSUMMARY_COVERAGE_UNSPECIFIED\x10\x00\x12\x1b\n\x17SUMMARY_COVERAGE_INTACT\x10\x01\x12&\n\"SUMMARY_COVERAGE_PARTIALLY_DELETED\x10\x02\x12\x1c\n\x18SUMMARY_COVERAGE_DELETED\x10\x03*\x8e\x01\n\x0b\x43ontextPart\x12\x1c\n\x18\x43ONTEXT_PART_UNSPECIFIED\x10\x00\x12\x18\n\x14\x43ONTEXT_PART_SUMMARY\x10\x01\x12\x15\n\x11\x43ONTEXT_PART_TAIL\x10\x02\x12\x17\n\x13\x43ONTEXT_PART_RECENT\x10\x03\x12\x17\n\x13\x43ONTEXT_PART_RECALL\x10\x04*|\n\tCutReason\x12\x1a\n\x16\x43UT_REASON_UNSPECIFIED\x10\x00\x12\x15\n\x11\x43UT_REASON_BUDGET\x10\x01\x12!\n\x1d\x43UT_REASON_ORPHAN_TOOL_RESULT\x10\x02\x12\x19\n\x15\x43UT_REASON_TAIL_LIMIT\x10\x03*}\n\x0cRecallStatus\x12\x1d\n\x19RECALL_STATUS_UNSPECIFIED\x10\x00\x12\x14\n\x10RECALL_STATUS_OK\x10\x01\x12\x1d\n\x19RECALL_STATUS_UNAVAILABLE\x10\x02\x12\x19\n\x15RECALL_STATUS_SKIPPED\x10\x03\x32\xaf\x04\n\x0eSummaryService\x12\x64\n\x0bSaveSummary\x12\x1e.memoryd.v1.SaveSummaryRequest\x1a\x1f.memoryd.v1.SaveSummaryResponse\"\x14\x9a\xa1\x19\x10\x08\x02\x10\x01\x1a\nsession_id\x12j\n\rListSummaries\x12 .memoryd.v1.ListSummariesRequest\x1a!.memoryd.v1.ListSummariesResponse\"\x14\x9a\xa1\x19\x10\x08\x01\x10\x01\x1a\nsession_id\x12s\n\x10GetSummaryCursor\x12#.memoryd.v1.GetSummaryCursorRequest\x1a$.memoryd.v1.GetSummaryCursorResponse\"\x14\x9a\xa1\x19\x10\x08\x01\x10\x01\x1a\nsession_id\x12p\n\x0f\x41ssembleContext\x12\".memoryd.v1.AssembleContextRequest\x1a#.memoryd.v1.AssembleContextResponse\"\x14\x9a\xa1\x19\x10\x08\x01\x10\x01\x1a\nsession_id\x12\x64\n\x0fSearchSummaries\x12\".memoryd.v1.SearchSummariesRequest\x1a#.memoryd.v1.SearchSummariesResponse\"\x08\x9a\xa1\x19\x04\x08\x01\x10\x03\x42\x63\n\x0e\x64\x65v.memoryd.v1B\x13SummaryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -46,44 +47,44 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SUMMARYSERVICE'].methods_by_name['AssembleContext']._serialized_options = b'\232\241\031\020\010\001\020\001\032\nsession_id'
   _globals['_SUMMARYSERVICE'].methods_by_name['SearchSummaries']._loaded_options = None
   _globals['_SUMMARYSERVICE'].methods_by_name['SearchSummaries']._serialized_options = b'\232\241\031\004\010\001\020\003'
-  _globals['_SUMMARYCOVERAGE']._serialized_start=2728
-  _globals['_SUMMARYCOVERAGE']._serialized_end=2878
-  _globals['_CONTEXTPART']._serialized_start=2881
-  _globals['_CONTEXTPART']._serialized_end=3023
-  _globals['_CUTREASON']._serialized_start=3025
-  _globals['_CUTREASON']._serialized_end=3149
-  _globals['_RECALLSTATUS']._serialized_start=3151
-  _globals['_RECALLSTATUS']._serialized_end=3276
-  _globals['_SUMMARY']._serialized_start=163
-  _globals['_SUMMARY']._serialized_end=455
-  _globals['_SAVESUMMARYREQUEST']._serialized_start=458
-  _globals['_SAVESUMMARYREQUEST']._serialized_end=623
-  _globals['_SAVESUMMARYRESPONSE']._serialized_start=625
-  _globals['_SAVESUMMARYRESPONSE']._serialized_end=722
-  _globals['_LISTSUMMARIESREQUEST']._serialized_start=724
-  _globals['_LISTSUMMARIESREQUEST']._serialized_end=805
-  _globals['_LISTSUMMARIESRESPONSE']._serialized_start=807
-  _globals['_LISTSUMMARIESRESPONSE']._serialized_end=895
-  _globals['_GETSUMMARYCURSORREQUEST']._serialized_start=897
-  _globals['_GETSUMMARYCURSORREQUEST']._serialized_end=942
-  _globals['_GETSUMMARYCURSORRESPONSE']._serialized_start=944
-  _globals['_GETSUMMARYCURSORRESPONSE']._serialized_end=1064
-  _globals['_CONTEXTCUT']._serialized_start=1067
-  _globals['_CONTEXTCUT']._serialized_end=1207
-  _globals['_ASSEMBLEDMESSAGE']._serialized_start=1209
-  _globals['_ASSEMBLEDMESSAGE']._serialized_end=1323
-  _globals['_RECALLEDMEMORY']._serialized_start=1326
-  _globals['_RECALLEDMEMORY']._serialized_end=1455
-  _globals['_ASSEMBLECONTEXTREQUEST']._serialized_start=1458
-  _globals['_ASSEMBLECONTEXTREQUEST']._serialized_end=1695
-  _globals['_ASSEMBLECONTEXTRESPONSE']._serialized_start=1698
-  _globals['_ASSEMBLECONTEXTRESPONSE']._serialized_end=2056
-  _globals['_SEARCHSUMMARIESREQUEST']._serialized_start=2059
-  _globals['_SEARCHSUMMARIESREQUEST']._serialized_end=2364
-  _globals['_SUMMARYHIT']._serialized_start=2367
-  _globals['_SUMMARYHIT']._serialized_end=2593
-  _globals['_SEARCHSUMMARIESRESPONSE']._serialized_start=2596
-  _globals['_SEARCHSUMMARIESRESPONSE']._serialized_end=2725
-  _globals['_SUMMARYSERVICE']._serialized_start=3279
-  _globals['_SUMMARYSERVICE']._serialized_end=3838
+  _globals['_SUMMARYCOVERAGE']._serialized_start=2806
+  _globals['_SUMMARYCOVERAGE']._serialized_end=2956
+  _globals['_CONTEXTPART']._serialized_start=2959
+  _globals['_CONTEXTPART']._serialized_end=3101
+  _globals['_CUTREASON']._serialized_start=3103
+  _globals['_CUTREASON']._serialized_end=3227
+  _globals['_RECALLSTATUS']._serialized_start=3229
+  _globals['_RECALLSTATUS']._serialized_end=3354
+  _globals['_SUMMARY']._serialized_start=199
+  _globals['_SUMMARY']._serialized_end=491
+  _globals['_SAVESUMMARYREQUEST']._serialized_start=494
+  _globals['_SAVESUMMARYREQUEST']._serialized_end=659
+  _globals['_SAVESUMMARYRESPONSE']._serialized_start=661
+  _globals['_SAVESUMMARYRESPONSE']._serialized_end=758
+  _globals['_LISTSUMMARIESREQUEST']._serialized_start=760
+  _globals['_LISTSUMMARIESREQUEST']._serialized_end=841
+  _globals['_LISTSUMMARIESRESPONSE']._serialized_start=843
+  _globals['_LISTSUMMARIESRESPONSE']._serialized_end=931
+  _globals['_GETSUMMARYCURSORREQUEST']._serialized_start=933
+  _globals['_GETSUMMARYCURSORREQUEST']._serialized_end=978
+  _globals['_GETSUMMARYCURSORRESPONSE']._serialized_start=980
+  _globals['_GETSUMMARYCURSORRESPONSE']._serialized_end=1100
+  _globals['_CONTEXTCUT']._serialized_start=1103
+  _globals['_CONTEXTCUT']._serialized_end=1243
+  _globals['_ASSEMBLEDMESSAGE']._serialized_start=1245
+  _globals['_ASSEMBLEDMESSAGE']._serialized_end=1359
+  _globals['_RECALLEDMEMORY']._serialized_start=1362
+  _globals['_RECALLEDMEMORY']._serialized_end=1491
+  _globals['_ASSEMBLECONTEXTREQUEST']._serialized_start=1494
+  _globals['_ASSEMBLECONTEXTREQUEST']._serialized_end=1731
+  _globals['_ASSEMBLECONTEXTRESPONSE']._serialized_start=1734
+  _globals['_ASSEMBLECONTEXTRESPONSE']._serialized_end=2134
+  _globals['_SEARCHSUMMARIESREQUEST']._serialized_start=2137
+  _globals['_SEARCHSUMMARIESREQUEST']._serialized_end=2442
+  _globals['_SUMMARYHIT']._serialized_start=2445
+  _globals['_SUMMARYHIT']._serialized_end=2671
+  _globals['_SEARCHSUMMARIESRESPONSE']._serialized_start=2674
+  _globals['_SEARCHSUMMARIESRESPONSE']._serialized_end=2803
+  _globals['_SUMMARYSERVICE']._serialized_start=3357
+  _globals['_SUMMARYSERVICE']._serialized_end=3916
 # @@protoc_insertion_point(module_scope)

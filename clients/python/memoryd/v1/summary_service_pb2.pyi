@@ -1,4 +1,5 @@
 from memoryd.v1 import access_pb2 as _access_pb2
+from memoryd.v1 import formation_service_pb2 as _formation_service_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from memoryd.v1 import message_pb2 as _message_pb2
 from memoryd.v1 import vector_service_pb2 as _vector_service_pb2
@@ -210,7 +211,7 @@ class AssembleContextRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., budget_chars: _Optional[int] = ..., recent_raw_n: _Optional[int] = ..., include_recall: _Optional[bool] = ..., recall_top_k: _Optional[int] = ..., recall_query_vector: _Optional[_Iterable[float]] = ..., recall_model_id: _Optional[str] = ..., recall_slices: _Optional[_Union[_vector_service_pb2.RecallSlices, str]] = ...) -> None: ...
 
 class AssembleContextResponse(_message.Message):
-    __slots__ = ("summary", "summary_truncated", "messages", "recalled", "recall_status", "recall_detail", "cursor", "used_chars", "cuts", "deduplicated_count")
+    __slots__ = ("summary", "summary_truncated", "messages", "recalled", "recall_status", "recall_detail", "cursor", "used_chars", "cuts", "deduplicated_count", "profile")
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
@@ -221,6 +222,7 @@ class AssembleContextResponse(_message.Message):
     USED_CHARS_FIELD_NUMBER: _ClassVar[int]
     CUTS_FIELD_NUMBER: _ClassVar[int]
     DEDUPLICATED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
     summary: Summary
     summary_truncated: bool
     messages: _containers.RepeatedCompositeFieldContainer[AssembledMessage]
@@ -231,7 +233,8 @@ class AssembleContextResponse(_message.Message):
     used_chars: int
     cuts: _containers.RepeatedCompositeFieldContainer[ContextCut]
     deduplicated_count: int
-    def __init__(self, summary: _Optional[_Union[Summary, _Mapping]] = ..., summary_truncated: _Optional[bool] = ..., messages: _Optional[_Iterable[_Union[AssembledMessage, _Mapping]]] = ..., recalled: _Optional[_Iterable[_Union[RecalledMemory, _Mapping]]] = ..., recall_status: _Optional[_Union[RecallStatus, str]] = ..., recall_detail: _Optional[str] = ..., cursor: _Optional[int] = ..., used_chars: _Optional[int] = ..., cuts: _Optional[_Iterable[_Union[ContextCut, _Mapping]]] = ..., deduplicated_count: _Optional[int] = ...) -> None: ...
+    profile: _formation_service_pb2.UserProfile
+    def __init__(self, summary: _Optional[_Union[Summary, _Mapping]] = ..., summary_truncated: _Optional[bool] = ..., messages: _Optional[_Iterable[_Union[AssembledMessage, _Mapping]]] = ..., recalled: _Optional[_Iterable[_Union[RecalledMemory, _Mapping]]] = ..., recall_status: _Optional[_Union[RecallStatus, str]] = ..., recall_detail: _Optional[str] = ..., cursor: _Optional[int] = ..., used_chars: _Optional[int] = ..., cuts: _Optional[_Iterable[_Union[ContextCut, _Mapping]]] = ..., deduplicated_count: _Optional[int] = ..., profile: _Optional[_Union[_formation_service_pb2.UserProfile, _Mapping]] = ...) -> None: ...
 
 class SearchSummariesRequest(_message.Message):
     __slots__ = ("query_vector", "query_text", "model_id", "top_k", "scope", "session_id", "keyword_weight", "fusion", "include_messages", "max_messages_per_hit")

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memoryd/v1/event.proto.
  */
 export const file_memoryd_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChZtZW1vcnlkL3YxL2V2ZW50LnByb3RvEgptZW1vcnlkLnYxIoIHCgVFdmVudBILCgNzZXEYASABKAMSDAoEdGltZRgCIAEoAxIOCgZ0ZW5hbnQYAyABKAkSEgoKc2Vzc2lvbl9pZBgEIAEoCRIjCgR0eXBlGAUgASgOMhUubWVtb3J5ZC52MS5FdmVudFR5cGUSOQoRbWVzc2FnZXNfYXBwZW5kZWQYCiABKAsyHC5tZW1vcnlkLnYxLk1lc3NhZ2VzQXBwZW5kZWRIABI3ChBtZXNzYWdlc19kZWxldGVkGAsgASgLMhsubWVtb3J5ZC52MS5NZXNzYWdlc0RlbGV0ZWRIABI7ChJtZXNzYWdlc19yZXdyaXR0ZW4YDCABKAsyHS5tZW1vcnlkLnYxLk1lc3NhZ2VzUmV3cml0dGVuSAASNQoPaGlzdG9yeV90cmltbWVkGA0gASgLMhoubWVtb3J5ZC52MS5IaXN0b3J5VHJpbW1lZEgAEjcKEGhpc3RvcnlfcmVwbGFjZWQYDiABKAsyGy5tZW1vcnlkLnYxLkhpc3RvcnlSZXBsYWNlZEgAEjUKD3Nlc3Npb25fY2xlYXJlZBgPIAEoCzIaLm1lbW9yeWQudjEuU2Vzc2lvbkNsZWFyZWRIABItCgthbGxfY2xlYXJlZBgQIAEoCzIWLm1lbW9yeWQudjEuQWxsQ2xlYXJlZEgAEjcKEG1ldGFkYXRhX2NoYW5nZWQYESABKAsyGy5tZW1vcnlkLnYxLk1ldGFkYXRhQ2hhbmdlZEgAEjUKD2hpc3RvcnlfY2hhbmdlZBgSIAEoCzIaLm1lbW9yeWQudjEuSGlzdG9yeUNoYW5nZWRIABI7ChJjb21wcmVzc19yZXF1ZXN0ZWQYEyABKAsyHS5tZW1vcnlkLnYxLkNvbXByZXNzUmVxdWVzdGVkSAASOQoRY29tcHJlc3NfcHJvZ3Jlc3MYFCABKAsyHC5tZW1vcnlkLnYxLkNvbXByZXNzUHJvZ3Jlc3NIABIxCg1zdW1tYXJ5X3NhdmVkGBUgASgLMhgubWVtb3J5ZC52MS5TdW1tYXJ5U2F2ZWRIABIxCg1lbnRyeV9jaGFuZ2VkGBYgASgLMhgubWVtb3J5ZC52MS5FbnRyeUNoYW5nZWRIABI1Cg9zZXNzaW9uX3VwZGF0ZWQYFyABKAsyGi5tZW1vcnlkLnYxLlNlc3Npb25VcGRhdGVkSABCCQoHcGF5bG9hZCI8ChBNZXNzYWdlc0FwcGVuZGVkEigKCG1lc3NhZ2VzGAEgAygLMhYubWVtb3J5ZC52MS5NZXNzYWdlUmVmIlgKD01lc3NhZ2VzRGVsZXRlZBISCgp0aW1lc3RhbXBzGAEgAygDEgsKA2lkcxgCIAMoCRIkCgVjYXVzZRgDIAEoDjIVLm1lbW9yeWQudjEuRXZlbnRUeXBlIj0KEU1lc3NhZ2VzUmV3cml0dGVuEigKCG1lc3NhZ2VzGAEgAygLMhYubWVtb3J5ZC52MS5NZXNzYWdlUmVmIj0KDkhpc3RvcnlUcmltbWVkEhYKDmFyY2hpdmVkX2NvdW50GAEgASgDEhMKC2tlZXBfcmVjZW50GAIgASgDIlIKD0hpc3RvcnlSZXBsYWNlZBIVCg1yZW1vdmVkX2NvdW50GAEgASgDEigKCG1lc3NhZ2VzGAIgAygLMhYubWVtb3J5ZC52MS5NZXNzYWdlUmVmIjgKDlNlc3Npb25DbGVhcmVkEhUKDXJlbW92ZWRfY291bnQYASABKAMSDwoHdGFyZ2V0cxgCIAMoCSI0CgpBbGxDbGVhcmVkEhUKDXJlbW92ZWRfY291bnQYASABKAMSDwoHdGFyZ2V0cxgCIAMoCSJCCg9NZXRhZGF0YUNoYW5nZWQSEQoJbmFtZXNwYWNlGAEgASgJEgsKA2tleRgCIAEoCRIPCgdkZWxldGVkGAMgASgIIjYKDkhpc3RvcnlDaGFuZ2VkEiQKBWNhdXNlGAEgASgOMhUubWVtb3J5ZC52MS5FdmVudFR5cGUiOQoRQ29tcHJlc3NSZXF1ZXN0ZWQSFAoMcmVxdWVzdGVkX2J5GAEgASgJEg4KBnJlYXNvbhgCIAEoCSJQChBDb21wcmVzc1Byb2dyZXNzEg0KBXBoYXNlGAEgASgJEhAKCHByb2dyZXNzGAIgASgBEgwKBGRvbmUYAyABKAgSDQoFZXJyb3IYBCABKAkiRAoMU3VtbWFyeVNhdmVkEhIKCnN1bW1hcnlfaWQYASABKAkSEAoIZnJvbV9zZXEYAiABKAMSDgoGdG9fc2VxGAMgASgDIkAKDEVudHJ5Q2hhbmdlZBINCgVzY29wZRgBIAEoCRIQCghlbnRyeV9pZBgCIAEoCRIPCgdkZWxldGVkGAMgASgIIkMKDlNlc3Npb25VcGRhdGVkEjEKCmF0dHJpYnV0ZXMYASABKAsyHS5tZW1vcnlkLnYxLlNlc3Npb25BdHRyaWJ1dGVzKuwDCglFdmVudFR5cGUSGgoWRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEiAKHEVWRU5UX1RZUEVfTUVTU0FHRVNfQVBQRU5ERUQQARIfChtFVkVOVF9UWVBFX01FU1NBR0VTX0RFTEVURUQQAhIhCh1FVkVOVF9UWVBFX01FU1NBR0VTX1JFV1JJVFRFThADEh4KGkVWRU5UX1RZUEVfSElTVE9SWV9UUklNTUVEEAQSHwobRVZFTlRfVFlQRV9ISVNUT1JZX1JFUExBQ0VEEAUSHgoaRVZFTlRfVFlQRV9TRVNTSU9OX0NMRUFSRUQQBhIaChZFVkVOVF9UWVBFX0FMTF9DTEVBUkVEEAcSHwobRVZFTlRfVFlQRV9NRVRBREFUQV9DSEFOR0VEEAgSHgoaRVZFTlRfVFlQRV9ISVNUT1JZX0NIQU5HRUQQCRIhCh1FVkVOVF9UWVBFX0NPTVBSRVNTX1JFUVVFU1RFRBAKEiAKHEVWRU5UX1RZUEVfQ09NUFJFU1NfUFJPR1JFU1MQCxIcChhFVkVOVF9UWVBFX1NVTU1BUllfU0FWRUQQDBIcChhFVkVOVF9UWVBFX0VOVFJZX0NIQU5HRUQQDRIeChpFVkVOVF9UWVBFX1NFU1NJT05fVVBEQVRFRBAOQloKDmRldi5tZW1vcnlkLnYxQgpFdmVudFByb3RvUAFaOmdpdGh1Yi5jb20vbWVtb3J5ZC9tZW1vcnlkL2NsaWVudHMvZ28vbWVtb3J5ZC92MTttZW1vcnlkdjFiBnByb3RvMw", [file_memoryd_v1_message]);
+  fileDesc("ChZtZW1vcnlkL3YxL2V2ZW50LnByb3RvEgptZW1vcnlkLnYxIqMICgVFdmVudBILCgNzZXEYASABKAMSDAoEdGltZRgCIAEoAxIOCgZ0ZW5hbnQYAyABKAkSEgoKc2Vzc2lvbl9pZBgEIAEoCRIjCgR0eXBlGAUgASgOMhUubWVtb3J5ZC52MS5FdmVudFR5cGUSOQoRbWVzc2FnZXNfYXBwZW5kZWQYCiABKAsyHC5tZW1vcnlkLnYxLk1lc3NhZ2VzQXBwZW5kZWRIABI3ChBtZXNzYWdlc19kZWxldGVkGAsgASgLMhsubWVtb3J5ZC52MS5NZXNzYWdlc0RlbGV0ZWRIABI7ChJtZXNzYWdlc19yZXdyaXR0ZW4YDCABKAsyHS5tZW1vcnlkLnYxLk1lc3NhZ2VzUmV3cml0dGVuSAASNQoPaGlzdG9yeV90cmltbWVkGA0gASgLMhoubWVtb3J5ZC52MS5IaXN0b3J5VHJpbW1lZEgAEjcKEGhpc3RvcnlfcmVwbGFjZWQYDiABKAsyGy5tZW1vcnlkLnYxLkhpc3RvcnlSZXBsYWNlZEgAEjUKD3Nlc3Npb25fY2xlYXJlZBgPIAEoCzIaLm1lbW9yeWQudjEuU2Vzc2lvbkNsZWFyZWRIABItCgthbGxfY2xlYXJlZBgQIAEoCzIWLm1lbW9yeWQudjEuQWxsQ2xlYXJlZEgAEjcKEG1ldGFkYXRhX2NoYW5nZWQYESABKAsyGy5tZW1vcnlkLnYxLk1ldGFkYXRhQ2hhbmdlZEgAEjUKD2hpc3RvcnlfY2hhbmdlZBgSIAEoCzIaLm1lbW9yeWQudjEuSGlzdG9yeUNoYW5nZWRIABI7ChJjb21wcmVzc19yZXF1ZXN0ZWQYEyABKAsyHS5tZW1vcnlkLnYxLkNvbXByZXNzUmVxdWVzdGVkSAASOQoRY29tcHJlc3NfcHJvZ3Jlc3MYFCABKAsyHC5tZW1vcnlkLnYxLkNvbXByZXNzUHJvZ3Jlc3NIABIxCg1zdW1tYXJ5X3NhdmVkGBUgASgLMhgubWVtb3J5ZC52MS5TdW1tYXJ5U2F2ZWRIABIxCg1lbnRyeV9jaGFuZ2VkGBYgASgLMhgubWVtb3J5ZC52MS5FbnRyeUNoYW5nZWRIABI1Cg9zZXNzaW9uX3VwZGF0ZWQYFyABKAsyGi5tZW1vcnlkLnYxLlNlc3Npb25VcGRhdGVkSAASMgoNbWVtb3J5X2Zvcm1lZBgYIAEoCzIZLm1lbW9yeWQudjEuTWVtb3J5Q2hhbmdlZEgAEjYKEW1lbW9yeV9zdXBlcnNlZGVkGBkgASgLMhkubWVtb3J5ZC52MS5NZW1vcnlDaGFuZ2VkSAASMwoObWVtb3J5X3JlbW92ZWQYGiABKAsyGS5tZW1vcnlkLnYxLk1lbW9yeUNoYW5nZWRIAEIJCgdwYXlsb2FkIjwKEE1lc3NhZ2VzQXBwZW5kZWQSKAoIbWVzc2FnZXMYASADKAsyFi5tZW1vcnlkLnYxLk1lc3NhZ2VSZWYiWAoPTWVzc2FnZXNEZWxldGVkEhIKCnRpbWVzdGFtcHMYASADKAMSCwoDaWRzGAIgAygJEiQKBWNhdXNlGAMgASgOMhUubWVtb3J5ZC52MS5FdmVudFR5cGUiPQoRTWVzc2FnZXNSZXdyaXR0ZW4SKAoIbWVzc2FnZXMYASADKAsyFi5tZW1vcnlkLnYxLk1lc3NhZ2VSZWYiPQoOSGlzdG9yeVRyaW1tZWQSFgoOYXJjaGl2ZWRfY291bnQYASABKAMSEwoLa2VlcF9yZWNlbnQYAiABKAMiUgoPSGlzdG9yeVJlcGxhY2VkEhUKDXJlbW92ZWRfY291bnQYASABKAMSKAoIbWVzc2FnZXMYAiADKAsyFi5tZW1vcnlkLnYxLk1lc3NhZ2VSZWYiOAoOU2Vzc2lvbkNsZWFyZWQSFQoNcmVtb3ZlZF9jb3VudBgBIAEoAxIPCgd0YXJnZXRzGAIgAygJIjQKCkFsbENsZWFyZWQSFQoNcmVtb3ZlZF9jb3VudBgBIAEoAxIPCgd0YXJnZXRzGAIgAygJIkIKD01ldGFkYXRhQ2hhbmdlZBIRCgluYW1lc3BhY2UYASABKAkSCwoDa2V5GAIgASgJEg8KB2RlbGV0ZWQYAyABKAgiNgoOSGlzdG9yeUNoYW5nZWQSJAoFY2F1c2UYASABKA4yFS5tZW1vcnlkLnYxLkV2ZW50VHlwZSI5ChFDb21wcmVzc1JlcXVlc3RlZBIUCgxyZXF1ZXN0ZWRfYnkYASABKAkSDgoGcmVhc29uGAIgASgJIlAKEENvbXByZXNzUHJvZ3Jlc3MSDQoFcGhhc2UYASABKAkSEAoIcHJvZ3Jlc3MYAiABKAESDAoEZG9uZRgDIAEoCBINCgVlcnJvchgEIAEoCSJECgxTdW1tYXJ5U2F2ZWQSEgoKc3VtbWFyeV9pZBgBIAEoCRIQCghmcm9tX3NlcRgCIAEoAxIOCgZ0b19zZXEYAyABKAMiQAoMRW50cnlDaGFuZ2VkEg0KBXNjb3BlGAEgASgJEhAKCGVudHJ5X2lkGAIgASgJEg8KB2RlbGV0ZWQYAyABKAgiQwoOU2Vzc2lvblVwZGF0ZWQSMQoKYXR0cmlidXRlcxgBIAEoCzIdLm1lbW9yeWQudjEuU2Vzc2lvbkF0dHJpYnV0ZXMiYQoNTWVtb3J5Q2hhbmdlZBIMCgRraW5kGAEgASgJEgoKAmlkGAIgASgJEg8KB3VzZXJfaWQYAyABKAkSFQoNc3VwZXJzZWRlZF9ieRgEIAEoCRIOCgZyZWFzb24YBSABKAkqywQKCUV2ZW50VHlwZRIaChZFVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASIAocRVZFTlRfVFlQRV9NRVNTQUdFU19BUFBFTkRFRBABEh8KG0VWRU5UX1RZUEVfTUVTU0FHRVNfREVMRVRFRBACEiEKHUVWRU5UX1RZUEVfTUVTU0FHRVNfUkVXUklUVEVOEAMSHgoaRVZFTlRfVFlQRV9ISVNUT1JZX1RSSU1NRUQQBBIfChtFVkVOVF9UWVBFX0hJU1RPUllfUkVQTEFDRUQQBRIeChpFVkVOVF9UWVBFX1NFU1NJT05fQ0xFQVJFRBAGEhoKFkVWRU5UX1RZUEVfQUxMX0NMRUFSRUQQBxIfChtFVkVOVF9UWVBFX01FVEFEQVRBX0NIQU5HRUQQCBIeChpFVkVOVF9UWVBFX0hJU1RPUllfQ0hBTkdFRBAJEiEKHUVWRU5UX1RZUEVfQ09NUFJFU1NfUkVRVUVTVEVEEAoSIAocRVZFTlRfVFlQRV9DT01QUkVTU19QUk9HUkVTUxALEhwKGEVWRU5UX1RZUEVfU1VNTUFSWV9TQVZFRBAMEhwKGEVWRU5UX1RZUEVfRU5UUllfQ0hBTkdFRBANEh4KGkVWRU5UX1RZUEVfU0VTU0lPTl9VUERBVEVEEA4SHAoYRVZFTlRfVFlQRV9NRU1PUllfRk9STUVEEA8SIAocRVZFTlRfVFlQRV9NRU1PUllfU1VQRVJTRURFRBAQEh0KGUVWRU5UX1RZUEVfTUVNT1JZX1JFTU9WRUQQEUJaCg5kZXYubWVtb3J5ZC52MUIKRXZlbnRQcm90b1ABWjpnaXRodWIuY29tL21lbW9yeWQvbWVtb3J5ZC9jbGllbnRzL2dvL21lbW9yeWQvdjE7bWVtb3J5ZHYxYgZwcm90bzM", [file_memoryd_v1_message]);
 
 /**
  * One entry of the tenant's durable, ordered change log.
@@ -174,6 +174,30 @@ export type Event = Message<"memoryd.v1.Event"> & {
      */
     value: SessionUpdated;
     case: "sessionUpdated";
+  } | {
+    /**
+     * Set when type is EVENT_TYPE_MEMORY_FORMED.
+     *
+     * @generated from field: memoryd.v1.MemoryChanged memory_formed = 24;
+     */
+    value: MemoryChanged;
+    case: "memoryFormed";
+  } | {
+    /**
+     * Set when type is EVENT_TYPE_MEMORY_SUPERSEDED.
+     *
+     * @generated from field: memoryd.v1.MemoryChanged memory_superseded = 25;
+     */
+    value: MemoryChanged;
+    case: "memorySuperseded";
+  } | {
+    /**
+     * Set when type is EVENT_TYPE_MEMORY_REMOVED.
+     *
+     * @generated from field: memoryd.v1.MemoryChanged memory_removed = 26;
+     */
+    value: MemoryChanged;
+    case: "memoryRemoved";
   } | { case: undefined; value?: undefined };
 };
 
@@ -596,6 +620,58 @@ export const SessionUpdatedSchema: GenMessage<SessionUpdated> = /*@__PURE__*/
   messageDesc(file_memoryd_v1_event, 14);
 
 /**
+ * A formed memory record changed (FormationService). The event's session_id
+ * is the source session for summary slices and empty for facts and profiles.
+ *
+ * @generated from message memoryd.v1.MemoryChanged
+ */
+export type MemoryChanged = Message<"memoryd.v1.MemoryChanged"> & {
+  /**
+   * "summary", "fact" or "profile".
+   *
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * Id of the record (a summary slice's id, a fact's id, or the user id for a
+   * profile).
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * The user the record is about; empty for a slice of a session without an
+   * owner.
+   *
+   * @generated from field: string user_id = 3;
+   */
+  userId: string;
+
+  /**
+   * For EVENT_TYPE_MEMORY_SUPERSEDED: the fact that superseded it.
+   *
+   * @generated from field: string superseded_by = 4;
+   */
+  supersededBy: string;
+
+  /**
+   * For EVENT_TYPE_MEMORY_REMOVED: why ("sources_gone", "caller", "rederived").
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message memoryd.v1.MemoryChanged.
+ * Use `create(MemoryChangedSchema)` to create a new message.
+ */
+export const MemoryChangedSchema: GenMessage<MemoryChanged> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_event, 15);
+
+/**
  * The kind of an event; mirrors the case of Event.payload.
  *
  * @generated from enum memoryd.v1.EventType
@@ -705,6 +781,29 @@ export enum EventType {
    * @generated from enum value: EVENT_TYPE_SESSION_UPDATED = 14;
    */
   SESSION_UPDATED = 14,
+
+  /**
+   * Memory formation stored a derived record: a summary slice, a fact or a
+   * profile (FormationService).
+   *
+   * @generated from enum value: EVENT_TYPE_MEMORY_FORMED = 15;
+   */
+  MEMORY_FORMED = 15,
+
+  /**
+   * A formed fact was superseded by a newer one (kept as history).
+   *
+   * @generated from enum value: EVENT_TYPE_MEMORY_SUPERSEDED = 16;
+   */
+  MEMORY_SUPERSEDED = 16,
+
+  /**
+   * A formed record was removed: its source messages are gone, or a caller
+   * deleted it.
+   *
+   * @generated from enum value: EVENT_TYPE_MEMORY_REMOVED = 17;
+   */
+  MEMORY_REMOVED = 17,
 }
 
 /**

@@ -1,0 +1,83 @@
+"""`ChatModel` over any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama,
+llama.cpp's server) with the `openai` SDK: structured output (`response_format` json_schema,
+strict), no tools, temperature 0, the SDK's own retries off (formation retries from the log,
+with its backoff). Every answer is validated against the schema (llm.parse_answer)."""
+
+from __future__ import annotations
+
+import logging
+
+import openai
+
+from memoryd.formation import llm
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_SECONDS = 120.0
+
+
+def _retry_after(error: openai.APIStatusError) -> float | None:
+    value = error.response.headers.get("retry-after") if error.response is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+class OpenAIChat:
+    def __init__(
+        self, base_url: str, model: str, api_key: str = "", *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    ) -> None:
+        self.model = model
+        # A local server (llama.cpp, vLLM) needs no key, but the SDK wants one.
+        self.client = openai.AsyncOpenAI(
+            base_url=base_url, api_key=api_key or "unused", max_retries=0, timeout=timeout_seconds
+        )
+
+    async def complete(self, request: llm.ChatRequest) -> llm.ChatAnswer:
+        try:
+            response = await self.client.chat.completions.create(
+                model=self.model,
+                messages=[
+                    {"role": "system", "content": request.system},
+                    {"role": "user", "content": request.user},
+                ],
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": request.schema_name, "schema": dict(request.schema), "strict": True},
+                },
+                temperature=0,
+                max_tokens=request.max_tokens,
+            )
+        except openai.RateLimitError as error:
+            raise llm.LlmFailed(llm.RATE_LIMITED, "429", retry_after=_retry_after(error)) from None
+        except openai.APITimeoutError:
+            raise llm.LlmFailed(llm.TIMEOUT) from None
+        except openai.APIConnectionError:
+            raise llm.LlmFailed(llm.UNREACHABLE) from None
+        except openai.APIStatusError as error:
+            kind = llm.SERVER_ERROR if error.status_code >= 500 else llm.REJECTED
+            raise llm.LlmFailed(kind, str(error.status_code), retry_after=_retry_after(error)) from None
+        except openai.APIError as error:  # a body the SDK could not read
+            raise llm.LlmFailed(llm.INVALID_ANSWER, type(error).__name__) from None
+        usage = response.usage
+        prompt = usage.prompt_tokens if usage is not None else 0
+        completion = usage.completion_tokens if usage is not None else 0
+        spent = {"prompt_tokens": prompt, "completion_tokens": completion}
+        if not response.choices:
+            raise llm.LlmFailed(llm.INVALID_ANSWER, "no choices", **spent)
+        choice = response.choices[0]
+        if getattr(choice.message, "refusal", None):
+            raise llm.LlmFailed(llm.REFUSED, **spent)
+        if choice.finish_reason == "length":
+            raise llm.LlmFailed(llm.TRUNCATED, **spent)
+        try:
+            data = llm.parse_answer(choice.message.content, request.schema)
+        except llm.LlmFailed as error:
+            error.prompt_tokens, error.completion_tokens = prompt, completion
+            raise
+        log.debug("formation model answer", extra={"schema": request.schema_name, "tokens": prompt + completion})
+        return llm.ChatAnswer(data, prompt, completion)
+
+    async def close(self) -> None:
+        await self.client.close()
