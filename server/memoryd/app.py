@@ -389,7 +389,10 @@ async def _start_http(
         raise OSError("--workers needs a fixed HTTP port (--http-listen host:port, or auto with a fixed --listen port)")
     app = build(servicers, config.limits, health_servicer, metrics=bool(config.metrics_port), tracing=config.tracing)
     sock = bind(address, reuse_port=reuse_port)
-    http = HttpServer(app, sock, tls_cert=config.tls_cert, tls_key=config.tls_key, tls_client_ca=config.tls_client_ca)
+    http = HttpServer(
+        app, sock, tls_cert=config.tls_cert, tls_key=config.tls_key, tls_client_ca=config.tls_client_ca,
+        read_timeout_seconds=config.http_read_timeout_seconds, connection_limit=config.http_max_connections,
+    )  # fmt: skip
     await http.start()
     return http
 

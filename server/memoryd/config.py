@@ -27,6 +27,18 @@ class Config:
         "auto",
         "host:port to serve HTTP/JSON (Connect) on; auto: --listen's host and port + 1 (port 0 stays 0); off: none",
     )
+    http_read_timeout_seconds: float = setting(
+        60.0,
+        "HTTP/JSON: a request's headers and body must arrive within this long of its first byte (the first "
+        "request's: of the connection), else the connection is closed (docs/HTTP.md, \"Slow and stalled clients\")",
+        minimum=0.01,
+    )
+    http_max_connections: int = setting(
+        0,
+        "HTTP/JSON connections open at once per listener; past it a new connection closes the one waiting longest "
+        "without a request being handled. 0: half the open-file limit, at most 10000",
+        minimum=0,
+    )
     data_dir: Path = setting(Path("./data"), "directory of the embedded SQLite file")
     mongodb_uri: str = setting("", "MongoDB URI; when set, MongoDB replaces SQLite")
     mongodb_database: str = setting("memoryd", "MongoDB database name")

@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import resource
 import socket
 import ssl
 from collections.abc import Iterator
 from typing import Any
 
 import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from memoryd import addresses
 
@@ -77,13 +79,144 @@ def bind(listen: str, *, reuse_port: bool = False) -> socket.socket:
     return sock
 
 
-class HttpServer:
-    """Serves `app` on an already bound socket until stop()."""
+# --http-max-connections 0: this share of the process's open-file limit (the rest stays for
+# gRPC, the store and the vector engine), at most AUTO_MAX_CONNECTIONS.
+AUTO_SHARE_OF_OPEN_FILES = 0.5
+AUTO_MAX_CONNECTIONS = 10_000
+MIN_CONNECTIONS = 16
 
-    def __init__(self, app: Any, sock: socket.socket, *, tls_cert: str = "", tls_key: str = "", tls_client_ca: str = "") -> None:
+
+def max_connections(configured: int) -> int:
+    """The connection bound of one HTTP listener: `configured`, or (0) half the open-file limit."""
+    if configured:
+        return configured
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return AUTO_MAX_CONNECTIONS
+    return max(MIN_CONNECTIONS, min(AUTO_MAX_CONNECTIONS, int(soft * AUTO_SHARE_OF_OPEN_FILES)))
+
+
+class ListenerBounds:
+    """What one client may hold of a listener: a request's headers and body must arrive within
+    `read_seconds` of its first byte (of the connection, for the first request), else the
+    connection is closed; at most `limit` connections are open, and a connection past it
+    closes the one that has waited longest without a request being handled (one still sending
+    its request, or idle between requests) or, when every one is handling a request, itself.
+    So stalled and slow clients hold their own connection for a bounded time, and never the
+    listener: a new caller always gets a connection (uvicorn bounds neither; its keep-alive
+    timeout starts only after a first response)."""
+
+    def __init__(self, read_seconds: float, limit: int) -> None:
+        self.read_seconds = read_seconds
+        self.limit = limit
+        self.open: set[BoundedHttpProtocol] = set()
+        # Connections no request of which is being handled, the longest waiting first.
+        self.waiting: dict[BoundedHttpProtocol, None] = {}
+        self.read_timeouts = 0  # closed for taking longer than read_seconds
+        self.evicted = 0  # closed to make room for a newer connection
+        self.refused = 0  # closed at once: every open connection was handling a request
+
+    def protocol(self) -> type[BoundedHttpProtocol]:
+        """uvicorn's httptools protocol, bound by these bounds (uvicorn.Config(http=...))."""
+        return type("BoundedHttpProtocol", (BoundedHttpProtocol,), {"bounds": self})
+
+    def admit(self, new: BoundedHttpProtocol) -> None:
+        self.open.add(new)
+        self.waiting[new] = None
+        while len(self.open) > self.limit:
+            victim = next(iter(self.waiting))
+            if victim is new:
+                self.refused += 1
+            else:
+                self.evicted += 1
+            victim.close_now()
+            if victim is new:
+                return
+
+    def forget(self, protocol: BoundedHttpProtocol) -> None:
+        self.open.discard(protocol)
+        self.waiting.pop(protocol, None)
+
+
+class BoundedHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol under a listener's ListenerBounds."""
+
+    bounds: ListenerBounds
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._read_timer: asyncio.TimerHandle | None = None
+        self._handling = 0  # requests read whole whose response is not complete
+
+    def close_now(self) -> None:
+        """Close the connection (a request in progress sees a disconnect) and stop counting it."""
+        self.bounds.forget(self)
+        self._stop_reading()
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    def _start_reading(self) -> None:
+        self._stop_reading()
+        self._read_timer = self.loop.call_later(self.bounds.read_seconds, self._read_timed_out)
+
+    def _stop_reading(self) -> None:
+        if self._read_timer is not None:
+            self._read_timer.cancel()
+            self._read_timer = None
+
+    def _read_timed_out(self) -> None:
+        self._read_timer = None
+        self.bounds.read_timeouts += 1
+        self.close_now()
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._start_reading()
+        self.bounds.admit(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.bounds.forget(self)
+        self._stop_reading()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._read_timer is None:  # a request after the first (the first's runs from the connection)
+            self._start_reading()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._stop_reading()
+        if self.cycle is not None and not self.cycle.response_complete:  # (an early answer came before it)
+            self._handling += 1
+            self.bounds.waiting.pop(self, None)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._handling = max(0, self._handling - 1)
+        if not self._handling and self in self.bounds.open:
+            self.bounds.waiting[self] = None  # waits for its next request, the newest to wait
+
+
+class HttpServer:
+    """Serves `app` on an already bound socket until stop(), under ListenerBounds."""
+
+    def __init__(
+        self,
+        app: Any,
+        sock: socket.socket,
+        *,
+        tls_cert: str = "",
+        tls_key: str = "",
+        tls_client_ca: str = "",
+        read_timeout_seconds: float = 60.0,
+        connection_limit: int = 0,
+    ) -> None:
         logging.getLogger("uvicorn").setLevel(logging.WARNING)  # its lifecycle chatter is not JSON
+        self.bounds = ListenerBounds(read_timeout_seconds, max_connections(connection_limit))
         config = uvicorn.Config(
             app,
+            http=self.bounds.protocol(),
             lifespan="off",
             log_config=None,
             access_log=False,
