@@ -32,8 +32,42 @@ from pathlib import Path
 import pymongo
 import pytest
 
+from tests import processes
+
 # The session's real Qdrant server (fixture `qdrant_server`, tests/qdrant_server.py).
 pytest_plugins = ["tests.qdrant_server"]
+
+
+# Processes: tests start them through tests/processes.py, each leading a process group of its
+# own; these hooks kill the groups a test (or a function-scoped fixture) started when it ends,
+# however it ends (pytest-timeout's signal raises in the test: teardown still runs), and every
+# group still running at the end of the session.
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
+    processes.owners.append(fixturedef.scope)
+    try:
+        return (yield)
+    finally:
+        processes.owners.pop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    try:
+        return (yield)
+    finally:
+        processes.kill_groups("function")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    processes.kill_groups()
+    if not config.pluginmanager.has_plugin("dsession"):  # not xdist's controller (its children: workers)
+        # What servers started in this process (an engine, workers) left behind.
+        for pid in processes.descendants(os.getpid()):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 EXTERNAL_URI_ENV = "MEMORYD_TEST_MONGODB_URI"
 STARTUP_TIMEOUT = 60.0
@@ -180,7 +214,7 @@ class SecantusServer:
         if self.standalone:
             command.append("--standalone")
         with open(self.log_path, "ab") as log:
-            self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            self._process = processes.popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self._wait_until_ready()
 
     def _wait_until_ready(self) -> None:
@@ -194,7 +228,9 @@ class SecantusServer:
                 return
             except pymongo.errors.PyMongoError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"secantusd-py did not answer hello on port {self.port}; see {self.log_path}")
+                    raise RuntimeError(
+                        f"secantusd-py did not answer hello on port {self.port}; see {self.log_path}"
+                    ) from None
                 time.sleep(0.2)
             finally:
                 client.close()

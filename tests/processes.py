@@ -1,12 +1,24 @@
-"""A server as a child process that reports its port through `--port-file`: the one helper
-every suite (and benchmark) uses to start `memoryd serve`, or another server with that flag.
+"""The one way tests (and benchmarks) start processes, so that a run leaves nothing behind.
 
-start() waits, bounded, for the port file and fails with the end of the process's log;
+popen() / run() / exec_async() / shell_async(): subprocess.Popen, subprocess.run and asyncio's
+create_subprocess_* with the child leading a process group of its own, registered here. The
+group is killed (SIGKILL to every member: a memoryd server's engine ignores SIGTERM sent to the
+group) when the test that started it ends, passes, fails or times out (tests/conftest.py's
+teardown hook), and every group still alive when the process exits (kill_groups() at the end of
+the pytest session, and atexit). A process that a test started and that starts processes itself
+(a benchmark script, an example) passes GROUP_ENV down: its children stay in its group, so
+killing that one group kills all of them.
+
+ServerProcess: a server as a child process that reports its port through `--port-file`: the one
+helper every suite (and benchmark) uses to start `memoryd serve`, or another server with that
+flag. start() waits, bounded, for the port file and fails with the end of the process's log;
 terminate() sends SIGTERM and waits, bounded, then kills; the log keeps stdout and stderr.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import os
 import shutil
 import signal
@@ -15,9 +27,139 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 STARTUP_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
+
+# Set in the environment of every process started here: a process that has it is already in a
+# group a test owns, and its own children join that group instead of leading new ones.
+GROUP_ENV = "MEMORYD_TEST_PROCESS_GROUP"
+
+# The groups this process started and has not seen killed: leader pid -> the scope that owns
+# it ("function": killed when the test ends; any other scope: at the end of the session).
+_groups: dict[int, str] = {}
+# The scope of the fixture being set up now (tests/conftest.py pushes and pops it); a process
+# started with nothing here belongs to the test that is running.
+owners: list[str] = []
+
+
+def _in_owned_group() -> bool:
+    return GROUP_ENV in os.environ
+
+
+def _group_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    env = kwargs.get("env")
+    kwargs["env"] = {**(os.environ if env is None else env), GROUP_ENV: "1"}
+    if not _in_owned_group():
+        kwargs["process_group"] = 0
+    return kwargs
+
+
+def _register(pid: int) -> None:
+    if not _in_owned_group():
+        _groups[pid] = owners[-1] if owners else "function"
+
+
+def popen(argv: Sequence[str] | str, **kwargs: Any) -> subprocess.Popen:
+    """subprocess.Popen(argv, **kwargs), the child leading a process group that is killed when
+    the test (or fixture scope) that started it ends."""
+    process = subprocess.Popen(argv, **_group_kwargs(kwargs))
+    _register(process.pid)
+    return process
+
+
+def run(
+    argv: Sequence[str] | str,
+    *,
+    input: str | bytes | None = None,
+    capture_output: bool = False,
+    timeout: float | None = None,
+    check: bool = False,
+    **kwargs: Any,
+) -> subprocess.CompletedProcess:
+    """subprocess.run through popen(): on a timeout, a failure or an exception raised into it
+    (pytest-timeout's), and after it returns, its whole group is killed: what the command
+    started and left running goes with it."""
+    if capture_output:
+        kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    if input is not None:
+        kwargs["stdin"] = subprocess.PIPE
+    process = popen(argv, **kwargs)
+    try:
+        stdout, stderr = process.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired as expired:
+        kill_group(process.pid)
+        process.wait()
+        raise subprocess.TimeoutExpired(process.args, expired.timeout, expired.output, expired.stderr) from None
+    except BaseException:
+        kill_group(process.pid)
+        process.wait()
+        raise
+    finally:
+        kill_group(process.pid)
+    completed = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    if check:
+        completed.check_returncode()
+    return completed
+
+
+async def exec_async(program: str, *args: str, **kwargs: Any) -> asyncio.subprocess.Process:
+    """asyncio.create_subprocess_exec through the same process groups as popen()."""
+    process = await asyncio.create_subprocess_exec(program, *args, **_group_kwargs(kwargs))
+    _register(process.pid)
+    return process
+
+
+async def shell_async(command: str, **kwargs: Any) -> asyncio.subprocess.Process:
+    """asyncio.create_subprocess_shell through the same process groups as popen()."""
+    process = await asyncio.create_subprocess_shell(command, **_group_kwargs(kwargs))
+    _register(process.pid)
+    return process
+
+
+def kill_group(pid: int, timeout: float = STOP_TIMEOUT) -> list[int]:
+    """SIGKILL every process of the group that `pid` leads, if this process started it (a
+    child in an inherited group is left to whoever owns that group), and wait, bounded, until
+    they have died; returns those that were still running."""
+    if _groups.pop(pid, None) is None:
+        return []
+    members = [member for member in _members(pid) if alive(member)]
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return []
+    deadline = time.monotonic() + timeout
+    while any(alive(member) for member in members) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return members
+
+
+def kill_groups(scope: str | None = None) -> list[int]:
+    """Kill the groups owned by `scope` (every group when None); returns the processes that
+    were still running in them."""
+    left = []
+    for pid, owner in list(_groups.items()):
+        if scope is None or owner == scope:
+            left += kill_group(pid)
+    return left
+
+
+def _members(pgid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(") ", 1)[1].split()
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                continue
+            if int(fields[2]) == pgid:  # state, ppid, pgrp
+                found.append(int(entry))
+    return found
+
+
+atexit.register(kill_groups)
 
 
 def memoryd_executable() -> str:
@@ -71,7 +213,7 @@ class ServerProcess:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port_file.unlink(missing_ok=True)
         with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
+            self.process = popen(
                 [*self.argv, "--port-file", str(self.port_file)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,

@@ -38,6 +38,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.workers import signal_on_parent_death
+from tests import processes
 from tests.conftest import free_port
 
 URL_ENV = "MEMORYD_TEST_QDRANT_URL"
@@ -161,7 +162,7 @@ class QdrantServer:
             "QDRANT__LOG_LEVEL": "WARN",
         }
         with self.log_path.open("ab") as log:
-            self._process = subprocess.Popen(
+            self._process = processes.popen(
                 [str(self.executable)], cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                 preexec_fn=signal_on_parent_death,
             )  # fmt: skip
