@@ -191,7 +191,7 @@ async def test_update_creates_a_listed_session_without_messages(memory, tenant):
     assert (await memory.get_session(tenant, "new")).attributes == owner("u1")
 
 
-async def test_clearing_metadata_clears_attributes_and_unlists_empty_sessions(memory, store, tenant):
+async def test_clearing_metadata_clears_attributes_but_the_owner(memory, store, tenant):
     await memory.save_messages(tenant, "s", [msg("a", 1)], attributes=owner("u1", tag="x"))
     await memory.save_messages(tenant, "t", [msg("b", 1)], attributes=owner("u1"))
     await save(memory, tenant, "plain", msg("c", 1))
@@ -204,12 +204,18 @@ async def test_clearing_metadata_clears_attributes_and_unlists_empty_sessions(me
     count = len(await events_of(store, tenant))
     await memory.clear(tenant, "s", [ClearTarget.METADATA])
     (cleared,) = [e for e in (await events_of(store, tenant))[count:] if e.type == T.SESSION_UPDATED]
-    assert cleared.payload["attributes"] == {"user_id": "", "agent_id": "", "labels": {}}
-    assert await listed(memory, tenant) == ["t"]
-    await memory.update_session(tenant, "s", owner("u2"), [])  # a cleared owner may be set anew
+    # The agent and labels go; the owner stays (a session belongs to its user for good).
+    assert cleared.payload["attributes"] == {"user_id": "u1", "agent_id": "", "labels": {}}
+    assert (await memory.get_session(tenant, "s")).attributes == owner("u1")
+    assert await listed(memory, tenant) == ["s", "t"]
+    with pytest.raises(FailedPrecondition) as caught:
+        await memory.update_session(tenant, "s", owner("u2"), [])  # never another user's
+    assert caught.value.reason == "SESSION_OWNER_MISMATCH"
     await memory.clear(tenant, None, [ClearTarget.MESSAGES, ClearTarget.METADATA])
-    assert await listed(memory, tenant) == []
-    assert await listed(memory, tenant, SessionFilter(user_id="u1")) == []
+    assert await listed(memory, tenant) == ["s", "t"]  # empty, each still u1's
+    assert await listed(memory, tenant, SessionFilter(user_id="u1")) == ["s", "t"]
+    assert [(await memory.get_session(tenant, s)).attributes for s in ("s", "t")] == [owner("u1"), owner("u1")]
+    assert (await store.get_session(tenant, "plain")).owner == ""  # the tenant's, listed or not
 
 
 # -- ListSessions filters -----------------------------------------------------------

@@ -1,5 +1,5 @@
 """What tokens bound to one end user rely on in storage, on every adapter: a claim takes only a
-free session, atomically with its write; every event is stamped with its session's owner
+session without an owner, atomically with its write; every event is stamped with its session's owner
 when it is written; reads across sessions keep to the sessions they are given, in the query."""
 
 from __future__ import annotations
@@ -34,10 +34,12 @@ async def test_a_claim_takes_a_free_session_and_no_other(memory, store, tenant):
     assert contents(await memory.get_history(tenant, "plain", 0)) == ["tenant's"]
     assert contents(await memory.get_history(tenant, "new", 0)) == ["a", "b"]
 
-    # A session cleared of everything holds nothing and has no owner: free again.
+    # A session cleared of everything still has its owner (the tenant): never free again
+    # (tests/conformance/test_ownership.py runs every emptying path).
     await memory.clear(tenant, "plain", [ClearTarget.MESSAGES, ClearTarget.METADATA])
-    await memory.save_messages(tenant, "plain", [msg("now alice's", 4)], claimed_by="alice")
-    assert (await memory.get_session(tenant, "plain")).attributes.user_id == "alice"
+    with pytest.raises(PermissionDenied):
+        await memory.save_messages(tenant, "plain", [msg("alice's?", 4)], claimed_by="alice")
+    assert (await store.get_session(tenant, "plain")).owner == ""
 
 
 async def test_events_carry_the_owner_their_session_had_when_written(memory, store, tenant):

@@ -325,6 +325,9 @@ class SessionInfo:
     last_activity: int
     attributes: SessionAttributes = SessionAttributes()
     stored_bytes: int = field(default=0, compare=False)  # as Message.stored_bytes
+    # Who the session belongs to for good (domain/sessions.py "Ownership"): a user id,
+    # sessions.TENANT (""), or None when it has no owner (forgotten: its id may be taken).
+    owner: str | None = ""
 
 
 @dataclass(frozen=True, slots=True)

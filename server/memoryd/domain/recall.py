@@ -158,6 +158,8 @@ class RecallQuery:
     # scope; None: every session of the tenant.
     sessions: tuple[str, ...] | None = None
     slices: SliceMode = SliceMode.OFF
+    # A user-bound caller's user: only points stamped with it or unstamped (PointFilter.reader).
+    reader: str | None = None
 
     @property
     def semantic(self) -> bool:
@@ -196,6 +198,7 @@ class RecallQuery:
             exclude_roles=("assistant",) if self.others_only else (),
             exclude_message_ids=tuple(sorted(self.exclude_message_ids)),
             sessions=self.sessions,
+            reader=self.reader,
         )
 
 

@@ -7,17 +7,35 @@ and writes the session row (so two writers never both win):
 - the owner is set once: a different non-empty user_id/agent_id than the stored one is
   refused (SESSION_OWNER_MISMATCH), so a session never moves to another user or agent;
 - a session carries at most `max_labels` labels (SESSION_LABELS_FULL);
-- a *claim* (a write by a token bound to one end user, which names that user as owner)
-  takes only a session that is the user's already or that holds no messages and carries no
-  attributes; any other answers USER_ACCESS_DENIED and stores nothing;
 - a session is *listed* (ListSessions, GetSession) while it holds messages or carries
   attributes.
+
+Ownership (docs/SECURITY.md, "Session ownership"). Besides its attributes a session row
+holds its *owner*, fixed by the first write that creates or takes the row and kept
+through every emptying (ClearSession of any target, DeleteMessages, PopMessages,
+ReplaceHistory, ClearAll):
+- a user's id: the first write named that user (a token bound to the user, or a tenant
+  token whose session_attributes.user_id names it); the session is that user's for good,
+  and its attributes' user_id stays the owner (clearing metadata keeps it);
+- TENANT (""): the first write was a tenant token naming no user; the tenant may still
+  give the session to one user (session_attributes.user_id), once;
+- None: no owner: the row was forgotten (ForgetUser, retention: everything of the session
+  went with it), so its id may be taken again by whoever writes it next.
+A *claim* (a write by a token bound to one end user) goes ahead only on the user's own
+session or one with no owner (no row, or a forgotten one); any other answers
+USER_ACCESS_DENIED and stores nothing, whatever the session still holds or no longer holds.
+
+Records derived from a session (summary slices and cursor, caller vectors, slice points)
+carry the owner the session had when they were written (`record_owner`), and a user-bound
+read returns only records stamped with its user (`readable_by`): a record the tenant or
+another user wrote under the same id is never read, even if the id changed hands.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from memoryd.domain.errors import FailedPrecondition, PermissionDenied
 
@@ -105,16 +123,86 @@ def apply(session_id: str, current: SessionAttributes, update: SessionUpdate) ->
     )
 
 
+TENANT = ""  # the owner of a session the tenant wrote first without naming a user
+OWNER_KEY = "owner"  # the owner stamp's key in derived records (summaries, vector payloads)
+# The stamp of a record written under no user (the tenant's): never a user id, which holds
+# no "/" (transport/principals.py), and never empty (vector payloads leave empty fields out).
+TENANT_STAMP = "/"
+
+
 def listed(message_count: int, attributes: SessionAttributes) -> bool:
     """Whether ListSessions lists the session and GetSession finds it."""
     return message_count > 0 or bool(attributes)
 
 
-def check_claim(session_id: str, message_count: int, current: SessionAttributes, update: SessionUpdate) -> None:
-    """A claim goes ahead on the user's own session or on one no one holds (not listed)."""
-    if update.claim and current.user_id != update.attributes.user_id and listed(message_count, current):
-        raise PermissionDenied(
-            f"session {session_id!r} is not this token's end user's",
-            reason="USER_ACCESS_DENIED",
-            metadata={"field": "session_id"},
+def _not_the_users(session_id: str) -> PermissionDenied:
+    return PermissionDenied(
+        f"session {session_id!r} is not this token's end user's",
+        reason="USER_ACCESS_DENIED",
+        metadata={"field": "session_id"},
+    )
+
+
+def check_claim(session_id: str, owner: str | None, update: SessionUpdate) -> None:
+    """A claim goes ahead on the user's own session or on one with no owner (None: never
+    written, or forgotten); on any other (the tenant's, another user's) it is refused."""
+    if update.claim and owner is not None and owner != update.attributes.user_id:
+        raise _not_the_users(session_id)
+
+
+def owner_after(session_id: str, owner: str | None, after: SessionAttributes) -> str:
+    """The session's owner after a write that leaves `after` as its attributes: the first
+    write fixes it (the user it names, else TENANT); a TENANT session goes to the one user a
+    tenant write names; a user's stays that user's (another user: SESSION_OWNER_MISMATCH)."""
+    if owner is None or owner == TENANT:
+        return after.user_id
+    if after.user_id not in (TENANT, owner):
+        raise FailedPrecondition(
+            f"session {session_id!r} belongs to another user_id; its owner is set once",
+            reason="SESSION_OWNER_MISMATCH",
+            metadata={"session_id": session_id, "field": "user_id"},
         )
+    return owner
+
+
+def owned_attributes(owner: str | None, attributes: SessionAttributes) -> SessionAttributes:
+    """The attributes a session keeps when its attributes are cleared (ClearSession or
+    ClearAll of metadata): its owner's user id, nothing else."""
+    return SessionAttributes(user_id=owner or "") if owner else SessionAttributes()
+
+
+def may_reach(owner: str | None, exists: bool, user: str, *, creates: bool, reads: bool) -> bool:
+    """Whether a token bound to `user` may name a session with this owner (`exists`: it has
+    a row): its own; for a write that may create its session (`creates`), one with no
+    owner (the store re-checks in the write's transaction: check_claim); for a read, one
+    never written (it reads as empty)."""
+    if exists and owner == user:
+        return True
+    if creates:
+        return owner is None
+    return reads and not exists
+
+
+def record_owner(owner: str | None) -> str:
+    """The owner stamp a record derived from a session carries: the session's owner when it
+    is written, TENANT_STAMP for the tenant's or a session without one (nobody's but the
+    tenant's)."""
+    return owner or TENANT_STAMP
+
+
+def readable_by(stamp: str | None, user: str | None) -> bool:
+    """Whether a record stamped `stamp` (None: written before records were stamped) may be
+    returned to a caller bound to `user` (None: a tenant token, which reads every record)."""
+    return user is None or stamp is None or stamp == user
+
+
+async def owner_stamps(store: Any, tenant: str, session_ids: Iterable[str]) -> dict[str, str]:
+    """record_owner of each session (`store`: a domain.store.Store), read before the write
+    that stamps its records. A session changing owner meanwhile can only be claimed from no
+    owner, given by the tenant, or forgotten: the stamp then names the tenant or the earlier
+    owner, never a user the record was not written for."""
+    stamps = {}
+    for session_id in dict.fromkeys(session_ids):
+        info = await store.get_session(tenant, session_id)
+        stamps[session_id] = record_owner(info.owner if info is not None else None)
+    return stamps

@@ -82,6 +82,10 @@ class Clearing:
     session_records: Sequence[tuple[str, str | None]] = ()
     # A session clear checks it first (SessionGuard.check); None: unconditional.
     guard: SessionGuard | None = None
+    # Forgetting the session (ForgetUser, retention): its owner goes too, so that its id
+    # may be written anew by anyone (store_rules.cleared_attributes); every other clear
+    # keeps the owner (domain/sessions.py "Ownership").
+    release_owner: bool = False
     # Forgetting (ForgetUser, retention): the session's earlier events are redacted in the
     # same transaction (domain/erasure.py: those erasure.session_event_erasable selects).
     redact_events: bool = False

@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from memoryd.domain import events as ev
 from memoryd.domain import paging
 from memoryd.domain.models import Event, EventDraft, Message, SessionInfo, new_message_id
-from memoryd.domain.sessions import SessionAttributes, SessionUpdate, apply, check_claim
+from memoryd.domain.sessions import (
+    TENANT,
+    SessionAttributes,
+    SessionUpdate,
+    apply,
+    check_claim,
+    owned_attributes,
+    owner_after,
+)
 
 
 class ImportConflict(Exception):
@@ -101,18 +110,29 @@ def session_cleared_events(
     targets: Sequence[str],
     records: Sequence[tuple[str, str]],
     attributes_before: SessionAttributes | None,
+    attributes_after: SessionAttributes = SessionAttributes(),
 ) -> list[EventDraft]:
     """A session clear's events, in order: the messages' (None: messages were not a
     target), one metadata-changed per removed record, session-updated when the session's
-    attributes went (None: metadata was not a target, or the session has no row)."""
+    attributes changed (None: metadata was not a target, or the session has no row;
+    `attributes_after`: what cleared_attributes left)."""
     drafts: list[EventDraft] = []
     if removed is not None:
         drafts += ev.session_cleared(session_id, removed, targets)
     for namespace, key in sorted(records):
         drafts += ev.metadata_changed(namespace, key, deleted=True)
     if attributes_before is not None:
-        drafts += ev.session_updated(session_id, attributes_before, SessionAttributes())
+        drafts += ev.session_updated(session_id, attributes_before, attributes_after)
     return drafts
+
+
+def cleared_attributes(session: SessionInfo, release_owner: bool) -> tuple[SessionAttributes, str | None]:
+    """A session's (attributes, owner) after a clear of its metadata: the owner stays (and
+    a user owner stays its user_id: sessions.owned_attributes), unless the clear forgets the
+    session (`release_owner`: ForgetUser, retention), which leaves it no owner at all."""
+    if release_owner:
+        return SessionAttributes(), None
+    return owned_attributes(session.owner, session.attributes), session.owner
 
 
 def updated_session(
@@ -121,11 +141,16 @@ def updated_session(
     """The session after merging `update` (sessions.apply; a claim only where
     sessions.check_claim lets it), and its session-updated event when the attributes
     changed; the store writes the attributes only then."""
-    check_claim(current.session_id, current.message_count, current.attributes, update)
+    check_claim(current.session_id, current.owner, update)
     after = apply(current.session_id, current.attributes, update)
+    owner = owner_after(current.session_id, current.owner, after)
+    if owner != TENANT and after.user_id != owner:  # a user's session keeps its user_id
+        after = replace(after, user_id=owner)
     drafts = ev.session_updated(current.session_id, current.attributes, after)
     last_activity = now if drafts else current.last_activity
-    info = SessionInfo(current.session_id, current.message_count, current.unarchived_count, last_activity, after)
+    info = SessionInfo(
+        current.session_id, current.message_count, current.unarchived_count, last_activity, after, owner=owner
+    )
     return info, drafts
 
 

@@ -29,6 +29,7 @@ from memoryd.domain import events as ev
 from memoryd.domain.errors import Aborted, FailedPrecondition, StorageUnavailable
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import Message, now_ms
+from memoryd.domain.sessions import OWNER_KEY, owner_stamps, readable_by
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
 
 log = logging.getLogger(__name__)
@@ -94,9 +95,12 @@ class Summary:
     present_message_count: int = 0
     archived_message_count: int = 0
     coverage: Coverage | None = None
+    # The session's owner when the slice was written (sessions.record_owner); None: a slice
+    # written before slices were stamped. A user-bound read returns only its user's.
+    owner: str | None = None
 
     def record(self) -> dict[str, Any]:
-        return {
+        record = {
             "id": self.id,
             "from_seq": self.from_seq,
             "to_seq": self.to_seq,
@@ -105,6 +109,9 @@ class Summary:
             "create_time": self.create_time,
             "saved_message_count": self.saved_message_count,
         }
+        if self.owner is not None:
+            record[OWNER_KEY] = self.owner
+        return record
 
     @classmethod
     def from_record(cls, session_id: str, data: dict[str, Any]) -> Summary:
@@ -117,7 +124,12 @@ class Summary:
             metadata=data.get("metadata") or {},
             create_time=int(data["create_time"]),
             saved_message_count=int(data.get("saved_message_count", 0)),
+            owner=data.get(OWNER_KEY),
         )
+
+    def readable_by(self, reader: str | None) -> bool:
+        """Whether a caller bound to `reader` (None: a tenant token) may read the slice."""
+        return readable_by(self.owner, reader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +173,7 @@ class ContextRecallQuery:
     model_id: str = ""
     sessions: tuple[str, ...] | None = None  # as RecallQuery.sessions
     slices: recall.SliceMode = recall.SliceMode.OFF
+    reader: str | None = None  # as RecallQuery.reader
 
 
 class Recaller(Protocol):
@@ -204,6 +217,7 @@ class SearchRecaller:
                     exclude_message_ids=frozenset(query.exclude_message_ids),
                     sessions=query.sessions,
                     slices=query.slices,
+                    reader=query.reader,
                 ),
             )
         except (StorageUnavailable, FailedPrecondition) as error:
@@ -235,6 +249,7 @@ class SliceQuery:
     session_id: str = ""
     sessions: tuple[str, ...] | None = None  # as RecallQuery.sessions
     reference_time: int | None = None  # for the query's dates (recall.dated)
+    reader: str | None = None  # a user-bound caller's user: only slices stamped with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +318,8 @@ class ContextRequest:
     # Recall only within these sessions (a user-bound caller's own); None: the tenant's.
     recall_sessions: tuple[str, ...] | None = None
     recall_slices: recall.SliceMode = recall.SliceMode.OFF
+    # A user-bound caller's user: the summary and recall only of records stamped with it.
+    reader: str | None = None
 
 
 class Summaries:
@@ -341,17 +358,25 @@ class Summaries:
             coverage = Coverage.INTACT
         return replace(summary, present_message_count=present, archived_message_count=archived, coverage=coverage)
 
-    async def get_cursor(self, tenant: str, session_id: str) -> CursorState:
+    async def get_cursor(self, tenant: str, session_id: str, reader: str | None = None) -> CursorState:
+        """The cursor; its latest slice only when `reader` (a user-bound caller's user) may
+        read it (Summary.readable_by)."""
         record = await self._cursor_record(tenant, session_id)
         last_seq = await self.store.last_seq(tenant, session_id)
         if record is None:
             return CursorState(0, 0, None, last_seq)
         latest = await self._slice(tenant, session_id, int(record["latest_from_seq"]))
+        if latest is not None and not latest.readable_by(reader):
+            latest = None
         if latest is not None:
             latest = await self.with_coverage(tenant, latest)
         return CursorState(int(record["cursor"]), int(record["count"]), latest, last_seq)
 
-    async def list_summaries(self, tenant: str, session_id: str, page_size: int, page_token: str) -> tuple[list[Summary], str]:
+    async def list_summaries(
+        self, tenant: str, session_id: str, page_size: int, page_token: str, reader: str | None = None
+    ) -> tuple[list[Summary], str]:
+        """A page of the session's slices; for a user-bound caller (`reader`), only those
+        stamped with its user (a page may then hold fewer than its size, or none)."""
         size = min(page_size or DEFAULT_PAGE, self.limits.max_page_size)
         scope = ("summaries", session_id)
         position = await self.page_tokens.decode(tenant, scope, page_token)
@@ -361,7 +386,7 @@ class Summaries:
         )
         rows, more = paging.fit(rows, size, max_bytes)
         token = await self.page_tokens.encode(tenant, scope, {"after": rows[-1].key}) if more else ""
-        summaries = [Summary.from_record(session_id, row.data) for row in rows]
+        summaries = [s for s in (Summary.from_record(session_id, row.data) for row in rows) if s.readable_by(reader)]
         covered: list[Summary] = []
         for start in range(0, len(summaries), COVERAGE_BATCH):
             batch = summaries[start : start + COVERAGE_BATCH]
@@ -400,13 +425,15 @@ class Summaries:
     async def _save(
         self, tenant: str, session_id: str, from_seq: int, to_seq: int, text: str, metadata: dict[str, Any]
     ) -> tuple[Summary, int, bool]:
+        stamp = (await owner_stamps(self.store, tenant, [session_id]))[session_id]
         for _ in range(CAS_ATTEMPTS):
             record = await self._cursor_record(tenant, session_id)
             cursor = int(record["cursor"]) if record else 0
             if record and int(record["latest_from_seq"]) == from_seq and cursor == to_seq:
                 latest = await self._slice(tenant, session_id, from_seq)
                 if latest is not None and latest.text == text and latest.metadata == metadata:
-                    return await self.with_coverage(tenant, latest), cursor, True
+                    if latest.owner in (None, stamp):  # a retry; never another owner's slice
+                        return await self.with_coverage(tenant, latest), cursor, True
             await self._check_range(tenant, session_id, cursor, from_seq, to_seq)
             saved_count, _ = await self.store.count_by_seq(tenant, session_id, from_seq, to_seq)
             summary = Summary(
@@ -418,12 +445,14 @@ class Summaries:
                 metadata=metadata,
                 create_time=now_ms(),
                 saved_message_count=saved_count,
+                owner=stamp,
             )
             new_record = {
                 "cursor": to_seq,
                 "count": (int(record["count"]) if record else 0) + 1,
                 "latest_id": summary.id,
                 "latest_from_seq": from_seq,
+                OWNER_KEY: stamp,
             }
             written = await self.store.write_metadata_guarded(
                 tenant,
@@ -482,7 +511,7 @@ class Summaries:
         hits: list[SummaryHit] = []
         for item in found.slices:
             summary = await self._slice(tenant, item.session_id, item.from_seq)
-            if summary is None or summary.id != item.summary_id:
+            if summary is None or summary.id != item.summary_id or not summary.readable_by(query.reader):
                 continue
             summary = await self.with_coverage(tenant, summary)
             messages: list[Message] = []
@@ -502,6 +531,10 @@ class Summaries:
         record = await self._cursor_record(tenant, session_id)
         cursor = int(record["cursor"]) if record else 0
         summary = await self._slice(tenant, session_id, int(record["latest_from_seq"])) if record else None
+        if summary is not None and not summary.readable_by(request.reader):
+            # Written under another owner (the tenant's, before it gave the session away):
+            # not this caller's; the context starts from the first message instead.
+            summary, cursor = None, 0
         if summary is not None:
             summary = await self.with_coverage(tenant, summary)
 
@@ -549,6 +582,7 @@ class Summaries:
             model_id=request.recall_model_id,
             sessions=request.recall_sessions,
             slices=request.recall_slices,
+            reader=request.reader,
         )
         try:
             return RecallStatus.OK, "", await self.recaller.recall(tenant, query)

@@ -73,6 +73,10 @@ class VectorRecord:
     mentioned_ids: tuple[str, ...] = ()
     speaker_label: str = ""
     text: str = ""
+    # The owner its session had when the point was written (sessions.record_owner): caller
+    # vectors and summary slices carry it; None: a point without one (a message's, or one
+    # written before points were stamped). A user-bound search sees its user's and unstamped.
+    owner: str | None = None
 
     @property
     def effective_role(self) -> str:
@@ -213,6 +217,9 @@ class PointFilter:
     # Only points of these sessions (a user-bound caller's own: a hard boundary beside the
     # tenant, in every query, the pool and the keyword IDF corpus too); None: any session.
     sessions: tuple[str, ...] | None = None
+    # A user-bound caller's user: only points stamped with it or not stamped at all
+    # (VectorRecord.owner), beside `sessions` wherever it applies; None: any owner.
+    reader: str | None = None
 
     def admits_beyond_scope(self, record: VectorRecord) -> bool:
         """Whether a point of the tenant's scope also meets the model, role and message
@@ -228,7 +235,7 @@ class PointFilter:
     @property
     def scope_only(self) -> PointFilter:
         """The tenant's scope (and sessions), without the model, role and message conditions."""
-        return PointFilter(self.tenant, self.scope, sessions=self.sessions)
+        return PointFilter(self.tenant, self.scope, sessions=self.sessions, reader=self.reader)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from google.protobuf.descriptor import FieldDescriptor, MethodDescriptor, Servic
 from memoryd.domain import prefixes
 from memoryd.domain.errors import PermissionDenied, ResourceExhausted
 from memoryd.domain.limits import Limits
-from memoryd.domain.sessions import SessionFilter, listed
+from memoryd.domain.sessions import SessionFilter, may_reach
 from memoryd.domain.store import Store
 from memoryd.transport.auth import Authenticator
 from memoryd.transport.principals import Caller, scope_name
@@ -219,15 +219,20 @@ class Gate:
                 raise _denied(f"a token bound to an end user keeps metadata only under {prefix!r}", path)
 
     async def _reaches_session(self, caller: Caller, session_id: str, access: MethodAccess) -> bool:
-        """The user's own session; for a read, one no one has written (it reads as empty); for
-        a USER_ACCESS_NEW_SESSION write, one that holds nothing and has no owner (the store
-        takes it for the user in the write's transaction, or refuses: sessions.check_claim)."""
+        """sessions.may_reach: the user's own session (its owner, kept through every emptying);
+        for a read, one no one has written (it reads as empty); for a USER_ACCESS_NEW_SESSION
+        write, one without an owner (the store takes it for the user in the write's
+        transaction, or refuses: sessions.check_claim). Never the tenant's or another user's,
+        whatever it still holds."""
+        assert caller.user_id is not None
         info = await self.store.get_session(caller.tenant, session_id)
-        if info is not None and info.attributes.user_id == caller.user_id:
-            return True
-        if access.user_access == access_pb2.USER_ACCESS_NEW_SESSION:
-            return info is None or not listed(info.message_count, info.attributes)
-        return info is None and access.reads
+        return may_reach(
+            info.owner if info is not None else None,
+            info is not None,
+            caller.user_id,
+            creates=access.user_access == access_pb2.USER_ACCESS_NEW_SESSION,
+            reads=access.reads,
+        )
 
     async def user_sessions(self, caller: Caller) -> tuple[str, ...] | None:
         """The sessions a user-bound caller's reads across sessions may see (from the sessions

@@ -332,6 +332,7 @@ class VectorRecall(MessageHooks):
                 session_id=query.session_id if query.scope is recall.RecallScope.SESSION else "",
                 sessions=query.sessions,
                 reference_time=query.reference_time,
+                reader=query.reader,
             ),
         )
         return found.slices

@@ -80,6 +80,7 @@ def slice_points(
         timestamp=last_ts,
         message_id=slice_ref(summary, first_ts),
         text=summary.text,
+        owner=summary.owner,
     )
     keyword = KeywordPoint(slice_tenant(tenant), record)
     dense = VectorPoint(slice_tenant(tenant), list(vector), replace(record, model_id=model_id)) if vector else None
@@ -201,7 +202,11 @@ class VectorSlices:
         if semantic:
             await self.vectors.check_dimensions(key, [("query_vector", q.model_id, len(q.vector))])
         flt = PointFilter(
-            key, Scope(session_id=query.session_id), model_id=q.model_id if semantic else None, sessions=query.sessions
+            key,
+            Scope(session_id=query.session_id),
+            model_id=q.model_id if semantic else None,
+            sessions=query.sessions,
+            reader=query.reader,
         )
         found = await self.vectors.index.query(
             IndexQuery(flt, q.candidate_limit, q.vector if semantic else (), text=q.text if keyword else "")

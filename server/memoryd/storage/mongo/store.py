@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -68,7 +68,14 @@ from memoryd.domain.models import (
 from memoryd.domain.erasure import UserRedaction
 from memoryd.domain.paging import ReadBudget
 from memoryd.domain.retention import RETENTION_LABEL
-from memoryd.domain.sessions import LABEL_PAIR_SEPARATOR, SessionAttributes, SessionFilter, SessionUpdate
+from memoryd.domain.sessions import (
+    LABEL_PAIR_SEPARATOR,
+    TENANT,
+    SessionAttributes,
+    SessionFilter,
+    SessionUpdate,
+    owner_after,
+)
 from memoryd.domain.store import (
     Clearing,
     CountedOutcome,
@@ -413,7 +420,15 @@ def _doc_to_session(doc: dict[str, Any], size: int = 0) -> SessionInfo:
         doc.get("last_activity", 0),
         _session_doc_attributes(doc),
         size,
+        _session_doc_owner(doc),
     )
+
+
+def _session_doc_owner(doc: Mapping[str, Any]) -> str | None:
+    """The session's owner (sessions "Ownership"): its `owner` field, None when it has none;
+    a document written before owners were kept apart has no such field: its user_id, else
+    the tenant's (what the SQLite store's migration gives such rows)."""
+    return doc["owner"] if "owner" in doc else doc.get("user_id", "")
 
 
 def _attributes_fields(attributes: SessionAttributes) -> dict[str, Any]:
@@ -699,12 +714,19 @@ class MongoStore(Store):
                 "$inc": {"last_seq": count, "message_count": count, "unarchived_count": count},
                 "$set": {"last_activity": now},
                 "$max": {"last_timestamp": store_rules.server_timestamp(messages, now)},
+                # A write naming no user (a claim set the owner before) makes a new or
+                # ownerless session the tenant's (sessions.owner_after).
+                "$setOnInsert": {"owner": TENANT},
             },
             upsert=True,
             return_document=ReturnDocument.AFTER,
-            projection={"_id": 0, "last_seq": 1, "last_timestamp": 1, "user_id": 1},
+            projection={"_id": 0, "last_seq": 1, "last_timestamp": 1, "user_id": 1, "owner": 1},
             session=s,
         )
+        if "owner" in counter and counter["owner"] is None:
+            await db[SESSIONS].update_one(
+                {"tenant": tenant, "session_id": session_id}, {"$set": {"owner": TENANT}}, session=s
+            )
         stored = store_rules.stored_messages(messages, counter["last_seq"], counter["last_timestamp"])
         if stored:
             await db[MESSAGES].insert_many(
@@ -745,16 +767,29 @@ class MongoStore(Store):
     ) -> tuple[SessionInfo, list[EventDraft]]:
         doc = await db[SESSIONS].find_one_and_update(
             {"tenant": tenant, "session_id": session_id},
-            {"$setOnInsert": {"last_seq": 0, "message_count": 0, "unarchived_count": 0, "last_activity": now}},
+            # A new session has no owner until updated_session gives it one (below).
+            {"$setOnInsert": {"last_seq": 0, "message_count": 0, "unarchived_count": 0, "last_activity": now,
+                              "owner": None}},
             upsert=True,
             return_document=ReturnDocument.AFTER,
             projection={"_id": 0},
             session=s,
-        )
-        info, drafts = store_rules.updated_session(_doc_to_session(doc), update, now)
+        )  # fmt: skip
+        current = _doc_to_session(doc)
+        info, drafts = store_rules.updated_session(current, update, now)
         if drafts:
             await self._store_attributes(db, s, tenant, session_id, info.attributes, now)
+        if info.owner != current.owner:
+            await self._store_owner(db, s, tenant, session_id, info.owner)
         return info, drafts
+
+    @staticmethod
+    async def _store_owner(
+        db: AsyncDatabase, s: AsyncClientSession, tenant: str, session_id: str, owner: str | None
+    ) -> None:
+        await db[SESSIONS].update_one(
+            {"tenant": tenant, "session_id": session_id}, {"$set": {"owner": owner}}, session=s
+        )
 
     # -- messages ------------------------------------------------------------
     async def append(
@@ -966,15 +1001,21 @@ class MongoStore(Store):
                 await db[IDEMPOTENCY].delete_many(session_filter, session=s)
             records: list[tuple[str, str]] = []
             attributes = None
+            after = SessionAttributes()
             if clearing.metadata:
                 found = db[METADATA].find(records_filter, {"_id": 0, "namespace": 1, "key": 1}, session=s)
                 records = [(d["namespace"], d["key"]) async for d in found]
                 if records:
                     await db[METADATA].delete_many(records_filter, session=s)
-                attributes = _session_doc_attributes(doc) if doc is not None else None
-                if attributes:
-                    await self._store_attributes(db, s, tenant, session_id, SessionAttributes(), now)
-            drafts = store_rules.session_cleared_events(session_id, removed, clearing.targets, records, attributes)
+            if doc is not None and (clearing.metadata or clearing.release_owner):
+                session = _doc_to_session(doc)
+                attributes = session.attributes
+                after, owner = store_rules.cleared_attributes(session, clearing.release_owner)
+                if after != attributes:
+                    await self._store_attributes(db, s, tenant, session_id, after, now)
+                if owner != session.owner or "owner" not in doc:
+                    await self._store_owner(db, s, tenant, session_id, owner)
+            drafts = store_rules.session_cleared_events(session_id, removed, clearing.targets, records, attributes, after)
             await self._append_events(db, s, tenant, drafts, now)
             return len(removed or ()), len(records)
 
@@ -1001,11 +1042,16 @@ class MongoStore(Store):
                 )
             if clearing.metadata:
                 removed_metadata = (await db[METADATA].delete_many({"tenant": tenant}, session=s)).deleted_count
-                # Every session's attributes go too; all-cleared (with its targets) reports it.
+                # Every session's attributes go too, but for its owner: a user's session keeps
+                # its user_id, which is its owner (sessions.owned_attributes); all-cleared
+                # (with its targets) reports it.
+                cleared = _attributes_fields(SessionAttributes())
                 await db[SESSIONS].update_many(
-                    {"tenant": tenant, "attributed": True},
-                    {"$set": _attributes_fields(SessionAttributes())},
-                    session=s,
+                    {"tenant": tenant, "attributed": True, "user_id": {"$in": ["", None]}}, {"$set": cleared}, session=s
+                )
+                kept = {name: value for name, value in cleared.items() if name not in ("user_id", "attributed")}
+                await db[SESSIONS].update_many(
+                    {"tenant": tenant, "attributed": True, "user_id": {"$nin": ["", None]}}, {"$set": kept}, session=s
                 )
             await self._append_events(db, s, tenant, ev.all_cleared(removed, clearing.targets), now)
             return sum(map(len, removed.values())), removed_metadata
@@ -1387,6 +1433,9 @@ class MongoStore(Store):
             changed = any(doc.get(name, 0) != value for name, value in marks.items())
             if drafts or changed:
                 await db[SESSIONS].update_one(where, {"$set": {**_attributes_fields(attributes), **marks}}, session=s)
+            owner = owner_after(sid, current.owner, attributes)
+            if owner != current.owner:
+                await self._store_owner(db, s, tenant, sid, owner)
             await self._append_events(db, s, tenant, drafts, now)
             return bool(drafts or changed)
 

@@ -19,6 +19,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memoryd.domain.sessions import OWNER_KEY
 from memoryd.domain.vectors import PointFilter, Scope, VectorRecord, VectorSelector
 
 # Payload indexes, created idempotently with every collection / shard (and those no filter
@@ -161,8 +162,12 @@ def tenant_filter(tenant: str, *conditions: Cond) -> All:
 
 
 def sessions_condition(flt: PointFilter) -> tuple[Cond, ...]:
-    """The filter's session boundary (a user-bound caller's sessions), if it has one."""
-    return () if flt.sessions is None else (AnyOf("session_id", tuple(flt.sessions)),)
+    """The filter's session boundary (a user-bound caller's sessions), if it has one, and its
+    owner boundary (a user-bound caller's user: points stamped with it, or unstamped)."""
+    conditions: tuple[Cond, ...] = () if flt.sessions is None else (AnyOf("session_id", tuple(flt.sessions)),)
+    if flt.reader is not None:
+        conditions += (All(should=(Match(OWNER_KEY, flt.reader), Missing(OWNER_KEY))),)
+    return conditions
 
 
 def corpus_filter(flt: PointFilter) -> All:
@@ -265,6 +270,7 @@ def payload_of(tenant: str, r: VectorRecord, indexed_at: int, *, keyword: bool =
         ("sender_id", r.sender_id),
         ("speaker_label", r.speaker_label),
         ("text", r.text),
+        (OWNER_KEY, r.owner),
     ):
         if value:
             payload[key] = value
@@ -289,6 +295,7 @@ def record_of(payload: dict[str, Any]) -> VectorRecord:
         mentioned_ids=tuple(payload.get("mentioned_ids") or ()),
         speaker_label=str(payload.get("speaker_label") or ""),
         text=str(payload.get("text") or ""),
+        owner=payload.get(OWNER_KEY) or None,
     )
 
 

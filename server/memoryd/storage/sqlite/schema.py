@@ -56,6 +56,9 @@ CREATE TABLE IF NOT EXISTS sessions (
     user_id           TEXT    NOT NULL DEFAULT '',
     agent_id          TEXT    NOT NULL DEFAULT '',
     labels            TEXT    NOT NULL DEFAULT '{}',
+    -- who the session belongs to for good (memoryd.domain.sessions, "Ownership"): a user
+    -- id, '' (the tenant), NULL when it has none (forgotten, or a row not yet written)
+    owner             TEXT,
     PRIMARY KEY (tenant, session_id)
 );
 
@@ -123,6 +126,10 @@ MIGRATIONS = (
     ("sessions", "labels", "ALTER TABLE sessions ADD COLUMN labels TEXT NOT NULL DEFAULT '{}'", None),
     # Events written before owners were stamped belong to no end user.
     ("events", "user_id", "ALTER TABLE events ADD COLUMN user_id TEXT NOT NULL DEFAULT ''", None),
+    # Sessions written before owners were kept apart from the attributes: their user_id if
+    # they carry one, else the tenant's (a session its user had emptied of its attributes,
+    # or one forgotten, becomes the tenant's: no end user can take it).
+    ("sessions", "owner", "ALTER TABLE sessions ADD COLUMN owner TEXT", "UPDATE sessions SET owner = user_id"),
 )
 
 INDEXES = """

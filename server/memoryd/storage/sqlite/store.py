@@ -44,7 +44,7 @@ from memoryd.domain.models import (
 )
 from memoryd.domain.paging import read_within
 from memoryd.domain.retention import RETENTION_LABEL
-from memoryd.domain.sessions import SessionAttributes, SessionFilter, SessionUpdate
+from memoryd.domain.sessions import TENANT, SessionAttributes, SessionFilter, SessionUpdate, owner_after
 from memoryd.domain.store import (
     Clearing,
     CountedOutcome,
@@ -67,7 +67,7 @@ T = TypeVar("T")
 
 MESSAGE_COLUMNS = "id, seq, role, content, kind, timestamp, archived, body"
 REF_COLUMNS = "id, seq, role, timestamp, archived"
-SESSION_COLUMNS = "session_id, message_count, unarchived_count, last_activity, user_id, agent_id, labels"
+SESSION_COLUMNS = "session_id, message_count, unarchived_count, last_activity, user_id, agent_id, labels, owner"
 # A session ListSessions lists and GetSession finds (memoryd.domain.sessions.listed).
 LISTED = "(message_count > 0 OR user_id != '' OR agent_id != '' OR labels != '{}')"
 # GetHistory's selection, newest first; PopMessages removes exactly these rows.
@@ -123,11 +123,11 @@ def _read_messages(rows: Iterable[tuple], max_bytes: int | None) -> list[Message
 
 
 def _row_to_session(row: tuple) -> SessionInfo:
-    session_id, message_count, unarchived_count, last_activity, user_id, agent_id, labels = row
+    session_id, message_count, unarchived_count, last_activity, user_id, agent_id, labels, owner = row
     attributes = SessionAttributes(user_id, agent_id, json.loads(labels))
     # What a listing's byte bound counts: the row's text (labels dominate).
     size = utf8_len(session_id) + utf8_len(user_id) + utf8_len(agent_id) + utf8_len(labels)
-    return SessionInfo(session_id, message_count, unarchived_count, last_activity, attributes, size)
+    return SessionInfo(session_id, message_count, unarchived_count, last_activity, attributes, size, owner)
 
 
 def _row_to_ref(row: tuple) -> Message:
@@ -485,12 +485,14 @@ class SqliteStore(Store):
         # session's timestamp high-water mark (the server stamp, Store.append).
         ((last_seq, stamp, owner),) = conn.execute(
             "INSERT INTO sessions (tenant, session_id, last_seq, message_count, unarchived_count, last_activity,"
-            " last_timestamp) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO UPDATE SET"
+            " last_timestamp, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO UPDATE SET"
             " last_seq = last_seq + excluded.last_seq, message_count = message_count + excluded.message_count,"
             " unarchived_count = unarchived_count + excluded.unarchived_count, last_activity = excluded.last_activity,"
-            " last_timestamp = max(last_timestamp, excluded.last_timestamp)"
+            " last_timestamp = max(last_timestamp, excluded.last_timestamp), owner = coalesce(owner, excluded.owner)"
             " RETURNING last_seq, last_timestamp, user_id",
-            (tenant, session_id, n, n, n, now, store_rules.server_timestamp(messages, now)),
+            # A write naming no user (a claim set the owner before) makes a new or
+            # ownerless session the tenant's (sessions.owner_after).
+            (tenant, session_id, n, n, n, now, store_rules.server_timestamp(messages, now), TENANT),
         ).fetchall()
         stored = store_rules.stored_messages(messages, last_seq, stamp)
         _insert_rows(
@@ -572,7 +574,13 @@ class SqliteStore(Store):
         info, drafts = store_rules.updated_session(current, update, now)
         if drafts:
             self._store_attributes(conn, tenant, session_id, current.attributes, info.attributes, now)
+        if info.owner != current.owner:
+            self._store_owner(conn, tenant, session_id, info.owner)
         return info, drafts
+
+    @staticmethod
+    def _store_owner(conn: sqlite3.Connection, tenant: str, session_id: str, owner: str | None) -> None:
+        conn.execute("UPDATE sessions SET owner = ? WHERE tenant = ? AND session_id = ?", (owner, tenant, session_id))
 
     # -- messages ------------------------------------------------------------
     async def append(
@@ -771,13 +779,18 @@ class SqliteStore(Store):
                 conn.execute("DELETE FROM idempotency WHERE tenant = ? AND session_id = ?", (tenant, session_id))
             records: list[tuple[str, str]] = []
             attributes = None
+            after = SessionAttributes()
             if clearing.metadata:
                 records = conn.execute(f"SELECT namespace, key FROM metadata WHERE {where}", (tenant, *params)).fetchall()
                 conn.execute(f"DELETE FROM metadata WHERE {where}", (tenant, *params))
-                attributes = session.attributes if session is not None else None
-                if attributes:
-                    self._store_attributes(conn, tenant, session_id, attributes, SessionAttributes(), now)
-            drafts = store_rules.session_cleared_events(session_id, removed, clearing.targets, records, attributes)
+            if session is not None and (clearing.metadata or clearing.release_owner):
+                attributes = session.attributes
+                after, owner = store_rules.cleared_attributes(session, clearing.release_owner)
+                if after != attributes:
+                    self._store_attributes(conn, tenant, session_id, attributes, after, now)
+                if owner != session.owner:
+                    self._store_owner(conn, tenant, session_id, owner)
+            drafts = store_rules.session_cleared_events(session_id, removed, clearing.targets, records, attributes, after)
             self._append_events(conn, tenant, drafts, now)
             return len(removed or ()), len(records)
 
@@ -801,10 +814,11 @@ class SqliteStore(Store):
                 )
             if clearing.metadata:
                 removed_metadata = conn.execute("DELETE FROM metadata WHERE tenant = ?", (tenant,)).rowcount
-                # Every session's attributes go too; all-cleared (with its targets) reports it.
+                # Every session's attributes go too, but for its owner (a user's session keeps
+                # its user_id: sessions.owned_attributes); all-cleared (with its targets) reports it.
                 conn.execute(
-                    "UPDATE sessions SET user_id = '', agent_id = '', labels = '{}'"
-                    " WHERE tenant = ? AND (user_id != '' OR agent_id != '' OR labels != '{}')",
+                    "UPDATE sessions SET user_id = coalesce(owner, ''), agent_id = '', labels = '{}'"
+                    " WHERE tenant = ? AND (user_id != coalesce(owner, '') OR agent_id != '' OR labels != '{}')",
                     (tenant,),
                 )
                 conn.execute("DELETE FROM session_labels WHERE tenant = ?", (tenant,))
@@ -1144,6 +1158,9 @@ class SqliteStore(Store):
             attributes, drafts = store_rules.imported_attributes(sid, current.attributes, record.attributes)
             if drafts:
                 self._store_attributes(conn, tenant, sid, current.attributes, attributes, now)
+            owner = owner_after(sid, current.owner, attributes)
+            if owner != current.owner:
+                self._store_owner(conn, tenant, sid, owner)
             changed = conn.execute(
                 "UPDATE sessions SET last_seq = max(last_seq, ?), last_timestamp = max(last_timestamp, ?),"
                 " last_activity = ? WHERE tenant = ? AND session_id = ?"
@@ -1190,12 +1207,12 @@ class SqliteStore(Store):
             )  # fmt: skip
             total, unarchived = store_rules.message_counts(new)
             conn.execute(
-                "INSERT INTO sessions (tenant, session_id, last_seq, message_count, unarchived_count, last_timestamp)"
-                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO UPDATE SET"
+                "INSERT INTO sessions (tenant, session_id, last_seq, message_count, unarchived_count, last_timestamp,"
+                " owner) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO UPDATE SET"
                 " last_seq = max(last_seq, excluded.last_seq), message_count = message_count + excluded.message_count,"
                 " unarchived_count = unarchived_count + excluded.unarchived_count,"
-                " last_timestamp = max(last_timestamp, excluded.last_timestamp)",
-                (tenant, session_id, max(m.seq for m in new), total, unarchived, max(m.timestamp for m in new)),
+                " last_timestamp = max(last_timestamp, excluded.last_timestamp), owner = coalesce(owner, excluded.owner)",
+                (tenant, session_id, max(m.seq for m in new), total, unarchived, max(m.timestamp for m in new), TENANT),
             )
             self._append_events(conn, tenant, ev.appended(session_id, new), now)
             return new

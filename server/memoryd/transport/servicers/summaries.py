@@ -87,7 +87,7 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
         check.page_size("page_size", request.page_size)
         check.done()
         summaries, token = await self.summaries.list_summaries(
-            tenant, request.session_id, request.page_size, request.page_token
+            tenant, request.session_id, request.page_size, request.page_token, context.caller.user_id
         )
         response = pb.ListSummariesResponse(next_page_token=token)
         for summary in summaries:
@@ -99,7 +99,7 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
         self, request: pb.GetSummaryCursorRequest, context, tenant: str
     ) -> pb.GetSummaryCursorResponse:
         self._check(request.session_id).done()
-        state = await self.summaries.get_cursor(tenant, request.session_id)
+        state = await self.summaries.get_cursor(tenant, request.session_id, context.caller.user_id)
         response = pb.GetSummaryCursorResponse(
             cursor=state.cursor, summary_count=state.summary_count, last_seq=state.last_seq
         )
@@ -138,6 +138,7 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
                 recall_model_id=request.recall_model_id,
                 recall_sessions=await self.auth.user_sessions(context.caller) if request.include_recall else None,
                 recall_slices=recall.SliceMode(request.recall_slices or recall.SliceMode.OFF),
+                reader=context.caller.user_id,  # its records only (sessions.readable_by)
             ),
         )
         assembly = result.assembly
@@ -194,6 +195,7 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
             fusion=recall.Fusion(request.fusion) if request.fusion else defaults.fusion,
             session_id=request.session_id if session_scope else "",
             sessions=await self.auth.user_sessions(context.caller),  # in the index query
+            reader=context.caller.user_id,  # its slices only, in the index query too
         )
         hits, found = await self.summaries.search(
             tenant, query, request.include_messages, request.max_messages_per_hit or DEFAULT_MESSAGES_PER_HIT

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memoryd.domain import recall
+from memoryd.domain.sessions import owner_stamps
 from memoryd.domain.vectors import VectorPoint, VectorRecord, VectorSelector
 from memoryd.transport.access import Gate
 from memoryd.transport.convert import message_to_proto
@@ -70,6 +73,9 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                 check.text_bytes(f"{field}.text", record.text, self.limits.max_content_bytes)
                 points.append(VectorPoint(tenant, vector, record))
         check.done()
+        # Each point carries its session's owner (sessions.record_owner), as a summary slice does.
+        stamps = await owner_stamps(self.auth.store, tenant, (p.record.session_id for p in points))
+        points = [replace(p, record=replace(p.record, owner=stamps[p.record.session_id])) for p in points]
         ids = await self.vectors.upsert(tenant, points)
         return pb.UpsertVectorsResponse(point_ids=ids)
 
@@ -154,6 +160,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             date_weight=request.date_weight if request.HasField("date_weight") else recall.DEFAULT_DATE_WEIGHT,
             sessions=await self.auth.user_sessions(context.caller),  # in the index query
             slices=recall.SliceMode(request.slices or recall.SliceMode.OFF),
+            reader=context.caller.user_id,  # its points only, in the index query too
         )
         await self.vectors.wait_indexed(tenant, request.wait_for_event_seq)
         result = await self.vectors.search(tenant, query)
