@@ -145,14 +145,6 @@ OLDEST_FIRST = [("timestamp", pymongo.ASCENDING), ("seq", pymongo.ASCENDING)]
 RECENT_NEWEST_FIRST = [("timestamp", DESCENDING), ("session_id", DESCENDING), ("seq", DESCENDING)]
 
 
-def _doc_to_message(doc: dict[str, Any]) -> Message:
-    return Message(
-        role=doc["role"],
-        content=doc.get("content", ""),
-        kind=doc.get("kind"),
-        timestamp=doc["timestamp"],
-        segments=doc.get("segments") or [],
-        metadata=doc.get("metadata") or {},
 _SESSION_EVENT_TYPES = [int(t) for t in erasure.SESSION_EVENT_TYPES]
 
 
@@ -172,6 +164,14 @@ async def _write_redacted(db: AsyncDatabase, s: AsyncClientSession, tenant: str,
         )
 
 
+def _doc_to_message(doc: dict[str, Any]) -> Message:
+    return Message(
+        role=doc["role"],
+        content=doc.get("content", ""),
+        kind=doc.get("kind"),
+        timestamp=doc["timestamp"],
+        segments=doc.get("segments") or [],
+        metadata=doc.get("metadata") or {},
         reasoning_content=doc.get("reasoning_content", ""),
         tool_calls=doc.get("tool_calls") or [],
         tool_call_id=doc.get("tool_call_id", ""),
@@ -1015,6 +1015,10 @@ class MongoStore(Store):
                     await self._store_attributes(db, s, tenant, session_id, after, now)
                 if owner != session.owner or "owner" not in doc:
                     await self._store_owner(db, s, tenant, session_id, owner)
+            if clearing.redact_events:
+                erasable = {"$or": [{"user_id": {"$nin": ["", None]}}, {"type": {"$in": _SESSION_EVENT_TYPES}}]}
+                found = db[EVENTS].find({**session_filter, **erasable}, {"_id": 0, "seq": 1, "type": 1, "payload": 1}, session=s)
+                await _write_redacted(db, s, tenant, [d async for d in found])
             drafts = store_rules.session_cleared_events(session_id, removed, clearing.targets, records, attributes, after)
             await self._append_events(db, s, tenant, drafts, now)
             return len(removed or ()), len(records)
@@ -1023,10 +1027,6 @@ class MongoStore(Store):
 
     async def clear_all(self, tenant: str, clearing: Clearing, now: int) -> tuple[int, int]:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> tuple[int, int]:
-            if clearing.redact_events:
-                erasable = {"$or": [{"user_id": {"$nin": ["", None]}}, {"type": {"$in": _SESSION_EVENT_TYPES}}]}
-                found = db[EVENTS].find({**session_filter, **erasable}, {"_id": 0, "seq": 1, "type": 1, "payload": 1}, session=s)
-                await _write_redacted(db, s, tenant, [d async for d in found])
             removed: dict[str, list[Message]] = {}
             removed_metadata = 0
             if clearing.messages:
@@ -1220,14 +1220,6 @@ class MongoStore(Store):
 
         return await self._write(tenant, tx)
 
-    async def read_events(
-        self, tenant: str, after_seq: int, limit: int, *, types: Sequence[EventType] = (), through_seq: int | None = None
-    ) -> list[Event]:
-        check_event_filter(types, through_seq)
-        if limit <= 0:
-            return []
-        seq: dict[str, int] = {"$gt": after_seq}
-        if through_seq is not None:
     async def redact_events(self, tenant: str, redaction: UserRedaction, limit: int) -> int:
         selects: list[dict[str, Any]] = []
         for prefix in redaction.namespace_prefixes:
@@ -1251,6 +1243,14 @@ class MongoStore(Store):
 
         return await self._write(tenant, tx)
 
+    async def read_events(
+        self, tenant: str, after_seq: int, limit: int, *, types: Sequence[EventType] = (), through_seq: int | None = None
+    ) -> list[Event]:
+        check_event_filter(types, through_seq)
+        if limit <= 0:
+            return []
+        seq: dict[str, int] = {"$gt": after_seq}
+        if through_seq is not None:
             seq["$lte"] = through_seq
         query: dict[str, Any] = {"tenant": tenant, "seq": seq}
         if types:

@@ -139,7 +139,6 @@ CREATE INDEX IF NOT EXISTS sessions_agent ON sessions (tenant, agent_id, session
 CREATE INDEX IF NOT EXISTS sessions_agent_user ON sessions (tenant, agent_id, user_id, session_id);
 -- Retention: the sessions idle longest first.
 CREATE INDEX IF NOT EXISTS sessions_activity ON sessions (tenant, last_activity, session_id);
-"""
 -- Erasure (domain/erasure.py): the events a forgotten session's redaction rewrites (stamped
 -- with an owner, or of a type with personal fields: compress-requested/-progress,
 -- session-updated), and the tenant-wide ones about a user's records, by namespace and by
@@ -150,3 +149,4 @@ CREATE INDEX IF NOT EXISTS events_namespace ON events (tenant, json_extract(payl
     WHERE type = 8;
 CREATE INDEX IF NOT EXISTS events_scope ON events (tenant, json_extract(payload, '$.scope'))
     WHERE type = 13;
+"""

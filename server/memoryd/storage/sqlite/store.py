@@ -174,14 +174,6 @@ def _insert_rows(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple]) -> N
         conn.executemany(sql, rows)
 
 
-def _placeholders(n: int) -> str:
-    return ",".join("?" * n)
-
-
-def _kind_filters(kinds: Sequence[str], exclude_kinds: Sequence[str]) -> tuple[list[str], list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    if kinds:
 def _write_redacted(conn: sqlite3.Connection, tenant: str, rows: Sequence[tuple[int, int, str]]) -> None:
     """Rewrite (seq, type, payload) event rows as erasure.redacted_payload leaves them, owner unstamped."""
     if rows:
@@ -194,6 +186,14 @@ def _write_redacted(conn: sqlite3.Connection, tenant: str, rows: Sequence[tuple[
         )
 
 
+def _placeholders(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _kind_filters(kinds: Sequence[str], exclude_kinds: Sequence[str]) -> tuple[list[str], list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if kinds:
         clauses.append(f"kind IN ({_placeholders(len(kinds))})")
         params.extend(kinds)
     if exclude_kinds:
@@ -523,16 +523,6 @@ class SqliteStore(Store):
         return removed
 
     @staticmethod
-    def _session_row(conn: sqlite3.Connection, tenant: str, session_id: str) -> SessionInfo | None:
-        row = conn.execute(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant = ? AND session_id = ?", (tenant, session_id)
-        ).fetchone()
-        return _row_to_session(row) if row else None
-
-    @staticmethod
-    def _store_attributes(
-        conn: sqlite3.Connection,
-    @staticmethod
     def _redact_session_events(conn: sqlite3.Connection, tenant: str, session_id: str) -> None:
         """Redact the session's events that erasure.session_event_erasable selects (by the
         events_erasable index; the WHERE repeats the index's so the planner uses it)."""
@@ -543,6 +533,16 @@ class SqliteStore(Store):
         ).fetchall()
         _write_redacted(conn, tenant, rows)
 
+    @staticmethod
+    def _session_row(conn: sqlite3.Connection, tenant: str, session_id: str) -> SessionInfo | None:
+        row = conn.execute(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant = ? AND session_id = ?", (tenant, session_id)
+        ).fetchone()
+        return _row_to_session(row) if row else None
+
+    @staticmethod
+    def _store_attributes(
+        conn: sqlite3.Connection,
         tenant: str,
         session_id: str,
         before: SessionAttributes,
@@ -790,6 +790,8 @@ class SqliteStore(Store):
                     self._store_attributes(conn, tenant, session_id, attributes, after, now)
                 if owner != session.owner:
                     self._store_owner(conn, tenant, session_id, owner)
+            if clearing.redact_events:
+                self._redact_session_events(conn, tenant, session_id)
             drafts = store_rules.session_cleared_events(session_id, removed, clearing.targets, records, attributes, after)
             self._append_events(conn, tenant, drafts, now)
             return len(removed or ()), len(records)
@@ -806,8 +808,6 @@ class SqliteStore(Store):
                 conn.execute("DELETE FROM messages WHERE tenant = ?", (tenant,))
                 conn.execute("DELETE FROM idempotency WHERE tenant = ?", (tenant,))
                 # Sessions keep last_seq so seqs are never reused.
-            if clearing.redact_events:
-                self._redact_session_events(conn, tenant, session_id)
                 conn.execute(
                     "UPDATE sessions SET message_count = 0, unarchived_count = 0, last_activity = ? WHERE tenant = ?",
                     (now, tenant),
@@ -952,22 +952,6 @@ class SqliteStore(Store):
     async def publish(self, tenant: str, draft: EventDraft, now: int) -> Event:
         return (await self._write(lambda conn: self._append_events(conn, tenant, [draft], now)))[0]
 
-    async def read_events(
-        self, tenant: str, after_seq: int, limit: int, *, types: Sequence[EventType] = (), through_seq: int | None = None
-    ) -> list[Event]:
-        check_event_filter(types, through_seq)
-        where = "tenant = ? AND seq > ?"
-        params: list[Any] = [tenant, after_seq]
-        if through_seq is not None:
-            where += " AND seq <= ?"
-            params.append(through_seq)
-        if types:
-            where += f" AND type IN ({_placeholders(len(types))})"
-            params.extend(int(t) for t in types)
-        params.append(limit)
-        sql = f"SELECT seq, time, session_id, type, payload, user_id FROM events WHERE {where} ORDER BY seq LIMIT ?"
-
-        def read(conn: sqlite3.Connection) -> list[Event]:
     async def redact_events(self, tenant: str, redaction: UserRedaction, limit: int) -> int:
         namespace = "json_extract(payload, '$.namespace')"
         selects: list[tuple[str, tuple[Any, ...]]] = []
@@ -995,6 +979,22 @@ class SqliteStore(Store):
 
         return await self._write(tx)
 
+    async def read_events(
+        self, tenant: str, after_seq: int, limit: int, *, types: Sequence[EventType] = (), through_seq: int | None = None
+    ) -> list[Event]:
+        check_event_filter(types, through_seq)
+        where = "tenant = ? AND seq > ?"
+        params: list[Any] = [tenant, after_seq]
+        if through_seq is not None:
+            where += " AND seq <= ?"
+            params.append(through_seq)
+        if types:
+            where += f" AND type IN ({_placeholders(len(types))})"
+            params.extend(int(t) for t in types)
+        params.append(limit)
+        sql = f"SELECT seq, time, session_id, type, payload, user_id FROM events WHERE {where} ORDER BY seq LIMIT ?"
+
+        def read(conn: sqlite3.Connection) -> list[Event]:
             rows = conn.execute(sql, params)
             return [Event(s, t, tenant, sid, EventType(ty), json.loads(p), u) for s, t, sid, ty, p, u in rows]
 
