@@ -177,6 +177,12 @@ class Config:
         "Qdrant Edge: rebuild the index once this many KB of vectors are outside it",
         minimum=1,
     )
+    vector_erase_seconds: float = setting(
+        60.0,
+        "Qdrant Edge: after a delete (ForgetUser, retention, clears), wait this long, then rewrite the "
+        "shard pair from its live points so no file keeps the deleted text (docs/OPERATIONS.md, Erasure)",
+        minimum=0.0,
+    )
     vector_min_free_mb: int = setting(
         128,
         "Qdrant Edge: free space (MB) its disk must keep; below it vector writes answer RESOURCE_EXHAUSTED "
@@ -196,12 +202,6 @@ class Config:
         secret=True,
     )
     index_message_keywords: bool = setting(
-    vector_erase_seconds: float = setting(
-        60.0,
-        "Qdrant Edge: after a delete (ForgetUser, retention, clears), wait this long, then rewrite the "
-        "shard pair from its live points so no file keeps the deleted text (docs/OPERATIONS.md, Erasure)",
-        minimum=0.0,
-    )
         True,
         "give saved user/assistant messages keyword (BM25) points, so a text SearchMemory needs no embedder "
         "(off: only UpsertVectors texts; docs/VECTORS.md)",

@@ -60,6 +60,7 @@ def edge_settings(config) -> dict:
         build_threads=config.vector_build_threads,
         rebuild_threshold_kb=config.vector_rebuild_threshold_kb,
         min_free_mb=config.vector_min_free_mb,
+        erase_seconds=config.vector_erase_seconds,
         migrate_from=data_dir / LOCAL_MODE_FOLDER,
     )
 
@@ -68,7 +69,6 @@ def edge_settings(config) -> dict:
 # called as `await function(engine)`: storage/qdrant/edge_process.py): the index synchronizer.
 ENGINE_HOOKS: tuple[str, ...] = (engine_sync.HOOK,)
 
-        erase_seconds=config.vector_erase_seconds,
 
 def engine_host(config) -> dict:
     """EdgeProcessIndex's `database`, `hooks` and `options`: the data dir's SQLite file and the
