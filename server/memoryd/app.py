@@ -28,6 +28,7 @@ from memoryd.domain.retention import Retention
 from memoryd.domain.store import Store
 from memoryd.domain.summaries import SearchRecaller, Summaries
 from memoryd.domain.watch import WatchHub
+from memoryd.formation import engine as formation
 from memoryd.transport import tls
 from memoryd.transport.access import Gate, access_table
 from memoryd.transport.auth import Authenticator, check_bind
@@ -37,6 +38,7 @@ from memoryd.transport.reflection import enable_reflection
 from memoryd.transport.rpc import GenericOnly, InflightBytes, add_service
 from memoryd.transport.servicers.entries import EntryServicer
 from memoryd.transport.servicers.events import EventServicer
+from memoryd.transport.servicers.formation import FormationServicer
 from memoryd.transport.servicers.memory import MemoryServicer
 from memoryd.transport.servicers.metadata import MetadataServicer
 from memoryd.transport.servicers.summaries import SummaryServicer
@@ -45,6 +47,7 @@ from memoryd.transport.tokens import FileWatch, TokenSource, prepare_tokens_file
 from memoryd.v1 import (
     entry_service_pb2,
     event_service_pb2,
+    formation_service_pb2,
     memory_service_pb2,
     metadata_service_pb2,
     summary_service_pb2,
@@ -69,6 +72,7 @@ class Parts:
     vectors: VectorRecall | None
     page_tokens: PageTokens
     servicers: dict[str, Any] = field(default_factory=dict)  # full service name -> servicer
+    formation: formation.Formation | None = None  # memory formation (docs/MEMORY.md); off without --llm-url
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,7 @@ SERVICES = (
                 p.vectors.defaults if p.vectors else recall.RecallDefaults(),
             ),
             p.auth,
+            profiles=p.formation,
         ),
     ),
     Service(
@@ -128,6 +133,12 @@ SERVICES = (
             ),
             p.auth,
         ),
+    ),
+)
+SERVICES += (
+    Service(
+        _service(formation_service_pb2, "FormationService"),
+        lambda p: FormationServicer(p.formation, p.auth, p.page_tokens, p.config.limits),
     ),
 )
 SERVICE_NAMES = tuple(service.name for service in SERVICES)
@@ -168,6 +179,7 @@ class App:
     # process may still hold the folder for a moment after a restart): the vector health
     # task sets it.
     vectors_ready: bool = False
+    formation: formation.Formation | None = None
 
     def reload_credentials(self) -> None:
         """Re-read the tokens file and a static JWKS file now (SIGHUP), changed or not."""
@@ -431,6 +443,7 @@ async def build(config: Config) -> Parts:
         await authenticator.jwt.keys.refresh()  # a failure is logged; JWTs answer UNAVAILABLE until a read succeeds
     auth = Gate(authenticator, store, config.limits, table, user_entry_scope=config.user_entry_scope)
     parts = Parts(config, store, storage_ready, auth, credentials, memory, hub, vectors, page_tokens)
+    parts.formation = formation.build(config, store, config.limits)
     for service in SERVICES:
         if vectors is not None or not service.needs_vectors:
             parts.servicers[service.name] = service.servicer(parts)
@@ -485,6 +498,8 @@ def _background_tasks(app: App) -> list[asyncio.Task]:
             )
         )
     tasks.append(asyncio.create_task(_watch_storage_health(app), name="storage-health"))
+    if app.formation is not None and app.formation.enabled:  # docs/MEMORY.md
+        tasks.append(asyncio.create_task(app.formation.run(), name="formation"))
     tasks.append(asyncio.create_task(_compact_events(app), name="event-compaction"))
     tasks.append(asyncio.create_task(_reload_credentials(app), name="credentials-reload"))
     tasks.append(asyncio.create_task(_sweep_retention(app), name="session-retention"))
@@ -558,6 +573,7 @@ async def serve(parts: Parts, *, reuse_port: bool = False, worker_index: int = 0
         vectors=vectors,
         storage_ready=storage_ready,
         authenticator=auth.authenticator,
+        formation=parts.formation,
     )
     app.tasks += _background_tasks(app)
     if config.port_file:

@@ -196,6 +196,34 @@ class Config:
     embedder_model: str = setting("", "embedding model name sent to the embedder")
     embedder_model_id: str = setting("", "model id of the vectors it computes (default openai:<model>)")
     embedder_api_key: str = setting("", "bearer key of the embeddings endpoint", secret=True)
+    llm_url: str = setting(
+        "",
+        "memory formation (docs/MEMORY.md): OpenAI-compatible chat-completions base URL (e.g. "
+        "http://localhost:8080/v1); empty: formation off",
+    )
+    llm_model: str = setting("", "memory formation: model name sent to --llm-url")
+    llm_api_key: str = setting("", "memory formation: bearer key of --llm-url", secret=True)
+    llm_api_key_file: str = setting("", "memory formation: file holding the bearer key of --llm-url")
+    llm_timeout_seconds: float = setting(
+        120.0, "memory formation: longest model call (a slower one is retried later)", minimum=0.1
+    )
+    formation_concurrency: int = setting(2, "memory formation: model calls at once per tenant", minimum=1, maximum=64)
+    formation_token_budget: int = setting(
+        0, "memory formation: tokens a tenant may spend per hour (prompt + completion); 0: no budget", minimum=0
+    )
+    formation_summary_max_messages: int = setting(
+        50, "memory formation: summarize a session's tail at this many messages (tenants may lower it)", minimum=1,
+        maximum=50,
+    )
+    formation_summary_max_chars: int = setting(
+        20_000, "memory formation: summarize a session's tail at this many characters", minimum=100
+    )
+    formation_summary_idle_seconds: int = setting(
+        1800, "memory formation: summarize a tail of two or more messages idle this long; 0: never", minimum=0
+    )
+    formation_profile_max_chars: int = setting(
+        2000, "memory formation: longest user profile document", minimum=100, maximum=8000
+    )
     page_token_secret: str = setting(
         "",
         "key that signs page tokens (default: one created once in the database)",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 
 import pytest
 from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage, function_tool
@@ -16,6 +17,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 
 from memoryd_client import MemoryClient, message, session_attributes, tool_call
 from memoryd_client.openai_agents import MemorydSession
+from tests.processes import MemorydServer
 
 NO_TRACING = RunConfig(tracing_disabled=True)
 
@@ -120,6 +122,50 @@ async def test_limit_semantics(client: MemoryClient, session_id: str):
     limited = MemorydSession(session_id, client, session_settings=SessionSettings(limit=3))
     assert [i["content"] for i in await limited.get_items()] == ["2", "3", "4"]
     assert len(await limited.get_items(limit=5)) == 5  # an explicit limit wins
+
+
+async def test_session_settings_may_be_a_dict(client: MemoryClient, session_id: str):
+    session = MemorydSession(session_id, client)
+    await session.add_items([{"role": "user", "content": str(i)} for i in range(4)])
+    limited = MemorydSession(session_id, client, session_settings={"limit": 2})
+    assert isinstance(limited.session_settings, SessionSettings) and limited.session_settings.limit == 2
+    assert [i["content"] for i in await limited.get_items()] == ["2", "3"]
+    assert MemorydSession(session_id, client).session_settings == SessionSettings()
+
+
+def test_a_session_works_from_any_thread_and_loop(memoryd: MemorydServer, session_id: str):
+    """As the SDK's SQLiteSession: a client made where no loop runs, then used from
+    `asyncio.run` in fresh threads, from `Runner.run_sync`, and from one loop after another."""
+    client = MemoryClient(memoryd.target)  # no running loop here
+    session = MemorydSession(session_id, client)
+    try:
+        asyncio.run(session.add_items([{"role": "user", "content": "from the main thread"}]))
+
+        def in_a_thread(i: int) -> None:
+            asyncio.run(session.add_items([{"role": "user", "content": f"thread {i}"}]))
+
+        threads = [threading.Thread(target=in_a_thread, args=(i,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        contents = [i["content"] for i in asyncio.run(session.get_items())]
+        assert contents[0] == "from the main thread" and sorted(contents[1:]) == [f"thread {i}" for i in range(4)]
+
+        model = Scripted([[said("Hello from run_sync.", "msg_9")]])
+        agent = Agent(name="Assistant", instructions="Be brief.", model=model)
+        result = Runner.run_sync(agent, "hi", session=session, run_config=NO_TRACING)
+        assert result.final_output == "Hello from run_sync."
+        assert len(model.inputs[0]) == 6  # the five items read back, then the new input
+        assert asyncio.run(session.pop_item())["content"][0]["text"] == "Hello from run_sync."
+
+        result = {}
+        worker = threading.Thread(target=lambda: result.update(items=asyncio.run(session.get_items(limit=1))))
+        worker.start()
+        worker.join()
+        assert result["items"] == [{"role": "user", "content": "hi"}]
+    finally:
+        asyncio.run(client.close())
 
 
 async def test_pop_returns_the_newest_and_none_when_empty(client: MemoryClient, session_id: str):

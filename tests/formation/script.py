@@ -3,8 +3,8 @@ formation must derive is a function of the log that the tests compute on their o
 
 - facts (schema memoryd_facts): every user message "my <key> is <value>" states the fact
   "user's <key> is <value>" (sources: that message). A known fact Fk "user's <key> is <value>"
-  with the same value makes it a duplicate of Fk; with another value it supersedes Fk. Other
-  messages state nothing.
+  with the same value makes it a duplicate of Fk; with another value it supersedes Fk; the
+  same holds for a fact earlier in the same answer (target "Nk"). Other messages state nothing.
 - summary (memoryd_summary): "summary: " and the texts of the new messages joined by " | ".
 - profile (memoryd_profile): the fact texts joined by "; ".
 
@@ -79,6 +79,7 @@ class Model:
             if key in known:
                 label, old = known[key]
                 action, target = ("duplicate" if old == value else "supersedes"), label
+            known[key] = (f"N{len(out) + 1}", value)  # later messages refer to this answer's fact
             out.append(
                 {
                     "text": fact_text(key, value),

@@ -15,6 +15,8 @@ import pytest
 
 from memoryd.app import App, start
 from memoryd.config import Config
+from tests.formation.script import Model
+from tests.llm_server import ScriptedLLM
 from tests.security.harness import new_token, tokens_text
 
 CASE_TENANTS = 48
@@ -37,11 +39,14 @@ class Server:
 async def server(tmp_path_factory):
     tenants = ["acme", *(f"{side}{i}" for i in range(CASE_TENANTS) for side in ("grpc", "http"))]
     tokens = {tenant: new_token() for tenant in tenants}
+    llm = ScriptedLLM(Model()).__enter__()  # memory formation's model (FormationService's cases)
     config = Config(
         listen="127.0.0.1:0",
         data_dir=tmp_path_factory.mktemp("http"),
         tokens=tokens_text(tokens),
         log_level="warning",
+        llm_url=llm.url,
+        llm_model=llm.model,
     )
     app = await start(config)
     assert app.http_port, "HTTP is on by default"
@@ -50,6 +55,7 @@ async def server(tmp_path_factory):
         yield Server(app, f"127.0.0.1:{app.port}", f"http://127.0.0.1:{app.http_port}", tokens, channel, http)
     await channel.close()
     await app.stop(0)
+    llm.close()
 
 
 @pytest.fixture

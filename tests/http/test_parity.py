@@ -49,6 +49,15 @@ METADATA = ("memoryd.v1.MetadataService.SaveMetadata", {"namespace": "app", "key
 SUMMARY = ("memoryd.v1.SummaryService.SaveSummary", {"session_id": S, "from_seq": "1", "to_seq": "2", "text": "they greeted"})
 OWNER = ("memoryd.v1.MemoryService.UpdateSession", {"session_id": S, "attributes": {"user_id": "ann", "labels": {"plan": "pro"}}})
 ENTRY = ("memoryd.v1.EntryService.SaveEntry", {"scope": "u:1", "text": "likes green tea", "tags": ["drink"]})
+# Memory formation with the scripted model (tests/formation/script.py) behind --llm-url.
+FACT_SEED = (
+    SAVE_MESSAGES,
+    {"session_id": "told", "session_attributes": {"user_id": "ann"},
+     "messages": [{"role": "user", "content": "my city is Paris", "timestamp": "1000"}]},
+)
+FORMED = ("memoryd.v1.FormationService.WaitForFormation", lambda setup: {"event_seq": setup[0]["event_seq"], "timeout_ms": "20000"})
+FACTS = ("memoryd.v1.FormationService.ListFacts", {"user_id": "ann"})
+FORMATION_SETTINGS = ("memoryd.v1.FormationService.SetFormationSettings", {"settings": {"summary_max_messages": 10}})
 
 
 def _point(setup: list[dict], index: int, vector: list[float]) -> dict:
@@ -117,10 +126,25 @@ CASES: dict[str, Case] = {
     "memoryd.v1.EntryService.SearchEntries": Case({"scope": "u:1", "query": "tea", "limit": 5}, setup=[ENTRY]),
     "memoryd.v1.EntryService.ForgetEntry": Case(lambda setup: {"scope": "u:1", "entry_id": setup[0]["entry"]["id"]}, setup=[ENTRY]),
     "memoryd.v1.EntryService.ListEntries": Case({"scope": "u:1"}, setup=[ENTRY]),
+    "memoryd.v1.FormationService.ListFacts": Case({"user_id": "ann", "include_superseded": True}, setup=[FACT_SEED, FORMED]),
+    "memoryd.v1.FormationService.GetProfile": Case({"user_id": "ann"}, setup=[FACT_SEED, FORMED]),
+    "memoryd.v1.FormationService.UpdateFact": Case(
+        lambda setup: {"user_id": "ann", "fact_id": setup[2]["facts"][0]["id"], "text": "user's city is Lyon"},
+        setup=[FACT_SEED, FORMED, FACTS],
+    ),
+    "memoryd.v1.FormationService.DeleteFact": Case(
+        lambda setup: {"user_id": "ann", "fact_id": setup[2]["facts"][0]["id"]}, setup=[FACT_SEED, FORMED, FACTS]
+    ),
+    "memoryd.v1.FormationService.WaitForFormation": Case(FORMED[1], setup=[FACT_SEED]),
+    "memoryd.v1.FormationService.GetFormationStatus": Case({}, setup=[FACT_SEED, FORMED]),
+    "memoryd.v1.FormationService.GetFormationSettings": Case({"session_id": "told"}, setup=[FORMATION_SETTINGS]),
+    "memoryd.v1.FormationService.SetFormationSettings": Case(FORMATION_SETTINGS[1], setup=[]),
 }
 
 # Values the server generates per call (uuids, its clock); equal in shape, not in value.
 GENERATED = {"id", "ids", "message_id", "point_id", "point_ids", "create_time", "update_time", "last_activity", "entry_id", "time"}
+# Formation's log positions when a wait ended: where each consumer stood then (timing).
+GENERATED |= {"position", "latest", "lag", "fact_ids"}
 UNARY = sorted(m.full_name for m in methods(streaming=False))
 _tenants = itertools.count()
 

@@ -33,7 +33,7 @@ def test_every_served_rpc_has_one_scope_and_a_user_access():
     assert set(TABLE) == served and len(served) >= 36
     assert {access.scope for access in TABLE.values()} == ALL_SCOPES
     admin = sorted(name.rpartition(".")[2] for name, access in TABLE.items() if access.scope == "memory:admin")
-    assert admin == ["ClearAll", "ForgetUser"]
+    assert admin == ["ClearAll", "ForgetUser", "SetFormationSettings"]
 
 
 def _service_without_access() -> descriptor_pool.DescriptorPool:

@@ -11,6 +11,7 @@ import grpc
 from .connection import Connection, bearer_metadata
 from .errors import from_rpc_error
 from .idempotency import AsyncIdempotencyKeyInterceptor
+from .loops import LoopChannels
 from .watch import EventWatch, Resumption
 
 Response = TypeVar("Response")
@@ -30,18 +31,25 @@ class MemoryClient(Connection):
     Every append gets an idempotency key when it has none, so the retried
     RPCs are safe to run twice. Failed calls raise memoryd_client.RpcError
     subclasses carrying the server's google.rpc details.
+
+    One client serves every event loop: it may be made where no loop runs, and called from
+    `asyncio.run` in any thread or from a framework's own loop (`Runner.run_sync`); each
+    loop gets its own grpc.aio channel on its first call (memoryd_client.loops).
     """
 
     def _open_channel(
         self, target: str, credentials: grpc.ChannelCredentials | None, options: list[tuple[str, Any]]
-    ) -> grpc.aio.Channel:
-        interceptors = [AsyncIdempotencyKeyInterceptor()]
-        if credentials is None:
-            return grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
-        return grpc.aio.secure_channel(target, credentials, options=options, interceptors=interceptors)
+    ) -> LoopChannels:
+        def open_channel() -> grpc.aio.Channel:
+            interceptors = [AsyncIdempotencyKeyInterceptor()]
+            if credentials is None:
+                return grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
+            return grpc.aio.secure_channel(target, credentials, options=options, interceptors=interceptors)
+
+        return LoopChannels(open_channel)
 
     async def close(self) -> None:
-        """Closes the channel."""
+        """Closes the channels (every loop's that is still running)."""
         await self.channel.close()
 
     async def __aenter__(self) -> MemoryClient:

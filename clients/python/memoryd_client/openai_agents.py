@@ -87,7 +87,12 @@ class MemorydSession:
         client: a MemoryClient (the SDK's session methods are async).
         attributes: session attributes (memoryd_client.session_attributes: user_id,
             agent_id, labels) saved with every item.
-        session_settings: the SDK's SessionSettings; its `limit` is the default of get_items.
+        session_settings: the SDK's SessionSettings, or a dict of its fields; its `limit` is
+            the default of get_items.
+
+    Usable from any thread and event loop, as the SDK's own sessions are: the client opens a
+    channel per loop (MemoryClient), so `Runner.run_sync` and `asyncio.run` in a worker
+    thread work with a client made anywhere.
 
     Contract (the SDK's, as its SQLiteSession keeps it): get_items returns items oldest
     first, all of them, or with `limit` > 0 the newest `limit`, with `limit` == 0 none and a
@@ -102,15 +107,19 @@ class MemorydSession:
         client: MemoryClient,
         *,
         attributes: message_pb2.SessionAttributes | None = None,
-        session_settings: SessionSettings | None = None,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
     ) -> None:
+        from agents.memory.session_settings import SessionSettings, coerce_session_settings
+
         self.session_id = session_id
         self.client = client
         self.attributes = attributes
-        self.session_settings = session_settings
+        self.session_settings = (
+            coerce_session_settings(session_settings) if session_settings is not None else SessionSettings()
+        )
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        if limit is None and self.session_settings is not None:
+        if limit is None:
             limit = self.session_settings.limit
         if limit is not None and limit < 0:
             limit = None

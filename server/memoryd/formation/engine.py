@@ -63,6 +63,38 @@ class Options:
     sweep_seconds: float = SWEEP_SECONDS
 
 
+def build(config, store: Store, limits) -> Formation:
+    """Formation as `config` (memoryd.config.Config) asks: on with --llm-url, else off."""
+    from memoryd.formation.openai_chat import OpenAIChat  # the SDK only where it is used
+
+    summaries = Summaries(store, limits)
+    defaults = Settings(
+        summary_max_messages=config.formation_summary_max_messages,
+        summary_max_chars=config.formation_summary_max_chars,
+        summary_idle_seconds=config.formation_summary_idle_seconds,
+        profile_max_chars=config.formation_profile_max_chars,
+    )
+    options = Options(
+        defaults=defaults,
+        concurrency=config.formation_concurrency,
+        token_budget=config.formation_token_budget,
+        lease=True,  # replicas and --workers: one process applies each strategy's logs
+    )
+    if not config.llm_url:
+        return Formation(store, summaries, None, options)
+    key = config.llm_api_key
+    if config.llm_api_key_file:
+        try:
+            with open(config.llm_api_key_file, encoding="utf-8") as handle:
+                key = handle.read().strip()
+        except OSError as error:
+            raise ValueError(f"--llm-api-key-file {config.llm_api_key_file}: {error.strerror}") from None
+    if not config.llm_model:
+        raise ValueError("--llm-url needs --llm-model (the model name the endpoint serves)")
+    model = OpenAIChat(config.llm_url, config.llm_model, key, timeout_seconds=config.llm_timeout_seconds)
+    return Formation(store, summaries, model, options)
+
+
 def off() -> FailedPrecondition:
     return FailedPrecondition(
         "memory formation is off on this server: start it with --llm-url (docs/MEMORY.md)", reason="FORMATION_OFF"
@@ -108,6 +140,20 @@ class Formation:
         return self.runtime is not None
 
     # -- lifecycle ---------------------------------------------------------------------
+    async def run(self) -> None:
+        """The server's background task: the consumers and the idle sweep until cancelled,
+        then the cursors persisted and the leases handed on."""
+        if self.runtime is None:
+            return
+        try:
+            await asyncio.gather(self.runtime.run(), self._sweeps())
+        finally:
+            with contextlib.suppress(Exception):
+                await self.runtime.close()
+            if self.meter is not None:
+                with contextlib.suppress(Exception):
+                    await self.meter.close()
+
     def start(self) -> None:
         if self.runtime is None or self._tasks:
             return

@@ -81,8 +81,9 @@ SYSTEM = (
     "one (YYYY-MM-DD, else null), a few keywords, and `sources`: the numbers n of the messages Mn "
     "it comes from. Known facts are labelled F1, F2, ...: when a fact is already known answer "
     "action 'duplicate' with target 'Fk'; when it replaces a known fact (the user changed their "
-    "mind, moved, ...) answer action 'supersedes' with target 'Fk'; otherwise action 'new' with "
-    "target null. Leave out small talk and anything not about the user. An empty list is a fine "
+    "mind, moved, ...) answer action 'supersedes' with target 'Fk'; a fact may also duplicate or "
+    "supersede an earlier fact of your own answer: target 'Nk' is the k-th fact of your list. "
+    "Otherwise answer action 'new' with target null. Leave out small talk and anything not about the user. An empty list is a fine "
     "answer. " + llm.DATA_RULE
 )
 
@@ -179,7 +180,11 @@ class FactsConsumer:
 
     # -- extraction ------------------------------------------------------------
     async def extract(self, tenant: str, session_id: str, through: int) -> None:
-        """Extract the session's messages after its progress through seq `through`."""
+        """Extract the session's messages after its progress through seq `through`. A session
+        without an owner, or with facts off, is left as it is (no progress is written: once it
+        has an owner and facts on, its whole history is extracted for that owner)."""
+        if not await self._owner(tenant, session_id) or not (await self.settings.effective(tenant, session_id)).facts_enabled:
+            return
         while True:
             progress = await self.records.progress(tenant, session_id)
             done = int(progress["seq"]) if progress else 0
@@ -263,7 +268,7 @@ class FactsConsumer:
         to_seq: int,
     ) -> None:
         """The server's decision on the model's proposals (see the module's docstring)."""
-        labels = {f"F{i}": f for i, f in enumerate(shown, 1)}
+        labels = {f"F{i}": f.id for i, f in enumerate(shown, 1)}
         state: dict[str, Fact] = {f.id: f for f in shown}  # as changed by this batch
         for fact_id, (_, after) in change.facts.items():  # a rewrite's unlinking went first
             if after is None:
@@ -279,7 +284,7 @@ class FactsConsumer:
             chosen = [messages[n - 1] for n in dict.fromkeys(numbers)] or list(messages)
             sources = tuple(Source(session_id, m.id, m.seq) for m in chosen)
             label = (item.get("target") or "").strip()
-            target = state.get(labels[label].id) if label in labels else None
+            target = state.get(labels[label]) if label in labels else None
             action = item.get("action", "new")
             same = by_text.get(_normal(text))
             if same is not None and same in state:
@@ -302,6 +307,7 @@ class FactsConsumer:
                 create_time=now,
                 update_time=now,
             )
+            labels[f"N{ordinal + 1}"] = fact.id  # the model's own earlier facts, as targets
             if fact.id in state:  # the same proposal twice in one answer
                 continue
             change.put(None, fact)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from memoryd.domain import recall
 from memoryd.domain.summaries import ContextRequest, SliceQuery, Summaries, Summary
 from memoryd.transport.access import Gate
@@ -39,10 +41,12 @@ def summary_to_proto(summary: Summary, target: pb.Summary) -> None:
 
 
 class SummaryServicer(pb_grpc.SummaryServiceServicer):
-    def __init__(self, summaries: Summaries, auth: Gate) -> None:
+    def __init__(self, summaries: Summaries, auth: Gate, profiles: Any = None) -> None:
         self.summaries = summaries
         self.auth = auth
         self.limits = summaries.limits
+        # formation.engine.Formation: AssembleContext adds the session owner's profile.
+        self.profiles = profiles
 
     def _check(self, session_id: str) -> Check:
         check = Check(self.limits)
@@ -170,7 +174,21 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
             response.cuts.add(
                 part=int(cut.part), reason=int(cut.reason), id=cut.id, cut_chars=cut.cut_chars, truncated=cut.truncated
             )
+        await self._profile(tenant, request.session_id, response.profile)
         return response
+
+    async def _profile(self, tenant: str, session_id: str, target) -> None:
+        """The formed profile of the session's owner (docs/MEMORY.md), when there is one."""
+        if self.profiles is None:
+            return
+        info = await self.summaries.store.get_session(tenant, session_id)
+        user = info.attributes.user_id if info is not None else ""
+        profile = await self.profiles.get_profile(tenant, user) if user else None
+        if profile is not None:
+            target.user_id = profile.user_id
+            target.text = profile.text
+            target.fact_ids.extend(profile.fact_ids)
+            target.update_time = profile.update_time
 
     @unary
     async def SearchSummaries(

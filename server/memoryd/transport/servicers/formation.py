@@ -1,0 +1,206 @@
+"""memoryd.v1.FormationService: formed facts and profiles, corrections, waits, status and
+settings (docs/MEMORY.md). The domain is formation/engine.py."""
+
+from __future__ import annotations
+
+from memoryd.domain.errors import PermissionDenied
+from memoryd.domain.paging import PageTokens
+from memoryd.formation import settings as fs
+from memoryd.formation.engine import Formation, off
+from memoryd.formation.facts import CATEGORIES, MAX_FACT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS
+from memoryd.formation.records import Fact, Profile
+from memoryd.transport.access import Gate
+from memoryd.transport.rpc import unary
+from memoryd.transport.validation import Check
+from memoryd.v1 import formation_service_pb2 as pb
+from memoryd.v1 import formation_service_pb2_grpc as pb_grpc
+
+DEFAULT_PAGE = 100
+MAX_WAIT_MS = 10 * 60 * 1000
+STRATEGIES = {"summary": pb.FORMATION_STRATEGY_SUMMARY, "facts": pb.FORMATION_STRATEGY_FACTS, "profile": pb.FORMATION_STRATEGY_PROFILE}
+SETTING_FIELDS = tuple(f.name for f in pb.FormationSettings.DESCRIPTOR.fields)
+
+
+def fact_to_proto(fact: Fact, target: pb.Fact) -> None:
+    target.id = fact.id
+    target.user_id = fact.user_id
+    target.text = fact.text
+    target.category = fact.category
+    target.event_time = fact.event_time
+    target.keywords.extend(fact.keywords)
+    for source in fact.sources:
+        target.sources.add(session_id=source.session_id, message_id=source.message_id, seq=source.seq)
+    target.create_time = fact.create_time
+    target.update_time = fact.update_time
+    target.valid_to = fact.valid_to
+    target.superseded_by = fact.superseded_by
+    target.corrected = fact.corrected
+
+
+def profile_to_proto(profile: Profile, target: pb.UserProfile) -> None:
+    target.user_id = profile.user_id
+    target.text = profile.text
+    target.fact_ids.extend(profile.fact_ids)
+    target.update_time = profile.update_time
+
+
+def settings_to_proto(values: dict, target: pb.FormationSettings) -> None:
+    for name in SETTING_FIELDS:
+        if values.get(name) is not None:
+            setattr(target, name, values[name])
+
+
+class FormationServicer(pb_grpc.FormationServiceServicer):
+    def __init__(self, formation: Formation, auth: Gate, page_tokens: PageTokens, limits) -> None:
+        self.formation = formation
+        self.auth = auth
+        self.page_tokens = page_tokens
+        self.limits = limits
+
+    def _user(self, context, user_id: str) -> Check:
+        """A check with the user named; a token bound to an end user may name only its own."""
+        check = Check(self.limits)
+        check.name("user_id", user_id)
+        caller = context.caller.user_id
+        if caller is not None and user_id and user_id != caller:
+            raise PermissionDenied(
+                "a token bound to an end user reads and changes only that user's formed memory",
+                reason="USER_ACCESS_DENIED",
+                metadata={"field": "user_id"},
+            )
+        return check
+
+    @unary
+    async def ListFacts(self, request: pb.ListFactsRequest, context, tenant: str) -> pb.ListFactsResponse:
+        check = self._user(context, request.user_id)
+        check.name("session_id", request.session_id, required=False)
+        check.page_size("page_size", request.page_size)
+        check.done()
+        size = min(request.page_size or DEFAULT_PAGE, self.limits.max_page_size)
+        scope = ("facts", request.user_id, request.session_id, request.include_superseded)
+        position = await self.page_tokens.decode(tenant, scope, request.page_token)
+        facts, after = await self.formation.list_facts(
+            tenant, request.user_id, request.session_id, request.include_superseded, size, position["after"] if position else None
+        )
+        token = await self.page_tokens.encode(tenant, scope, {"after": after}) if after is not None else ""
+        response = pb.ListFactsResponse(next_page_token=token)
+        for fact in facts:
+            fact_to_proto(fact, response.facts.add())
+        return response
+
+    @unary
+    async def GetProfile(self, request: pb.GetProfileRequest, context, tenant: str) -> pb.GetProfileResponse:
+        self._user(context, request.user_id).done()
+        response = pb.GetProfileResponse()
+        profile = await self.formation.get_profile(tenant, request.user_id)
+        if profile is not None:
+            profile_to_proto(profile, response.profile)
+        return response
+
+    @unary
+    async def UpdateFact(self, request: pb.UpdateFactRequest, context, tenant: str) -> pb.UpdateFactResponse:
+        check = self._user(context, request.user_id)
+        check.name("fact_id", request.fact_id)
+        text = " ".join(request.text.split())
+        if not text:
+            check.fail("text", "must not be blank")
+        elif len(text) > MAX_FACT_CHARS:
+            check.fail("text", f"must be at most {MAX_FACT_CHARS} characters")
+        if request.category and request.category not in CATEGORIES:
+            check.fail("category", "must be one of " + ", ".join(CATEGORIES))
+        if check.count("keywords", request.keywords, MAX_KEYWORDS):
+            for i, keyword in enumerate(request.keywords):
+                if not keyword.strip() or len(keyword) > MAX_KEYWORD_CHARS:
+                    check.fail(f"keywords[{i}]", f"must be 1-{MAX_KEYWORD_CHARS} characters")
+        check.non_negative("event_time", request.event_time)
+        check.done()
+        fact = await self.formation.update_fact(
+            tenant, request.user_id, request.fact_id, text, request.category, list(request.keywords), request.event_time
+        )
+        response = pb.UpdateFactResponse()
+        fact_to_proto(fact, response.fact)
+        return response
+
+    @unary
+    async def DeleteFact(self, request: pb.DeleteFactRequest, context, tenant: str) -> pb.DeleteFactResponse:
+        check = self._user(context, request.user_id)
+        check.name("fact_id", request.fact_id)
+        check.done()
+        return pb.DeleteFactResponse(deleted=await self.formation.delete_fact(tenant, request.user_id, request.fact_id))
+
+    @unary
+    async def WaitForFormation(
+        self, request: pb.WaitForFormationRequest, context, tenant: str
+    ) -> pb.WaitForFormationResponse:
+        check = Check(self.limits)
+        check.non_negative("event_seq", request.event_seq)
+        check.non_negative("timeout_ms", request.timeout_ms)
+        if request.timeout_ms > MAX_WAIT_MS:
+            check.fail("timeout_ms", f"must be at most {MAX_WAIT_MS}")
+        check.done()
+        timeout = request.timeout_ms / 1000 if request.timeout_ms else None
+        remaining = context.time_remaining() if hasattr(context, "time_remaining") else None
+        if remaining is not None:  # end before the call's own deadline, so the answer still goes out
+            timeout = min(timeout if timeout is not None else remaining, max(0.0, remaining - 0.05))
+        statuses = await self.formation.wait(tenant, request.event_seq, timeout)
+        response = pb.WaitForFormationResponse()
+        for status in statuses:
+            self._status(status, response.strategies.add())
+        return response
+
+    @staticmethod
+    def _status(status, target: pb.StrategyStatus) -> None:
+        target.strategy = STRATEGIES[status.strategy]
+        target.position = status.position
+        target.latest = status.latest
+        target.lag = status.lag
+        target.last_error = status.last_error
+        target.llm_calls = status.usage.calls
+        target.llm_failures = status.usage.failures
+        target.prompt_tokens = status.usage.prompt_tokens
+        target.completion_tokens = status.usage.completion_tokens
+
+    @unary
+    async def GetFormationStatus(
+        self, request: pb.GetFormationStatusRequest, context, tenant: str
+    ) -> pb.GetFormationStatusResponse:
+        formation = self.formation
+        if not formation.enabled:
+            return pb.GetFormationStatusResponse(enabled=False, tokens_left=-1)
+        latest = (await formation.store.event_bounds(tenant))[1]
+        response = pb.GetFormationStatusResponse(
+            enabled=True, model=formation.model.model if formation.model else "", tokens_left=formation.tokens_left(tenant)
+        )
+        for status in formation.status(tenant, latest):
+            self._status(status, response.strategies.add())
+        return response
+
+    @unary
+    async def GetFormationSettings(
+        self, request: pb.GetFormationSettingsRequest, context, tenant: str
+    ) -> pb.GetFormationSettingsResponse:
+        check = Check(self.limits)
+        check.name("session_id", request.session_id, required=False)
+        check.done()
+        response = pb.GetFormationSettingsResponse()
+        settings_to_proto(await self.formation.settings.stored(tenant, request.session_id), response.stored)
+        effective = await self.formation.settings.effective(tenant, request.session_id)
+        settings_to_proto({n: getattr(effective, n) for n in SETTING_FIELDS}, response.effective)
+        return response
+
+    @unary
+    async def SetFormationSettings(
+        self, request: pb.SetFormationSettingsRequest, context, tenant: str
+    ) -> pb.SetFormationSettingsResponse:
+        check = Check(self.limits)
+        check.name("session_id", request.session_id, required=False)
+        values = {n: getattr(request.settings, n) for n in SETTING_FIELDS if request.settings.HasField(n)}
+        for name, problem in fs.problems(values):
+            check.fail(f"settings.{name}", problem)
+        check.done()
+        if not self.formation.enabled:
+            raise off()
+        effective = await self.formation.settings.save(tenant, request.session_id, values)
+        response = pb.SetFormationSettingsResponse()
+        settings_to_proto({n: getattr(effective, n) for n in SETTING_FIELDS}, response.effective)
+        return response

@@ -1,0 +1,139 @@
+"""FormationService end to end: a real server (in process, gRPC on a port) with --llm-url at
+the scripted chat-completions server; writes return their log position, WaitForFormation
+returns once formation processed it, and the formed memory reads back through the contract
+(ListFacts with history and paging, GetProfile, AssembleContext.profile, status, settings,
+Watch events). Formation off: the RPCs say so."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from memoryd.app import start
+from memoryd.config import Config
+from memoryd.v1 import event_pb2, event_service_pb2, event_service_pb2_grpc, formation_service_pb2 as fpb
+from memoryd.v1 import formation_service_pb2_grpc, memory_service_pb2 as mpb, memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import summary_service_pb2 as spb, summary_service_pb2_grpc
+from tests.formation.script import Model
+from tests.llm_server import ScriptedLLM, server_error
+
+
+def config(tmp_path, **values) -> Config:
+    return Config(listen="127.0.0.1:0", http_listen="off", data_dir=tmp_path, vectors_enabled=False, **values)
+
+
+async def save(memory, session, *texts, user="alice"):
+    request = mpb.SaveMessagesRequest(session_id=session, session_attributes=message_pb2.SessionAttributes(user_id=user))
+    for text in texts:
+        request.messages.add(role="user", content=text)
+    return await memory.SaveMessages(request)
+
+
+async def test_formation_over_grpc(tmp_path):
+    model = Model()
+    with ScriptedLLM(model) as llm:
+        app = await start(config(tmp_path, llm_url=llm.url, llm_model=llm.model, formation_summary_max_messages=4))
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+                memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
+                formation = formation_service_pb2_grpc.FormationServiceStub(channel)
+                summaries = summary_service_pb2_grpc.SummaryServiceStub(channel)
+                events = event_service_pb2_grpc.EventServiceStub(channel)
+                await save(memory, "s1", "my city is Paris", "my food is rice", "hi", "my pet is cat")
+                wrote = await save(memory, "s1", "my city is Rome")
+                waited = await formation.WaitForFormation(fpb.WaitForFormationRequest(event_seq=wrote.event_seq, timeout_ms=20_000))
+                assert {s.strategy for s in waited.strategies} == {1, 2, 3}
+                assert all(s.position >= wrote.event_seq for s in waited.strategies)
+
+                current = await formation.ListFacts(fpb.ListFactsRequest(user_id="alice"))
+                assert sorted(f.text for f in current.facts) == ["user's city is Rome", "user's food is rice", "user's pet is cat"]
+                pages, token = [], ""
+                while True:
+                    page = await formation.ListFacts(
+                        fpb.ListFactsRequest(user_id="alice", include_superseded=True, page_size=2, page_token=token)
+                    )
+                    pages.append(len(page.facts))
+                    token = page.next_page_token
+                    if not token:
+                        break
+                    # The token is bound to the request it came from.
+                    with pytest.raises(grpc.aio.AioRpcError) as caught:
+                        await formation.ListFacts(fpb.ListFactsRequest(user_id="bob", page_token=token))
+                    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert sum(pages) == 4 and max(pages) == 2
+                paris = [f for f in (await formation.ListFacts(fpb.ListFactsRequest(user_id="alice", include_superseded=True))).facts if f.valid_to]
+                assert [f.text for f in paris] == ["user's city is Paris"] and paris[0].superseded_by
+                assert paris[0].sources[0].session_id == "s1" and paris[0].sources[0].seq == 1
+
+                profile = await formation.GetProfile(fpb.GetProfileRequest(user_id="alice"))
+                assert "user's city is Rome" in profile.profile.text
+                context = await summaries.AssembleContext(spb.AssembleContextRequest(session_id="s1"))
+                assert context.profile.text == profile.profile.text and context.summary.to_seq == 4
+                assert [m.message.content for m in context.messages] == ["my city is Rome"]
+
+                rome = next(f for f in current.facts if "Rome" in f.text)
+                fixed = await formation.UpdateFact(fpb.UpdateFactRequest(user_id="alice", fact_id=rome.id, text="user's city is Roma"))
+                assert fixed.fact.corrected and fixed.fact.text == "user's city is Roma"
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await formation.UpdateFact(fpb.UpdateFactRequest(user_id="alice", fact_id="nope", text="x"))
+                assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+                assert (await formation.DeleteFact(fpb.DeleteFactRequest(user_id="alice", fact_id=rome.id))).deleted
+
+                status = await formation.GetFormationStatus(fpb.GetFormationStatusRequest())
+                assert status.enabled and status.model == llm.model and status.tokens_left == -1
+                by = {s.strategy: s for s in status.strategies}
+                assert by[fpb.FORMATION_STRATEGY_FACTS].llm_calls >= 1 and by[fpb.FORMATION_STRATEGY_FACTS].prompt_tokens > 0
+
+                settings = await formation.SetFormationSettings(
+                    fpb.SetFormationSettingsRequest(session_id="s2", settings=fpb.FormationSettings(facts_enabled=False))
+                )
+                assert not settings.effective.facts_enabled and settings.effective.summary_max_messages == 4
+                got = await formation.GetFormationSettings(fpb.GetFormationSettingsRequest(session_id="s2"))
+                assert got.stored.HasField("facts_enabled") and not got.stored.HasField("summary_enabled")
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await formation.SetFormationSettings(
+                        fpb.SetFormationSettingsRequest(settings=fpb.FormationSettings(summary_max_messages=51))
+                    )
+                assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+                # Formation is behind while the model is down: the wait says so, with positions.
+                model.faults.extend([server_error()] * 1000)
+                wrote = await save(memory, "s1", "my car is red")
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await formation.WaitForFormation(fpb.WaitForFormationRequest(event_seq=wrote.event_seq, timeout_ms=500))
+                assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+                info = dict(caught.value.trailing_metadata() or ())
+                assert caught.value.details().startswith("memory formation has not processed")
+                model.faults.clear()
+                await formation.WaitForFormation(fpb.WaitForFormationRequest(event_seq=wrote.event_seq, timeout_ms=20_000))
+                texts = [f.text for f in (await formation.ListFacts(fpb.ListFactsRequest(user_id="alice"))).facts]
+                assert "user's car is red" in texts
+
+                watch = events.Watch(event_service_pb2.WatchRequest(after_seq=0, types=[event_pb2.EVENT_TYPE_MEMORY_FORMED, event_pb2.EVENT_TYPE_MEMORY_SUPERSEDED, event_pb2.EVENT_TYPE_MEMORY_REMOVED]))
+                seen = []
+                async for item in watch:
+                    if item.HasField("event"):
+                        seen.append((item.event.type, item.event.WhichOneof("payload")))
+                    if len(seen) >= 3:
+                        break
+                watch.cancel()
+                assert (event_pb2.EVENT_TYPE_MEMORY_FORMED, "memory_formed") in seen
+                del info
+        finally:
+            await app.stop(0)
+
+
+async def test_formation_off_says_so(tmp_path):
+    app = await start(config(tmp_path))
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+            formation = formation_service_pb2_grpc.FormationServiceStub(channel)
+            status = await formation.GetFormationStatus(fpb.GetFormationStatusRequest())
+            assert not status.enabled and not status.strategies
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await formation.WaitForFormation(fpb.WaitForFormationRequest(event_seq=1))
+            assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert "FORMATION_OFF" in str(caught.value.debug_error_string()) or "--llm-url" in caught.value.details()
+            assert not (await formation.ListFacts(fpb.ListFactsRequest(user_id="alice"))).facts
+    finally:
+        await app.stop(0)
