@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import unicodedata
 
 import pytest
 
@@ -24,6 +25,15 @@ async def test_keywords_are_words_in_english_and_in_chinese(entries, tenant):
     assert [h.entry.id for h in (await entries.search(tenant, "zh", "摄影", 10))[0]] == [photo.entry.id]
     # Case and inflection do not matter ("drinking" and "drinks" share a stem).
     assert [h.entry.id for h in (await entries.search(tenant, "zh", "tea drinking", 10))[0]] == [tea.entry.id]
+
+
+async def test_japanese_keywords_find_their_entry(entries, tenant):
+    """Kana and mixed kana/kanji are split into searchable units; NFD kana match NFC."""
+    adk = await entries.save(tenant, "ja", "私はPythonでADKを使っています", [])
+    db = await entries.save(tenant, "ja", unicodedata.normalize("NFD", "来週からデータベースの設計を始めます"), [])
+    await entries.save(tenant, "ja", "我喜欢摄影和旅行", [])
+    for query, saved in (("使って", adk), ("データベース", db), ("設計", db), ("ﾃﾞｰﾀﾍﾞｰｽ", db)):
+        assert [h.entry.id for h in (await entries.search(tenant, "ja", query, 10))[0]] == [saved.entry.id], query
 
 
 async def test_duplicates_are_not_stored_twice(entries, tenant, store):
