@@ -41,33 +41,37 @@ pytest_plugins = ["tests.qdrant_server"]
 # Processes: tests start them through tests/processes.py, each leading a process group of its
 # own; these hooks kill the groups a test (or a function-scoped fixture) started when it ends,
 # however it ends (pytest-timeout's signal raises in the test: teardown still runs), and every
-# group still running at the end of the session.
-@pytest.hookimpl(wrapper=True)
-def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
-    processes.owners.append(fixturedef.scope)
-    try:
-        return (yield)
-    finally:
-        processes.owners.pop()
+# group still running at the end of the session. A plugin, not conftest hooks: a conftest's
+# pytest_fixture_setup is not called for the session-scoped fixtures (their node is the session).
+class ProcessGroups:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
+        processes.owners.append(fixturedef.scope)
+        try:
+            return (yield)
+        finally:
+            processes.owners.pop()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None):
+        try:
+            return (yield)
+        finally:
+            processes.kill_groups("function")
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        processes.kill_groups()
+        if not config.pluginmanager.has_plugin("dsession"):  # not xdist's controller (its children: workers)
+            # What servers started in this process (an engine, workers) left behind.
+            for pid in processes.descendants(os.getpid()):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
-    try:
-        return (yield)
-    finally:
-        processes.kill_groups("function")
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    processes.kill_groups()
-    if not config.pluginmanager.has_plugin("dsession"):  # not xdist's controller (its children: workers)
-        # What servers started in this process (an engine, workers) left behind.
-        for pid in processes.descendants(os.getpid()):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(ProcessGroups(), "memoryd-process-groups")
 
 EXTERNAL_URI_ENV = "MEMORYD_TEST_MONGODB_URI"
 STARTUP_TIMEOUT = 60.0

@@ -31,6 +31,12 @@ from typing import Any
 
 STARTUP_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
+# The bound of a benchmark's toy-size run in its smoke test (tests/load/test_bench_*.py,
+# tests/events/test_benchmarks_run.py): a stall detector, far above the worst case on a loaded
+# 2-core machine; those tests' pytest-timeout (SMOKE_TEST_TIMEOUT) is longer still, so the
+# run's own timeout fires first and its whole process group is killed.
+SMOKE_TIMEOUT = 600.0
+SMOKE_TEST_TIMEOUT = SMOKE_TIMEOUT + 120
 
 # Set in the environment of every process started here: a process that has it is already in a
 # group a test owns, and its own children join that group instead of leading new ones.

@@ -5,9 +5,9 @@ server and the commands run in a private network namespace (`unshare -n`, root o
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+from tests import processes
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 GUIDE = README.parent / "docs" / "GUIDE.md"
@@ -33,7 +33,7 @@ def section_commands(heading: str, doc: Path = README) -> list[str]:
 def can_unshare() -> bool:
     if shutil.which("unshare") is None or shutil.which("ip") is None or shutil.which("curl") is None:
         return False
-    return subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+    return processes.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
 
 
 def run_verbatim(commands: list[str], folder: Path, *, until: dict[int, str] | None = None) -> list[str]:
@@ -62,7 +62,7 @@ def run_verbatim(commands: list[str], folder: Path, *, until: dict[int, str] | N
         + "".join(steps)
         + "kill $server; wait $server\n"
     )
-    run = subprocess.run(["unshare", "-n", "bash", str(script)], cwd=folder, capture_output=True, text=True, timeout=120)
+    run = processes.run(["unshare", "-n", "bash", str(script)], cwd=folder, capture_output=True, text=True, timeout=120)
     outputs = run.stdout.split(MARK + "\n")[1:]
     assert len(outputs) == len(commands), (run.stdout, run.stderr, (folder / "log").read_text())
     results = []

@@ -37,6 +37,7 @@ from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc
 from tests.conftest import free_port_pair
 from tests.readme_shell import DEPLOYMENT, section_commands
+from tests import processes
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGE_HOME = "/var/lib/memoryd"
@@ -48,13 +49,13 @@ def composecheck(tmp_path_factory) -> Path:
     go = shutil.which("go")
     assert go, "Go is needed to load compose.yaml with compose-go (tools/composecheck)"
     binary = tmp_path_factory.mktemp("composecheck") / "composecheck"
-    subprocess.run([go, "build", "-o", str(binary), "."], cwd=ROOT / "tools" / "composecheck", check=True, timeout=600)
+    processes.run([go, "build", "-o", str(binary), "."], cwd=ROOT / "tools" / "composecheck", check=True, timeout=600)
     return binary
 
 
 def test_compose_yaml_loads_with_compose_go(composecheck):
     env = {**os.environ, "MEMORYD_TOKENS": "acme: a-long-enough-test-token"}
-    loaded = subprocess.run([str(composecheck), str(ROOT / "compose.yaml")], capture_output=True, text=True, env=env, timeout=60)
+    loaded = processes.run([str(composecheck), str(ROOT / "compose.yaml")], capture_output=True, text=True, env=env, timeout=60)
     assert loaded.returncode == 0, loaded.stderr
     project = json.loads(loaded.stdout)
     services = project["services"]
@@ -68,7 +69,7 @@ def test_compose_yaml_loads_with_compose_go(composecheck):
 
 def test_compose_yaml_says_what_is_missing_without_tokens(composecheck):
     env = {k: v for k, v in os.environ.items() if k != "MEMORYD_TOKENS"}
-    loaded = subprocess.run([str(composecheck), str(ROOT / "compose.yaml")], capture_output=True, text=True, env=env, timeout=60)
+    loaded = processes.run([str(composecheck), str(ROOT / "compose.yaml")], capture_output=True, text=True, env=env, timeout=60)
     assert loaded.returncode == 1
     assert "MEMORYD_TOKENS" in loaded.stderr and "tenant: token" in loaded.stderr
 
@@ -132,11 +133,11 @@ def image_venv(tmp_path_factory) -> Path:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, target)
     wheels = work / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(wheels),
+    processes.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(wheels),
                     "./clients/python", "."], cwd=src, check=True, timeout=600)
     venv = work / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-deps", "--no-index",
+    processes.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    processes.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-deps", "--no-index",
                     *map(str, wheels.iterdir())], check=True, timeout=300)
     site = next((venv / "lib").glob("python*/site-packages"))
     (site / "zz-project-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
@@ -152,7 +153,7 @@ def _image_env(stage: dict, home: Path, port: int) -> dict[str, str]:
 
 def _healthcheck(venv: Path, stage: dict, env: dict[str, str]) -> subprocess.CompletedProcess:
     command = [str(venv / "bin" / stage["HEALTHCHECK"][0]), *stage["HEALTHCHECK"][1:]]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=30)
+    return processes.run(command, env=env, capture_output=True, text=True, timeout=30)
 
 
 def test_the_image_defaults_serve_with_authentication_and_pass_the_healthcheck(image_venv, tmp_path):
@@ -164,7 +165,7 @@ def test_the_image_defaults_serve_with_authentication_and_pass_the_healthcheck(i
     entrypoint = [str(image_venv / "bin" / stage["ENTRYPOINT"][0]), *stage["ENTRYPOINT"][1:]]
     log = tmp_path / "stderr"
     with log.open("wb") as stderr:
-        server = subprocess.Popen(entrypoint, cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        server = processes.popen(entrypoint, cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         deadline = time.monotonic() + 60
         while (check := _healthcheck(image_venv, stage, env)).returncode != 0:
@@ -215,6 +216,6 @@ def run_readme_docker_commands(stage: dict, home: Path, port: int, folder: Path)
             command = command.replace(shown, here)
         script += command + "\n"
     (folder / "readme-docker.sh").write_text(script)
-    done = subprocess.run(["bash", str(folder / "readme-docker.sh")], capture_output=True, text=True, timeout=60)
+    done = processes.run(["bash", str(folder / "readme-docker.sh")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout

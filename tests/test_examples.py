@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tests import processes
 
 REPO = Path(__file__).resolve().parents[1]
 README_RUNS = sorted(set(re.findall(r"\.venv/bin/python (examples/\w+\.py)\b", "\n".join((REPO / doc).read_text() for doc in ("README.md", "docs/GUIDE.md")))))
@@ -44,7 +44,7 @@ def test_the_readme_runs_the_examples_that_start_their_own_server():
 
 @pytest.mark.parametrize("example", README_RUNS)
 def test_an_example_prints_no_debug_lines(example):
-    done = subprocess.run([sys.executable, example], cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = processes.run([sys.executable, example], cwd=REPO, capture_output=True, text=True, timeout=120)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-3000:]
     assert done.stdout.strip(), "the example printed nothing of its own"

@@ -18,13 +18,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from tests.processes import MemorydServer
+from tests import processes
 
 ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
@@ -66,7 +66,7 @@ def stripped(text: str) -> list[str]:
 @pytest.mark.parametrize(("where", "body"), blocks("python"), ids=[w for w, _ in blocks("python")])
 def test_python_snippets_run(memoryd: MemorydServer, tmp_path, where: str, body: str):
     code = body.replace("127.0.0.1:50051", memoryd.target)
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=snippet_environment()
     )
     assert result.returncode == 0, f"{where} failed:\n{result.stderr}"

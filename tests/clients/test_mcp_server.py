@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import threading
 import uuid
@@ -27,6 +26,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from memoryd_client import MemoryClient, message
 from tests.processes import MemorydServer, ServerProcess
 from tests.vectors.test_embedder import EmbeddingHandler
+from tests import processes
 
 ACME, GLOBEX = "token-acme-0123456789", "token-globex-0123456789"
 TOOLS = {"memory_save", "memory_search", "memory_forget", "history", "recall", "assemble_context"}
@@ -197,7 +197,7 @@ async def test_recall_by_text_with_the_servers_embedder(tmp_path):
 
 
 def test_http_refuses_a_public_address_unless_allowed():
-    result = subprocess.run(
+    result = processes.run(
         [str(BIN / "memoryd-mcp"), "--transport", "http", "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2 and "--allow-remote" in result.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 
 import grpc
@@ -26,6 +25,7 @@ from memoryd_client import (
 from memoryd_client.example import run as run_example
 from tests.clients.live import Fault, FaultProxy, StreamCut
 from tests.processes import MemorydServer
+from tests import processes
 
 SAVE = "/memoryd.v1.MemoryService/SaveMessage"
 WATCH = "/memoryd.v1.EventService/Watch"
@@ -48,7 +48,7 @@ async def test_example_scenario(client: MemoryClient, session_id: str):
 
 
 def test_example_runs_as_a_program(memoryd: MemorydServer):
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, "-m", "memoryd_client.example", "--target", memoryd.target],
         capture_output=True,
         text=True,

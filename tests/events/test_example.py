@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests import processes
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "watch_deletions.py"
 
@@ -18,7 +19,7 @@ def backend() -> str:
 
 async def test_watch_deletions_example(servers):
     client = await servers.spawn()
-    process = await asyncio.create_subprocess_exec(
+    process = await processes.exec_async(
         sys.executable, str(EXAMPLE), "--target", client.target, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
     )
     output, _ = await asyncio.wait_for(process.communicate(), 60)

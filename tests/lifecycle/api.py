@@ -26,6 +26,7 @@ from memoryd.v1 import summary_service_pb2_grpc
 from memoryd.v1 import vector_service_pb2 as vpb
 from memoryd.v1 import vector_service_pb2_grpc
 from tests.processes import memoryd_executable
+from tests import processes
 
 MODEL = "test:lifecycle-4d"
 WAIT_SECONDS = 30.0
@@ -258,11 +259,11 @@ INDEXED_PER_SESSION = 4
 async def memoryd(*args: str, shell: str = "") -> list[dict]:
     """Run `memoryd ARGS` (or a shell pipeline of memoryd commands); its stderr as JSON lines."""
     if shell:
-        process = await asyncio.create_subprocess_shell(
+        process = await processes.shell_async(
             shell, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
         )
     else:
-        process = await asyncio.create_subprocess_exec(
+        process = await processes.exec_async(
             memoryd_executable(), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
         )
     out, err = await process.communicate()

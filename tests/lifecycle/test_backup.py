@@ -3,7 +3,6 @@ restored data dir answers every read RPC as the server did when it was backed up
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import grpc
 
 from tests.lifecycle.api import INDEXED_PER_SESSION, Stubs, fill_user, indexed, read_everything
 from tests.processes import MemorydServer, ServerProcess, memoryd_executable
+from tests import processes
 
 OPERATIONS = Path(__file__).resolve().parents[2] / "docs" / "OPERATIONS.md"
 
@@ -28,7 +28,7 @@ def section_commands(heading: str) -> list[str]:
 
 async def shell(command: str, cwd: Path) -> None:
     path = f"{Path(memoryd_executable()).parent}:/usr/bin:/bin"
-    process = await asyncio.create_subprocess_shell(command, cwd=cwd, env={"PATH": path})
+    process = await processes.shell_async(command, cwd=cwd, env={"PATH": path})
     assert await process.wait() == 0, command
 
 

@@ -26,6 +26,7 @@ from tests.conftest import BACKENDS
 from tests.lifecycle.test_transfer import content, export, fill, m, open_store  # noqa: F401 (a fixture)
 from tests.processes import memoryd_executable
 from tests.vectors.conftest import unit
+from tests import processes
 
 
 def encoded(records: list[dict]) -> list[bytes]:
@@ -208,7 +209,7 @@ async def test_vector_store_outages_during_an_import_are_waited_for(open_store, 
 
 # -- through `memoryd import` -------------------------------------------------------------
 async def run_memoryd(*args: str, stdin: bytes | None = None) -> tuple[int, list[dict], str]:
-    process = await asyncio.create_subprocess_exec(
+    process = await processes.exec_async(
         memoryd_executable(), *args,
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -26,6 +25,7 @@ REPO = HERE.parents[1]
 SCENARIOS = HERE / "scenarios"
 VENV_BIN = Path(sys.executable).parent
 sys.path.insert(0, str(REPO))  # these scripts run from here: the repository's tests package
+from tests import processes  # noqa: E402
 from tests.processes import ServerProcess  # noqa: E402
 
 GHZ = Path(os.environ.get("GHZ", REPO / "tools" / "bin" / "ghz"))
@@ -39,10 +39,10 @@ def env_int(name: str, default: int) -> int:
     return int(os.environ.get(name, default))
 
 
-def run_bench(script: str, *args: str, timeout: float = 600) -> dict:
+def run_bench(script: str, *args: str, timeout: float = processes.SMOKE_TIMEOUT) -> dict:
     """The JSON line a benchmark here prints last, run at the sizes `args` give (the toy-size
     tests of tests/load/test_bench_*.py: it still runs end to end; timings are not asserted)."""
-    done = subprocess.run([sys.executable, str(HERE / script), *args], capture_output=True, text=True, timeout=timeout, cwd=HERE)
+    done = processes.run([sys.executable, str(HERE / script), *args], capture_output=True, text=True, timeout=timeout, cwd=HERE)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -187,7 +187,7 @@ def start_noop(workdir: Path, responses: str = "shaped") -> ServerProcess:
 
 
 def memoryd_supports(flag: str) -> bool:
-    result = subprocess.run([str(VENV_BIN / "memoryd"), "serve", "--help"], capture_output=True, text=True)
+    result = processes.run([str(VENV_BIN / "memoryd"), "serve", "--help"], capture_output=True, text=True)
     return flag in result.stdout
 
 
@@ -213,7 +213,7 @@ def server_methods(address: str) -> set[str]:
 def ensure_ghz() -> Path:
     if GHZ.exists():
         return GHZ
-    subprocess.run([str(HERE / "install-ghz")], check=True)
+    processes.run([str(HERE / "install-ghz")], check=True)
     return GHZ
 
 
@@ -278,7 +278,7 @@ def run_ghz(
     if cpus:
         argv += ["--cpus", str(cpus)]
     argv += [*extra, address]
-    completed = subprocess.run(argv, capture_output=True, text=True)
+    completed = processes.run(argv, capture_output=True, text=True)
     if output is not None:
         output.write_text(completed.stdout)
     try:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from loadlib import run_bench
+
+from tests import processes
+
+# A toy-size run: its timeout detects a stall, it never paces (tests/processes.py).
+pytestmark = pytest.mark.timeout(processes.SMOKE_TEST_TIMEOUT)
 
 
 def run(*args: str) -> dict:

@@ -4,19 +4,25 @@ and the do-nothing servicer answers SearchMemory with the shape of memoryd's ans
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from tests import processes
+
+# A toy-size run: its timeout detects a stall, it never paces (tests/processes.py).
+pytestmark = pytest.mark.timeout(processes.SMOKE_TEST_TIMEOUT)
 
 SCRIPT = Path(__file__).with_name("bench_search.py")
 
 
 def test_the_search_benchmark_measures_every_phase_and_the_replies_match(tmp_path):
     out = tmp_path / "report.json"
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, str(SCRIPT), "--workdir", str(tmp_path), "--points", "2000", "--searches", "10",
          "--duration", "1", "--rounds", "1", "--json", str(out)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=processes.SMOKE_TIMEOUT,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())

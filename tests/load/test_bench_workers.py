@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests import processes
+
+# A toy-size run: its timeout detects a stall, it never paces (tests/processes.py).
+pytestmark = pytest.mark.timeout(processes.SMOKE_TEST_TIMEOUT)
 
 SCRIPT = Path(__file__).with_name("bench_workers.py")
 
@@ -19,10 +23,10 @@ SCRIPT = Path(__file__).with_name("bench_workers.py")
 )
 def test_the_workers_benchmark_measures_every_scenario_on_one_and_two_workers(tmp_path, mode, counted):
     out = tmp_path / "rows.json"
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, str(SCRIPT), "--workdir", str(tmp_path), *mode, "--duration", "1",
          "--messages", "5", "--vectors", "50", "--json", str(out)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=processes.SMOKE_TIMEOUT,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     rows = json.loads(out.read_text())

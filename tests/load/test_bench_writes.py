@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
 from loadlib import run_bench
+
+from tests import processes
+
+# A toy-size run: its timeout detects a stall, it never paces (tests/processes.py).
+pytestmark = pytest.mark.timeout(processes.SMOKE_TEST_TIMEOUT)
 
 
 def run(*args: str) -> dict:
-    return run_bench("bench_writes.py", *args, timeout=300)
+    return run_bench("bench_writes.py", *args)
 
 
 def test_upserts_with_and_without_text_and_the_stall_probe():

@@ -4,7 +4,6 @@ test_workers_embedded.py)."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from memoryd.v1 import vector_service_pb2, vector_service_pb2_grpc
 from tests.conftest import free_port_pair
 from tests.processes import MemorydServer, ServerProcess
 from tests.vectors.conftest import unit
+from tests import processes
 
 MEMORYD = str(Path(sys.executable).parent / "memoryd")
 
@@ -128,7 +128,7 @@ def test_a_single_worker_does_not_share_its_port(tmp_path):
     first = MemorydServer(tmp_path / "a")
     port = first.start()
     try:
-        second = subprocess.run(
+        second = processes.run(
             [MEMORYD, "serve", "--data-dir", str(tmp_path / "b"), "--listen", f"127.0.0.1:{port}"],
             capture_output=True, timeout=60,
         )  # fmt: skip
@@ -185,5 +185,5 @@ sys.exit(workers.run_workers(2, "127.0.0.1:0", worker_main))
 
 
 def test_a_stop_during_startup_is_a_clean_stop():
-    done = subprocess.run([sys.executable, "-c", _STOP_DURING_STARTUP], capture_output=True, text=True, timeout=120)
+    done = processes.run([sys.executable, "-c", _STOP_DURING_STARTUP], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -22,6 +21,7 @@ from memoryd.v1 import vector_service_pb2, vector_service_pb2_grpc
 from tests.conftest import free_port_pair
 from tests.load.test_workers import _saves_handled
 from tests.processes import MemorydServer, alive, descendants, wait_gone
+from tests import processes
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 
@@ -254,7 +254,7 @@ def test_no_engine_outlives_a_supervisor_killed_with_sigkill(tmp_path):
 
 
 def test_in_process_edge_cannot_be_shared(tmp_path):
-    process = subprocess.run(
+    process = processes.run(
         [str(Path(sys.executable).parent / "memoryd"), "serve", "--data-dir", str(tmp_path / "data"),
          "--listen", "127.0.0.1:0", "--workers", "2", "--vector-engine-process", "false"],
         capture_output=True, text=True, timeout=60,
@@ -281,7 +281,7 @@ sys.exit(workers.run_workers(1, "127.0.0.1:0", worker_main))
 
 
 def test_a_worker_that_keeps_dying_stops_the_set_after_the_restart_limit():
-    done = subprocess.run([sys.executable, "-c", _CRASH_LOOP], capture_output=True, text=True, timeout=120)
+    done = processes.run([sys.executable, "-c", _CRASH_LOOP], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr[-2000:]
     from memoryd import workers
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
+
 REPO = Path(__file__).resolve().parents[2]
 
 # Imports of these packages fail, as they do where the extra is not installed.
@@ -31,7 +33,7 @@ sys.meta_path.insert(0, Absent())
 
 def run_without(absent: set[str], code: str, tmp_path: Path) -> subprocess.CompletedProcess:
     script = WITHOUT.format(absent=absent) + code
-    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    return processes.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
 
 
 def the_one_line(done: subprocess.CompletedProcess) -> str:

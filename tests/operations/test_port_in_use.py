@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 
 import pytest
 
 from tests.processes import memoryd_executable
+from tests import processes
 
 
 def taken_port() -> socket.socket:
@@ -23,7 +23,7 @@ def taken_port() -> socket.socket:
 
 
 def failed_start(tmp_path, *args: str) -> tuple[int, list[dict], str]:
-    process = subprocess.run(
+    process = processes.run(
         [memoryd_executable(), "serve", "--data-dir", str(tmp_path / "data"), "--vectors-enabled", "false", *args],
         capture_output=True, text=True, timeout=90, env={**os.environ},
     )  # fmt: skip

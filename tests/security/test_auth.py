@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from memoryd.transport.auth import Authenticator, InsecureBindRefused, check_bin
 from memoryd.transport.tokens import TokenConfigError, load_tokens, parse_tokens
 from tests.processes import ServerProcess
 from tests.security.harness import Caller, error_details, new_token
+from tests import processes
 
 MEMORYD = str(Path(sys.executable).with_name("memoryd"))
 
@@ -193,7 +193,7 @@ def _serve_argv(tmp_path: Path, *args: str) -> list[str]:
 def _refused(tmp_path: Path, *args: str) -> tuple[int, str]:
     """Run a `memoryd serve` expected to refuse to start; its exit code and stderr."""
     argv = [*_serve_argv(tmp_path, *args), "--port-file", str(tmp_path / "port")]
-    process = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    process = processes.run(argv, capture_output=True, text=True, timeout=60)
     return process.returncode, process.stderr
 
 
@@ -234,7 +234,7 @@ def test_cli_refuses_bad_token_file(tmp_path):
 
 
 def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+    processes.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from memoryd.v1 import summary_service_pb2 as summ
 from memoryd.v1 import vector_service_pb2 as vec
 from tests.processes import MemorydServer
 from tests.security.harness import Caller, new_token
+from tests import processes
 
 
 def _struct(**fields) -> struct_pb2.Struct:
@@ -98,7 +99,6 @@ async def test_info_logs_carry_no_content_tokens_or_personal_data(tmp_path):
 # -- every stderr line is one JSON object ----------------------------------------------------
 import base64
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -116,7 +116,7 @@ def _json_lines(text: str) -> list[dict]:
 
 
 def _failed_start(tmp_path, *args: str, env: dict[str, str] | None = None) -> tuple[int, list[dict]]:
-    process = subprocess.run(
+    process = processes.run(
         [MEMORYD, "serve", "--data-dir", str(tmp_path / "data"), "--vectors-enabled", "false", *args],
         capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})},
     )

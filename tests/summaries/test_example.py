@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
+from tests import processes
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "assemble_context.py"
 
 
 def test_example_builds_a_prompt():
-    done = subprocess.run([sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=90, check=True)
+    done = processes.run([sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=90, check=True)
     out = done.stdout
     prompt = json.loads(out[out.index("[\n") : out.index("\n]\n") + 2])
     assert prompt[0]["role"] == "system" and "art museums" in prompt[0]["content"]

@@ -20,6 +20,7 @@ from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.qdrant.edge_process import EdgeProcessIndex
 from tests.processes import descendants, wait_gone
 from tests.vectors.conftest import unit
+from tests import processes
 
 # Bounded waits for a process to come or go (never a speed assertion).
 WAIT_SECONDS = 30.0
@@ -143,7 +144,7 @@ async def test_the_engine_process_exits_when_the_server_process_is_killed(tmp_pa
         asyncio.run(main())
         """
     )
-    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
+    server = processes.popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
     try:
         pid = int(server.stdout.readline())
         server.kill()
