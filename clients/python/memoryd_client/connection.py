@@ -130,7 +130,7 @@ class Connection(Methods):
     def watch(
         self,
         session_ids: Sequence[str] = (),
-        types: Sequence[event_pb2.EventType.ValueType] = (),
+        types: Sequence[event_pb2.EventType] = (),
         *,
         after_seq: int | None = None,
         max_reconnects: int | None = None,

@@ -63,7 +63,7 @@ class RpcError(Exception):
 
     @property
     def error_info(self) -> error_details_pb2.ErrorInfo | None:
-        return self.detail(error_details_pb2.ErrorInfo)  # type: ignore[return-value]
+        return self.detail(error_details_pb2.ErrorInfo)
 
     @property
     def reason(self) -> str:
@@ -202,8 +202,8 @@ def _unpack(status: status_pb2.Status) -> list[_message.Message]:
 
 def from_rpc_error(error: grpc.RpcError) -> RpcError:
     """Converts a grpc error (sync or aio) into the matching RpcError subclass."""
-    code = error.code()  # type: ignore[attr-defined]
-    message = error.details() or ""  # type: ignore[attr-defined]
+    code = error.code()
+    message = error.details() or ""
     try:
         status = rpc_status.from_call(error)  # type: ignore[arg-type]
     except ValueError:

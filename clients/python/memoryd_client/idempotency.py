@@ -9,6 +9,7 @@ happen below the interceptor, so every attempt carries the same key.
 
 from __future__ import annotations
 
+import copy
 import uuid
 from typing import Any
 
@@ -23,8 +24,7 @@ def with_idempotency_key(request: Any) -> Any:
     """`request`, or a copy of it carrying a new key when it is an append without one."""
     if not isinstance(request, APPENDS) or request.idempotency_key:
         return request
-    keyed = type(request)()
-    keyed.CopyFrom(request)
+    keyed = copy.deepcopy(request)
     keyed.idempotency_key = uuid.uuid4().hex
     return keyed
 

@@ -187,7 +187,8 @@ class MemorydStore(BaseStore):
             if isinstance(op, GetOp):
                 results.append((yield from self._get(op)))
             elif isinstance(op, PutOp):
-                results.append((yield from self._put(op, vectors)))
+                yield from self._put(op, vectors)
+                results.append(None)
             elif isinstance(op, SearchOp):
                 results.append((yield from self._search(op, vectors.get(op.query or ""))))
             elif isinstance(op, ListNamespacesOp):

@@ -14,7 +14,7 @@ import functools
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, cast, overload
 
 from google.protobuf import message as _message
 
@@ -60,7 +60,7 @@ class unary(Generic[P, T]):
 
     def __init__(self, describe: Callable[Concatenate[Any, P], Call[T]]) -> None:
         self.describe = describe
-        functools.update_wrapper(self, describe)
+        functools.update_wrapper(cast(Callable[..., Any], self), describe)  # a descriptor, not a callable
         self.signature = _bound_signature(describe)
 
     @overload
@@ -283,7 +283,7 @@ class Methods:
     def clear_session(
         self,
         session_id: str,
-        targets: Sequence[memory_service_pb2.ClearTarget.ValueType] = (),
+        targets: Sequence[memory_service_pb2.ClearTarget] = (),
         *,
         timeout: float | None = None,
     ) -> Call[list[memory_service_pb2.ClearResult]]:
@@ -293,7 +293,7 @@ class Methods:
 
     @unary
     def clear_all(
-        self, targets: Sequence[memory_service_pb2.ClearTarget.ValueType] = (), *, timeout: float | None = None
+        self, targets: Sequence[memory_service_pb2.ClearTarget] = (), *, timeout: float | None = None
     ) -> Call[list[memory_service_pb2.ClearResult]]:
         """Clears every session of the tenant; empty `targets` means messages only."""
         request = memory_service_pb2.ClearAllRequest(targets=targets)
@@ -449,19 +449,19 @@ class Methods:
         top_k: int = 5,
         min_score: float = 0.0,
         time_weight: float | None = None,
-        scope: vector_service_pb2.RecallScope.ValueType = vector_service_pb2.RECALL_SCOPE_ALL,
+        scope: vector_service_pb2.RecallScope = vector_service_pb2.RECALL_SCOPE_ALL,
         session_id: str = "",
         platform: str = "",
         speaker_ids: Sequence[str] = (),
         user_priority_boost: float = 2.0,
-        recall_roles: vector_service_pb2.RecallRoles.ValueType = vector_service_pb2.RECALL_ROLES_ALL,
+        recall_roles: vector_service_pb2.RecallRoles = vector_service_pb2.RECALL_ROLES_ALL,
         context_window: int = 2,
         expand_cross_session: bool = True,
         per_item_max_chars: int = 0,
         exclude_message_ids: Sequence[str] = (),
         control_kinds: Sequence[str] = (),
         keyword_weight: float | None = None,
-        fusion: vector_service_pb2.RecallFusion.ValueType = vector_service_pb2.RECALL_FUSION_UNSPECIFIED,
+        fusion: vector_service_pb2.RecallFusion = vector_service_pb2.RECALL_FUSION_UNSPECIFIED,
         reference_time: int | None = None,
         half_life_hours: float | None = None,
         keep_repeated_texts: bool = False,

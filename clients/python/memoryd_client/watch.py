@@ -8,7 +8,7 @@ import random
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import grpc
 
@@ -38,7 +38,7 @@ class Resumption:
     def __init__(
         self,
         session_ids: Sequence[str],
-        types: Sequence[event_pb2.EventType.ValueType],
+        types: Sequence[event_pb2.EventType],
         after_seq: int | None,
         max_reconnects: int | None,
         initial_backoff: float,
@@ -74,7 +74,7 @@ class Resumption:
     def _expired_and_renewable(self, error: grpc.RpcError) -> bool:
         return (
             self.resume_on_expiry
-            and error.code() == grpc.StatusCode.UNAUTHENTICATED  # type: ignore[attr-defined]
+            and error.code() == grpc.StatusCode.UNAUTHENTICATED
             and from_rpc_error(error).reason == TOKEN_EXPIRED
         )
 
@@ -84,7 +84,7 @@ class Resumption:
         Raises the RpcError when the end is not resumable, and UnavailableError
         after `max_reconnects` consecutive failed reopenings.
         """
-        code = error.code() if error is not None else None  # type: ignore[attr-defined]
+        code = error.code() if error is not None else None
         if error is not None and code not in RESUMABLE and not self._expired_and_renewable(error):
             raise from_rpc_error(error) from None
         why = code.name if code is not None else "end of stream"
@@ -171,7 +171,7 @@ class EventWatch(_Watch):
                 self._call = None
                 await asyncio.sleep(self._state.ended(None))
                 continue
-            event = self._state.receive(response)
+            event = self._state.receive(cast(event_service_pb2.WatchResponse, response))
             if event is not None:
                 return event
         raise StopAsyncIteration
@@ -246,7 +246,7 @@ class SyncEventWatch(_Watch):
                 self._forget(call)
                 time.sleep(self._state.ended(None))
                 continue
-            event = self._state.receive(response)
+            event = self._state.receive(cast(event_service_pb2.WatchResponse, response))
             if event is not None:
                 return event
         raise StopIteration
