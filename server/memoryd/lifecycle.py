@@ -214,17 +214,18 @@ async def import_(args: argparse.Namespace, config: config_module.Config) -> int
     async def job(store: Store) -> tuple[Counts, dict[str, Any]]:
         async def with_index(index: VectorIndex | None) -> tuple[Counts, dict[str, Any]]:
             nonlocal importer
+            if from_file:
+                # A file is read twice: first to refuse, before anything is written, whatever the
+                # import would refuse in it (a second export of a tenant, a repeated line, a cut,
+                # a message that clashes with the target's).
+                await Importer(store, retrying=retrying).check(source)
+                source.seek(0)
             importer = Importer(store, progress, vectors=index, retrying=retrying)
             return await importer.run(lines()), importer.header or {}
 
         return await _with_index(config, args.vectors, with_index)
 
     try:
-        if from_file:
-            # A file is read twice: first to refuse, before anything is written, whatever the
-            # import would refuse in it (a second export of a tenant, a repeated line, a cut).
-            await Importer(None).check(source)
-            source.seek(0)
         counts, header = await _with_store(config, job)
     except TransferError as error:
         written = vars_of(importer.counts) if importer is not None else {}

@@ -139,10 +139,18 @@ async def test_a_clash_with_stored_data_names_the_line_of_the_message(open_store
     held = (await memory.save_messages("acme", "chat", [m(f"other {i}") for i in range(last)])).messages
     assert await memory.delete_by_ids("acme", "chat", [held[records[chat[0]]["message"]["seq"] - 1].id]) == 1
 
-    with pytest.raises(TransferError) as raised:
-        await Importer(target).run(encoded(records))
     seq = records[chat[1]]["message"]["seq"]
-    assert str(raised.value).startswith(f"line {chat[1] + 1}: session 'chat' holds another message at seq {seq} here")
+    clash = f"line {chat[1] + 1}: session 'chat' holds another message at seq {seq} here"
+    before = await target.event_bounds("acme")
+
+    with pytest.raises(TransferError) as raised:
+        await Importer(target).check(encoded(records))  # what `memoryd import --input FILE` runs first
+    assert str(raised.value).startswith(clash) and str(raised.value).endswith("nothing is imported")
+    assert await target.event_bounds("acme") == before  # the target as it was
+
+    with pytest.raises(TransferError) as raised:
+        await Importer(target).run(encoded(records))  # from a pipe: stops at the same line
+    assert str(raised.value).startswith(clash)
     assert not raised.value.resumable
     assert (await target.get_session("acme", "chat")).message_count == last - 1  # nothing of the batch
 
@@ -285,5 +293,36 @@ async def test_memoryd_import_cut_short_prints_the_command_that_resumes_it(open_
     await store.open()
     try:
         assert content(await export(store, ["acme"])) == content(records)
+    finally:
+        await store.close()
+
+
+async def test_memoryd_import_of_a_file_that_clashes_with_the_target_writes_nothing(open_store, tmp_path):
+    origin = await open_store("sqlite")
+    await fill(origin, "acme", big=False)
+    records = await export(origin, ["acme"])
+    chat = message_lines(records, "chat")
+    path = tmp_path / "acme.jsonl"
+    path.write_bytes(b"".join(encoded(records)))
+    target = tmp_path / "target"
+    store = open_configured(Config(data_dir=target))
+    await store.open()
+    try:  # the target holds another message at the seq of the export's last "chat" message
+        memory = Memory(store, Limits())
+        await memory.save_messages("acme", "chat", [m(f"other {i}") for i in range(records[chat[-1]]["message"]["seq"])])
+        before = await store.event_bounds("acme")
+    finally:
+        await store.close()
+
+    code, logs, text = await run_memoryd("import", "--data-dir", str(target), "--input", str(path))
+
+    assert code == 1 and "Traceback" not in text, text
+    (failed,) = [line for line in logs if line["event"] == "import_failed"]
+    assert failed["error"].startswith(f"line {chat[0] + 1}: ")  # the first message of "chat" clashes
+    assert failed["error"].endswith("nothing is imported") and "resume" not in failed
+    store = open_configured(Config(data_dir=target))
+    await store.open()
+    try:
+        assert await store.event_bounds("acme") == before  # the sessions before "chat" were not written either
     finally:
         await store.close()

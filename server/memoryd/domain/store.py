@@ -439,6 +439,12 @@ class Store(abc.ABC):
         session's last write does not move. Returns the messages inserted."""
 
     @abc.abstractmethod
+    async def importable_messages(self, tenant: str, session_id: str, messages: Sequence[Message]) -> list[Message]:
+        """What import_messages would insert now, read without writing: the same lookups and
+        store_rules.importable (ImportConflict alike). `memoryd import --input FILE` asks it of
+        every batch before it writes anything."""
+
+    @abc.abstractmethod
     async def import_metadata(self, tenant: str, records: Sequence[MetadataEntry], now: int) -> int:
         """Write exported records as they are (their update_time too) in one transaction, with a
         metadata-changed event each; a record already holding that data and time is skipped.

@@ -362,7 +362,9 @@ class Importer:
 
     async def check(self, lines: Iterable[bytes]) -> Counts:
         """Read the whole stream as `run` would, writing nothing: TransferError naming the line
-        of the first thing `run` would refuse in it (a conflict with stored data excepted)."""
+        of the first thing `run` would refuse in it. With a store, its messages are checked
+        against the store's too (Store.importable_messages: a clash with stored data); a
+        session's owner is checked when it is written."""
         self._writes = False
         try:
             return await self._read(lines)
@@ -394,7 +396,8 @@ class Importer:
                         await self._flush(last=True)
                         self._check_end(record, number)
                         self._export = None
-                        self._done_before = number
+                        if self._writes:
+                            self._done_before = number
                         continue
                     await self._take(kind, record, number, len(line))
                 except (KeyError, TypeError, ValueError) as error:
@@ -464,7 +467,7 @@ class Importer:
                 store = self.store
                 written = await self._retried(number, number, lambda: store.import_session(tenant, record_, self.now()))
                 self.counts.sessions_written += written
-            self._done_before = number
+                self._done_before = number
             return
         if kind == "message":
             session_id = record["session_id"]
@@ -486,7 +489,7 @@ class Importer:
                 return
         else:
             raise ValueError(f"unknown record type {kind!r}")
-        if not self._writes:
+        if not self._writes and (self.store is None or kind != "message"):
             return
         if key != self._batch_key:
             await self._flush()
@@ -533,6 +536,9 @@ class Importer:
         assert store is not None
         first, last = lines[0], lines[-1]
         try:
+            if kind == "message" and not self._writes:  # check: what it would write, and any clash
+                await self._retried(first, last, lambda: store.importable_messages(tenant, session_id, batch))
+                return
             if kind == "message":
                 written = await self._retried(first, last, lambda: store.import_messages(tenant, session_id, batch, self.now()))
                 self.counts.messages_written += len(written)

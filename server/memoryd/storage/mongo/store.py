@@ -1443,17 +1443,7 @@ class MongoStore(Store):
 
     async def import_messages(self, tenant: str, session_id: str, messages: Sequence[Message], now: int) -> list[Message]:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> list[Message]:
-            held_ids: dict[str, tuple[str, int]] = {}
-            held_seqs: dict[int, str] = {}
-            for start in range(0, len(messages), IN_CHUNK):
-                chunk = messages[start : start + IN_CHUNK]
-                projection = {"_id": 0, "id": 1, "session_id": 1, "seq": 1}
-                async for doc in db[MESSAGES].find({"tenant": tenant, "id": {"$in": [m.id for m in chunk]}}, projection, session=s):
-                    held_ids[doc["id"]] = (doc["session_id"], doc["seq"])
-                where = {"tenant": tenant, "session_id": session_id, "seq": {"$in": [m.seq for m in chunk]}}
-                async for doc in db[MESSAGES].find(where, projection, session=s):
-                    held_seqs[doc["seq"]] = doc["id"]
-            new = store_rules.importable(session_id, messages, held_ids, held_seqs)
+            new = await _importable(db, s, tenant, session_id, messages)
             if not new:
                 return []
             docs = [_message_to_doc(tenant, session_id, m) for m in new]  # archived as exported
@@ -1475,6 +1465,9 @@ class MongoStore(Store):
         return await self._write(tenant, tx, bulk=True)
 
     async def import_metadata(self, tenant: str, records: Sequence[MetadataEntry], now: int) -> int:
+    async def importable_messages(self, tenant: str, session_id: str, messages: Sequence[Message]) -> list[Message]:
+        return await self._read(lambda db: _importable(db, None, tenant, session_id, messages))
+
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> int:
             drafts: list[EventDraft] = []
             for record in records:
@@ -1490,3 +1483,20 @@ class MongoStore(Store):
             return len(drafts)
 
         return await self._write(tenant, tx, bulk=True)
+
+
+async def _importable(
+    db: AsyncDatabase, s: AsyncClientSession | None, tenant: str, session_id: str, messages: Sequence[Message]
+) -> list[Message]:
+    """store_rules.importable of `messages`, given where the target holds their ids and seqs."""
+    held_ids: dict[str, tuple[str, int]] = {}
+    held_seqs: dict[int, str] = {}
+    projection = {"_id": 0, "id": 1, "session_id": 1, "seq": 1}
+    for start in range(0, len(messages), IN_CHUNK):
+        chunk = messages[start : start + IN_CHUNK]
+        async for doc in db[MESSAGES].find({"tenant": tenant, "id": {"$in": [m.id for m in chunk]}}, projection, session=s):
+            held_ids[doc["id"]] = (doc["session_id"], doc["seq"])
+        where = {"tenant": tenant, "session_id": session_id, "seq": {"$in": [m.seq for m in chunk]}}
+        async for doc in db[MESSAGES].find(where, projection, session=s):
+            held_seqs[doc["seq"]] = doc["id"]
+    return store_rules.importable(session_id, messages, held_ids, held_seqs)

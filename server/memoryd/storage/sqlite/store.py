@@ -1178,22 +1178,7 @@ class SqliteStore(Store):
         bodies = {m.id: encode_body(m) for m in messages}
 
         def tx(conn: sqlite3.Connection) -> list[Message]:
-            held_ids: dict[str, tuple[str, int]] = {}
-            held_seqs: dict[int, str] = {}
-            for start in range(0, len(messages), IN_CHUNK):
-                chunk = messages[start : start + IN_CHUNK]
-                marks = _placeholders(len(chunk))
-                for msg_id, sid, seq in conn.execute(
-                    f"SELECT id, session_id, seq FROM messages WHERE tenant = ? AND id IN ({marks})",
-                    (tenant, *(m.id for m in chunk)),
-                ):
-                    held_ids[msg_id] = (sid, seq)
-                for seq, msg_id in conn.execute(
-                    f"SELECT seq, id FROM messages WHERE tenant = ? AND session_id = ? AND seq IN ({marks})",
-                    (tenant, session_id, *(m.seq for m in chunk)),
-                ):
-                    held_seqs[seq] = msg_id
-            new = store_rules.importable(session_id, messages, held_ids, held_seqs)
+            new = _importable(conn, tenant, session_id, messages)
             if not new:
                 return []
             conn.executemany(
@@ -1219,6 +1204,9 @@ class SqliteStore(Store):
 
         return await self._write(tx)
 
+    async def importable_messages(self, tenant: str, session_id: str, messages: Sequence[Message]) -> list[Message]:
+        return await self._query(_importable, tenant, session_id, messages)
+
     async def import_metadata(self, tenant: str, records: Sequence[MetadataEntry], now: int) -> int:
         def tx(conn: sqlite3.Connection) -> int:
             drafts: list[EventDraft] = []
@@ -1241,3 +1229,23 @@ class SqliteStore(Store):
             return len(drafts)
 
         return await self._write(tx)
+
+
+def _importable(conn: sqlite3.Connection, tenant: str, session_id: str, messages: Sequence[Message]) -> list[Message]:
+    """store_rules.importable of `messages`, given where the target holds their ids and seqs."""
+    held_ids: dict[str, tuple[str, int]] = {}
+    held_seqs: dict[int, str] = {}
+    for start in range(0, len(messages), IN_CHUNK):
+        chunk = messages[start : start + IN_CHUNK]
+        marks = _placeholders(len(chunk))
+        for msg_id, sid, seq in conn.execute(
+            f"SELECT id, session_id, seq FROM messages WHERE tenant = ? AND id IN ({marks})",
+            (tenant, *(m.id for m in chunk)),
+        ):
+            held_ids[msg_id] = (sid, seq)
+        for seq, msg_id in conn.execute(
+            f"SELECT seq, id FROM messages WHERE tenant = ? AND session_id = ? AND seq IN ({marks})",
+            (tenant, session_id, *(m.seq for m in chunk)),
+        ):
+            held_seqs[seq] = msg_id
+    return store_rules.importable(session_id, messages, held_ids, held_seqs)
