@@ -1464,10 +1464,10 @@ class MongoStore(Store):
 
         return await self._write(tenant, tx, bulk=True)
 
-    async def import_metadata(self, tenant: str, records: Sequence[MetadataEntry], now: int) -> int:
     async def importable_messages(self, tenant: str, session_id: str, messages: Sequence[Message]) -> list[Message]:
         return await self._read(lambda db: _importable(db, None, tenant, session_id, messages))
 
+    async def import_metadata(self, tenant: str, records: Sequence[MetadataEntry], now: int) -> int:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> int:
             drafts: list[EventDraft] = []
             for record in records:
