@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,15 +32,25 @@ from memoryd.v1 import vector_service_pb2 as vpb
 from memoryd.v1 import vector_service_pb2_grpc
 from memoryd.domain.errors import StorageFull
 from memoryd.domain.vectors import IndexQuery, PointFilter, VectorPoint, VectorRecord
+from memoryd.storage.qdrant import edge
+from memoryd.storage.sqlite import reserve as sqlite_reserve
 from tests import qdrant_server
 from tests.conftest import free_port
 from tests.processes import MemorydServer, descendants
 from tests.qdrant_server import SERVER_TARGETS
+from tests import processes
 
-# Room for SQLite and the two Edge shard pairs the test creates (keywords and 16 dimensions,
-# 64 and 84 MB when created, and edge.NEW_PAIR_MB free for each), with the reserve on top.
-DISK_MB = 256
+# The disk is sized from what the server reserves, so that the first writes always have room
+# and the ballast fills the rest, whatever the timing of the engine's maintenance:
+# - the vector reserve (--vector-min-free-mb): writes and index builds need it free;
+# - the two Edge shard pairs the test creates (keywords, and 16 dimensions): a pair is made only
+#   with edge.NEW_PAIR_MB free above the reserve, and takes at most that (64 and 84 MB on tmpfs);
+# - an index build's copy of a shard, which maintenance may write meanwhile (at most a pair);
+# - SQLite: its disk-full reserve file, and the database with its WAL before the ballast.
 RESERVE_MB = 16
+SHARD_PAIRS = 2
+SQLITE_MB = sqlite_reserve.RESERVE_BYTES // edge.MIB + 16
+DISK_MB = RESERVE_MB + (SHARD_PAIRS + 1) * edge.NEW_PAIR_MB + SQLITE_MB
 VECTOR_SERVICE = "memoryd.v1.VectorService"
 WAIT_SECONDS = 60.0
 # The largest message written once the disk is full (a message's content may have 1 MiB).
@@ -54,13 +63,13 @@ def disk(tmp_path: Path) -> Iterator[Path]:
     files stay on tmp_path, which has room."""
     mount = tmp_path / "data"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m", "tmpfs", str(mount)], capture_output=True)
+    done = processes.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m", "tmpfs", str(mount)], capture_output=True)
     if done.returncode != 0:
         pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.decode().strip()[:200]}")
     try:
         yield mount
     finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
+        processes.run(["umount", "-l", str(mount)], check=False)
 
 
 def fill(disk: Path) -> Path:
@@ -92,7 +101,8 @@ def engine_pids(srv: MemorydServer) -> set[int]:
     found = set()
     for pid in descendants(srv.pid):
         try:
-            if b"edge_process" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"memoryd.engine" in command or b"edge_process" in command:  # engine.py, or edge_process.py
                 found.add(pid)
         except FileNotFoundError:
             pass
