@@ -17,13 +17,14 @@ between two sessions) leaves exactly the sessions it had not reached for the nex
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from memoryd.domain import deadline, entries, erasure, prefixes, summaries
 from memoryd.domain.hooks import MessageHooks
-from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, now_ms
+from memoryd.domain.models import ClearOutcome, ClearResult, ClearTarget, RangeQuery, now_ms
 from memoryd.domain.sessions import SessionFilter
 from memoryd.domain.store import Clearing, MetadataWrite, SessionChanged, SessionGuard, Store
 
@@ -31,9 +32,12 @@ from memoryd.domain.store import Clearing, MetadataWrite, SessionChanged, Sessio
 FORGET_TARGETS = ("messages", "vectors", "metadata")
 # Sessions of a user read per listing page.
 SESSION_PAGE = 100
-# A call stops before its deadline while at least this long, or twice its slowest session
-# so far, is left (the answer must still go out: `complete` false, call again).
-MIN_RESERVE_SECONDS = 0.5
+# A call stops before a step while less than this long, or twice its slowest step so far, is
+# left of its deadline (`complete` false: call again). The transport keeps the time the
+# answer needs out of that deadline already.
+MIN_RESERVE_SECONDS = 0.05
+# Bytes of messages read per batch of a large session's deletion (their ids are what it needs).
+BATCH_BYTES = 4 * 1024 * 1024
 
 # Outcomes of clearing vectors, the one a combined result reports first.
 _SEVERITY = (ClearOutcome.FAILED, ClearOutcome.DEFERRED, ClearOutcome.CLEARED, ClearOutcome.SKIPPED)
@@ -80,9 +84,8 @@ async def forget_session(
 ) -> ForgottenSession | None:
     """Forget one session whole if `guard` still holds in its transaction; None when it does
     not (another owner, a write within the window), and then nothing was removed."""
-    clearing = Clearing(
-        True, True, FORGET_TARGETS, summaries.forgotten_records(session_id), guard, redact_events=True, release_owner=True
-    )
+    records = summaries.forgotten_records(session_id)
+    clearing = Clearing(True, True, FORGET_TARGETS, records, guard, redact_events=True, release_owner=True)
     try:
         messages, metadata = await store.clear_session(tenant, session_id, clearing, now)
     except SessionChanged:
@@ -96,34 +99,111 @@ async def forget_user(
     store: Store, hooks: MessageHooks, tenant: str, user_id: str, entry_scope: str, batch: int
 ) -> Forgotten:
     """Every session `user_id` owns, then the user's own metadata namespaces and the entries
-    of `entry_scope` (the user's scope); stops early (complete false) when the caller's
-    deadline comes near."""
+    of `entry_scope` (the user's scope), then the events about them (domain/erasure.py).
+
+    Stops early (complete false) when the caller's deadline comes near, but never before
+    one step is done: every call makes progress, however short its deadline, and what it did
+    stays (each step is its own transaction), so repeated calls always finish. A step is a
+    session forgotten whole, or `batch` messages of a large one (deleted ahead of its
+    clear, so that no transaction grows with the session), or one batch of the records,
+    entries or events that follow."""
     forgotten = Forgotten()
-    slowest = 0.0
+    pace = Pace()
     after: str | None = None
     while True:
         page = await store.list_sessions(tenant, after, SESSION_PAGE, SessionFilter(user_id=user_id))
         for info in page:
-            left = deadline.remaining()
-            if left is not None and left < max(MIN_RESERVE_SECONDS, 2 * slowest):
+            if not await _forget_owned(store, hooks, tenant, user_id, info.session_id, batch, pace, forgotten):
                 forgotten.complete = False
                 return forgotten
-            started = time.monotonic()
-            guard = SessionGuard(user_id=user_id)
-            session = await forget_session(store, hooks, tenant, info.session_id, guard, now_ms())
-            slowest = max(slowest, time.monotonic() - started)
-            if session is not None:
-                forgotten.add(session)
         if len(page) < SESSION_PAGE:
             break
         after = page[-1].session_id
     if "/" not in user_id:  # such a user has no namespaces of its own (prefixes.user_namespaces)
-        forgotten.metadata += await forget_records(store, tenant, prefixes.user_namespaces(user_id), batch)
-    forgotten.entries = await entries.forget_scope(store, tenant, entry_scope, batch)
+        removed = await forget_records(store, tenant, prefixes.user_namespaces(user_id), batch, pace)
+        forgotten.metadata += removed or 0
+        if removed is None:
+            forgotten.complete = False
+            return forgotten
+    if pace.stop():
+        forgotten.complete = False
+        return forgotten
+    with pace.step():
+        forgotten.entries = await entries.forget_scope(store, tenant, entry_scope, batch)
     # Last, so that it also redacts the events of the deletions above (domain/erasure.py).
-    while await store.redact_events(tenant, user_redaction(user_id, entry_scope), batch):
-        pass
-    return forgotten
+    while True:
+        if pace.stop():
+            forgotten.complete = False
+            return forgotten
+        with pace.step():
+            if not await store.redact_events(tenant, user_redaction(user_id, entry_scope), batch):
+                return forgotten
+
+
+class Pace:
+    """When a ForgetUser call stops: before a step, once it has done one, when less than
+    twice its slowest step so far (at least MIN_RESERVE_SECONDS) is left before the
+    caller's deadline (which the transport already set short of the client's, keeping time
+    for the answer: transport/rpc.py)."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.slowest = 0.0
+
+    def stop(self) -> bool:
+        left = deadline.remaining()
+        return self.steps > 0 and left is not None and left < max(MIN_RESERVE_SECONDS, 2 * self.slowest)
+
+    @contextlib.contextmanager
+    def step(self) -> Iterator[None]:
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.steps += 1
+            self.slowest = max(self.slowest, time.monotonic() - started)
+
+
+async def _forget_owned(
+    store: Store, hooks: MessageHooks, tenant: str, user_id: str, session_id: str, batch: int, pace: Pace,
+    forgotten: Forgotten,
+) -> bool:
+    """Forget one of the user's sessions, its messages first in batches while it holds more
+    than `batch`; False when the deadline stopped it (the session keeps its owner and what
+    is left: the next call goes on)."""
+    while True:
+        if pace.stop():
+            return False
+        with pace.step():
+            info = await store.get_session(tenant, session_id)
+            if info is None or info.attributes.user_id != user_id:
+                return True  # no longer the user's (forgotten meanwhile)
+            if info.message_count <= batch:
+                session = await forget_session(store, hooks, tenant, session_id, SessionGuard(user_id=user_id), now_ms())
+                if session is not None:
+                    forgotten.add(session)
+                return True
+            oldest = await store.range(tenant, RangeQuery(session_id, batch, max_bytes=BATCH_BYTES))
+            removed = await store.delete_in(tenant, session_id, "id", [m.id for m in oldest], now_ms())
+            await hooks.messages_deleted(tenant, session_id, removed)
+            forgotten.messages += len(removed)
+
+
+async def forget_records(store: Store, tenant: str, prefix: str, batch: int, pace: Pace | None = None) -> int | None:
+    """Delete every record of the namespaces starting with `prefix`, `batch` per transaction
+    (each with its metadata-changed events); returns how many went, None when `pace` stopped
+    it first (the deadline: the next call goes on)."""
+    removed = 0
+    while True:
+        if pace is not None and pace.stop():
+            return None
+        with pace.step() if pace is not None else contextlib.nullcontext():
+            rows = await store.list_metadata_by_prefix(tenant, prefix, None, batch)
+            if not rows:
+                return removed
+            deletes = [MetadataWrite(row.namespace, row.key, None) for row in rows]
+            await store.write_metadata_guarded(tenant, deletes, None, [], now_ms())
+            removed += len(rows)
 
 
 def user_redaction(user_id: str, entry_scope: str) -> erasure.UserRedaction:
@@ -136,16 +216,3 @@ def user_redaction(user_id: str, entry_scope: str) -> erasure.UserRedaction:
         records=((entries.COUNTER_NAMESPACE, entries.counter_key(entry_scope)),),
         entry_scopes=(entry_scope,),
     )
-
-
-async def forget_records(store: Store, tenant: str, prefix: str, batch: int) -> int:
-    """Delete every record of the namespaces starting with `prefix`, `batch` per transaction
-    (each with its metadata-changed events); returns how many went. Resumable as the rest."""
-    removed = 0
-    while True:
-        rows = await store.list_metadata_by_prefix(tenant, prefix, None, batch)
-        if not rows:
-            return removed
-        deletes = [MetadataWrite(row.namespace, row.key, None) for row in rows]
-        await store.write_metadata_guarded(tenant, deletes, None, [], now_ms())
-        removed += len(rows)
