@@ -90,12 +90,16 @@ async def rig(sqlite_store, settings):
 
 
 async def check_facts(rig: Rig, user: str = "alice") -> dict[str, int]:
+    return await check_stored_facts(rig.store, rig.tenant, user)
+
+
+async def check_stored_facts(store, tenant: str, user: str = "alice") -> dict[str, int]:
     """Set equality of the user's facts with what the log determines by provenance: every
     stored message of the user's sessions that states a fact is the source of exactly one
     fact, with that text (0 missing, 0 duplicates); every source of every fact is a stored
     message that states it (0 orphans); no two current facts say the same. Returns counts."""
-    store, tenant = rig.store, rig.tenant
-    facts = await rig.facts(user, history=True)
+    records = rec.FactRecords(store)
+    facts = await records.facts(tenant, user, include_superseded=True)
     stated_by: dict[str, str] = {}  # message id -> the fact text it states
     sessions = [s.session_id for s in await store.list_sessions(tenant, None, 1000)]
     for session in sessions:
@@ -125,8 +129,8 @@ async def check_facts(rig: Rig, user: str = "alice") -> dict[str, int]:
     assert len(current) == len(set(current)), f"duplicate current facts: {current}"
     # The sources index holds exactly the facts' sources.
     index = set()
-    for session in await rig.formation.records.indexed_sessions(tenant):
-        for message_id, owner, fact_id in await rig.formation.records.sources_of_session(tenant, session):
+    for session in await records.indexed_sessions(tenant):
+        for message_id, owner, fact_id in await records.sources_of_session(tenant, session):
             if owner == user:
                 index.add((session, message_id, owner, fact_id))
     expected = {(s.session_id, s.message_id, f.user_id, f.id) for f in facts for s in f.sources}
