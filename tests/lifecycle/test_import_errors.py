@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.request
 import uuid
 
 import pytest
@@ -326,3 +327,84 @@ async def test_memoryd_import_of_a_file_that_clashes_with_the_target_writes_noth
         assert await store.event_bounds("acme") == before  # the sessions before "chat" were not written either
     finally:
         await store.close()
+
+
+class StallingProxy:
+    """TCP between `memoryd import` and a real Qdrant server's REST port, holding the first
+    points upsert it sees for `stall` seconds and then dropping its connection: a vector store
+    that times out under load, once, as in the issue's `export --vectors | import --vectors`."""
+
+    def __init__(self, upstream: str, stall: float) -> None:
+        self.host, port = upstream.removeprefix("http://").rsplit(":", 1)
+        self.upstream_port = int(port)
+        self.stall = stall
+        self.stalled = 0
+
+    async def __aenter__(self) -> StallingProxy:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection(self.host, self.upstream_port)
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter, requests: bool) -> None:
+            try:
+                while data := await source.read(65536):
+                    if requests and not self.stalled and data.startswith(b"PUT /collections/") and b"/points" in data:
+                        self.stalled += 1
+                        await asyncio.sleep(self.stall)  # never forwarded: the caller's timeout fires
+                        return
+                    sink.write(data)
+                    await sink.drain()
+            except OSError:
+                pass
+            finally:
+                sink.close()
+
+        await asyncio.gather(pipe(reader, up_writer, True), pipe(up_reader, writer, False))
+        writer.close()
+
+
+async def test_memoryd_import_vectors_waits_out_a_vector_store_timeout(open_store, tmp_path, qdrant):
+    origin = await open_store("sqlite")
+    await fill(origin, "acme", big=False)
+    source = EdgeIndex(tmp_path / "source")
+    await source.open()
+    try:
+        await source.upsert(
+            [VectorPoint("acme", unit(i), VectorRecord("chat", 1_000 + i, "test:4d", f"m{i}", "user", text=f"v{i}"))
+             for i in range(7)],
+            1,
+        )  # fmt: skip
+        path = tmp_path / "export.jsonl"
+        with path.open("wb") as out:
+            await Exporter(origin, out.write, vectors=source).run(["acme"])
+    finally:
+        await source.close()
+    settings = qdrant.settings("server-rest")
+
+    async with StallingProxy(settings["qdrant_url"], stall=4.0) as proxy:
+        code, logs, text = await run_memoryd(
+            "import", "--data-dir", str(tmp_path / "target"), "--input", str(path), "--vectors",
+            "--qdrant-url", f"http://127.0.0.1:{proxy.port}", "--qdrant-grpc-port", "0",
+            "--qdrant-collection-prefix", settings["qdrant_collection_prefix"], "--qdrant-timeout-seconds", "1",
+        )  # fmt: skip
+
+    assert proxy.stalled == 1
+    assert code == 0, text
+    retrying = [line for line in logs if line["event"] == "import_retrying"]
+    assert retrying and retrying[0]["level"] == "warning" and retrying[0]["attempt"] == 1, logs
+    (done,) = [line for line in logs if line["event"] == "import_done"]
+    assert done["vectors_written"] == 7
+    collection = f"{settings['qdrant_collection_prefix']}_d4"
+    request = urllib.request.Request(
+        f"{settings['qdrant_url']}/collections/{collection}/points/count", data=b'{"exact": true}',
+        headers={"Content-Type": "application/json"}, method="POST",
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert json.loads(response.read())["result"]["count"] == 7
