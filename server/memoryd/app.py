@@ -364,6 +364,7 @@ def jwt_verifier(config: Config) -> JwtVerifier | None:
             user_claim=config.jwt_user_claim,
             leeway_seconds=config.jwt_leeway_seconds,
             refresh_seconds=config.jwks_refresh_seconds,
+            min_interval_seconds=config.jwks_min_interval_seconds,
             timeout_seconds=config.jwks_timeout_seconds,
         )
     )
@@ -502,6 +503,8 @@ def _background_tasks(app: App) -> list[asyncio.Task]:
         tasks.append(asyncio.create_task(app.formation.run(), name="formation"))
     tasks.append(asyncio.create_task(_compact_events(app), name="event-compaction"))
     tasks.append(asyncio.create_task(_reload_credentials(app), name="credentials-reload"))
+    if app.authenticator.jwt is not None:  # the issuer's keys, re-read periodically (transport/oidc.py)
+        tasks.append(asyncio.create_task(app.authenticator.jwt.keys.run(), name="jwks-refresh"))
     tasks.append(asyncio.create_task(_sweep_retention(app), name="session-retention"))
     if config.mongodb_uri:
         from memoryd.storage.mongo.tail import follow_commits

@@ -133,7 +133,14 @@ class Config:
     )
     jwt_leeway_seconds: float = setting(30.0, "clock skew allowed on a JWT's exp and nbf", minimum=0, maximum=300)
     jwks_refresh_seconds: float = setting(
-        60.0, "shortest time between two reads of the issuer's keys (a JWT with an unknown kid asks for one)", minimum=1
+        60.0,
+        "the issuer's keys (or --jwks-file) are re-read this often, asked or not: a key removed there is refused, "
+        "and its tokens' streams end, at most this long (plus one read) after",
+        minimum=1,
+        maximum=3600,
+    )
+    jwks_min_interval_seconds: float = setting(
+        5.0, "a JWT with an unknown kid re-reads the keys at once, at most once per this many seconds", minimum=0.1, maximum=300
     )
     jwks_timeout_seconds: float = setting(5.0, "bound of one read of the issuer's keys", minimum=0.1, maximum=60)
     user_entry_scope: str = setting(

@@ -2,7 +2,9 @@
 from a thread, signing keys the test makes (RSA and EC), and tokens it signs (PyJWT).
 
 `jwks_requests` counts the reads of the key set (the rate limit's test); `hang` makes every
-request wait until released (a stuck issuer: reads must time out without blocking the server).
+request wait until released (a stuck issuer: reads must time out without blocking the server);
+`jwks_answer`, when set, is served instead of the key set (a broken issuer); a key added with
+`publish_alg=False` is published without its `alg`, as some issuers do.
 `GET /mint?tenant=..&lifetime=..` answers a fresh token as text: the Go, TypeScript and Java
 client tests get their JWTs there (run as `python -m tests.security.oidc_issuer --port-file F`,
 as they run the fault proxy), so no test outside Python signs a JWT itself.
@@ -31,14 +33,17 @@ def rsa_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-def public_jwk(key: Any, kid: str, alg: str) -> dict[str, Any]:
+def public_jwk(key: Any, kid: str, alg: str | None) -> dict[str, Any]:
+    """The public JWK of a private key; without `alg` when it is None."""
     to_jwk = ECAlgorithm.to_jwk if isinstance(key, ec.EllipticCurvePrivateKey) else RSAAlgorithm.to_jwk
-    return {**json.loads(to_jwk(key.public_key())), "kid": kid, "alg": alg, "use": "sig"}
+    return {**json.loads(to_jwk(key.public_key())), "kid": kid, "use": "sig", **({"alg": alg} if alg else {})}
 
 
 class Issuer:
     def __init__(self) -> None:
         self.keys: dict[str, tuple[Any, str]] = {}  # kid -> (private key, alg)
+        self.unpublished_alg: set[str] = set()  # kids published without their alg
+        self.jwks_answer: Any = None  # set: served instead of the key set (any JSON value)
         self.jwks_requests = 0
         self.hang = threading.Event()  # set: requests wait until `release`
         self._release = threading.Event()
@@ -63,7 +68,7 @@ class Issuer:
                     body = {"issuer": issuer.url, "jwks_uri": f"{issuer.url}/jwks.json"}
                 elif self.path == "/jwks.json":
                     issuer.jwks_requests += 1
-                    body = issuer.jwks()
+                    body = issuer.jwks() if issuer.jwks_answer is None else issuer.jwks_answer
                 else:
                     self.send_error(404)
                     return
@@ -89,11 +94,21 @@ class Issuer:
         self._thread.start()
         self.add_key("rsa-1", rsa_key(), "RS256")
 
-    def add_key(self, kid: str, key: Any, alg: str) -> None:
+    def add_key(self, kid: str, key: Any, alg: str, *, publish_alg: bool = True) -> None:
         self.keys[kid] = (key, alg)
+        if not publish_alg:
+            self.unpublished_alg.add(kid)
+
+    def remove_key(self, kid: str) -> None:
+        del self.keys[kid]
+        self.unpublished_alg.discard(kid)
 
     def jwks(self) -> dict[str, Any]:
-        return {"keys": [public_jwk(key, kid, alg) for kid, (key, alg) in self.keys.items()]}
+        return {
+            "keys": [
+                public_jwk(key, kid, None if kid in self.unpublished_alg else alg) for kid, (key, alg) in self.keys.items()
+            ]
+        }
 
     def claims(self, **overrides: Any) -> dict[str, Any]:
         now = int(time.time())

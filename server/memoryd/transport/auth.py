@@ -12,7 +12,8 @@ machine. mTLS (transport/tls.py) is an additional gate on the connection.
 Rotation: `replace_tokens` swaps the static table while serving (app.py re-reads the tokens
 file when it changes, and on SIGHUP). The next call of a removed token is refused; a stream
 it opened ends at once with UNAUTHENTICATED, TOKEN_REVOKED (`on_revoke`), as a stream opened
-with a JWT does at the token's expiry (TOKEN_EXPIRED).
+with a JWT does at the token's expiry (TOKEN_EXPIRED) or when the issuer removes the key it
+was verified with (TOKEN_REVOKED, at the next read of the keys).
 """
 
 from __future__ import annotations
@@ -116,16 +117,35 @@ class Authenticator:
 
     def on_revoke(self, caller: Caller, callback: Revoked) -> Callable[[], None]:
         """Call `callback(error)` once when the caller's token stops being valid: a static
-        token removed or changed (replace_tokens), a JWT at its expiry (plus the leeway).
+        token removed or changed (replace_tokens), a JWT at its expiry (plus the leeway) or
+        when the issuer's keys no longer hold the key it was verified with (oidc.py).
         Returns the function that cancels it."""
         kind, value = caller.credential or (None, None)
         if kind == "static":
             self._streams.setdefault(value, set()).add(callback)
             return lambda: self._streams.get(value, set()).discard(callback)
-        if kind == "jwt":
+        if kind == "jwt" and self.jwt is not None:
+            expires, key = value
+            ended = False
+            handle: asyncio.TimerHandle | None = None
+            forget_key: Callable[[], None] = lambda: None
+
+            def cancel() -> None:
+                if handle is not None:
+                    handle.cancel()
+                forget_key()
+
+            def end(error: MemorydError) -> None:  # once: at expiry or when the key goes, whichever is first
+                nonlocal ended
+                if not ended:
+                    ended = True
+                    cancel()
+                    callback(error)
+
             expired = Unauthenticated("the bearer token has expired", reason="TOKEN_EXPIRED")
-            handle = asyncio.get_running_loop().call_later(max(value - time.time(), 0.0), callback, expired)
-            return handle.cancel
+            handle = asyncio.get_running_loop().call_later(max(expires - time.time(), 0.0), end, expired)
+            forget_key = self.jwt.keys.on_removed(key, end)
+            return cancel
         return lambda: None
 
 
