@@ -281,7 +281,7 @@ class Config:
         check_bounds(self)
         if "{user}" not in self.user_entry_scope:
             raise ValueError("user_entry_scope must contain {user}")
-        self.retention  # a malformed policy stops the start (ValueError)
+        _ = self.retention  # a malformed policy stops the start (ValueError)
         addresses.split(self.listen)
         if self.http_address:
             addresses.split(self.http_address)
