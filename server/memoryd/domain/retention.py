@@ -4,8 +4,11 @@ archived) by a background task (app.py), in bounded batches (docs/OPERATIONS.md)
 The window of a session is its label `memoryd.retention-days` when it carries one (a
 number of days, or "never"), else its tenant's policy (MEMORYD_SESSION_RETENTION_DAYS,
 per tenant MEMORYD_SESSION_RETENTION_TENANTS; 0 keeps sessions). "Idle" is measured from the
-session's last write (SessionInfo.last_activity: appends, deletes, trims, rewrites, attribute
-changes; reads do not count).
+session's last write (SessionInfo.last_activity): every write keyed by the session counts,
+reads do not. Its messages (appends, deletes, trims, rewrites, pops) and attributes move it
+themselves; the stores move it for the other writes, in their transaction, by
+`active_sessions` (a summary saved, a compress event published, a metadata record keyed by
+the session id saved or deleted), and for caller vectors (UpsertVectors: Store.touch_sessions).
 
 A sweep of one tenant walks two indexes, a bounded batch of sessions at a time:
 - the idle sessions without the label, oldest first, up to the tenant's cutoff (a walk that
@@ -23,14 +26,14 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import structlog
 
 from memoryd.domain import forget
 from memoryd.domain.hooks import MessageHooks
-from memoryd.domain.models import SessionInfo, now_ms
+from memoryd.domain.models import EventDraft, EventType, SessionInfo, now_ms
 from memoryd.domain.store import SessionChanged, SessionGuard, Store
 
 RETENTION_LABEL = "memoryd.retention-days"
@@ -60,6 +63,24 @@ class Settings:
 
     def policy(self, tenant: str) -> Policy:
         return self.tenants.get(tenant, self.default)
+
+
+# Events whose change the session's row does not record by itself (module doc).
+_ACTIVE_TYPES = frozenset({EventType.SUMMARY_SAVED, EventType.COMPRESS_REQUESTED, EventType.COMPRESS_PROGRESS})
+
+
+def active_sessions(drafts: Sequence[EventDraft]) -> list[str]:
+    """The sessions whose last write the writes of these events move (those that exist):
+    the session of a summary saved or a compress event, and the key of a metadata record
+    written or deleted (a record keyed by a session id is that session's, as ClearSession's
+    metadata target takes it)."""
+    sessions: set[str] = set()
+    for draft in drafts:
+        if draft.type in _ACTIVE_TYPES and draft.session_id:
+            sessions.add(draft.session_id)
+        elif draft.type is EventType.METADATA_CHANGED and draft.payload.get("key"):
+            sessions.add(str(draft.payload["key"]))
+    return sorted(sessions)
 
 
 def label_problem(value: str) -> str | None:

@@ -290,6 +290,12 @@ class Store(abc.ABC):
         the idle sessions only."""
 
     @abc.abstractmethod
+    async def touch_sessions(self, tenant: str, session_ids: Sequence[str], now: int) -> None:
+        """Record a write keyed by these sessions that the store does not hold (caller vectors):
+        each existing one's last write becomes `now` (never earlier), as the stores do inside
+        their transactions for the events retention.active_sessions names."""
+
+    @abc.abstractmethod
     async def retention_labelled(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[SessionInfo]:
         """Sessions carrying the retention label, whatever its value, by (value, session_id)
         after `after`: an index walk of those sessions only."""

@@ -67,7 +67,7 @@ from memoryd.domain.models import (
 )
 from memoryd.domain.erasure import UserRedaction
 from memoryd.domain.paging import ReadBudget
-from memoryd.domain.retention import RETENTION_LABEL
+from memoryd.domain.retention import RETENTION_LABEL, active_sessions
 from memoryd.domain.sessions import (
     LABEL_PAIR_SEPARATOR,
     TENANT,
@@ -146,6 +146,16 @@ RECENT_NEWEST_FIRST = [("timestamp", DESCENDING), ("session_id", DESCENDING), ("
 
 
 _SESSION_EVENT_TYPES = [int(t) for t in erasure.SESSION_EVENT_TYPES]
+
+
+async def _touch(db: AsyncDatabase, s: AsyncClientSession | None, tenant: str, session_ids: Sequence[str], now: int) -> None:
+    """A write keyed by these sessions: their last write (retention's idle) is now, never earlier."""
+    if session_ids:
+        await db[SESSIONS].update_many(
+            {"tenant": tenant, "session_id": {"$in": list(session_ids)}, "last_activity": {"$lt": now}},
+            {"$set": {"last_activity": now}},
+            session=s,
+        )
 
 
 async def _write_redacted(db: AsyncDatabase, s: AsyncClientSession, tenant: str, docs: Sequence[dict[str, Any]]) -> None:
@@ -688,6 +698,7 @@ class MongoStore(Store):
             ):
                 owners[d["session_id"]] = d.get("user_id", "")
         events = store_rules.numbered_events(tenant, drafts, counter["last_seq"], now, owners)
+        await _touch(db, s, tenant, active_sessions(drafts), now)
         await db[EVENTS].insert_many(
             [
                 {"tenant": tenant, "seq": e.seq, "time": e.time, "session_id": e.session_id,
@@ -1082,6 +1093,11 @@ class MongoStore(Store):
         where = idle_sessions_filter(tenant, idle_before, after, unarchived=unarchived)
         order = [("last_activity", pymongo.ASCENDING), ("session_id", pymongo.ASCENDING)]
         return await self._sessions(where, order, "sessions_activity", limit)
+
+    async def touch_sessions(self, tenant: str, session_ids: Sequence[str], now: int) -> None:
+        ids = sorted(set(session_ids))
+        if ids:
+            await self._write(tenant, lambda db, s: _touch(db, s, tenant, ids, now))
 
     async def retention_labelled(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[SessionInfo]:
         where = retention_labelled_filter(tenant, after)

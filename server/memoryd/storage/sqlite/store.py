@@ -43,7 +43,7 @@ from memoryd.domain.models import (
     utf8_len,
 )
 from memoryd.domain.paging import read_within
-from memoryd.domain.retention import RETENTION_LABEL
+from memoryd.domain.retention import RETENTION_LABEL, active_sessions
 from memoryd.domain.sessions import TENANT, SessionAttributes, SessionFilter, SessionUpdate, owner_after
 from memoryd.domain.store import (
     Clearing,
@@ -183,6 +183,16 @@ def _write_redacted(conn: sqlite3.Connection, tenant: str, rows: Sequence[tuple[
                 (json.dumps(erasure.redacted_payload(EventType(kind), json.loads(payload))), tenant, seq)
                 for seq, kind, payload in rows
             ],
+        )
+
+
+def _touch(conn: sqlite3.Connection, tenant: str, session_ids: Sequence[str], now: int) -> None:
+    """A write keyed by these sessions: their last write (retention's idle) is now, never earlier."""
+    if session_ids:
+        conn.execute(
+            f"UPDATE sessions SET last_activity = ? WHERE tenant = ? AND session_id IN ({_placeholders(len(session_ids))})"
+            " AND last_activity < ?",
+            (now, tenant, *session_ids, now),
         )
 
 
@@ -473,6 +483,7 @@ class SqliteStore(Store):
             "INSERT INTO events (tenant, seq, time, session_id, type, payload, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(tenant, e.seq, e.time, e.session_id, int(e.type), json.dumps(e.payload), e.user_id) for e in events],
         )
+        _touch(conn, tenant, active_sessions(drafts), now)
         return events
 
     @staticmethod
@@ -843,6 +854,10 @@ class SqliteStore(Store):
     ) -> list[SessionInfo]:
         sql, params = idle_sessions_query(tenant, idle_before, after, limit, unarchived=unarchived)
         return await self._query(lambda conn: [_row_to_session(row) for row in conn.execute(sql, params)])
+
+    async def touch_sessions(self, tenant: str, session_ids: Sequence[str], now: int) -> None:
+        ids = sorted(set(session_ids))
+        await self._write(lambda conn: _touch(conn, tenant, ids, now), inline=True)
 
     async def retention_labelled(self, tenant: str, after: tuple[str, str] | None, limit: int) -> list[SessionInfo]:
         sql, params = retention_labelled_query(tenant, after, limit)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from memoryd.domain import recall
+from memoryd.domain.models import now_ms
 from memoryd.domain.sessions import owner_stamps
 from memoryd.domain.vectors import VectorPoint, VectorRecord, VectorSelector
 from memoryd.transport.access import Gate
@@ -77,6 +78,8 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
         stamps = await owner_stamps(self.auth.store, tenant, (p.record.session_id for p in points))
         points = [replace(p, record=replace(p.record, owner=stamps[p.record.session_id])) for p in points]
         ids = await self.vectors.upsert(tenant, points)
+        # A write keyed by the sessions: retention's idle counts it (domain/retention.py).
+        await self.auth.store.touch_sessions(tenant, [p.record.session_id for p in points], now_ms())
         return pb.UpsertVectorsResponse(point_ids=ids)
 
     @unary
