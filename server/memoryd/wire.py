@@ -186,7 +186,7 @@ def encode_messages(messages: list[Message]) -> bytes:
 
 def decode_messages(data: bytes) -> list[Message]:
     """What encode_messages wrote, bodies still encoded."""
-    messages = []
+    messages: list[Message] = []
     for pb in memory_service_pb2.SaveMessagesResponse.FromString(data).messages:
         messages.append(
             EncodedBodyMessage.stored(

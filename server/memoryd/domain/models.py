@@ -78,7 +78,7 @@ class Message:
             return NotImplemented
         return self.to_dict() == other.to_dict()
 
-    __hash__ = None  # mutable
+    __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
 
     @property
     def encoded_body(self) -> bytes | None:
@@ -89,7 +89,8 @@ class Message:
         """A copy with the fields a store assigns (id, seq, timestamp; unarchived). The body
         is shared, not copied, and an encoded body stays encoded."""
         copy = object.__new__(type(self))
-        for slot in _slot_descriptors(type(self)):
+        cls: type = type(self)  # (a class whose instances are unhashable is itself hashable)
+        for slot in _slot_descriptors(cls):
             try:
                 slot.__set__(copy, slot.__get__(self))
             except AttributeError:  # an EncodedBodyMessage's body slots while still encoded
@@ -193,6 +194,10 @@ class EncodedBodyMessage(Message):
     """
 
     __slots__ = ("_encoded", "_decode", "_platform")
+    _encoded: bytes | None
+    _decode: Callable[[bytes], dict[str, Any]]
+    _platform: str | None
+
 
     segments = _decoded_on_access("segments")
     metadata = _decoded_on_access("metadata")
@@ -256,12 +261,13 @@ class EncodedBodyMessage(Message):
     def platform(self) -> str | None:
         if getattr(self, "_encoded", None) is not None and self._platform is not _UNKNOWN:
             return self._platform
-        return Message.platform.fget(self)
+        return super().platform
 
     def _materialize(self) -> None:
         encoded, self._encoded = self._encoded, None
-        for name, value in self._decode(encoded).items():
-            _SLOTS[name].__set__(self, value)
+        if encoded is not None:
+            for name, value in self._decode(encoded).items():
+                _SLOTS[name].__set__(self, value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,11 +22,19 @@ import hmac
 import json
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from memoryd.domain.errors import FieldViolation, InvalidArgument
 
 T = TypeVar("T")
+
+
+class _Stored(Protocol):
+    @property
+    def stored_bytes(self) -> int: ...
+
+
+R = TypeVar("R", bound=_Stored)  # a row read from a store: a Message, a MetadataEntry
 
 SECRET_NAME = "page-token-key"
 TAG_BYTES = 16
@@ -139,7 +147,7 @@ def read_within(items: Iterable[T], max_bytes: int | None, size_of: Callable[[T]
     return taken
 
 
-def within(rows: Sequence[T], max_bytes: int) -> int:
+def within(rows: Sequence[R], max_bytes: int) -> int:
     """How many leading `rows` have stored_bytes adding up to at most max_bytes (maybe 0)."""
     total = 0
     for count, row in enumerate(rows):
@@ -149,11 +157,11 @@ def within(rows: Sequence[T], max_bytes: int) -> int:
     return len(rows)
 
 
-def fit(rows: Sequence[T], limit: int, max_bytes: int | None) -> tuple[list[T], bool]:
+def fit(rows: Sequence[R], limit: int, max_bytes: int | None) -> tuple[list[R], bool]:
     """The page of `rows` (read in page order with a ReadBudget of max_bytes): at most
     `limit` rows whose `stored_bytes` add up to at most max_bytes, but always the first
     one, so that paging progresses; and whether more rows follow it."""
-    page: list[T] = []
+    page: list[R] = []
     total = 0
     for row in rows:
         size = row.stored_bytes if max_bytes is not None else 0

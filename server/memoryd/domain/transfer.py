@@ -469,6 +469,7 @@ class Importer:
                 self.counts.sessions_written += written
                 self._done_before = number
             return
+        item: Message | MetadataEntry | VectorPoint
         if kind == "message":
             session_id = record["session_id"]
             if not isinstance(session_id, str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf import descriptor, message
 
@@ -63,7 +63,7 @@ def event_to_proto(event: Event, pb: event_pb2.Event | None = None) -> event_pb2
     pb.time = event.time
     pb.tenant = event.tenant
     pb.session_id = event.session_id
-    pb.type = int(event.type)
+    pb.type = cast(event_pb2.EventType, int(event.type))  # the domain enum has the contract numbers
     payload = getattr(pb, event.type.payload_field)
     payload.SetInParent()
     fill_payload(payload, event.payload)

@@ -43,7 +43,8 @@ def check(config: Config, timeout: float = 2.0) -> str:
     """The server's health status name (SERVING, NOT_SERVING ...), or UNREACHABLE."""
     try:
         with _channel(config) as channel:
-            response = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=timeout)
+            stub = health_pb2_grpc.HealthStub(channel)
+            response = stub.Check(health_pb2.HealthCheckRequest(), timeout=timeout)  # type: ignore[attr-defined]  # the stubs declare no calls
     except (grpc.RpcError, OSError):
         return "UNREACHABLE"
     return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)

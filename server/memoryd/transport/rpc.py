@@ -157,6 +157,7 @@ async def _answer_before(backstop: float | None, call: Awaitable[Any]) -> Any:
     if backstop is None:
         return await call
     task = asyncio.current_task()
+    assert task is not None  # awaited in a task: a call handler
     loop = asyncio.get_running_loop()
     fired = False
 
@@ -318,7 +319,7 @@ def add_service(
     """Register `servicer` (methods wrapped by `unary`/`server_stream`) for `service`, as the
     generated add_*Servicer_to_server would, except that requests reach the wrapper as bytes
     and the handlers are generic only (GenericOnly)."""
-    handlers = {}
+    handlers: dict[str, grpc.RpcMethodHandler] = {}
     for method in service.methods:
         request_type = message_factory.GetMessageClass(method.input_type)
         response_type = message_factory.GetMessageClass(method.output_type)

@@ -166,11 +166,11 @@ def endpoints(servicers: Mapping[str, Any]) -> dict[str, Endpoint]:
             if core is None:
                 raise TypeError(f"{type(servicer).__name__}.{method.name} must be wrapped by rpc.unary or rpc.server_stream")
             info = _method_info(method)
+            path = f"/{service_name}/{method.name}"
             if method.server_streaming:
-                endpoint = Endpoint.server_stream(info, functools.partial(_server_stream, core, servicer, method))
+                routes[path] = Endpoint.server_stream(info, functools.partial(_server_stream, core, servicer, method))
             else:
-                endpoint = Endpoint.unary(info, functools.partial(_unary, core, servicer, method))
-            routes[f"/{service_name}/{method.name}"] = endpoint
+                routes[path] = Endpoint.unary(info, functools.partial(_unary, core, servicer, method))
     return routes
 
 

@@ -246,7 +246,7 @@ class HttpServer:
         if self._task is None:
             self._socket.close()
             return
-        self._server.config.timeout_graceful_shutdown = max(grace, 0.1)
+        self._server.config.timeout_graceful_shutdown = max(grace, 0.1)  # type: ignore[assignment]  # seconds: a float works
         self._server.should_exit = True
         self._server.exit_requested.set()
         await self._task

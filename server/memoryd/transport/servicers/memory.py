@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import DEFAULT_RECENT_ROLES, ClearTarget, RecentQuery
 from memoryd.domain.sessions import SessionFilter
@@ -342,5 +344,8 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
 
 def _clear_result(result) -> pb.ClearResult:
     return pb.ClearResult(
-        target=int(result.target), outcome=int(result.outcome), removed_count=result.removed_count, error=result.error
+        target=cast(pb.ClearTarget, int(result.target)),
+        outcome=cast(pb.ClearOutcome, int(result.outcome)),
+        removed_count=result.removed_count,
+        error=result.error,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from memoryd.domain import recall
 from memoryd.domain.summaries import ContextRequest, SliceQuery, Summaries, Summary
@@ -37,7 +37,7 @@ def summary_to_proto(summary: Summary, target: pb.Summary) -> None:
     target.saved_message_count = summary.saved_message_count
     target.present_message_count = summary.present_message_count
     target.archived_message_count = summary.archived_message_count
-    target.coverage = int(summary.coverage or 0)
+    target.coverage = cast(pb.SummaryCoverage, int(summary.coverage or 0))
 
 
 class SummaryServicer(pb_grpc.SummaryServiceServicer):
@@ -148,7 +148,7 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
         assembly = result.assembly
         response = pb.AssembleContextResponse(
             summary_truncated=assembly.summary_truncated,
-            recall_status=int(result.recall_status),
+            recall_status=cast(pb.RecallStatus, int(result.recall_status)),
             recall_detail=result.recall_detail,
             cursor=result.cursor,
             used_chars=assembly.used_chars,

@@ -62,7 +62,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
                     if p.model_id:
                         check.fail(f"{field}.model_id", "must be empty for a legacy point")
                 else:
-                    check.name(f"{field}.model_id", record.model_id)
+                    check.name(f"{field}.model_id", p.model_id)
                 vector = p.vector[:]  # one pass over the repeated field: a list to check and store
                 check.vector(f"{field}.vector", vector)
                 check.name(f"{field}.session_id", record.session_id)
@@ -126,6 +126,7 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
         check.names("control_kinds", request.control_kinds)
         check.enum_value("slices", request.slices, SLICE_MODES)
         check.done()
+        assert scope is not None  # an unknown scope failed the check
 
         defaults = self.vectors.defaults
         query = recall.RecallQuery(
