@@ -487,7 +487,7 @@ def _background_tasks(app: App) -> list[asyncio.Task]:
     config, store, vectors = app.config, app.store, app.vectors
     tasks = []
     if vectors is not None:
-        tasks.append(asyncio.create_task(vectors.sync.run(), name="vector-sync"))
+        tasks.append(asyncio.create_task(vectors.background(), name="vector-sync"))
 
         async def report_vectors(ok: bool) -> None:
             app.vectors_ready = ok

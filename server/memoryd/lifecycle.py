@@ -247,7 +247,8 @@ async def import_(args: argparse.Namespace, config: config_module.Config) -> int
 
 async def reindex(args: argparse.Namespace, config: config_module.Config) -> int:
     """Index every stored message of the tenants again, remove the points of messages the store
-    no longer holds, and bring each tenant's cursor up to its log (vectors/sync.py)."""
+    no longer holds, and bring each tenant's cursor up to its log (vectors/sync.py, run by the
+    consumer runtime of consumers/runtime.py)."""
     from memoryd.vectors.setup import build_vectors
 
     if not config.vectors_enabled:
@@ -256,8 +257,8 @@ async def reindex(args: argparse.Namespace, config: config_module.Config) -> int
 
     async def job(store: Store) -> int:
         async def run_with(vectors: Any) -> int:
-            sync = vectors.sync
-            tenants = args.tenant or await sync.tenant_logs()
+            runtime, indexer = vectors.runtime, vectors.indexer
+            tenants = args.tenant or await runtime.tenant_logs()
             started = time.monotonic()
             last = [started]
             total = 0
@@ -268,9 +269,11 @@ async def reindex(args: argparse.Namespace, config: config_module.Config) -> int
                     log.info("reindex_progress", tenant=tenant, **({"messages": done} if of < 0 else {"seq": done, "of": of}))
 
             for tenant in tenants:
-                indexed = await sync.reindex(tenant, progress)
+                indexer.progress = progress
+                await runtime.reindex(tenant, indexer.name, progress)
+                indexed = indexer.rebuilt.get(tenant, 0)
                 total += indexed
-                log.info("reindex_tenant_done", tenant=tenant, messages=indexed, indexed_through_seq=sync.indexed_through(tenant))
+                log.info("reindex_tenant_done", tenant=tenant, messages=indexed, indexed_through_seq=vectors.positions.position(tenant))
             seconds = max(time.monotonic() - started, 1e-9)
             log.info("reindex_done", tenants=len(tenants), messages=total, seconds=round(seconds, 2),
                      messages_per_second=round(total / seconds))  # fmt: skip

@@ -12,7 +12,9 @@ until it has ended, which never happens when the task swallows CancelledError.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import sys
 import threading
 from collections.abc import Awaitable, Coroutine, Iterable
@@ -142,3 +144,13 @@ def _exit_now(code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def signal_on_parent_death(signum: int = signal.SIGTERM) -> None:
+    """Linux: have the kernel send `signum` to this process when its parent dies (a worker;
+    the vector engine process). Elsewhere a no-op."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signum)

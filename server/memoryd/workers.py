@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Protocol
 
 from memoryd import addresses
+from memoryd.shutdown import signal_on_parent_death
 
 logger = logging.getLogger(__name__)
 
@@ -110,16 +111,6 @@ def reserve_port(listen: str, listener: str = "gRPC (--listen)") -> Iterator[int
         yield sock.getsockname()[1]
     finally:
         sock.close()
-
-
-def signal_on_parent_death(signum: int = signal.SIGTERM) -> None:
-    """Linux: have the kernel send `signum` to this process when its parent dies (a worker;
-    the vector engine process). Elsewhere a no-op."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signum)
 
 
 def accept_stop_signals() -> None:

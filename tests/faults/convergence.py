@@ -13,7 +13,8 @@ from memoryd.v1 import vector_service_pb2 as vpb
 from memoryd.v1 import vector_service_pb2_grpc
 from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.sqlite.store import SqliteStore
-from memoryd.vectors.sync import IndexSync, difference
+from memoryd.vectors.sync import RecallIndexer
+from tests.vectors.index_state import difference
 
 # An upper bound for a loaded machine, not a timing.
 CATCH_UP_SECONDS = 60.0
@@ -41,7 +42,7 @@ async def index_vs_store(data_dir: Path, tenant: str = "default") -> tuple[int, 
     await store.open()
     await index.open()
     try:
-        diff = await difference(IndexSync(store, index), tenant)
+        diff = await difference(RecallIndexer(store, index), tenant)
         _, collections = await index.stats(tenant)
         return len(diff.missing), len(diff.orphans), sum(c.count for c in collections if c.dimension == 0)
     finally:

@@ -4,7 +4,6 @@ takes it over (once it expires) and the index ends equal to the store, by messag
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import grpc
@@ -17,8 +16,9 @@ from memoryd.v1 import vector_service_pb2_grpc
 from memoryd.domain.models import SYSTEM_TENANT
 from memoryd.storage.mongo.store import MongoStore
 from memoryd.storage.qdrant.server import QdrantServerIndex
-from memoryd.vectors.lease import KEY, NAMESPACE
-from memoryd.vectors.sync import IndexSync, difference
+from memoryd.consumers.lease import KEY, namespace_of
+from memoryd.vectors.sync import CURSOR_NAMESPACE, RecallIndexer
+from tests.vectors.index_state import difference
 from tests.processes import MemorydServer
 
 
@@ -39,7 +39,7 @@ async def _caught_up(target: str, seq: int) -> None:
 
 
 async def _holder(store: MongoStore) -> str:
-    entry = await store.get_metadata(SYSTEM_TENANT, NAMESPACE, KEY)
+    entry = await store.get_metadata(SYSTEM_TENANT, namespace_of(CURSOR_NAMESPACE), KEY)
     return entry.data["holder"] if entry is not None else ""
 
 
@@ -68,7 +68,7 @@ async def test_one_synchronizer_is_active_and_the_other_takes_over_after_kill_9(
         index = QdrantServerIndex(qdrant.url, grpc_port=qdrant.grpc_port, prefer_grpc=True, prefix=_prefix(flags))
         await index.open()
         try:
-            diff = await difference(IndexSync(store, index), "default")
+            diff = await difference(RecallIndexer(store, index), "default")
             assert (len(diff.missing), len(diff.orphans)) == (0, 0)
         finally:
             await index.close()

@@ -29,6 +29,7 @@ from tests.http.calls import (
 from tests.http.conftest import CASE_TENANTS
 
 import grpc
+from tests.vectors.index_state import drained
 
 S = "parity"
 MODEL = "test:m4"
@@ -174,7 +175,7 @@ async def _setup(server, tenant: str, steps) -> list[dict]:
     done: list[dict] = []
     for name, body in steps:
         done.append(to_json(await grpc_call(server.channel, method(name), _body(body, done), server.bearer(tenant))))
-    await server.app.vectors.sync.drained()  # the saved messages' keyword points are in place
+    await drained(server.app.vectors)  # the saved messages' keyword points are in place
     return done
 
 

@@ -81,13 +81,14 @@ async def _difference(data_dir: Path) -> dict:
     """Index vs store by message id, the server stopped (Edge is one process)."""
     from memoryd.storage.qdrant.edge import EdgeIndex
     from memoryd.storage.sqlite.store import SqliteStore
-    from memoryd.vectors.sync import IndexSync, difference
+    from memoryd.vectors.sync import RecallIndexer
+    from tests.vectors.index_state import difference
 
     store, index = SqliteStore(data_dir / "memoryd.db"), EdgeIndex(data_dir / "vectors")
     await store.open()
     await index.open()
     try:
-        diff = await difference(IndexSync(store, index), "default")
+        diff = await difference(RecallIndexer(store, index), "default")
         return {"missing": len(diff.missing), "orphans": len(diff.orphans)}
     finally:
         await index.close()

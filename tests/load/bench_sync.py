@@ -1,7 +1,8 @@
-"""The index synchronizer's own work, in one process (no server): a SQLite store seeded with
-`--messages` messages (SaveMessages-like appends of `--batch`, over `--sessions`), then one
-IndexSync over it and a fresh Edge index applies the whole log. Prints one JSON line: the
-indexing rate (messages/s of `sync_once`) and, with `--profile FILE`, a cProfile of it.
+"""The recall index's log consumer at work, in one process (no server): a SQLite store seeded
+with `--messages` messages (SaveMessages-like appends of `--batch`, over `--sessions`), then a
+consumer runtime running one RecallIndexer over it and a fresh Edge index applies the whole
+log. Prints one JSON line: the indexing rate (messages/s of `Runtime.apply_all`) and, with
+`--profile FILE`, a cProfile of it.
 
     .venv/bin/python tests/load/bench_sync.py --messages 100000
     .venv/bin/python tests/load/bench_sync.py --messages 5000 --batch 1 --sessions 1000 --events 150 --metadata
@@ -15,6 +16,7 @@ import argparse
 import asyncio
 import cProfile
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,7 +24,8 @@ from pathlib import Path
 from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.v1 import message_pb2
-from memoryd.vectors.sync import IndexSync, difference
+from memoryd.consumers.runtime import Runtime
+from memoryd.vectors.sync import RecallIndexer
 from memoryd.wire import dict_to_struct, message_from_pb
 
 async def _seed(store: SqliteStore, messages: int, batch: int, sessions: int, metadata: bool) -> None:
@@ -62,13 +65,14 @@ async def _run(args: argparse.Namespace, folder: Path) -> dict:
     await index.open()
     try:
         await _seed(store, args.messages, args.batch, args.sessions, args.metadata)
-        sync = IndexSync(store, index, batch=args.events)
+        indexer = RecallIndexer(store, index, batch=args.events)
+        runtime = Runtime(store, [indexer])
         timings = _timed(store, "messages_by_seq", "read_events") | _timed(index, "_upsert_keywords")
         profile = cProfile.Profile() if args.profile else None
         started, cpu, loop_cpu = time.monotonic(), time.process_time(), time.thread_time()
         if profile:
             profile.enable()
-        await sync.sync_once()
+        await runtime.apply_all()
         if profile:
             profile.disable()
             profile.dump_stats(args.profile)
@@ -83,7 +87,10 @@ async def _run(args: argparse.Namespace, folder: Path) -> dict:
         await index.stats("default")  # what GetVectorStats asks the engine (bench_import.py polls it)
         result["stats_ms"] = round((time.monotonic() - counted) * 1000, 1)
         if args.check:
-            diff = await difference(sync, "default")
+            sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository's tests package
+            from tests.vectors.index_state import difference
+
+            diff = await difference(indexer, "default")
             result |= {"missing": len(diff.missing), "orphans": len(diff.orphans)}
         return result
     finally:
@@ -95,7 +102,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=1_000)
-    parser.add_argument("--events", type=int, default=500, help="IndexSync's batch (events)")
+    parser.add_argument("--events", type=int, default=500, help="RecallIndexer's batch (events)")
     parser.add_argument("--sessions", type=int, default=100, help="the appends go round these sessions")
     parser.add_argument("--metadata", action="store_true", help="each message with the load suite's platform and sender")
     parser.add_argument("--profile", default="")

@@ -21,6 +21,7 @@ from memoryd.app import start
 from memoryd.config import Config
 from memoryd.domain.models import DEFAULT_TENANT, EventType
 from tests.conftest import BACKENDS, mongo_uri_for
+from tests.vectors.index_state import drained
 
 
 class Server:
@@ -120,7 +121,7 @@ async def test_assemble_context_over_grpc(server, sid):
         ("new question 你好", spb.CONTEXT_PART_TAIL),
     ]
     assert full.used_chars == 30 + 10 + 15 and not full.cuts
-    await server.app.vectors.sync.drained()  # recall finds what the background indexer has indexed
+    await drained(server.app.vectors)  # recall finds what the background indexer has indexed
     tight = await server.summaries.AssembleContext(
         spb.AssembleContextRequest(session_id=sid, budget_chars=20, recent_raw_n=2, include_recall=True)
     )

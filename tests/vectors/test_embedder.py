@@ -22,11 +22,10 @@ from memoryd.v1 import memory_service_pb2 as mem_pb
 from memoryd.v1 import message_pb2
 from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.app import start
-from memoryd.domain.models import Message
 from memoryd.vectors.embedder import OpenAIEmbedder
-from memoryd.vectors.sync import difference
 from tests.vectors.conftest import on_recall_targets
 from tests.vectors.test_service import Client, server_config
+from tests.vectors.index_state import difference, drained
 
 DIMS = 32
 
@@ -163,7 +162,7 @@ async def test_saved_messages_are_indexed_in_the_background_and_found_by_text(ap
         message("notice", "hiking notice", 5000),
         message("user", "   ", 6000),  # nothing to search for: queued, then skipped by the job
     )
-    await app.vectors.sync.drained()
+    await drained(app.vectors)
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert stats.embedder_configured and [(m.model_id, m.count) for m in stats.models] == [("openai:bow", 2)]
     assert stats.keyword_points == 2
@@ -181,12 +180,12 @@ async def test_saved_messages_are_indexed_in_the_background_and_found_by_text(ap
 async def test_rewritten_messages_are_reindexed_in_place(app):
     client = Client(app.port)
     await client.save("trip", message("user", "we go hiking tomorrow", 1000))
-    await app.vectors.sync.drained()
+    await drained(app.vectors)
     changed = await client.memory.UpdateMessageContent(
         mem_pb.UpdateMessageContentRequest(session_id="trip", old_text="hiking", new_text="sailing")
     )
     assert changed.changed_count == 1
-    await app.vectors.sync.drained()
+    await drained(app.vectors)
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert [(m.model_id, m.count) for m in stats.models] == [("openai:bow", 1)]  # replaced, not added
     response = await client.vectors.SearchMemory(pb.SearchMemoryRequest(query_text="sailing", context_window=0))
@@ -199,10 +198,10 @@ async def test_an_embedding_that_fails_is_retried_until_the_embedder_answers(app
     client = Client(app.port)
     EmbeddingHandler.fail_next = 2  # the embedder is down for the first two attempts
     await client.save("trip", message("user", "pack the tent", 1000))
-    await asyncio.wait_for(app.vectors.sync.drained(), 30)
+    await asyncio.wait_for(drained(app.vectors), 30)
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert sum(m.count for m in stats.models) == 1
-    assert len(EmbeddingHandler.requests) == 3 and app.vectors.sync.retries >= 2
+    assert len(EmbeddingHandler.requests) == 3 and app.vectors.positions.retries >= 2
     await client.channel.close()
 
 
@@ -238,7 +237,7 @@ async def test_the_embeddings_converge_to_the_store_after_an_embedder_outage(app
     EmbeddingHandler.down = False
     await converged_stats(client, lambda s: s.indexed_through_seq == s.event_seq)
     for dimension in (DIMS, 0):  # the model's points, then the keyword points, vs the store
-        diff = await difference(app.vectors.sync, "default", dimension=dimension)
+        diff = await difference(app.vectors.indexer, "default", dimension=dimension)
         assert (len(diff.missing), len(diff.orphans)) == (0, 0), (dimension, diff)
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert [(m.model_id, m.count) for m in stats.models] == [("openai:bow", 49)]
@@ -256,7 +255,7 @@ async def test_a_message_deleted_while_it_is_embedded_leaves_no_vector(app):
     await loop.run_in_executor(None, EmbeddingHandler.slow_started.wait, 30)  # embedding in flight
     await client.memory.DeleteMessages(mem_pb.DeleteMessagesRequest(session_id="trip", ids=[slow.id]))
     EmbeddingHandler.slow_release.set()
-    await app.vectors.sync.drained()
+    await drained(app.vectors)
     stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
     assert sum(m.count for m in stats.models) == 0
     await client.channel.close()

@@ -1,5 +1,5 @@
-"""Where the index synchronizer runs (docs/VECTORS.md, "Where it runs"): on the embedded
-default in the engine process, the serving process only follows its positions; with
+"""Where the index's log consumer runs (docs/VECTORS.md, "Where it runs"): on the embedded
+default in the engine process (memoryd/engine.py), the serving process only follows its positions; with
 `--vector-engine-process false` in the serving process."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from memoryd.app import start
 from memoryd.v1 import memory_service_pb2 as mem_pb
 from memoryd.v1 import message_pb2
 from memoryd.v1 import vector_service_pb2 as pb
-from memoryd.vectors.engine_sync import EngineFollower
+from memoryd.consumers.remote import RemoteTrack
+from tests.vectors.index_state import drained
 from tests.vectors.test_service import Client, server_config
 
 WORDS = ("aardvark", "bison", "caracal", "dingo", "eland")
@@ -27,7 +28,7 @@ async def save_and_find(app) -> None:
             timeout=30,
         )
         assert [h.text for h in response.hits] == ["dingo"]
-        await app.vectors.sync.drained()
+        await drained(app.vectors)
         stats = await client.vectors.GetVectorStats(pb.GetVectorStatsRequest())
         assert stats.keyword_points == len(WORDS) and stats.indexed_through_seq == stats.event_seq >= saved.event_seq
     finally:
@@ -38,9 +39,9 @@ async def save_and_find(app) -> None:
 async def test_the_engine_process_indexes_and_the_serving_process_follows(target, tmp_path):
     app = await start(server_config(target, tmp_path))
     try:
-        assert isinstance(app.vectors.sync, EngineFollower)
+        # The serving process has no runtime, only the engine's positions.
+        assert app.vectors.runtime is None and isinstance(app.vectors.positions, RemoteTrack)
         await save_and_find(app)
-        assert app.vectors.sync.applied == 0  # nothing indexed in the serving process
     finally:
         await app.stop(0)
 
@@ -49,8 +50,8 @@ async def test_the_engine_process_indexes_and_the_serving_process_follows(target
 async def test_an_engine_in_the_serving_process_indexes_there(target, tmp_path):
     app = await start(server_config(target, tmp_path, vector_engine_process=False))
     try:
-        assert not isinstance(app.vectors.sync, EngineFollower)
+        assert not isinstance(app.vectors.positions, RemoteTrack)
         await save_and_find(app)
-        assert app.vectors.sync.applied > 0
+        assert app.vectors.runtime.track(app.vectors.indexer.name).applied > 0
     finally:
         await app.stop(0)

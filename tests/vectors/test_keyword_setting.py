@@ -15,6 +15,7 @@ from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.app import start
 from tests.vectors.conftest import on_recall_targets, unit
 from tests.vectors.test_service import Client, server_config
+from tests.vectors.index_state import drained
 
 pytestmark = on_recall_targets
 
@@ -40,7 +41,7 @@ async def test_saved_messages_get_keyword_points_only_when_on(target, tmp_path, 
     client = Client(app.port)
     try:
         await client.save("trip", user("We went hiking in the Alps", 1000), user("The lake was cold", 2000))
-        await app.vectors.sync.drained()
+        await drained(app.vectors)
         assert await client.keyword_points() == (2 if keywords else 0)
         search = pb.SearchMemoryRequest(query_text="hiking", context_window=0)
         if keywords:
@@ -66,7 +67,7 @@ async def test_off_upsert_texts_are_indexed_and_rewrites_replace_only_existing_k
         [with_text] = await client.save("a", user("we go hiking tomorrow", 1000))
         [without] = await client.save("b", user("we go hiking on sunday", 1000))
         await client.index("a", [with_text], [0], model="m")  # its point carries the text
-        await app.vectors.sync.drained()
+        await drained(app.vectors)
         assert await client.keyword_points() == 1
         changed = await client.memory.UpdateMessageContent(
             mem_pb.UpdateMessageContentRequest(session_id="a", old_text="hiking", new_text="sailing")
@@ -75,7 +76,7 @@ async def test_off_upsert_texts_are_indexed_and_rewrites_replace_only_existing_k
             mem_pb.UpdateMessageContentRequest(session_id="b", old_text="hiking", new_text="sailing")
         )
         assert changed.changed_count == 1
-        await app.vectors.sync.drained()
+        await drained(app.vectors)
         assert await client.keyword_points() == 1  # replaced in "a", none created in "b"
         found = await client.vectors.SearchMemory(
             pb.SearchMemoryRequest(query_vector=unit(0), model_id="m", query_text="sailing", context_window=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import grpc
@@ -17,6 +18,7 @@ from memoryd.app import start
 from memoryd.config import Config
 from tests.qdrant_server import SERVER_TARGETS, running
 from tests.vectors.conftest import on_recall_targets, unit
+from tests.vectors.index_state import drained
 
 MODEL = "test:grpc"
 
@@ -63,7 +65,7 @@ class Client:
 async def client(target, tmp_path):
     app = await start(server_config(target, tmp_path))
     client = Client(app.port)
-    client.indexed = app.vectors.sync.drained  # the background (keyword) indexing is done
+    client.indexed = functools.partial(drained, app.vectors)  # the background (keyword) indexing is done
     yield client
     await client.channel.close()
     await app.stop(0)

@@ -13,7 +13,7 @@ import pytest
 
 from memoryd.domain import recall
 from memoryd.domain.errors import InvalidArgument
-from memoryd.domain.models import ClearTarget, Message, SessionAttributes
+from memoryd.domain.models import ClearTarget, SessionAttributes
 from memoryd.domain.summaries import SliceQuery, Summaries
 from memoryd.domain.vectors import IndexQuery, PointFilter
 from memoryd.domain.limits import Limits
@@ -22,8 +22,8 @@ from memoryd.domain.models import ClearOutcome
 from memoryd.domain.summaries import Summary
 from memoryd.vectors.recall import VectorRecall
 from memoryd.vectors.slices import parse_ref, slice_points, slice_tenant
-from memoryd.vectors.sync import slice_difference
 from tests.vectors.conftest import make_index, msg, unit
+from tests.vectors.index_state import slice_difference
 
 M1 = "test:model-one"
 T0 = 1_700_000_000_000
@@ -61,7 +61,7 @@ async def setup(memory, summaries, vectors, tenant, *, vectors_for=None):
     for session, turns, text in (("trip", TRIP, TRIP_SUMMARY), ("work", WORK, WORK_SUMMARY)):
         vector = extra.get(session, ())
         await summaries.save(tenant, session, 1, len(turns), text, {}, vector, M1 if vector else "")
-    await vectors.sync.sync_tenant(tenant)
+    await vectors.runtime.sync_tenant(tenant)
 
 
 async def test_slice_points_are_pure_and_keyed_apart_from_messages(tenant):
@@ -132,8 +132,8 @@ async def slice_point_count(vectors, tenant) -> int:
 
 async def slices_exact(vectors, tenant) -> None:
     """Once the log is applied, the slice points are the stored slices (no more, no fewer)."""
-    await vectors.sync.sync_tenant(tenant)
-    assert (await slice_difference(vectors.sync, tenant)).exact
+    await vectors.runtime.sync_tenant(tenant)
+    assert (await slice_difference(vectors.indexer, tenant)).exact
 
 
 async def test_deletes_follow_the_slices(memory, summaries, vectors, store, tenant):
@@ -201,7 +201,7 @@ async def test_slices_are_indexed_and_deleted_from_the_log_alone(store, vectors,
 @pytest.mark.parametrize("target", ["edge"], indirect=True)
 async def test_a_slice_delete_while_the_index_is_down_is_applied_from_the_log(target, tmp_path, store, tenant):
     vectors = VectorRecall(make_index(target, tmp_path), store)
-    vectors.sync.tenants = {tenant}
+    vectors.runtime.tenants = {tenant}
     await vectors.open()
     try:
         memory = Memory(store, Limits(), hooks=vectors)
@@ -230,7 +230,7 @@ async def test_a_rebuild_restores_the_slice_points_and_drops_stale_ones(target, 
     await summaries.save(tenant, "trip", 1, len(TRIP), TRIP_SUMMARY, {})
     await summaries.save(tenant, "work", 1, len(WORK), WORK_SUMMARY, {})
     first = VectorRecall(make_index(target, tmp_path / "a"), store)
-    first.sync.tenants = {tenant}
+    first.runtime.tenants = {tenant}
     await first.open()
     try:
         await slices_exact(first, tenant)
@@ -238,15 +238,15 @@ async def test_a_rebuild_restores_the_slice_points_and_drops_stale_ones(target, 
         # replaced slice's old point) goes with the rebuild; the stored slice's stays.
         stale = Summary("replaced", "trip", 1, len(TRIP), "Lisbon holiday, an older summary", {}, T0, 0)
         await first.index.upsert_keywords([slice_points(tenant, stale, T0, T0)[0]], T0)
-        assert not (await slice_difference(first.sync, tenant)).exact
-        await first.sync.reindex(tenant)
-        assert (await slice_difference(first.sync, tenant)).exact
+        assert not (await slice_difference(first.indexer, tenant)).exact
+        await first.runtime.reindex(tenant)
+        assert (await slice_difference(first.indexer, tenant)).exact
         assert await slice_point_count(first, tenant) == 2
     finally:
         await first.close()
     # A fresh, empty index (the folder deleted) under the same store and cursor: rebuilt.
     second = VectorRecall(make_index(target, tmp_path / "b"), store)
-    second.sync.tenants = {tenant}
+    second.runtime.tenants = {tenant}
     await second.open()
     try:
         await slices_exact(second, tenant)
@@ -303,8 +303,8 @@ async def test_assemble_context_recall_through_slices(memory, store, vectors, te
 
 async def test_a_saved_slice_is_searchable_when_save_returns(memory, summaries, vectors, tenant):
     """SaveSummary returns once the running synchronizer indexed the slice (read-your-writes)."""
-    vectors.sync.tenants = {tenant}
-    syncing = asyncio.create_task(vectors.sync.run())
+    vectors.runtime.tenants = {tenant}
+    syncing = asyncio.create_task(vectors.runtime.run())
     try:
         await converse(memory, tenant, "trip", TRIP)
         await summaries.save(tenant, "trip", 1, len(TRIP), TRIP_SUMMARY, {})

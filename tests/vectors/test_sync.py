@@ -13,8 +13,9 @@ from memoryd.domain.memory import Memory
 from memoryd.domain.models import ClearTarget, Message
 from memoryd.domain.vectors import VectorPoint, VectorRecord
 from memoryd.vectors.recall import VectorRecall
-from memoryd.vectors.sync import Segment, difference, indexed_messages
+from memoryd.vectors.sync import Segment, indexed_messages
 from tests.vectors.conftest import make_index, unit
+from tests.vectors.index_state import difference, drained
 
 MODEL = "test:sync"
 
@@ -26,7 +27,7 @@ def said(content: str, timestamp: int = 0) -> Message:
 @pytest.fixture
 async def vectors(target, tmp_path, store, tenant):
     vectors = VectorRecall(make_index(target, tmp_path), store)
-    vectors.sync.tenants = {tenant}  # the session's store holds other tests' tenants
+    vectors.runtime.tenants = {tenant}  # the session's store holds other tests' tenants
     await vectors.open()
     yield vectors
     await vectors.close()
@@ -34,8 +35,8 @@ async def vectors(target, tmp_path, store, tenant):
 
 async def indexed(vectors: VectorRecall, tenant: str) -> set[str]:
     """Message ids the tenant's points index, once the log is applied; the index equals the store."""
-    await vectors.sync.sync_tenant(tenant)
-    assert (await difference(vectors.sync, tenant)).exact
+    await vectors.runtime.sync_tenant(tenant)
+    assert (await difference(vectors.indexer, tenant)).exact
     return {message_id for _, message_id in await indexed_messages(vectors.index, tenant)}
 
 
@@ -115,15 +116,15 @@ async def test_an_import_in_batches_is_indexed_whole(vectors, store, tenant):
     """Many SaveMessages calls at once: nothing is dropped, whatever the synchronizer's pace."""
     calls, size = (30, 100) if type(store).__name__ == "SqliteStore" else (6, 100)  # SecantusDB is slow
     memory = Memory(store, Limits(), hooks=vectors)
-    task = asyncio.create_task(vectors.sync.run())
+    task = asyncio.create_task(vectors.runtime.run())
     try:
         for call in range(calls):
             await memory.save_messages(tenant, f"s{call % 3}", [said(f"import {call} {i}") for i in range(size)])
-        await asyncio.wait_for(vectors.sync.drained(), 120)
+        await asyncio.wait_for(drained(vectors), 120)
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-    assert (await difference(vectors.sync, tenant)).exact
+    assert (await difference(vectors.indexer, tenant)).exact
     assert len(await indexed(vectors, tenant)) == calls * size
 
 
@@ -132,17 +133,17 @@ async def test_a_lost_index_folder_is_rebuilt_from_the_store(target, tmp_path, s
     memory = Memory(store, Limits())
     saved = (await memory.save_messages(tenant, "s", [said(f"lost {i}") for i in range(20)])).messages
     first = VectorRecall(make_index(target, tmp_path / "a"), store)
-    first.sync.tenants = {tenant}
+    first.runtime.tenants = {tenant}
     await first.open()
-    await first.sync.sync_tenant(tenant)
+    await first.runtime.sync_tenant(tenant)
     await first.close()
     # A fresh, empty index (the folder deleted) under the same store and cursor.
     second = VectorRecall(make_index(target, tmp_path / "b"), store)
-    second.sync.tenants = {tenant}
+    second.runtime.tenants = {tenant}
     await second.open()
     try:
-        await second.sync.sync_tenant(tenant)
-        assert not second.sync.states[tenant].rebuilding
+        await second.runtime.sync_tenant(tenant)
+        assert not second.positions.status(tenant).rebuilding
         assert await indexed(second, tenant) == {m.id for m in saved}
         stats = await second.stats(tenant)
         assert stats.keyword_points == 20 and stats.indexed_through_seq == stats.event_seq
@@ -155,18 +156,18 @@ async def test_a_keyword_setting_change_rebuilds(target, tmp_path, store, tenant
     memory = Memory(store, Limits())
     await memory.save_messages(tenant, "s", [said(f"kept {i}") for i in range(5)])
     off = VectorRecall(make_index(target, tmp_path / "v"), store, index_message_keywords=False)
-    off.sync.tenants = {tenant}
+    off.runtime.tenants = {tenant}
     await off.open()
-    await off.sync.sync_tenant(tenant)
+    await off.runtime.sync_tenant(tenant)
     assert (await off.stats(tenant)).keyword_points == 0
     await off.close()
     on = VectorRecall(make_index(target, tmp_path / "v"), store)
-    on.sync.tenants = {tenant}
+    on.runtime.tenants = {tenant}
     await on.open()
     try:
-        await on.sync._state(tenant)
-        assert on.sync.states[tenant].rebuilding  # another fingerprint
-        await on.sync.sync_tenant(tenant)
-        assert (await on.stats(tenant)).keyword_points == 5 and not on.sync.states[tenant].rebuilding
+        await on.positions.load(tenant)
+        assert on.positions.status(tenant).rebuilding  # another fingerprint
+        await on.runtime.sync_tenant(tenant)
+        assert (await on.stats(tenant)).keyword_points == 5 and not on.positions.status(tenant).rebuilding
     finally:
         await on.close()

@@ -33,6 +33,7 @@ from memoryd.vectors.sync import CURSOR_NAMESPACE
 from memoryd.domain.models import SYSTEM_TENANT
 from tests.vectors.conftest import make_index, msg, unit
 from tests.vectors.test_service import Client, server_config, user
+from tests.vectors.index_state import drained
 
 MODEL = "test:outbox"
 WAIT_SECONDS = 60.0
@@ -55,7 +56,7 @@ def closed_port() -> int:
 
 async def test_changes_wait_in_the_log_while_qdrant_is_down(target, tmp_path, store, tenant):
     vectors = VectorRecall(make_index(target, tmp_path), store, sync_poll_seconds=0.05, sync_max_backoff_seconds=0.2)
-    vectors.sync.tenants = {tenant}  # the session's store holds other tests' tenants
+    vectors.runtime.tenants = {tenant}  # the session's store holds other tests' tenants
     await vectors.open()
     memory = Memory(store, Limits(), hooks=vectors)
     saved = (await memory.save_messages(tenant, "s1", [msg("user", f"m{i}", 1000 * (i + 1)) for i in range(3)])).messages
@@ -68,11 +69,11 @@ async def test_changes_wait_in_the_log_while_qdrant_is_down(target, tmp_path, st
         ]
         + [VectorPoint(tenant, unit(9), VectorRecord("s2", other[0].timestamp, MODEL, other[0].id, "user"))],
     )
-    syncing = asyncio.create_task(vectors.sync.run())
+    syncing = asyncio.create_task(vectors.runtime.run())
     try:
         # Applied so far first: closing Edge while the synchronizer creates its keyword shard
         # races the shard's open (an adapter matter, not this test's).
-        await asyncio.wait_for(vectors.sync.drained(), WAIT_SECONDS)
+        await asyncio.wait_for(drained(vectors), WAIT_SECONDS)
         await vectors.index.close()  # Qdrant is gone
 
         # The message calls still succeed; the vector work waits in the log.
@@ -82,14 +83,14 @@ async def test_changes_wait_in_the_log_while_qdrant_is_down(target, tmp_path, st
         assert cleared.outcome is ClearOutcome.DEFERRED
         latest = (await store.event_bounds(tenant))[1]
         await asyncio.sleep(0.3)  # a few failed retries while it stays down
-        assert vectors.sync.indexed_through(tenant) < latest and vectors.sync.retries > 0
+        assert vectors.positions.position(tenant) < latest and vectors.positions.retries > 0
 
         await vectors.index.open()  # Qdrant is back
 
-        async def drained() -> bool:
-            return vectors.sync.indexed_through(tenant) >= latest
+        async def caught_up() -> bool:
+            return vectors.positions.position(tenant) >= latest
 
-        await eventually(drained)
+        await eventually(caught_up)
         models, _ = await vectors.index.stats(tenant)
         assert [(m.model_id, m.count) for m in models] == [(MODEL, 1)]
         result = await vectors.search(tenant, RecallQuery(vector=unit(0), model_id=MODEL, context_window=0))
@@ -204,7 +205,7 @@ async def test_a_crash_between_the_message_delete_and_the_vector_delete_leaves_n
     deletions go straight to the store, so no vector hook ever runs. The deletion events that
     committed with them are all the synchronizer needs."""
     vectors = VectorRecall(make_index(target, tmp_path), store)
-    vectors.sync.tenants = {tenant}
+    vectors.runtime.tenants = {tenant}
     await vectors.open()
     try:
         crashed = Memory(store, Limits())  # no hooks: the immediate vector delete never happens
@@ -223,9 +224,9 @@ async def test_a_crash_between_the_message_delete_and_the_vector_delete_leaves_n
 
         models, _ = await vectors.index.stats(tenant)
         assert [(m.model_id, m.count) for m in models] == [(MODEL, 4)]
-        assert await vectors.sync.sync_once() >= 3
+        assert await vectors.runtime.apply_all() >= 3
         models, _ = await vectors.index.stats(tenant)
         assert models == [] or [m.count for m in models] == [0]
-        assert await vectors.sync.sync_once() == 0  # the cursor moved past them
+        assert await vectors.runtime.apply_all() == 0  # the cursor moved past them
     finally:
         await vectors.close()

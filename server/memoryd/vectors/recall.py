@@ -2,9 +2,10 @@
 upserts, deletes, stats) and the hooks that keep the vector index (domain.vectors.VectorIndex:
 a Qdrant server or Qdrant Edge) in step with the message store. docs/VECTORS.md has the design.
 
-The index follows the message store's event log through the synchronizer (vectors/sync.py,
-`self.sync`): it alone writes messages' points. As `MessageHooks` (domain/hooks.py) this
-class only hastens it:
+The index follows the message store's event log through its log consumer (vectors/sync.py's
+`RecallIndexer`, run by the consumer runtime: consumers/runtime.py, here or in the engine
+process); it alone writes messages' points, and this class sees it only through its
+positions (`self.positions`). As `MessageHooks` (domain/hooks.py) this class only hastens it:
 - saved / rewritten messages need nothing: their commit wakes the synchronizer;
 - deleted messages lose their points at once, by message id, when the index answers within
   HOOK_DELETE_SECONDS (the synchronizer applies the same delete from the log regardless);
@@ -53,11 +54,10 @@ from memoryd.domain.vectors import (
     VectorSelector,
 )
 from memoryd.domain.windows import WindowMemo
-from memoryd.vectors.embedder import OpenAIEmbedder
-from memoryd.vectors.lease import Lease
+from memoryd.consumers.runtime import Positions, Runtime
+from memoryd.observability.metrics import VECTOR_SYNC_LAG, VECTOR_SYNC_RETRIES
 from memoryd.vectors.slices import VectorSlices, slice_selector
-from memoryd.vectors.engine_sync import EngineFollower
-from memoryd.vectors.sync import IndexSync
+from memoryd.vectors.sync import Embedder, RecallIndexer
 
 log = logging.getLogger(__name__)
 
@@ -103,16 +103,19 @@ class VectorRecall(MessageHooks):
         *,
         defaults: recall.RecallDefaults = recall.RecallDefaults(),
         control_kinds: Sequence[str] = recall.DEFAULT_CONTROL_KINDS,
-        embedder: OpenAIEmbedder | None = None,
+        embedder: Embedder | None = None,
         index_message_keywords: bool = True,
         sync_poll_seconds: float = 1.0,
         sync_max_backoff_seconds: float = 30.0,
         sync_batch: int = 500,
         sync_lease: bool = False,
-        sync_in_engine: bool = False,
+        runtime: Runtime | None = None,
+        positions: Positions | None = None,
     ) -> None:
-        """`sync_in_engine`: the engine process applies the logs (vectors/engine_sync.py); this
-        one follows its positions."""
+        """The index's log consumer (`self.indexer`) runs in `runtime` (by default one of its
+        own: poll, backoff and lease from the `sync_*` arguments), and this class waits on its
+        positions there; or, given `positions`, another process runs it (the engine process:
+        consumers/remote.py) and `runtime` is None."""
         self.index = index
         self.store = store
         self.defaults = defaults
@@ -123,33 +126,40 @@ class VectorRecall(MessageHooks):
         self._warned_models: set[tuple[str, str]] = set()
         self._legacy: dict[str, tuple[str, float]] = {}  # tenant -> (legacy model, read until)
         self._marker_warned = False
-        self.sync = (EngineFollower if sync_in_engine else IndexSync)(
+        self.indexer = RecallIndexer(
             store,
             index,
             embedder=embedder,
             index_message_keywords=index_message_keywords,
             control_kinds=self.control_kinds,
             batch=sync_batch,
-            poll_seconds=sync_poll_seconds,
-            max_backoff_seconds=sync_max_backoff_seconds,
-            on_dimension=self._saw_dimension,
+            on_dimension=self.saw_dimension,
             dimension_of=self._dimension_of,
-            lease=Lease(store) if sync_lease else None,
         )
+        self.runtime: Runtime | None = None
+        if positions is None:
+            self.runtime = runtime or Runtime(
+                store, poll_seconds=sync_poll_seconds, max_backoff_seconds=sync_max_backoff_seconds, lease=sync_lease
+            )
+            positions = self.runtime.add(self.indexer, lag_gauge=VECTOR_SYNC_LAG, retry_counter=VECTOR_SYNC_RETRIES)
+        self.positions: Positions = positions
         self.slices = VectorSlices(self)
 
     # -- lifecycle -------------------------------------------------------------
     async def open(self) -> None:
         await self.index.open()
 
+    async def background(self) -> None:
+        """What keeps the index in step, until cancelled: the runtime here, or following the
+        engine process's positions."""
+        if self.runtime is not None:
+            await self.runtime.run()
+        else:
+            await self.positions.run()  # type: ignore[attr-defined]
+
     async def close(self) -> None:
-        try:
-            if self.sync.lease is None or self.sync.lease.held:
-                await self.sync.flush_cursors()
-            if self.sync.lease is not None:
-                await self.sync.lease.release()
-        except MemorydError as error:
-            log.info("index sync cursor not saved on close (%s): the log is replayed from the last one", error.reason)
+        if self.runtime is not None:
+            await self.runtime.close()
         if self.embedder is not None:
             await self.embedder.close()
         await self.index.close()
@@ -205,7 +215,7 @@ class VectorRecall(MessageHooks):
         if violations:
             raise InvalidArgument(violations)
 
-    def _saw_dimension(self, tenant: str, model_id: str, dimension: int) -> None:
+    def saw_dimension(self, tenant: str, model_id: str, dimension: int) -> None:
         self._dimensions[(tenant, model_id)] = dimension
 
     def _forget_dimensions(self, tenant: str, model_id: str | None = None) -> None:
@@ -385,30 +395,32 @@ class VectorRecall(MessageHooks):
         models, collections = await self.index.stats(tenant)
         entry = await self.store.get_metadata(tenant, LEGACY_NAMESPACE, LEGACY_KEY)
         legacy = entry.data.get("model_id", "") if entry is not None else ""
-        state = self.sync.states.get(tenant)
+        status = self.positions.status(tenant)
         return Stats(
             models,
             collections,
             legacy if isinstance(legacy, str) else "",
             sum(c.count for c in collections if c.dimension == KEYWORD_DIMENSION),
-            indexed_through_seq=self.sync.indexed_through(tenant),
+            indexed_through_seq=self.positions.position(tenant),
             event_seq=(await self.store.event_bounds(tenant))[1],
-            rebuilding=state is not None and state.rebuilding,
+            rebuilding=status is not None and status.rebuilding,
         )
 
     async def wait_indexed(self, tenant: str, seq: int) -> None:
         """Return once the index holds every change of the tenant's log through `seq`, or raise
         IndexBehind when the caller's deadline comes first."""
-        if seq <= 0 or self.sync.indexed_through(tenant) >= seq:
+        if seq <= 0 or self.positions.position(tenant) >= seq:
             return
         remaining = deadline.remaining()
         try:
             # Short of the deadline, so the caller gets the reason, not DEADLINE_EXCEEDED.
             async with asyncio.timeout(WAIT_SECONDS if remaining is None else max(0.0, remaining - WAIT_MARGIN_SECONDS)):
-                await self.sync.wait_for(tenant, seq)
+                await self.positions.wait_for(tenant, seq)
         except TimeoutError:
-            through = self.sync.indexed_through(tenant)
-            why = f": {self.sync.last_error}" if self.sync.last_error else ""
+            through = self.positions.position(tenant)
+            status = self.positions.status(tenant)
+            error = (status.last_error if status is not None else "") or self.positions.last_error
+            why = f": {error}" if error else ""
             raise IndexBehind(
                 f"the recall index is applied through event {through}, not yet {seq}{why}",
                 metadata={"indexed_through_seq": str(through)},
@@ -424,7 +436,7 @@ class VectorRecall(MessageHooks):
             removed = await self.index.delete(selector)
             return ClearOutcome.CLEARED, removed.vectors
         except (StorageUnavailable, StorageFull):  # a full disk may be freed: the log keeps it
-            self.sync.wake()
+            self.positions.wake(selector.tenant)
             return ClearOutcome.DEFERRED, 0
         finally:
             deadline.reset(token)
@@ -455,7 +467,7 @@ class VectorRecall(MessageHooks):
     # Saves and rewrites need no hook: their commit wakes the synchronizer (the store's notifier).
 
     def indexable(self, message: Message) -> bool:
-        return self.sync.indexable(message)
+        return self.indexer.indexable(message)
 
 
 class IndexBehind(StorageUnavailable):

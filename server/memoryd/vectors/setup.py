@@ -1,27 +1,35 @@
-"""Builds VectorRecall from Config (called once by app.start)."""
+"""Builds VectorRecall from Config (called once by app.start), and says what the embedded
+engine process (memoryd/engine.py) hosts."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from memoryd.consumers.remote import RemoteTrack
 from memoryd.domain import recall
 from memoryd.domain.store import Store
 from memoryd.domain.vectors import VectorIndex
-from memoryd.vectors import engine_sync
+from memoryd.observability.metrics import VECTOR_SYNC_LAG
 from memoryd.vectors.embedder import OpenAIEmbedder
 from memoryd.vectors.recall import VectorRecall
+from memoryd.vectors.sync import CURSOR_NAMESPACE
 
 # Where the embedded vector store lives under the data dir, and where earlier releases
 # kept theirs (qdrant-client local mode; migrated into Edge on first start).
 EDGE_FOLDER = "vectors"
 LOCAL_MODE_FOLDER = "qdrant"
+# The program of the engine process that runs the log consumers (`python -m`: memoryd/engine.py).
+ENGINE_ENTRY = "memoryd.engine"
+# The embedder's key reaches the engine process in its environment, not its command line.
+API_KEY_ENV = "MEMORYD_ENGINE_EMBEDDER_API_KEY"
 
 
 def build_index(config, *, hosting: bool = True) -> VectorIndex:
     """A Qdrant server when MEMORYD_QDRANT_URL is set, else Qdrant Edge under <data_dir>/vectors
     (with --workers N: the engine process the workers share, edge_shared.py). `hosting`: an
-    engine process started here hosts the data dir's background work (ENGINE_HOOKS; not for
-    the CLI's one-off jobs, which synchronize themselves)."""
+    engine process started here runs the data dir's log consumers (memoryd/engine.py; not for
+    the CLI's one-off jobs, which apply the logs themselves)."""
     if config.qdrant_url:
         from memoryd.storage.qdrant.server import QdrantServerIndex
 
@@ -65,22 +73,34 @@ def edge_settings(config) -> dict:
     )
 
 
-# Background work the engine process hosts on SQLite, one per data dir ("module:function",
-# called as `await function(engine)`: storage/qdrant/edge_process.py): the index synchronizer.
-ENGINE_HOOKS: tuple[str, ...] = (engine_sync.HOOK,)
+def engine_settings(config) -> dict[str, Any]:
+    """What the engine's log consumers need of Config (plain values: the engine's command line)."""
+    return {
+        "keywords": config.index_message_keywords,
+        "control_kinds": [k.strip() for k in config.recall_control_kinds.split(",") if k.strip()],
+        "batch": config.index_sync_batch,
+        "poll_seconds": config.vector_sync_poll_seconds,
+        "max_backoff_seconds": config.vector_sync_max_backoff_seconds,
+        "embedder_url": config.embedder_url,
+        "embedder_model": config.embedder_model,
+        "embedder_model_id": config.embedder_model_id,
+        "sqlite_synchronous": config.sqlite_synchronous,
+    }
 
 
 def engine_host(config) -> dict:
-    """EdgeProcessIndex's `database`, `hooks` and `options`: the data dir's SQLite file and the
-    synchronizer's settings (nothing on MongoDB: its synchronizer runs in the serving processes)."""
+    """EdgeProcessIndex's `database`, `entry` and `options`: the data dir's SQLite file, the
+    engine program that runs the log consumers, and their settings (nothing on MongoDB: its
+    consumers run in the serving processes)."""
     if config.mongodb_uri:
-        return {"database": None, "hooks": (), "options": None}
-    options = {"sync": engine_sync.settings(config), "env": engine_sync.secrets(config)}
-    return {"database": Path(config.data_dir) / "memoryd.db", "hooks": ENGINE_HOOKS, "options": options}
+        return {"database": None, "entry": None, "options": None}
+    secrets = {API_KEY_ENV: config.embedder_api_key} if config.embedder_api_key else {}
+    options = {"sync": engine_settings(config), "env": secrets}
+    return {"database": Path(config.data_dir) / "memoryd.db", "entry": ENGINE_ENTRY, "options": options}
 
 
 def engine_synchronizes(config) -> bool:
-    """Whether the engine process runs the index synchronizer (the embedded default)."""
+    """Whether the engine process runs the log consumers (the embedded default)."""
     return not (config.qdrant_url or config.mongodb_uri) and config.vector_engine_process
 
 
@@ -93,7 +113,7 @@ def shared_engine(config):
     host = engine_host(config)
     return edge_shared.SharedEngine(
         Path(config.data_dir), Path(config.data_dir) / EDGE_FOLDER, edge_settings(config), log_level=config.log_level,
-        host=edge_process.host_spec(host["database"], host["hooks"], host["options"]),
+        host=edge_process.host_spec(host["database"], host["options"]), entry=host["entry"],
     )  # fmt: skip
 
 
@@ -115,8 +135,9 @@ def recall_defaults(config) -> recall.RecallDefaults:
 
 
 def build_vectors(config, store: Store, *, serving: bool = True) -> VectorRecall:
-    """`serving`: for a server (on the embedded default the engine process synchronizes and
-    this process follows it); False for the CLI's jobs (they synchronize themselves)."""
+    """`serving`: for a server (on the embedded default the engine process runs the index's
+    log consumer and this process follows its positions); False for the CLI's jobs (they
+    apply the logs themselves)."""
     in_engine = serving and engine_synchronizes(config)
     index = build_index(config, hosting=serving)
     embedder = None
@@ -140,5 +161,13 @@ def build_vectors(config, store: Store, *, serving: bool = True) -> VectorRecall
         sync_max_backoff_seconds=config.vector_sync_max_backoff_seconds,
         # Several processes on one store: one synchronizer at a time (vectors/lease.py).
         sync_lease=not in_engine and (bool(config.mongodb_uri) or config.workers > 1),
-        sync_in_engine=in_engine,
+        positions=RemoteTrack(
+            index,  # an EdgeProcessIndex: a RuntimeLink to the engine's runtime
+            store,
+            CURSOR_NAMESPACE,
+            poll_seconds=config.vector_sync_poll_seconds,
+            lag_gauge=VECTOR_SYNC_LAG,
+        )
+        if in_engine
+        else None,
     )

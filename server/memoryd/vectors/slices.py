@@ -12,7 +12,7 @@ the time of its first message and its summary id); `timestamp` = the time of its
 message (recency and the query's dates read it); `text` = the summary. Its ids follow from
 those, so indexing a slice again replaces its points.
 
-Slices are indexed and deleted by the index synchronizer (vectors/sync.py) from the event log:
+Slices are indexed and deleted by the recall index's log consumer (vectors/sync.py) from the event log:
 SUMMARY_SAVED indexes the slice as stored (`stored_slice`, `slice_span`), a clear with the
 metadata target (ClearSession / ClearAll, ForgetUser, retention) deletes the session's
 (tenant's) slice points written before it, and a rebuild indexes every stored slice again
@@ -28,8 +28,9 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
+from memoryd.consumers.runtime import Positions
 from memoryd.domain import deadline, recall
 from memoryd.domain.errors import FailedPrecondition, MemorydError
 from memoryd.domain.models import now_ms
@@ -43,10 +44,16 @@ from memoryd.domain.summaries import (
     slice_key,
     slices_namespace,
 )
-from memoryd.domain.vectors import IndexQuery, KeywordPoint, PointFilter, Scope, VectorPoint, VectorRecord, VectorSelector
-
-if TYPE_CHECKING:
-    from memoryd.vectors.recall import VectorRecall
+from memoryd.domain.vectors import (
+    IndexQuery,
+    KeywordPoint,
+    PointFilter,
+    Scope,
+    VectorIndex,
+    VectorPoint,
+    VectorRecord,
+    VectorSelector,
+)
 
 SLICE_TENANT_SUFFIX = " slices"
 # How long SaveSummary waits for the synchronizer to index its slice (read-your-writes).
@@ -133,10 +140,25 @@ async def stored_slices(store: Store, tenant: str, page: int) -> AsyncIterator[l
         after = (entries[-1].namespace, entries[-1].key)
 
 
+class SliceHost(Protocol):
+    """What VectorSlices uses of VectorRecall (vectors/recall.py)."""
+
+    index: VectorIndex
+    store: Store
+    embedder: Any
+    positions: Positions
+
+    async def check_dimensions(self, tenant: str, items: Sequence[tuple[str, str, int]]) -> None: ...
+
+    async def embed_query(self, text: str) -> tuple[list[float], str]: ...
+
+    def saw_dimension(self, tenant: str, model_id: str, dimension: int) -> None: ...
+
+
 class VectorSlices:
     """The SliceIndex (domain/summaries.py) over VectorRecall's index and embedder."""
 
-    def __init__(self, vectors: VectorRecall) -> None:
+    def __init__(self, vectors: SliceHost) -> None:
         self.vectors = vectors
 
     async def index(self, tenant: str, summary: Summary, vector: Sequence[float], model_id: str) -> None:
@@ -151,20 +173,20 @@ class VectorSlices:
         await vectors.index.upsert_keywords([keyword], summary.create_time)
         if dense is not None:
             await vectors.index.upsert([dense], summary.create_time)
-            vectors._dimensions[(dense.tenant, model_id)] = len(dense.vector)
+            vectors.saw_dimension(dense.tenant, model_id, len(dense.vector))
 
     async def saved(self, tenant: str) -> None:
         """Wait (briefly) until the synchronizer indexed the slice just saved, so a search right
         after SaveSummary finds it; past SAVE_WAIT_SECONDS the call returns and the slice is
         indexed when the synchronizer gets to it (the log keeps it)."""
-        sync = self.vectors.sync
-        if not sync.running:
+        positions = self.vectors.positions
+        if not positions.running:
             return  # `memoryd reindex`, tests: nothing applies the log meanwhile
         seq = (await self.vectors.store.event_bounds(tenant))[1]
         remaining = deadline.remaining()
         try:
             async with asyncio.timeout(SAVE_WAIT_SECONDS if remaining is None else min(SAVE_WAIT_SECONDS, remaining)):
-                await sync.wait_for(tenant, seq)
+                await positions.wait_for(tenant, seq)
         except (TimeoutError, MemorydError):  # saved: the log keeps it
             log.info("summary slice saved; the index synchronizer indexes it when it catches up")
 

@@ -1,8 +1,9 @@
-"""The index synchronizer: the recall index as a function of the message store's event log.
+"""The recall index as a log consumer: what each event of a tenant's log changes in the
+index, and a tenant's index rebuilt from the store. The runtime (consumers/runtime.py) does
+the rest: cursors and their fingerprints, batches, retries, leases, positions.
 
-Every change to a tenant's messages writes events in the change's own transaction (the
-store's per-tenant log). `IndexSync` reads each tenant's log after a persisted cursor, in
-order and in batches of `batch` events, and applies what changes recall, by message id:
+`RecallIndexer.apply` takes a batch of events, in order, and applies what changes recall, by
+message id:
 
 - messages appended / rewritten: read from the store by (session, seq); those stored and
   indexable get their keyword point and, with an embedder, their dense point (one embedder
@@ -17,35 +18,27 @@ order and in batches of `batch` events, and applies what changes recall, by mess
   session's slice records deleted: metadata-changed events): the session's (tenant's) slice
   points saved before it.
 
-The cursor advances only after the index accepted the batch; when the index or the embedder
-is down the batch is retried with backoff and nothing is skipped. Falling behind only means
-reading more of the log (there is no queue to overflow). A log compacted past the cursor, or a
-cursor written for other indexing settings (its fingerprint), makes the tenant rebuild from
-the store itself (`rebuild`). Each event type that changes recall is one entry of `HANDLERS`.
-
-The class needs only a Store and a VectorIndex (and an embedder), so it runs wherever both
-are at hand: the serving process, the engine process, or `memoryd reindex`.
+When the index or the embedder is down, `apply` raises and the runtime tries the batch again
+(the cursor stays). Its fingerprint holds what a point depends on besides its message (the
+points' version, BM25 parameters, keyword indexing, the embedder's model); a marker point
+of the system tenant per tenant (`marker`) is what `intact` looks for: an index folder
+deleted under a persisted cursor makes the tenant rebuild. Each event type that changes
+recall is one entry of `HANDLERS`.
 """
-
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import time
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
-from memoryd import shutdown
+from memoryd.consumers.runtime import BATCH, Consumer
 from memoryd.domain import keywords
-from memoryd.domain.errors import MemorydError
 from memoryd.domain.models import SYSTEM_TENANT, Event, EventType, Message, now_ms
 from memoryd.domain.recall import DEFAULT_CONTROL_KINDS
 from memoryd.domain.store import Snapshot, Store
 from memoryd.domain.summaries import SLICES_NAMESPACE, Summary
 from memoryd.domain.vectors import KeywordPoint, VectorIndex, VectorPoint, VectorRecord, VectorSelector
-from memoryd.observability.metrics import VECTOR_SYNC_LAG, VECTOR_SYNC_RETRIES
-from memoryd.vectors.lease import Lease
 from memoryd.vectors.records import record_of_message
 from memoryd.vectors.slices import (
     slice_identity,
@@ -59,14 +52,17 @@ from memoryd.vectors.slices import (
 
 log = logging.getLogger(__name__)
 
+
+class Embedder(Protocol):
+    """The server's embedder (vectors/embedder.py's OpenAIEmbedder)."""
+
+    model_id: str
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
 CURSOR_NAMESPACE = "memoryd.vector-sync"
-BATCH = 500
 # A batch holds at most this many messages (appended, rewritten, deleted), whatever its events.
 MESSAGES_PER_BATCH = 2000
-# Events read at once: READ_AHEAD times those the last batch took, at least READ_AHEAD_MIN
-# (at most `batch`): events of 1,000 messages are not read 500 at a time.
-READ_AHEAD = 4
-READ_AHEAD_MIN = 16
 # Texts per embedder request (endpoints cap their inputs: OpenAI's at 2,048).
 EMBED_CHUNK = 512
 # Messages of one session read at once by seq range while the range stays this compact; a
@@ -81,9 +77,6 @@ DELETE_CHUNK = 1000
 SESSION_PAGE = 100
 MAX_PAGE_BYTES = 64 << 20  # a page of messages read whole (the snapshot's byte bound)
 INDEXED_ROLES = ("user", "assistant")
-# The persisted cursor is written at most this often per tenant (the in-memory one at once):
-# a crash replays at most this much of the log, idempotently.
-CURSOR_SAVE_SECONDS = 1.0
 # Bump when what a message's points hold changes: every tenant rebuilds once.
 POINTS_VERSION = 1
 
@@ -201,27 +194,6 @@ HANDLERS: dict[EventType, Callable[[Plan, Event], None]] = {
 }
 
 
-async def wait_any(events: Sequence[asyncio.Event], timeout: float) -> None:
-    """Until one of `events` is set, or `timeout` seconds."""
-    waits = [asyncio.ensure_future(event.wait()) for event in events]
-    try:
-        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waits:
-            waiter.cancel()
-
-
-def _bounded(events: Sequence[Event], messages: int) -> Sequence[Event]:
-    """The first events that name at most `messages` messages (at least one event): a batch of
-    SaveMessages calls of 1,000 each stays a batch of a few thousand messages."""
-    named = 0
-    for n, event in enumerate(events):
-        named += len(event.payload.get("messages") or event.payload.get("ids") or ())
-        if named > messages and n > 0:
-            return events[:n]
-    return events
-
-
 def marker_id(tenant: str) -> str:
     return marker(tenant).id
 
@@ -233,35 +205,24 @@ def marker(tenant: str) -> KeywordPoint:
     return KeywordPoint(SYSTEM_TENANT, VectorRecord(tenant, 0, message_id="index-marker", text="marker"))
 
 
-@dataclass(slots=True)
-class TenantState:
-    through: int = 0  # applied through this seq (in memory)
-    saved: int = 0  # ... as persisted
-    saved_at: float = 0.0
-    latest: int = 0  # the log's newest seq when last read
-    rebuilding: bool = False
-    marked: bool = False  # the tenant's marker point is known to be in the index
+class RecallIndexer(Consumer):
+    """The recall index as a log consumer (consumers/runtime.py runs it): what each event
+    changes in the index (`HANDLERS`), and a tenant's index rebuilt from the store."""
 
+    name = CURSOR_NAMESPACE
+    event_types = tuple(HANDLERS)
 
-class IndexSync:
     def __init__(
         self,
         store: Store,
         index: VectorIndex,
         *,
-        embedder=None,
+        embedder: Embedder | None = None,
         index_message_keywords: bool = True,
         control_kinds: Sequence[str] = DEFAULT_CONTROL_KINDS,
         batch: int = BATCH,
-        poll_seconds: float = 1.0,
-        linger_seconds: float = 0.02,
-        min_backoff_seconds: float = 0.2,
-        max_backoff_seconds: float = 30.0,
-        system_tenant: str = SYSTEM_TENANT,
         on_dimension: Callable[[str, str, int], None] | None = None,
-        dimension_of=None,
-        tenants: Collection[str] | None = None,
-        lease: Lease | None = None,
+        dimension_of: Callable[[str, str], Awaitable[int | None]] | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -269,28 +230,13 @@ class IndexSync:
         self.index_message_keywords = index_message_keywords
         self.control_kinds = tuple(control_kinds)
         self.batch = max(1, batch)
-        self.poll_seconds = poll_seconds
-        self.linger_seconds = linger_seconds
-        self.min_backoff = min_backoff_seconds
-        self.max_backoff = max_backoff_seconds
-        self.system_tenant = system_tenant
         self.on_dimension = on_dimension  # (tenant, model, dimension) of every dense point written
         self.dimension_of = dimension_of  # async (tenant, model) -> known dimension or None
-        self.tenants = tenants  # only these (`memoryd reindex --tenant`, tests); None: every tenant
-        # With a lease (several processes on one store), only its holder applies the logs; the
-        # others follow the persisted cursors (what their searches' positions wait for).
-        self.lease = lease
-        self.states: dict[str, TenantState] = {}
-        self.retries = 0  # batches retried (index or embedder down)
-        self.applied = 0  # events applied
-        self.last_error = ""
-        self._wake = asyncio.Event()
-        self._advanced = asyncio.Event()
-        self._lock = asyncio.Lock()  # one pass at a time (run loop, reindex, drained)
-        self.running = False  # the loop (`run`) is applying the logs: a wait for a position ends
+        # `memoryd reindex`: told (tenant, messages indexed, -1) as a rebuild goes; what it indexed.
+        self.progress: Callable[[str, int, int], None] | None = None
+        self.rebuilt: dict[str, int] = {}
 
     # -- what the index holds ------------------------------------------------------
-    @property
     def fingerprint(self) -> str:
         """What a message's points depend on besides the message: a cursor written under
         another one is rebuilt from the store (a keyword-parameter or embedder change)."""
@@ -309,191 +255,22 @@ class IndexSync:
         record = record_of_message(session_id or "", message, None)
         return record if record.text.strip() else None
 
-    def indexed_through(self, tenant: str) -> int:
-        state = self.states.get(tenant)
-        return state.through if state is not None else 0
+    def take(self, events: Sequence[Event]) -> int:
+        """The first events that name at most MESSAGES_PER_BATCH messages (at least one): a
+        batch of SaveMessages calls of 1,000 each stays a batch of a few thousand messages."""
+        named = 0
+        for n, event in enumerate(events):
+            named += len(event.payload.get("messages") or event.payload.get("ids") or ())
+            if named > MESSAGES_PER_BATCH and n > 0:
+                return n
+        return len(events)
 
-    def lag(self) -> int:
-        return sum(max(0, s.latest - s.through) for s in self.states.values())
+    async def intact(self, tenant: str) -> bool:
+        """The tenant's marker point is there (a lost or emptied index has none)."""
+        return await self.index.has_keyword_point(marker_id(tenant))
 
-    # -- cursor ---------------------------------------------------------------------
-    async def _state(self, tenant: str) -> TenantState:
-        state = self.states.get(tenant)
-        if state is None:
-            entry = await self.store.get_metadata(self.system_tenant, CURSOR_NAMESPACE, tenant)
-            data = entry.data if entry is not None else {}
-            seq = int(data.get("seq", 0))
-            state = TenantState(seq, seq, time.monotonic())
-            if entry is not None and data.get("fingerprint") != self.fingerprint:
-                # Indexed under other settings (or by a release that kept no fingerprint). A
-                # tenant never synchronized replays its log from the start (or rebuilds when
-                # the log was compacted: _sync_tenant).
-                state.rebuilding = True
-            elif entry is not None and seq > 0:
-                state.marked = await self.index.has_keyword_point(marker_id(tenant))
-                if not state.marked:
-                    log.warning("index sync: the index lost what the cursor says it holds (folder deleted?): rebuilding")
-                    state.rebuilding = True
-            self.states[tenant] = state
-        return state
-
-    async def _advance(self, tenant: str, state: TenantState, seq: int, *, force: bool = False) -> None:
-        state.through = max(state.through, seq)
-        if force or (state.through != state.saved and time.monotonic() - state.saved_at >= CURSOR_SAVE_SECONDS):
-            await self.save_cursor(tenant, state)
-        self._advanced.set()
-        self._advanced = asyncio.Event()
-        VECTOR_SYNC_LAG.set(self.lag())
-
-    async def save_cursor(self, tenant: str, state: TenantState) -> None:
-        if not state.marked:  # the marker first: a cursor never vouches for an index without it
-            await self.index.upsert_keywords([marker(tenant)], now_ms())
-            state.marked = True
-        data = {"seq": state.through, "fingerprint": self.fingerprint}
-        await self.store.save_metadata(self.system_tenant, CURSOR_NAMESPACE, tenant, data, now_ms())
-        state.saved, state.saved_at = state.through, time.monotonic()
-
-    async def flush_cursors(self, *, due_only: bool = False) -> None:
-        """Persist the cursors that moved (`due_only`: those not written for CURSOR_SAVE_SECONDS:
-        a pass per save must not cost a write per save)."""
-        now = time.monotonic()
-        for tenant, state in list(self.states.items()):
-            if state.through != state.saved and not state.rebuilding:
-                if not due_only or now - state.saved_at >= CURSOR_SAVE_SECONDS:
-                    await self.save_cursor(tenant, state)
-
-    # -- the loop ---------------------------------------------------------------------
-    def wake(self) -> None:
-        self._wake.set()
-
-    async def run(self) -> None:
-        self.running = True
-        try:
-            await self._run()
-        finally:
-            self.running = False
-
-    async def _run(self) -> None:
-        backoff = self.min_backoff
-        holding = self.lease is None
-        while True:
-            shutdown.raise_if_cancelled()
-            changed = self.store.notifier.current()
-            self._wake.clear()
-            try:
-                if self.lease is None or await self.lease.hold():
-                    if not holding:  # taken over: check every tenant afresh (fingerprint, marker)
-                        self.states.clear()
-                        holding = True
-                    await self.sync_once()
-                else:
-                    holding = False
-                    await self.follow()
-                backoff, delay = self.min_backoff, self.poll_seconds
-                self.last_error = ""
-            except MemorydError as error:
-                delay, backoff = backoff, min(backoff * 2, self.max_backoff)
-                self._retry(error.reason, delay)
-            except Exception as error:  # noqa: BLE001 - the loop must outlive any one batch
-                log.warning("index sync failed", exc_info=True)
-                delay, backoff = backoff, min(backoff * 2, self.max_backoff)
-                self._retry(type(error).__name__, delay)
-            # After a failure only the backoff (or a search waiting for a position) starts the
-            # next pass, not every commit: an index or disk that is down is not hammered.
-            waiting = [self._wake] if self.last_error else [changed, self._wake]
-            await wait_any(waiting, delay)
-            if self.linger_seconds and not self._wake.is_set():
-                # A stream of saves makes batches, not a pass each (a search waiting for a
-                # position wakes it without the wait, or cuts it short).
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self.linger_seconds):
-                        await self._wake.wait()
-
-    def _retry(self, reason: str, delay: float) -> None:
-        self.retries += 1
-        self.last_error = reason
-        VECTOR_SYNC_RETRIES.inc()
-        log.info("index sync: %s; retrying in %.1f s (the cursor stays)", reason, delay)
-
-    async def sync_once(self) -> int:
-        """Apply every tenant's log up to its newest seq; returns events applied. Raises the
-        first failure (the cursor of that tenant stays where the index last accepted)."""
-        async with self._lock:
-            applied = 0
-            for tenant in await self.tenant_logs():
-                applied += await self._sync_tenant(tenant)
-            await self.flush_cursors(due_only=True)
-            return applied
-
-    async def follow(self) -> None:
-        """Not the lease holder: take each tenant's position from its persisted cursor."""
-        advanced = False
-        for tenant in await self.tenant_logs():
-            entry = await self.store.get_metadata(self.system_tenant, CURSOR_NAMESPACE, tenant)
-            seq = int(entry.data.get("seq", 0)) if entry is not None else 0
-            state = self.states.setdefault(tenant, TenantState(seq, seq, time.monotonic()))
-            state.rebuilding = False  # the holder's business
-            state.latest = (await self.store.event_bounds(tenant))[1]
-            if seq > state.through:
-                state.through = state.saved = seq
-                advanced = True
-        if advanced:
-            self._advanced.set()
-            self._advanced = asyncio.Event()
-        VECTOR_SYNC_LAG.set(self.lag())
-
-    async def tenant_logs(self) -> list[str]:
-        """The tenants whose logs this synchronizer follows."""
-        every = await self.store.event_tenants()
-        return [t for t in every if t != self.system_tenant and (self.tenants is None or t in self.tenants)]
-
-    async def sync_tenant(self, tenant: str, progress: Callable[[str, int, int], None] | None = None) -> int:
-        """Apply one tenant's log up to its newest seq (`memoryd reindex`, tests)."""
-        async with self._lock:
-            applied = await self._sync_tenant(tenant, progress)
-            state = self.states[tenant]
-            if state.through != state.saved:
-                await self.save_cursor(tenant, state)
-            return applied
-
-    async def _sync_tenant(self, tenant: str, progress: Callable[[str, int, int], None] | None = None) -> int:
-        state = await self._state(tenant)
-        floor, latest = await self.store.event_bounds(tenant)
-        state.latest = latest
-        if state.through < floor:
-            log.warning("index sync: the log was compacted past the cursor (%d < %d): rebuilding", state.through, floor)
-            state.rebuilding = True
-        if state.rebuilding:
-            await self.rebuild(tenant, progress)
-            floor, latest = await self.store.event_bounds(tenant)
-            state.latest = latest
-        applied = 0
-        types = tuple(HANDLERS)
-        # Events read and not yet applied (a batch takes at most MESSAGES_PER_BATCH messages'
-        # worth): applied next, not read and decoded again. A read asks for a few times the
-        # events the last batch took (SaveMessages of 1,000: 16 events, not `batch`).
-        pending: Sequence[Event] = ()
-        limit, more = self.batch, False
-        while state.through < latest:
-            if self.lease is not None and not await self.lease.hold():
-                break  # another process took over
-            if not pending:
-                pending = await self.store.read_events(tenant, state.through, limit, types=types, through_seq=latest)
-                more = len(pending) == limit  # (fewer: none is left up to `latest`)
-            if not pending:  # nothing up to `latest` changes recall
-                await self._advance(tenant, state, latest)
-                break
-            taken = _bounded(pending, MESSAGES_PER_BATCH)
-            pending = pending[len(taken) :]
-            await self.apply(tenant, taken)
-            applied += len(taken)
-            self.applied += len(taken)
-            limit = min(self.batch, max(READ_AHEAD_MIN, READ_AHEAD * len(taken)))
-            whole = not pending and not more
-            await self._advance(tenant, state, latest if whole else taken[-1].seq)
-            if progress is not None:
-                progress(tenant, state.through, latest)
-        return applied
+    async def vouch(self, tenant: str) -> None:
+        await self.index.upsert_keywords([marker(tenant)], now_ms())
 
     # -- applying -------------------------------------------------------------------
     async def apply(self, tenant: str, events: Sequence[Event]) -> None:
@@ -637,39 +414,12 @@ class IndexSync:
             if self.on_dimension is not None:
                 self.on_dimension(key, model_id, len(points[0].vector))
 
-    # -- waiting for a position ---------------------------------------------------------
-    async def wait_for(self, tenant: str, seq: int) -> None:
-        """Return once the tenant's log is applied through `seq` (the caller bounds the wait)."""
-        while True:
-            state = self.states.get(tenant) or await self._state(tenant)
-            if state.through >= seq and not state.rebuilding:
-                return
-            advanced = self._advanced
-            self.wake()
-            await advanced.wait()
-
-    async def drained(self) -> None:
-        """Wait until every tenant's log, as it is now, is applied (tests, shutdown)."""
-        for tenant in await self.tenant_logs():
-            await self.wait_for(tenant, (await self.store.event_bounds(tenant))[1])
-
     # -- rebuild --------------------------------------------------------------------
-    async def reindex(self, tenant: str, progress: Callable[[str, int, int], None] | None = None) -> int:
-        """Rebuild the tenant from the store, then apply its log up to now (`memoryd reindex`).
-        Returns the messages indexed by the rebuild."""
-        async with self._lock:
-            indexed = await self.rebuild(tenant, progress)
-            await self._sync_tenant(tenant, progress)
-            await self.save_cursor(tenant, self.states[tenant])
-            return indexed
-
-    async def rebuild(self, tenant: str, progress: Callable[[str, int, int], None] | None = None) -> int:
+    async def rebuild(self, tenant: str) -> int:
         """Index every stored message of the tenant again and remove the points of messages
-        the store no longer has, then continue the log from where the store's view was.
-        Searches keep answering from the points there are meanwhile. Returns messages indexed."""
-        state = await self._state(tenant)
-        state.rebuilding = True
-        log.info("index sync: rebuilding a tenant's index from the store")
+        the store no longer has; the slices likewise. Searches keep answering from the points
+        there are meanwhile. Returns the store's position its view had (the log goes on from it)."""
+        progress = self.progress
         indexed = 0
         stored: set[tuple[str, str]] = set()
         async with self.store.snapshot() as view:
@@ -688,10 +438,8 @@ class IndexSync:
         for session_id, ids in orphans.items():
             await self.delete_messages(tenant, session_id, ids)
         await self.rebuild_slices(tenant)
-        state.through = max(position, 0)
-        state.rebuilding = False
-        await self.save_cursor(tenant, state)
-        return indexed
+        self.rebuilt[tenant] = indexed
+        return position
 
     async def rebuild_slices(self, tenant: str) -> None:
         """Index every stored slice again; delete the points of slices the store no longer has.
@@ -744,42 +492,3 @@ async def stored_pages(view: Snapshot, tenant: str, limit: int) -> AsyncIterator
         if len(sessions) < SESSION_PAGE:
             return
         after = sessions[-1].session_id
-
-
-async def stored_messages(store: Store, tenant: str, indexable: Callable[[Message], bool]) -> set[tuple[str, str]]:
-    """(session, message id) of the tenant's stored messages that `indexable` admits."""
-    async with store.snapshot() as view:
-        return {(s, m.id) async for s, messages in stored_pages(view, tenant, 1000) for m in messages if indexable(m)}
-
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    missing: set[tuple[str, str]]  # stored and indexable, no point of the space compared
-    orphans: set[tuple[str, str]]  # a point, no stored message
-
-    @property
-    def exact(self) -> bool:
-        return not (self.missing or self.orphans)
-
-
-async def slice_difference(sync: IndexSync, tenant: str) -> Difference:
-    """Slice points vs stored slices, by (session, "from_seq/summary id"): every stored slice
-    has a keyword point, and every slice point (keyword or dense) a stored slice."""
-    stored: set[tuple[str, str]] = set()
-    async for page in stored_slices(sync.store, tenant, SESSION_PAGE):
-        stored.update((s.session_id, f"{s.from_seq}/{s.id}") for s in page)
-    key = slice_tenant(tenant)
-    keyword = {slice_identity(s, r) for s, r in await indexed_messages(sync.index, key, dimensions=())}
-    every = {slice_identity(s, r) for s, r in await indexed_messages(sync.index, key)}
-    return Difference(stored - keyword, every - stored)  # type: ignore[operator]
-
-
-async def difference(sync: IndexSync, tenant: str, *, dimension: int = 0) -> Difference:
-    """Index vs store by message id for a whole tenant: every indexable message has a point of
-    `dimension` (0: its keyword point; an embedding model's: its dense point, with the
-    synchronizer's embedder), and every point (keyword or dense) a stored message."""
-    stored = await stored_messages(sync.store, tenant, sync.indexable)
-    covered = await indexed_messages(sync.index, tenant, dimensions=[dimension] if dimension else (), keyword=not dimension)
-    every = await indexed_messages(sync.index, tenant)
-    all_stored = await stored_messages(sync.store, tenant, lambda m: True)
-    return Difference(stored - covered, every - all_stored)

@@ -19,12 +19,14 @@ only sends each call (pickled, over a socket pair) and awaits the answer.
 - `--workers N`: one engine process per data dir serves every worker over a Unix socket
   (edge_shared.py); a worker's EdgeProcessIndex is then given `socket_path` and connects
   instead of starting a child, and reconnects on the next call when the connection drops.
-- Besides the index, an engine process hosts the data dir's background work: `hooks`
-  ("module:function"), each run once the index is open as `await function(engine)` (the
-  `Engine`: its `index`, `database` (the data dir's SQLite file) and `host` (what the server
-  passed, e.g. settings)) and cancelled when the engine stops. A hook may answer calls of its
-  own (`Engine.calls`, by name). `host["env"]` (secrets) reaches the engine process in its
-  environment, never on its command line.
+- Besides the index, an engine process may host the data dir's background work: a program
+  whose entry point calls `main(argv, background=...)` (memoryd/engine.py: the log
+  consumers) is started as `python -m <entry>` in place of this module. `background` runs
+  once the index is open, as `await background(engine)` (the `Engine`: its `index`,
+  `database` (the data dir's SQLite file) and `host` (what the server passed, e.g.
+  settings)), and is cancelled when the engine stops; it may answer calls of its own
+  (`Engine.calls`, by name: `runtime_wake`, `runtime_state`). `host["env"]` (secrets)
+  reaches the engine process in its environment, never on its command line.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ import asyncio
 import contextlib
 import copyreg
 import dataclasses
-import importlib
 import itertools
 import json
 import logging
@@ -45,12 +46,14 @@ import socket
 import struct
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memoryd import shutdown, workers
+import portalocker
+
+from memoryd import shutdown
 from memoryd.domain import deadline
 from memoryd.domain.errors import MemorydError, StorageFull, StorageUnavailable
 from memoryd.domain.vectors import (
@@ -72,6 +75,11 @@ from memoryd.storage.qdrant.edge import EdgeFolder, EdgeIndex
 log = logging.getLogger(__name__)
 
 _HEADER = struct.Struct("!I")
+# The shared engine (edge_shared.py) prints this once it listens.
+READY = b"ready\n"
+# A Unix socket's path must fit in sun_path (108 bytes on Linux, with its NUL); a longer one
+# is reached through /proc/self/fd/<the folder's fd>/<name>.
+_MAX_PATH = 100
 
 
 def _pickle_by_fields(cls: type) -> None:
@@ -126,18 +134,20 @@ class EdgeProcessIndex(EdgeFolder):
         log_level: str = "info",
         socket_path: Path | None = None,
         database: Path | None = None,
-        hooks: Sequence[str] = (),
+        entry: str | None = None,
         options: dict[str, Any] | None = None,
         respawn_first_seconds: float = RESPAWN_FIRST_SECONDS,
         **settings: Any,
     ) -> None:
         """`settings`: EdgeIndex's keyword arguments (plain values and paths). `socket_path`:
         connect to the shared engine process listening there (edge_shared.py) instead of
-        starting a child; `database` and `hooks`: what a child started here hosts (module doc);
-        `options`: the host's settings for the hooks (host_spec); `respawn_first_seconds`: the first pause before replacing a child that keeps dying."""
+        starting a child; `database` and `entry`: what a child started here hosts (module doc);
+        `options`: the host's settings for its background work (host_spec);
+        `respawn_first_seconds`: the first pause before replacing a child that keeps dying."""
         self.root = Path(root)
         self.socket_path = socket_path
-        self.host = host_spec(database, hooks, options)
+        self.host = host_spec(database, options)
+        self.entry = entry
         self.prefix = settings.get("prefix", "memoryd")  # of its collections' names, as EdgeIndex's
         self.timeout = timeout
         self.log_level = log_level
@@ -193,17 +203,15 @@ class EdgeProcessIndex(EdgeFolder):
 
     async def _start(self) -> None:
         if self.socket_path is not None:
-            from memoryd.storage.qdrant import edge_shared
-
-            reader, writer = await edge_shared.connect(self.socket_path)
-            self._child, self._writer = edge_shared.Remote(), writer
+            reader, writer = await connect(self.socket_path)
+            self._child, self._writer = Remote(), writer
             self._reader_task = asyncio.create_task(self._read_replies(self._child, reader))
             log.info("connected to the vector engine at %s", self.socket_path)
             return
         parent, ours = socket.socketpair()
         try:
             child = await asyncio.create_subprocess_exec(
-                *command(str(parent.fileno()), self.log_level, self.root, self.settings, self.host),
+                *command(str(parent.fileno()), self.log_level, self.root, self.settings, self.host, self.entry),
                 pass_fds=(parent.fileno(),), stdin=asyncio.subprocess.DEVNULL, env=environment(self.host),
             )
         finally:
@@ -349,24 +357,28 @@ class EdgeProcessIndex(EdgeFolder):
     ) -> tuple[list[tuple[str, str]], str | None]:
         return await self._call("messages", tenant, dimension, offset, limit)
 
-    # -- the engine's index synchronizer (vectors/engine_sync.py) -------------------------
-    async def sync_wake(self, urgent: bool = False) -> None:
-        await self._call("sync_wake", urgent)
+    # -- the background work's calls (consumers/remote.py's RuntimeLink) -----------------
+    async def runtime_wake(self, urgent: bool = False) -> None:
+        await self._call("runtime_wake", urgent)
 
-    async def sync_state(self, wake: bool = False, urgent: bool = False) -> dict[str, Any]:
-        return await self._call("sync_state", wake, urgent)
-
-
-def host_spec(database: Path | None, hooks: Sequence[str], options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What an engine process hosts besides the index (module doc): `options` holds the hooks'
-    settings ("env": secrets, passed in the environment)."""
-    return {"database": None if database is None else str(database), "hooks": list(hooks), **(options or {})}
+    async def runtime_state(self, wake: bool = False, urgent: bool = False) -> dict[str, Any]:
+        return await self._call("runtime_state", wake, urgent)
 
 
-def command(endpoint: str, log_level: str, root: Path, settings: dict[str, Any], host: dict[str, Any]) -> list[str]:
-    """An engine process's command line; `endpoint`: a socket's fd, or unix:<path> to listen on."""
+def host_spec(database: Path | None, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What an engine process hosts besides the index (module doc): `options` holds its
+    background work's settings ("env": secrets, passed in the environment)."""
+    return {"database": None if database is None else str(database), **(options or {})}
+
+
+def command(
+    endpoint: str, log_level: str, root: Path, settings: dict[str, Any], host: dict[str, Any], entry: str | None = None
+) -> list[str]:
+    """An engine process's command line; `endpoint`: a socket's fd, or unix:<path> to listen
+    on; `entry`: the module run (`python -m`; None: this one, the index alone)."""
     public = {k: v for k, v in host.items() if k != "env"}
-    return [sys.executable, "-m", __name__, endpoint, log_level, str(root), json.dumps(settings), json.dumps(public)]
+    module = entry or __name__
+    return [sys.executable, "-m", module, endpoint, log_level, str(root), json.dumps(settings), json.dumps(public)]
 
 
 def environment(host: dict[str, Any]) -> dict[str, str] | None:
@@ -390,36 +402,39 @@ PARENT_GONE = signal.SIGUSR1
 def _stop_with_parent_only() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    workers.signal_on_parent_death(PARENT_GONE)
+    shutdown.signal_on_parent_death(PARENT_GONE)
+
+
+Background = Callable[["Engine"], Awaitable[None]]
 
 
 class Engine:
     """An engine process's index and the background work it hosts, answering the calls of one
     connection (the server process's) or of many (edge_shared.py, one per worker)."""
 
-    def __init__(self, root: Path, settings: dict[str, Any], host: dict[str, Any]) -> None:
+    def __init__(
+        self, root: Path, settings: dict[str, Any], host: dict[str, Any], background: Background | None = None
+    ) -> None:
         if settings.get("migrate_from"):
             settings["migrate_from"] = Path(settings["migrate_from"])
         self.index = EdgeIndex(root, reads_on_loop=True, **settings)
         self.database = Path(host["database"]) if host.get("database") else None
-        self.hooks = tuple(host.get("hooks", ()))
+        self.background = background
         self.host = host
-        self.calls: dict[str, Any] = {}  # the hooks' own calls, by name
+        self.calls: dict[str, Any] = {}  # the background work's own calls, by name
         self._opened: asyncio.Task | None = None
         self._background: list[asyncio.Task] = []
 
     async def open(self) -> None:
-        """Open the index and start the hooks, once however many clients ask."""
+        """Open the index and start the background work, once however many clients ask."""
         if self._opened is None or (self._opened.done() and self._opened.exception() is not None):
             self._opened = asyncio.create_task(self._open())
         await asyncio.shield(self._opened)
 
     async def _open(self) -> None:
         await self.index.open()
-        for name in self.hooks:
-            module, _, function = name.partition(":")
-            hook = getattr(importlib.import_module(module), function)
-            self._background.append(asyncio.create_task(hook(self), name=name))
+        if self.background is not None:
+            self._background.append(asyncio.create_task(self.background(self), name="engine-background"))
 
     async def close(self) -> None:
         for task in self._background:
@@ -468,13 +483,101 @@ class Engine:
         writer.close()
 
 
-async def _serve(fd: int, root: Path, settings: dict[str, Any], host: dict[str, Any]) -> None:
-    engine = Engine(root, settings, host)
+async def _serve(fd: int, root: Path, settings: dict[str, Any], host: dict[str, Any], background: Background | None) -> None:
+    engine = Engine(root, settings, host, background)
     reader, writer = await asyncio.open_connection(sock=socket.socket(fileno=fd))
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(PARENT_GONE, stop.set)
     await engine.serve(reader, writer, stop)
     await engine.close()
+
+
+# -- the shared engine process (edge_shared.py) ------------------------------------------
+def serve_shared(
+    path: Path, root: Path, settings: dict[str, Any], host: dict[str, Any], background: Background | None = None
+) -> int:
+    lock = open(path.with_name(path.name + ".lock"), "a+")
+    try:
+        portalocker.lock(lock, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+    except portalocker.exceptions.LockException:
+        log.error("vector engine: %s is served by another process", path)
+        return 3
+    try:
+        asyncio.run(_serve_shared(path, root, settings, host, background))
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        lock.close()
+    return 0
+
+
+async def _serve_shared(
+    path: Path, root: Path, settings: dict[str, Any], host: dict[str, Any], background: Background | None
+) -> None:
+    engine = Engine(root, settings, host, background)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(PARENT_GONE, stop.set)
+    # The supervisor's pipe: its end (supervisor stopped or gone) is the stop.
+    control = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(control), sys.stdin)
+    watching = asyncio.create_task(control.read())
+    watching.add_done_callback(lambda _: stop.set())
+    connections: set[asyncio.Task] = set()
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        connections.add(task)
+        try:
+            await engine.serve(reader, writer, stop)
+        finally:
+            connections.discard(task)
+
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # a socket left by an engine that was killed (we hold the lock)
+    with _reachable(path) as name:
+        server = await asyncio.start_unix_server(client, name)
+    opening = asyncio.create_task(engine.open())  # the background work runs without waiting for a client
+    os.write(sys.stdout.fileno(), READY)
+    log.info("vector engine serving %s on %s", root, path)
+    await stop.wait()
+    server.close()
+    await asyncio.gather(*connections, return_exceptions=True)
+    await asyncio.gather(opening, return_exceptions=True)
+    await engine.close()
+    watching.cancel()
+
+
+@contextlib.contextmanager
+def _reachable(path: Path):
+    """A name of `path` short enough to bind or connect to."""
+    if len(os.fsencode(path)) <= _MAX_PATH:
+        yield str(path)
+        return
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        yield f"/proc/self/fd/{folder}/{path.name}"
+    finally:
+        os.close(folder)
+
+
+async def connect(path: Path) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    with _reachable(path) as name:
+        return await asyncio.open_unix_connection(name)
+
+
+class Remote:
+    """Stands for the shared engine process in EdgeProcessIndex (in place of its own child):
+    the supervisor owns that process; closing the connection is all a worker does."""
+
+    pid = None
+    returncode = None
+
+    async def wait(self) -> None:
+        return None
+
+    def kill(self) -> None:
+        pass
 
 
 def _portable(error: MemorydError) -> MemorydError:
@@ -486,7 +589,9 @@ def _portable(error: MemorydError) -> MemorydError:
         return StorageUnavailable(str(error))
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], background: Background | None = None) -> int:
+    """The engine process (its command line: `command`); `background`: the work it hosts
+    beside the index (memoryd/engine.py)."""
     from memoryd import allocator, logs
 
     endpoint, level, root, settings = argv[0], argv[1], Path(argv[2]), json.loads(argv[3])
@@ -495,10 +600,8 @@ def main(argv: list[str]) -> int:
     allocator.manage()  # the engine's threads keep a burst's pages in their arenas too
     _stop_with_parent_only()
     if endpoint.startswith("unix:"):
-        from memoryd.storage.qdrant import edge_shared
-
-        return edge_shared.main(Path(endpoint.removeprefix("unix:")), root, settings, host)
-    asyncio.run(_serve(int(endpoint), root, settings, host))
+        return serve_shared(Path(endpoint.removeprefix("unix:")), root, settings, host, background)
+    asyncio.run(_serve(int(endpoint), root, settings, host, background))
     return 0
 
 

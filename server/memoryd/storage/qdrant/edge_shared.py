@@ -5,7 +5,9 @@ engine (edge_process.py's child). Instead the parent of the workers (memoryd.wor
 supervisor) starts one engine process before it forks them: `python -m
 memoryd.storage.qdrant.edge_process unix:<data-dir>/vector-engine.sock ...`. It listens on
 that socket and answers every worker's connection with the one index (edge_process.Engine),
-and hosts the data dir's background work (the engine's `hooks`) once.
+and hosts the data dir's background work (memoryd/engine.py's log consumers) once. This
+module is the supervisor's side; the engine's (`serve_shared`) and the workers' (`connect`)
+are in edge_process.py.
 
 - Started once: the supervisor starts it, and restarts it (with the workers' backoff and
   limit) if it dies; a lock file next to the socket keeps a second one (another memoryd on the
@@ -23,115 +25,24 @@ and hosts the data dir's background work (the engine's `hooks`) once.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
-
-import portalocker
 
 from memoryd.storage.qdrant import edge_process
 
 log = logging.getLogger(__name__)
 
 SOCKET_NAME = "vector-engine.sock"
-READY = b"ready\n"
-# A Unix socket's path must fit in sun_path (108 bytes on Linux, with its NUL); a longer one
-# is reached through /proc/self/fd/<the folder's fd>/<name>.
-_MAX_PATH = 100
+READY = edge_process.READY
 
 
 def socket_path(data_dir: Path) -> Path:
     return Path(data_dir) / SOCKET_NAME
-
-
-@contextlib.contextmanager
-def _reachable(path: Path):
-    """A name of `path` short enough to bind or connect to."""
-    if len(os.fsencode(path)) <= _MAX_PATH:
-        yield str(path)
-        return
-    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        yield f"/proc/self/fd/{folder}/{path.name}"
-    finally:
-        os.close(folder)
-
-
-async def connect(path: Path) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    with _reachable(path) as name:
-        return await asyncio.open_unix_connection(name)
-
-
-class Remote:
-    """Stands for the shared engine process in EdgeProcessIndex (in place of its own child):
-    the supervisor owns that process; closing the connection is all a worker does."""
-
-    pid = None
-    returncode = None
-
-    async def wait(self) -> None:
-        return None
-
-    def kill(self) -> None:
-        pass
-
-
-# -- the engine process ---------------------------------------------------------------
-def main(path: Path, root: Path, settings: dict[str, Any], host: dict[str, Any]) -> int:
-    lock = open(path.with_name(path.name + ".lock"), "a+")
-    try:
-        portalocker.lock(lock, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
-    except portalocker.exceptions.LockException:
-        log.error("vector engine: %s is served by another process", path)
-        return 3
-    try:
-        asyncio.run(_serve(path, root, settings, host))
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        lock.close()
-    return 0
-
-
-async def _serve(path: Path, root: Path, settings: dict[str, Any], host: dict[str, Any]) -> None:
-    engine = edge_process.Engine(root, settings, host)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(edge_process.PARENT_GONE, stop.set)
-    # The supervisor's pipe: its end (supervisor stopped or gone) is the stop.
-    control = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(control), sys.stdin)
-    watching = asyncio.create_task(control.read())
-    watching.add_done_callback(lambda _: stop.set())
-    connections: set[asyncio.Task] = set()
-
-    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        connections.add(task)
-        try:
-            await engine.serve(reader, writer, stop)
-        finally:
-            connections.discard(task)
-
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()  # a socket left by an engine that was killed (we hold the lock)
-    with _reachable(path) as name:
-        server = await asyncio.start_unix_server(client, name)
-    opening = asyncio.create_task(engine.open())  # the hooks run without waiting for a client
-    os.write(sys.stdout.fileno(), READY)
-    log.info("vector engine serving %s on %s", root, path)
-    await stop.wait()
-    server.close()
-    await asyncio.gather(*connections, return_exceptions=True)
-    await asyncio.gather(opening, return_exceptions=True)
-    await engine.close()
-    watching.cancel()
 
 
 # -- the supervisor's side ------------------------------------------------------------
@@ -140,19 +51,30 @@ class SharedEngine:
 
     name = "vector-engine"
 
-    def __init__(self, data_dir: Path, root: Path, settings: dict[str, Any], *, log_level: str, host: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        root: Path,
+        settings: dict[str, Any],
+        *,
+        log_level: str,
+        host: dict[str, Any],
+        entry: str | None = None,
+    ) -> None:
+        """`entry`: the engine's program (edge_process.command)."""
         self.path = socket_path(data_dir)
         self.root = root
         self.settings = {k: str(v) if isinstance(v, Path) else v for k, v in settings.items()}
         self.log_level = log_level
         self.host = host
+        self.entry = entry
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = edge_process.START_SECONDS) -> None:
         """Start it and wait until it listens; OSError when it does not."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
-            edge_process.command(f"unix:{self.path}", self.log_level, self.root, self.settings, self.host),
+            edge_process.command(f"unix:{self.path}", self.log_level, self.root, self.settings, self.host, self.entry),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=edge_process.environment(self.host),
         )  # fmt: skip
         deadline = time.monotonic() + timeout

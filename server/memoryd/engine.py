@@ -1,0 +1,102 @@
+"""The embedded engine process: Qdrant Edge's index and the data dir's log consumers.
+
+On the embedded default (SQLite + Qdrant Edge in its own process) the engine process is
+`python -m memoryd.engine <the arguments of storage/qdrant/edge_process.py>`: the engine of
+edge_process.py (the index, answering the serving processes' calls), and beside it, once the
+index is open, the log consumers over the data dir's SQLite file (`run_consumers`): the
+recall index's (vectors/sync.py), on a consumer runtime (consumers/runtime.py) of its own.
+Reading messages, tokenizing, BM25, embedder calls and point building happen here, never in a
+serving process. There is one engine per data dir (its folder lock), so no lease.
+
+A serving process sees the consumers only through their positions: `runtime_state` (the
+runtime's snapshot) and `runtime_wake` (a commit there; `urgent`: a search waits for a
+position), over the engine socket (consumers/remote.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from typing import Any
+
+from memoryd.consumers.remote import ENGINE_LINGER_SECONDS
+from memoryd.consumers.runtime import Runtime
+from memoryd.domain.errors import MemorydError
+from memoryd.domain.recall import DEFAULT_CONTROL_KINDS
+from memoryd.storage.qdrant import edge_process
+from memoryd.storage.sqlite.store import SqliteStore
+from memoryd.vectors.embedder import OpenAIEmbedder
+from memoryd.vectors.recall import VectorRecall
+from memoryd.vectors.setup import API_KEY_ENV
+
+log = logging.getLogger(__name__)
+
+
+async def run_consumers(engine: edge_process.Engine) -> None:
+    """Apply the data dir's logs with the engine's index until cancelled."""
+    options = engine.host.get("sync") or {}
+    if engine.database is None:
+        return  # an engine of the index alone
+    store = SqliteStore(engine.database, synchronous=options.get("sqlite_synchronous", "NORMAL"))
+    embedder = None
+    if options.get("embedder_url"):
+        embedder = OpenAIEmbedder(
+            options["embedder_url"], options.get("embedder_model", ""),
+            api_key=os.environ.get(API_KEY_ENV, ""), model_id=options.get("embedder_model_id", ""),
+        )  # fmt: skip
+    runtime = Runtime(
+        store,
+        poll_seconds=options.get("poll_seconds", 1.0),
+        linger_seconds=ENGINE_LINGER_SECONDS,
+        max_backoff_seconds=options.get("max_backoff_seconds", 30.0),
+    )
+    VectorRecall(
+        engine.index, store, embedder=embedder,
+        control_kinds=options.get("control_kinds") or DEFAULT_CONTROL_KINDS,
+        index_message_keywords=options.get("keywords", True),
+        sync_batch=options.get("batch", 500),
+        runtime=runtime,
+    )  # fmt: skip  (its consumer joins `runtime`)
+    engine.calls["runtime_wake"] = lambda urgent=False: _wake(runtime, store, urgent)
+    engine.calls["runtime_state"] = lambda wake=False, urgent=False: _state(runtime, store, wake, urgent)
+    while True:  # the SQLite file may not be openable yet (a full disk): retried
+        try:
+            await store.open()
+            break
+        except MemorydError as error:
+            log.warning("log consumers in the engine: the message store did not open (%s); retrying", error.reason)
+            await asyncio.sleep(runtime.poll_seconds)
+    log.info("log consumers run in the vector engine process")
+    try:
+        await runtime.run()
+    finally:
+        try:
+            await runtime.close()
+        finally:
+            if embedder is not None:
+                await embedder.close()
+            await store.close()
+
+
+async def _wake(runtime: Runtime, store: SqliteStore, urgent: bool) -> None:
+    # A commit: as the store's own commits would wake it; urgent: a waiter waits for a position.
+    if urgent:
+        runtime.wake(urgent=True)
+    else:
+        store.notifier.notify()
+
+
+async def _state(runtime: Runtime, store: SqliteStore, wake: bool, urgent: bool) -> dict[str, Any]:
+    if wake:
+        await _wake(runtime, store, urgent)
+    return runtime.snapshot()
+
+
+def main(argv: list[str]) -> int:
+    return edge_process.main(argv, background=run_consumers)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
