@@ -68,7 +68,7 @@ async def test_kill_9_around_formation_writes_converges(tmp_path):
                 formation = formation_service_pb2_grpc.FormationServiceStub(channel)
                 model.delay = 0.0
                 last = await memory.SaveMessage(mpb.SaveMessageRequest(session_id="s0", message=message_pb2.Message(role="user", content="bye")))
-                await formation.WaitForFormation(fpb.WaitForFormationRequest(event_seq=last.event_seq, timeout_ms=30_000))
+                await formation.WaitForFormation(fpb.WaitForFormationRequest(event_seq=last.event_seq, timeout_ms=90_000))
             server.terminate()
         finally:
             server.stop()
