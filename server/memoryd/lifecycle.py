@@ -239,9 +239,8 @@ async def import_(args: argparse.Namespace, config: config_module.Config) -> int
     finally:
         if from_file:
             source.close()
-    progress.done(
-        counts, exports=importer.exports if importer else 0, version=header.get("version"), created=header.get("created")
-    )
+    exports = importer.exports if importer else 0
+    progress.done(counts, exports=exports, version=header.get("version"), created=header.get("created"))
     return 0
 
 

@@ -81,7 +81,9 @@ async def test_stalled_http_clients_leave_both_transports_answering(tmp_path):
         async with grpc.aio.insecure_channel(server.target) as channel:
             stub = mem_grpc.MemoryServiceStub(channel)
             await stub.SaveMessage(
-                mem_pb.SaveMessageRequest(session_id="caller", message=message_pb2.Message(role="user", content="over gRPC")),
+                mem_pb.SaveMessageRequest(
+                    session_id="caller", message=message_pb2.Message(role="user", content="over gRPC")
+                ),
                 timeout=CALL_TIMEOUT,
             )
             history = await stub.GetFullHistory(mem_pb.GetFullHistoryRequest(session_id="caller"), timeout=CALL_TIMEOUT)
@@ -112,7 +114,7 @@ async def test_a_request_trickling_in_is_closed_at_the_read_bound(tmp_path):
     writer = None
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", http_port)
-        request = b"POST /memoryd.v1.MemoryService/SaveMessage HTTP/1.1\r\nHost: memoryd\r\n" + b"X-Slow: " + b"a" * 10_000
+        request = b"POST /memoryd.v1.MemoryService/SaveMessage HTTP/1.1\r\nHost: memoryd\r\nX-Slow: " + b"a" * 10_000
 
         async def trickle() -> None:
             for byte in request:

@@ -10,8 +10,8 @@ import socket
 
 import pytest
 
-from tests.processes import memoryd_executable
 from tests import processes
+from tests.processes import memoryd_executable
 
 
 def taken_port() -> socket.socket:
@@ -31,16 +31,15 @@ def failed_start(tmp_path, *args: str) -> tuple[int, list[dict], str]:
     return process.returncode, records, process.stderr
 
 
+GRPC, HTTP, METRICS = "gRPC (--listen)", "HTTP/JSON (--http-listen)", "metrics (--metrics-port {port})"
+TAKEN, ANY, WORKERS = "127.0.0.1:{port}", "127.0.0.1:0", ("--workers", "2")
 CASES = {
-    "grpc": (["--listen", "127.0.0.1:{port}", "--http-listen", "off"], "gRPC (--listen)"),
-    "http": (["--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:{port}"], "HTTP/JSON (--http-listen)"),
-    "metrics": (["--listen", "127.0.0.1:0", "--http-listen", "off", "--metrics-port", "{port}"], "metrics (--metrics-port {port})"),
-    "workers-grpc": (["--workers", "2", "--listen", "127.0.0.1:{port}", "--http-listen", "off"], "gRPC (--listen)"),
-    "workers-http": (["--workers", "2", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:{port}"], "HTTP/JSON (--http-listen)"),
-    "workers-metrics": (
-        ["--workers", "2", "--listen", "127.0.0.1:0", "--http-listen", "off", "--metrics-port", "{port}"],
-        "metrics (--metrics-port {port})",
-    ),
+    "grpc": (["--listen", TAKEN, "--http-listen", "off"], GRPC),
+    "http": (["--listen", ANY, "--http-listen", TAKEN], HTTP),
+    "metrics": (["--listen", ANY, "--http-listen", "off", "--metrics-port", "{port}"], METRICS),
+    "workers-grpc": ([*WORKERS, "--listen", TAKEN, "--http-listen", "off"], GRPC),
+    "workers-http": ([*WORKERS, "--listen", ANY, "--http-listen", TAKEN], HTTP),
+    "workers-metrics": ([*WORKERS, "--listen", ANY, "--http-listen", "off", "--metrics-port", "{port}"], METRICS),
 }
 
 

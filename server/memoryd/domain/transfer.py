@@ -541,7 +541,9 @@ class Importer:
                 await self._retried(first, last, lambda: store.importable_messages(tenant, session_id, batch))
                 return
             if kind == "message":
-                written = await self._retried(first, last, lambda: store.import_messages(tenant, session_id, batch, self.now()))
+                written = await self._retried(
+                    first, last, lambda: store.import_messages(tenant, session_id, batch, self.now())
+                )
                 self.counts.messages_written += len(written)
             elif kind == "vector":
                 vectors = self.vectors

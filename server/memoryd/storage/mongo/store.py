@@ -677,7 +677,11 @@ class MongoStore(Store):
         drafts: Sequence[EventDraft],
         now: int,
         owners: dict[str, str] | None = None,
+        *,
+        touch: bool = True,
     ) -> list[Event]:
+        """As SqliteStore._append_events (`touch`: an import writes each session's last write
+        as exported)."""
         if not drafts:
             return []
         counter = await db[EVENT_LOG].find_one_and_update(
@@ -698,7 +702,8 @@ class MongoStore(Store):
             ):
                 owners[d["session_id"]] = d.get("user_id", "")
         events = store_rules.numbered_events(tenant, drafts, counter["last_seq"], now, owners)
-        await _touch(db, s, tenant, active_sessions(drafts), now)
+        if touch:
+            await _touch(db, s, tenant, active_sessions(drafts), now)
         await db[EVENTS].insert_many(
             [
                 {"tenant": tenant, "seq": e.seq, "time": e.time, "session_id": e.session_id,
@@ -1495,7 +1500,7 @@ class MongoStore(Store):
                     key, {**key, "data": record.data, "update_time": record.update_time}, upsert=True, session=s
                 )
                 drafts += ev.metadata_changed(record.namespace, record.key, deleted=False)
-            await self._append_events(db, s, tenant, drafts, now)
+            await self._append_events(db, s, tenant, drafts, now, touch=False)
             return len(drafts)
 
         return await self._write(tenant, tx, bulk=True)

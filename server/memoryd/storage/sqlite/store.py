@@ -457,11 +457,12 @@ class SqliteStore(Store):
     @staticmethod
     def _append_events(
         conn: sqlite3.Connection, tenant: str, drafts: Sequence[EventDraft], now: int,
-        owners: dict[str, str] | None = None,
+        owners: dict[str, str] | None = None, *, touch: bool = True,
     ) -> list[Event]:
         """Write `drafts` as the tenant's next events. `owners`: session id -> user id as this
         transaction left them, for sessions the caller has just read or written (the others'
-        are read here)."""  # fmt: skip
+        are read here). `touch`: move the last write of the sessions they make active (an
+        import does not: it writes each session's last write as exported)."""  # fmt: skip
         if not drafts:
             return []
         # One statement reserves the seqs (the upsert returns the new last seq).
@@ -483,7 +484,8 @@ class SqliteStore(Store):
             "INSERT INTO events (tenant, seq, time, session_id, type, payload, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(tenant, e.seq, e.time, e.session_id, int(e.type), json.dumps(e.payload), e.user_id) for e in events],
         )
-        _touch(conn, tenant, active_sessions(drafts), now)
+        if touch:
+            _touch(conn, tenant, active_sessions(drafts), now)
         return events
 
     @staticmethod
@@ -1240,7 +1242,7 @@ class SqliteStore(Store):
                     (tenant, record.namespace, record.key, data, record.update_time),
                 )
                 drafts += ev.metadata_changed(record.namespace, record.key, deleted=False)
-            self._append_events(conn, tenant, drafts, now)
+            self._append_events(conn, tenant, drafts, now, touch=False)
             return len(drafts)
 
         return await self._write(tx)
