@@ -4,7 +4,9 @@
                                          content type it does not read answers 415 with a
                                          JSON body naming the ones it does
     GET  /openapi.json                   OpenAPI 3.1 description of those endpoints,
-                                         generated from the proto by scripts/gen-proto
+                                         generated from the proto by scripts/gen-proto and
+                                         made readable to client generators (openapi.py),
+                                         `servers` naming the address it was fetched from
     GET  /healthz                        200 while gRPC health says SERVING, else 503 (for
                                          load balancers and probes that speak only HTTP)
 """
@@ -20,6 +22,7 @@ from connectrpc.method import StreamType
 from grpc_health.v1 import health_pb2
 
 from memoryd.domain.limits import Limits
+from memoryd.transport.http import openapi
 from memoryd.transport.http.connect import ConnectApp
 
 OPENAPI_PATH = "/openapi.json"
@@ -54,15 +57,16 @@ def openapi_document() -> bytes:
 class Site:
     """Answers GET /openapi.json and /healthz itself and hands every other request to the Connect app."""
 
-    def __init__(self, connect: Any, openapi: bytes, health: Any) -> None:
+    def __init__(self, connect: Any, document: bytes, health: Any) -> None:
         self._connect = connect
-        self._openapi = openapi
+        self._openapi = openapi.for_generators(json.loads(document))
         self._health = health
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
             if scope["path"] == OPENAPI_PATH:
-                await _respond(send, scope, 200, self._openapi)
+                document = openapi.with_server(self._openapi, openapi.request_url(scope))
+                await _respond(send, scope, 200, document)
                 return
             if scope["path"] == HEALTH_PATH:
                 status = await overall_health(self._health)
