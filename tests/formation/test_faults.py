@@ -88,3 +88,34 @@ async def test_a_token_budget_stops_calls_until_the_window_ends(rig):
     meter.token_budget = 0
     await rig.settle()
     await check_facts(rig)
+
+
+async def test_one_tenants_failing_batches_never_hold_up_another(rig):
+    """The serving loop: tenant A's facts call fails every time; tenant B's memory forms, and
+    a wait for B's write returns while A's lag stays."""
+    from memoryd.domain.models import Message
+    from memoryd.domain.sessions import SessionAttributes
+    from tests.llm_server import server_error
+
+    script = rig.model.__class__.__call__
+
+    def poisoned(call):
+        return server_error() if "poison" in call.user else script(rig.model, call)
+
+    rig.llm.script = poisoned
+    other = rig.tenant + "-b"
+    await rig.say("s1", "my poison is x")
+    await rig.memory.update_session(other, "s1", SessionAttributes("bob", "", {}), [])
+    wrote = await rig.memory.save_messages(other, "s1", [Message(role="user", content="my city is Paris")], "")
+    rig.formation.start()
+    try:
+        await rig.formation.wait(other, wrote.event_seq, 30)
+        assert [f.text for f in await rig.formation.records.facts(other, "bob")] == ["user's city is Paris"]
+        latest = (await rig.store.event_bounds(rig.tenant))[1]
+        stuck = {s.strategy: s for s in rig.formation.status(rig.tenant, latest)}["facts"]
+        assert stuck.lag > 0 and stuck.usage.failures >= 1 and stuck.last_error == llm.SERVER_ERROR
+        with pytest.raises(MemorydError) as caught:
+            await rig.formation.wait(rig.tenant, latest, 0.3)
+        assert caught.value.reason == "FORMATION_LAGGING" and caught.value.metadata["facts_last_error"] == llm.SERVER_ERROR
+    finally:
+        await rig.formation.close()

@@ -113,6 +113,7 @@ class Formation:
         self.runtime: Runtime | None = None
         self.tracks: dict[str, Track] = {}
         self._tasks: list[asyncio.Task] = []
+        self._started = False  # run() or start() was called: the runtime runs, or is about to
         if model is None:
             return
         self.meter = Meter(
@@ -145,6 +146,7 @@ class Formation:
         then the cursors persisted and the leases handed on."""
         if self.runtime is None:
             return
+        self._started = True
         try:
             await asyncio.gather(self.runtime.run(), self._sweeps())
         finally:
@@ -157,6 +159,7 @@ class Formation:
     def start(self) -> None:
         if self.runtime is None or self._tasks:
             return
+        self._started = True
         self._tasks = [
             asyncio.create_task(self.runtime.run(), name="formation-runtime"),
             asyncio.create_task(self._sweeps(), name="formation-idle-sweep"),
@@ -247,7 +250,7 @@ class Formation:
         """Until every strategy has processed the tenant's log through `seq`, and the profile
         the fact events that processing wrote."""
         runtime = self.require()
-        if not runtime.running:
+        if not runtime.running and not self._started:
             raise StorageUnavailable(
                 "memory formation is not running in this process (starting or stopping)", reason="FORMATION_UNAVAILABLE"
             )
