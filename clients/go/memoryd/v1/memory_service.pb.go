@@ -91,8 +91,8 @@ const (
 	ClearOutcome_CLEAR_OUTCOME_CLEARED ClearOutcome = 1
 	// The target is not configured on this server (for example no vector store).
 	ClearOutcome_CLEAR_OUTCOME_SKIPPED ClearOutcome = 2
-	// The target's store was unreachable; the work was queued in a durable
-	// outbox and will complete when the store returns.
+	// The target's store was unreachable; the change is in the event log and is
+	// applied to that store when it is reachable again.
 	ClearOutcome_CLEAR_OUTCOME_DEFERRED ClearOutcome = 3
 	// The target could not be cleared; `error` says why.
 	ClearOutcome_CLEAR_OUTCOME_FAILED ClearOutcome = 4

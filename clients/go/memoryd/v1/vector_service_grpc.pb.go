@@ -58,8 +58,8 @@ type VectorServiceClient interface {
 	// the caller's vectors; every selector but the model also deletes the
 	// messages' keyword points.
 	DeleteVectors(ctx context.Context, in *DeleteVectorsRequest, opts ...grpc.CallOption) (*DeleteVectorsResponse, error)
-	// Counts the caller's vectors per model and per collection, and reports the
-	// background indexer's queue.
+	// Counts the caller's vectors per model and per collection, and reports how
+	// far the recall index has applied the caller's event log.
 	GetVectorStats(ctx context.Context, in *GetVectorStatsRequest, opts ...grpc.CallOption) (*GetVectorStatsResponse, error)
 }
 
@@ -144,8 +144,8 @@ type VectorServiceServer interface {
 	// the caller's vectors; every selector but the model also deletes the
 	// messages' keyword points.
 	DeleteVectors(context.Context, *DeleteVectorsRequest) (*DeleteVectorsResponse, error)
-	// Counts the caller's vectors per model and per collection, and reports the
-	// background indexer's queue.
+	// Counts the caller's vectors per model and per collection, and reports how
+	// far the recall index has applied the caller's event log.
 	GetVectorStats(context.Context, *GetVectorStatsRequest) (*GetVectorStatsResponse, error)
 	mustEmbedUnimplementedVectorServiceServer()
 }

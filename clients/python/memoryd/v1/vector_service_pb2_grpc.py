@@ -117,8 +117,8 @@ class VectorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetVectorStats(self, request, context):
-        """Counts the caller's vectors per model and per collection, and reports the
-        background indexer's queue.
+        """Counts the caller's vectors per model and per collection, and reports how
+        far the recall index has applied the caller's event log.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

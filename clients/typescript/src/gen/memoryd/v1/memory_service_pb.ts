@@ -1486,8 +1486,8 @@ export enum ClearOutcome {
   SKIPPED = 2,
 
   /**
-   * The target's store was unreachable; the work was queued in a durable
-   * outbox and will complete when the store returns.
+   * The target's store was unreachable; the change is in the event log and is
+   * applied to that store when it is reachable again.
    *
    * @generated from enum value: CLEAR_OUTCOME_DEFERRED = 3;
    */

@@ -1349,8 +1349,8 @@ export const VectorService: GenService<{
     output: typeof DeleteVectorsResponseSchema;
   },
   /**
-   * Counts the caller's vectors per model and per collection, and reports the
-   * background indexer's queue.
+   * Counts the caller's vectors per model and per collection, and reports how
+   * far the recall index has applied the caller's event log.
    *
    * @generated from rpc memoryd.v1.VectorService.GetVectorStats
    */
