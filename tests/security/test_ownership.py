@@ -104,23 +104,44 @@ async def write_victim(t: Any, token: str, session: str) -> Victim:
     messages = [message_pb2.Message(role="user", content=f"{secret} words {i}", timestamp=10_000 + i) for i in range(4)]
     saved = await ok(t, token, M + "SaveMessages", mem.SaveMessagesRequest(session_id=session, messages=messages))
     victim = Victim(session, secret, [m.id for m in saved.messages])
-    await ok(t, token, S + "SaveSummary", summ.SaveSummaryRequest(
-        session_id=session, from_seq=1, to_seq=4, text=f"{victim.summary_text} words", vector=VECTOR, model_id=MODEL))  # fmt: skip
+    await ok(
+        t,
+        token,
+        S + "SaveSummary",
+        summ.SaveSummaryRequest(
+            session_id=session, from_seq=1, to_seq=4, text=f"{victim.summary_text} words", vector=VECTOR, model_id=MODEL
+        ),
+    )
     points = [
-        vec.VectorPoint(model_id=MODEL, vector=VECTOR, session_id=session, message_id=m.id, timestamp=m.timestamp,
-                        role="user", text=f"{victim.vector_text} words {i}")
+        vec.VectorPoint(
+            model_id=MODEL,
+            vector=VECTOR,
+            session_id=session,
+            message_id=m.id,
+            timestamp=m.timestamp,
+            role="user",
+            text=f"{victim.vector_text} words {i}",
+        )
         for i, m in enumerate(saved.messages)
-    ]  # fmt: skip
+    ]
     # And one of no message, which no message delete takes (only the vectors target does).
-    points.append(vec.VectorPoint(model_id=MODEL, vector=VECTOR, session_id=session, timestamp=5,
-                                  text=f"{victim.vector_text} loose"))  # fmt: skip
+    points.append(
+        vec.VectorPoint(
+            model_id=MODEL, vector=VECTOR, session_id=session, timestamp=5, text=f"{victim.vector_text} loose"
+        )
+    )
     await ok(t, token, V + "UpsertVectors", vec.UpsertVectorsRequest(points=points))
     return victim
 
 
 async def _delete_every_id(t: Any, token: str, session: str) -> None:
     history = await ok(t, token, M + "GetFullHistory", mem.GetFullHistoryRequest(session_id=session, page_size=1000))
-    await ok(t, token, M + "DeleteMessages", mem.DeleteMessagesRequest(session_id=session, ids=[m.id for m in history.messages]))
+    await ok(
+        t,
+        token,
+        M + "DeleteMessages",
+        mem.DeleteMessagesRequest(session_id=session, ids=[m.id for m in history.messages]),
+    )
 
 
 def _clear(*targets: int) -> Callable[[Any, str, str], Awaitable[None]]:
@@ -151,28 +172,68 @@ async def alice_reads(t: Any, token: str, victim: Victim, tally: Tally, label: s
     session_reads = [
         ("ListSummaries", S + "ListSummaries", summ.ListSummariesRequest(session_id=s)),
         ("GetSummaryCursor", S + "GetSummaryCursor", summ.GetSummaryCursorRequest(session_id=s)),
-        ("AssembleContext", S + "AssembleContext", summ.AssembleContextRequest(
-            session_id=s, budget_chars=100_000, include_recall=True, recall_query_vector=VECTOR,
-            recall_model_id=MODEL, recall_slices=vec.RECALL_SLICES_FUSED)),
+        (
+            "AssembleContext",
+            S + "AssembleContext",
+            summ.AssembleContextRequest(
+                session_id=s,
+                budget_chars=100_000,
+                include_recall=True,
+                recall_query_vector=VECTOR,
+                recall_model_id=MODEL,
+                recall_slices=vec.RECALL_SLICES_FUSED,
+            ),
+        ),
         ("GetHistory", M + "GetHistory", mem.GetHistoryRequest(session_id=s, limit=100)),
-    ]  # fmt: skip
+    ]
     for what, name, request in session_reads:
         tally.check(f"{label} {what}", await t.call(token, name, request), victim, refusal_ok=True)
     wide_reads = [
-        ("SearchSummaries by text", S + "SearchSummaries", summ.SearchSummariesRequest(
-            query_text=text, keyword_weight=1.0, top_k=100, include_messages=True)),
-        ("SearchSummaries by vector", S + "SearchSummaries", summ.SearchSummariesRequest(
-            query_vector=VECTOR, model_id=MODEL, keyword_weight=0.0, top_k=100, include_messages=True)),
-        ("SearchMemory by vector", V + "SearchMemory", vec.SearchMemoryRequest(
-            query_vector=VECTOR, model_id=MODEL, top_k=100, min_score=-1, context_window=0)),
+        (
+            "SearchSummaries by text",
+            S + "SearchSummaries",
+            summ.SearchSummariesRequest(query_text=text, keyword_weight=1.0, top_k=100, include_messages=True),
+        ),
+        (
+            "SearchSummaries by vector",
+            S + "SearchSummaries",
+            summ.SearchSummariesRequest(
+                query_vector=VECTOR, model_id=MODEL, keyword_weight=0.0, top_k=100, include_messages=True
+            ),
+        ),
+        (
+            "SearchMemory by vector",
+            V + "SearchMemory",
+            vec.SearchMemoryRequest(query_vector=VECTOR, model_id=MODEL, top_k=100, min_score=-1, context_window=0),
+        ),
         ("SearchMemory by text", V + "SearchMemory", vec.SearchMemoryRequest(query_text=text, top_k=100)),
-        ("SearchMemory with slices", V + "SearchMemory", vec.SearchMemoryRequest(
-            query_text=text, query_vector=VECTOR, model_id=MODEL, top_k=100, slices=vec.RECALL_SLICES_FUSED)),
-        ("SearchMemory in the session", V + "SearchMemory", vec.SearchMemoryRequest(
-            query_vector=VECTOR, model_id=MODEL, top_k=100, min_score=-1, scope=vec.RECALL_SCOPE_SESSION, session_id=s)),
-        ("SearchSummaries in the session", S + "SearchSummaries", summ.SearchSummariesRequest(
-            query_text=text, keyword_weight=1.0, top_k=100, scope=vec.RECALL_SCOPE_SESSION, session_id=s)),
-    ]  # fmt: skip
+        (
+            "SearchMemory with slices",
+            V + "SearchMemory",
+            vec.SearchMemoryRequest(
+                query_text=text, query_vector=VECTOR, model_id=MODEL, top_k=100, slices=vec.RECALL_SLICES_FUSED
+            ),
+        ),
+        (
+            "SearchMemory in the session",
+            V + "SearchMemory",
+            vec.SearchMemoryRequest(
+                query_vector=VECTOR,
+                model_id=MODEL,
+                top_k=100,
+                min_score=-1,
+                scope=vec.RECALL_SCOPE_SESSION,
+                session_id=s,
+            ),
+        ),
+        (
+            "SearchSummaries in the session",
+            S + "SearchSummaries",
+            summ.SearchSummariesRequest(
+                query_text=text, keyword_weight=1.0, top_k=100, scope=vec.RECALL_SCOPE_SESSION, session_id=s
+            ),
+        ),
+    ]
     for what, name, request in wide_reads:
         tally.check(f"{label} {what}", await t.call(token, name, request), victim, refusal_ok=False)
 
@@ -180,8 +241,14 @@ async def alice_reads(t: Any, token: str, victim: Victim, tally: Tally, label: s
 async def alice_claims(t: Any, tokens: Tokens, session: str, tally: Tally, label: str) -> None:
     """Alice's writes that would take the session: each must be refused."""
     for name, request in (
-        (M + "SaveMessage", mem.SaveMessageRequest(session_id=session, message=message_pb2.Message(role="user", content="mine?"))),
-        (M + "SaveMessages", mem.SaveMessagesRequest(session_id=session, messages=[message_pb2.Message(role="user", content="x")])),
+        (
+            M + "SaveMessage",
+            mem.SaveMessageRequest(session_id=session, message=message_pb2.Message(role="user", content="mine?")),
+        ),
+        (
+            M + "SaveMessages",
+            mem.SaveMessagesRequest(session_id=session, messages=[message_pb2.Message(role="user", content="x")]),
+        ),
         (M + "UpdateSession", mem.UpdateSessionRequest(session_id=session)),
     ):
         tally.reads += 1
@@ -231,11 +298,16 @@ async def test_no_emptied_session_changes_hands(served, transport):
             paths += 1
     # Alice's own session still reads back as hers (the reads above are not refused wholesale).
     mine = f"alice-{uuid.uuid4().hex[:8]}"
-    await ok(t, tokens.alice, M + "SaveMessage",
-             mem.SaveMessageRequest(session_id=mine, message=message_pb2.Message(role="user", content="alice's own")))  # fmt: skip
+    await ok(
+        t,
+        tokens.alice,
+        M + "SaveMessage",
+        mem.SaveMessageRequest(session_id=mine, message=message_pb2.Message(role="user", content="alice's own")),
+    )
     history = await ok(t, tokens.alice, M + "GetHistory", mem.GetHistoryRequest(session_id=mine))
     assert [m.content for m in history.messages] == ["alice's own"]
-    print(f"\n{backend}/{transport}: {paths} emptied sessions, {tally.reads} claims and reads, {len(tally.leaks)} crossings")
+    crossings = len(tally.leaks)
+    print(f"\n{backend}/{transport}: {paths} emptied sessions, {tally.reads} claims and reads, {crossings} crossings")
     assert not tally.leaks, "\n".join(tally.leaks)
 
 
@@ -251,10 +323,17 @@ async def test_bob_clearing_his_session_does_not_let_alice_take_it(served):
     # Still bob's: listed under him, and he writes on.
     listed = await ok(t, tokens.bob, M + "ListSessions", mem.ListSessionsRequest())
     assert victim.session in [s.session_id for s in listed.sessions]
-    await ok(t, tokens.bob, M + "SaveMessage",
-             mem.SaveMessageRequest(session_id=victim.session, message=message_pb2.Message(role="user", content="bob again")))  # fmt: skip
-    found = await ok(t, tokens.bob, V + "SearchMemory",
-                     vec.SearchMemoryRequest(query_text=victim.vector_text, top_k=100))  # fmt: skip
+    await ok(
+        t,
+        tokens.bob,
+        M + "SaveMessage",
+        mem.SaveMessageRequest(
+            session_id=victim.session, message=message_pb2.Message(role="user", content="bob again")
+        ),
+    )
+    found = await ok(
+        t, tokens.bob, V + "SearchMemory", vec.SearchMemoryRequest(query_text=victim.vector_text, top_k=100)
+    )
     assert any(h.session_id == victim.session for h in found.hits), "bob's own vector is his still"
 
 
@@ -263,25 +342,54 @@ async def test_records_carry_the_owner_they_were_written_under(served):
     tally = Tally()
     # The tenant's caller vectors under a session id nobody has written: alice may take the
     # id (it has no owner), and reads none of them.
-    unowned = Victim(f"unowned-{uuid.uuid4().hex[:8]}", f"tenantvectors{uuid.uuid4().hex[:8]}", [], session_is_secret=False)
-    await ok(t, tokens.tenant, V + "UpsertVectors", vec.UpsertVectorsRequest(points=[
-        vec.VectorPoint(model_id=MODEL, vector=VECTOR, session_id=unowned.session, timestamp=5,
-                        text=f"{unowned.vector_text} words")]))  # fmt: skip
-    await ok(t, tokens.alice, M + "SaveMessage",
-             mem.SaveMessageRequest(session_id=unowned.session, message=message_pb2.Message(role="user", content="alice here")))  # fmt: skip
+    unowned = Victim(
+        f"unowned-{uuid.uuid4().hex[:8]}", f"tenantvectors{uuid.uuid4().hex[:8]}", [], session_is_secret=False
+    )
+    await ok(
+        t,
+        tokens.tenant,
+        V + "UpsertVectors",
+        vec.UpsertVectorsRequest(
+            points=[
+                vec.VectorPoint(
+                    model_id=MODEL,
+                    vector=VECTOR,
+                    session_id=unowned.session,
+                    timestamp=5,
+                    text=f"{unowned.vector_text} words",
+                )
+            ]
+        ),
+    )
+    await ok(
+        t,
+        tokens.alice,
+        M + "SaveMessage",
+        mem.SaveMessageRequest(
+            session_id=unowned.session, message=message_pb2.Message(role="user", content="alice here")
+        ),
+    )
     await alice_reads(t, tokens.alice, unowned, tally, "the tenant's vectors")
     # The tenant's session with its summary and vectors, given to alice afterwards (the
     # tenant's documented power): the messages go with it; the summary and the vectors stay
     # the tenant's, as they were written under it.
     given = await write_victim(t, tokens.tenant, f"given-{uuid.uuid4().hex[:8]}")
-    await ok(t, tokens.tenant, M + "UpdateSession", mem.UpdateSessionRequest(
-        session_id=given.session, attributes=message_pb2.SessionAttributes(user_id="alice")))  # fmt: skip
+    await ok(
+        t,
+        tokens.tenant,
+        M + "UpdateSession",
+        mem.UpdateSessionRequest(session_id=given.session, attributes=message_pb2.SessionAttributes(user_id="alice")),
+    )
     history = await ok(t, tokens.alice, M + "GetHistory", mem.GetHistoryRequest(session_id=given.session))
     assert len(history.messages) == 4  # hers now
     await alice_reads(t, tokens.alice, given.derived_only(), tally, "given")
     assert not tally.leaks, "\n".join(tally.leaks)
-    assembled = await ok(t, tokens.alice, S + "AssembleContext",
-                         summ.AssembleContextRequest(session_id=given.session, budget_chars=100_000))  # fmt: skip
+    assembled = await ok(
+        t,
+        tokens.alice,
+        S + "AssembleContext",
+        summ.AssembleContextRequest(session_id=given.session, budget_chars=100_000),
+    )
     assert not assembled.HasField("summary") and assembled.cursor == 0
     assert len(assembled.messages) == 4  # from the first message, as the tenant's summary is not hers
     cursor = await ok(t, tokens.alice, S + "GetSummaryCursor", summ.GetSummaryCursorRequest(session_id=given.session))
@@ -289,8 +397,19 @@ async def test_records_carry_the_owner_they_were_written_under(served):
     # The tenant reads all of it, as before.
     tenants = await ok(t, tokens.tenant, S + "ListSummaries", summ.ListSummariesRequest(session_id=given.session))
     assert [s.text for s in tenants.summaries] == [f"{given.summary_text} words"]
-    found = await ok(t, tokens.tenant, V + "SearchMemory", vec.SearchMemoryRequest(
-        query_vector=VECTOR, model_id=MODEL, top_k=100, min_score=-1, scope=vec.RECALL_SCOPE_SESSION, session_id=unowned.session))  # fmt: skip
+    found = await ok(
+        t,
+        tokens.tenant,
+        V + "SearchMemory",
+        vec.SearchMemoryRequest(
+            query_vector=VECTOR,
+            model_id=MODEL,
+            top_k=100,
+            min_score=-1,
+            scope=vec.RECALL_SCOPE_SESSION,
+            session_id=unowned.session,
+        ),
+    )
     assert len(found.hits) >= 1
 
 
@@ -308,7 +427,15 @@ async def test_through_the_mcp_server_no_emptied_session_changes_hands(served, t
             await EMPTYING[emptying](t, token, victim.session)
             victims.append(victim)
     mcp = ServerProcess(
-        [str(Path(sys.executable).parent / "memoryd-mcp"), "--transport", "http", "--port", "0", "--target", f"127.0.0.1:{app.port}"],
+        [
+            str(Path(sys.executable).parent / "memoryd-mcp"),
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--target",
+            f"127.0.0.1:{app.port}",
+        ],
         tmp_path,
         name="memoryd-mcp",
     )
@@ -320,7 +447,10 @@ async def test_through_the_mcp_server_no_emptied_session_changes_hands(served, t
                 for tool, arguments in (
                     ("history", {"session_id": victim.session}),
                     ("assemble_context", {"session_id": victim.session}),
-                    ("recall", {"query": f"{victim.secret} {victim.summary_text} {victim.vector_text} words", "top_k": 50}),
+                    (
+                        "recall",
+                        {"query": f"{victim.secret} {victim.summary_text} {victim.vector_text} words", "top_k": 50},
+                    ),
                     ("recall", {"query": f"{victim.secret} words", "session_id": victim.session, "scope": "session"}),
                 ):
                     checks += 1

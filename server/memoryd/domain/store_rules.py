@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from dataclasses import replace
 
 from memoryd.domain import events as ev
 from memoryd.domain import paging
@@ -110,7 +111,7 @@ def session_cleared_events(
     targets: Sequence[str],
     records: Sequence[tuple[str, str]],
     attributes_before: SessionAttributes | None,
-    attributes_after: SessionAttributes = SessionAttributes(),
+    attributes_after: SessionAttributes | None = None,
 ) -> list[EventDraft]:
     """A session clear's events, in order: the messages' (None: messages were not a
     target), one metadata-changed per removed record, session-updated when the session's
@@ -122,7 +123,7 @@ def session_cleared_events(
     for namespace, key in sorted(records):
         drafts += ev.metadata_changed(namespace, key, deleted=True)
     if attributes_before is not None:
-        drafts += ev.session_updated(session_id, attributes_before, attributes_after)
+        drafts += ev.session_updated(session_id, attributes_before, attributes_after or SessionAttributes())
     return drafts
 
 

@@ -739,6 +739,7 @@ class MongoStore(Store):
             projection={"_id": 0, "last_seq": 1, "last_timestamp": 1, "user_id": 1, "owner": 1},
             session=s,
         )
+        assert counter is not None  # upserted
         if "owner" in counter and counter["owner"] is None:
             await db[SESSIONS].update_one(
                 {"tenant": tenant, "session_id": session_id}, {"$set": {"owner": TENANT}}, session=s
@@ -1454,6 +1455,9 @@ class MongoStore(Store):
             changed = any(doc.get(name, 0) != value for name, value in marks.items())
             if drafts or changed:
                 await db[SESSIONS].update_one(where, {"$set": {**_attributes_fields(attributes), **marks}}, session=s)
+            owner = owner_after(sid, current.owner, attributes)
+            if owner != current.owner:
+                await self._store_owner(db, s, tenant, sid, owner)
             owner = owner_after(sid, current.owner, attributes)
             if owner != current.owner:
                 await self._store_owner(db, s, tenant, sid, owner)
