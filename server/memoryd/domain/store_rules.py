@@ -13,7 +13,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from dataclasses import replace
 
 from memoryd.domain import events as ev
 from memoryd.domain import paging

@@ -1458,9 +1458,6 @@ class MongoStore(Store):
             owner = owner_after(sid, current.owner, attributes)
             if owner != current.owner:
                 await self._store_owner(db, s, tenant, sid, owner)
-            owner = owner_after(sid, current.owner, attributes)
-            if owner != current.owner:
-                await self._store_owner(db, s, tenant, sid, owner)
             await self._append_events(db, s, tenant, drafts, now)
             return bool(drafts or changed)
 
