@@ -58,7 +58,11 @@ def answer(data: Any) -> Reply:
 
 
 def rate_limited(retry_after: float = 0.0) -> Reply:
-    return Reply(status=429, headers={"Retry-After": f"{retry_after:g}"}, raw=json.dumps({"error": {"message": "slow down", "type": "rate_limit"}}))
+    return Reply(
+        status=429,
+        headers={"Retry-After": f"{retry_after:g}"},
+        raw=json.dumps({"error": {"message": "slow down", "type": "rate_limit"}}),
+    )
 
 
 def server_error(status: int = 503) -> Reply:
@@ -111,7 +115,14 @@ class ScriptedLLM:
         fmt = body.get("response_format") or {}
         schema = fmt.get("json_schema") or {}
         with self._lock:
-            call = Call(len(self.calls), body.get("model", ""), body.get("messages", []), schema.get("name", ""), schema.get("schema", {}), body)
+            call = Call(
+                len(self.calls),
+                body.get("model", ""),
+                body.get("messages", []),
+                schema.get("name", ""),
+                schema.get("schema", {}),
+                body,
+            )
             self.calls.append(call)
         reply = self.script(call)
         with self._lock:

@@ -84,7 +84,15 @@ async def rig(sqlite_store, settings):
         summaries = Summaries(sqlite_store, LIMITS)
         formation = make_formation(sqlite_store, summaries, llm, settings, min_backoff_seconds=0.01)
         try:
-            yield Rig(sqlite_store, Memory(sqlite_store, LIMITS), summaries, model, llm, formation, f"t-{uuid.uuid4().hex[:10]}")
+            yield Rig(
+                sqlite_store,
+                Memory(sqlite_store, LIMITS),
+                summaries,
+                model,
+                llm,
+                formation,
+                f"t-{uuid.uuid4().hex[:10]}",
+            )
         finally:
             await formation.close()
 

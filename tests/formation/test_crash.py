@@ -12,8 +12,9 @@ import grpc
 
 from memoryd.domain.models import DEFAULT_TENANT
 from memoryd.storage.sqlite.store import SqliteStore
-from memoryd.v1 import formation_service_pb2 as fpb, formation_service_pb2_grpc
-from memoryd.v1 import memory_service_pb2 as mpb, memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import formation_service_pb2 as fpb
+from memoryd.v1 import formation_service_pb2_grpc, memory_service_pb2_grpc, message_pb2
+from memoryd.v1 import memory_service_pb2 as mpb
 from tests.formation.conftest import check_stored_facts
 from tests.formation.script import Model
 from tests.llm_server import Call, Reply, ScriptedLLM
@@ -67,8 +68,12 @@ async def test_kill_9_around_formation_writes_converges(tmp_path):
                 memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
                 formation = formation_service_pb2_grpc.FormationServiceStub(channel)
                 model.delay = 0.0
-                last = await memory.SaveMessage(mpb.SaveMessageRequest(session_id="s0", message=message_pb2.Message(role="user", content="bye")))
-                await formation.WaitForFormation(fpb.WaitForFormationRequest(event_seq=last.event_seq, timeout_ms=90_000))
+                last = await memory.SaveMessage(
+                    mpb.SaveMessageRequest(session_id="s0", message=message_pb2.Message(role="user", content="bye"))
+                )
+                await formation.WaitForFormation(
+                    fpb.WaitForFormationRequest(event_seq=last.event_seq, timeout_ms=90_000)
+                )
             server.terminate()
         finally:
             server.stop()

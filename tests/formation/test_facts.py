@@ -54,7 +54,11 @@ async def test_every_delete_path_reaches_the_facts(rig):
     await rig.memory.delete_by_timestamps(rig.tenant, "s1", [a[1].timestamp])
     await rig.memory.pop_messages(rig.tenant, "s1", 1)
     await rig.settle()
-    assert sorted(f.text for f in await rig.facts()) == ["user's band is queen", "user's book is dune", "user's tea is green"]
+    assert sorted(f.text for f in await rig.facts()) == [
+        "user's band is queen",
+        "user's book is dune",
+        "user's tea is green",
+    ]
     await check_facts(rig)
     from memoryd.domain.models import ClearTarget
 

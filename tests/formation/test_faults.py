@@ -116,6 +116,8 @@ async def test_one_tenants_failing_batches_never_hold_up_another(rig):
         assert stuck.lag > 0 and stuck.usage.failures >= 1 and stuck.last_error == llm.SERVER_ERROR
         with pytest.raises(MemorydError) as caught:
             await rig.formation.wait(rig.tenant, latest, 0.3)
-        assert caught.value.reason == "FORMATION_LAGGING" and caught.value.metadata["facts_last_error"] == llm.SERVER_ERROR
+        assert (
+            caught.value.reason == "FORMATION_LAGGING" and caught.value.metadata["facts_last_error"] == llm.SERVER_ERROR
+        )
     finally:
         await rig.formation.close()

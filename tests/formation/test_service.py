@@ -11,9 +11,18 @@ import pytest
 
 from memoryd.app import start
 from memoryd.config import Config
-from memoryd.v1 import event_pb2, event_service_pb2, event_service_pb2_grpc, formation_service_pb2 as fpb
-from memoryd.v1 import formation_service_pb2_grpc, memory_service_pb2 as mpb, memory_service_pb2_grpc, message_pb2
-from memoryd.v1 import summary_service_pb2 as spb, summary_service_pb2_grpc
+from memoryd.v1 import (
+    event_pb2,
+    event_service_pb2,
+    event_service_pb2_grpc,
+    formation_service_pb2_grpc,
+    memory_service_pb2_grpc,
+    message_pb2,
+    summary_service_pb2_grpc,
+)
+from memoryd.v1 import formation_service_pb2 as fpb
+from memoryd.v1 import memory_service_pb2 as mpb
+from memoryd.v1 import summary_service_pb2 as spb
 from tests.formation.script import Model
 from tests.llm_server import ScriptedLLM, server_error
 
@@ -23,7 +32,9 @@ def config(tmp_path, **values) -> Config:
 
 
 async def save(memory, session, *texts, user="alice"):
-    request = mpb.SaveMessagesRequest(session_id=session, session_attributes=message_pb2.SessionAttributes(user_id=user))
+    request = mpb.SaveMessagesRequest(
+        session_id=session, session_attributes=message_pb2.SessionAttributes(user_id=user)
+    )
     for text in texts:
         request.messages.add(role="user", content=text)
     return await memory.SaveMessages(request)
@@ -41,12 +52,18 @@ async def test_formation_over_grpc(tmp_path):
                 events = event_service_pb2_grpc.EventServiceStub(channel)
                 await save(memory, "s1", "my city is Paris", "my food is rice", "hi", "my pet is cat")
                 wrote = await save(memory, "s1", "my city is Rome")
-                waited = await formation.WaitForFormation(fpb.WaitForFormationRequest(event_seq=wrote.event_seq, timeout_ms=20_000))
+                waited = await formation.WaitForFormation(
+                    fpb.WaitForFormationRequest(event_seq=wrote.event_seq, timeout_ms=20_000)
+                )
                 assert {s.strategy for s in waited.strategies} == {1, 2, 3}
                 assert all(s.position >= wrote.event_seq for s in waited.strategies)
 
                 current = await formation.ListFacts(fpb.ListFactsRequest(user_id="alice"))
-                assert sorted(f.text for f in current.facts) == ["user's city is Rome", "user's food is rice", "user's pet is cat"]
+                assert sorted(f.text for f in current.facts) == [
+                    "user's city is Rome",
+                    "user's food is rice",
+                    "user's pet is cat",
+                ]
                 pages, token = [], ""
                 while True:
                     page = await formation.ListFacts(
@@ -61,7 +78,13 @@ async def test_formation_over_grpc(tmp_path):
                         await formation.ListFacts(fpb.ListFactsRequest(user_id="bob", page_token=token))
                     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
                 assert sum(pages) == 4 and max(pages) == 2
-                paris = [f for f in (await formation.ListFacts(fpb.ListFactsRequest(user_id="alice", include_superseded=True))).facts if f.valid_to]
+                paris = [
+                    f
+                    for f in (
+                        await formation.ListFacts(fpb.ListFactsRequest(user_id="alice", include_superseded=True))
+                    ).facts
+                    if f.valid_to
+                ]
                 assert [f.text for f in paris] == ["user's city is Paris"] and paris[0].superseded_by
                 assert paris[0].sources[0].session_id == "s1" and paris[0].sources[0].seq == 1
 
@@ -72,7 +95,9 @@ async def test_formation_over_grpc(tmp_path):
                 assert [m.message.content for m in context.messages] == ["my city is Rome"]
 
                 rome = next(f for f in current.facts if "Rome" in f.text)
-                fixed = await formation.UpdateFact(fpb.UpdateFactRequest(user_id="alice", fact_id=rome.id, text="user's city is Roma"))
+                fixed = await formation.UpdateFact(
+                    fpb.UpdateFactRequest(user_id="alice", fact_id=rome.id, text="user's city is Roma")
+                )
                 assert fixed.fact.corrected and fixed.fact.text == "user's city is Roma"
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await formation.UpdateFact(fpb.UpdateFactRequest(user_id="alice", fact_id="nope", text="x"))
@@ -82,10 +107,15 @@ async def test_formation_over_grpc(tmp_path):
                 status = await formation.GetFormationStatus(fpb.GetFormationStatusRequest())
                 assert status.enabled and status.model == llm.model and status.tokens_left == -1
                 by = {s.strategy: s for s in status.strategies}
-                assert by[fpb.FORMATION_STRATEGY_FACTS].llm_calls >= 1 and by[fpb.FORMATION_STRATEGY_FACTS].prompt_tokens > 0
+                assert (
+                    by[fpb.FORMATION_STRATEGY_FACTS].llm_calls >= 1
+                    and by[fpb.FORMATION_STRATEGY_FACTS].prompt_tokens > 0
+                )
 
                 settings = await formation.SetFormationSettings(
-                    fpb.SetFormationSettingsRequest(session_id="s2", settings=fpb.FormationSettings(facts_enabled=False))
+                    fpb.SetFormationSettingsRequest(
+                        session_id="s2", settings=fpb.FormationSettings(facts_enabled=False)
+                    )
                 )
                 assert not settings.effective.facts_enabled and settings.effective.summary_max_messages == 4
                 got = await formation.GetFormationSettings(fpb.GetFormationSettingsRequest(session_id="s2"))
@@ -100,16 +130,29 @@ async def test_formation_over_grpc(tmp_path):
                 model.faults.extend([server_error()] * 1000)
                 wrote = await save(memory, "s1", "my car is red")
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await formation.WaitForFormation(fpb.WaitForFormationRequest(event_seq=wrote.event_seq, timeout_ms=500))
+                    await formation.WaitForFormation(
+                        fpb.WaitForFormationRequest(event_seq=wrote.event_seq, timeout_ms=500)
+                    )
                 assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
                 info = dict(caught.value.trailing_metadata() or ())
                 assert caught.value.details().startswith("memory formation has not processed")
                 model.faults.clear()
-                await formation.WaitForFormation(fpb.WaitForFormationRequest(event_seq=wrote.event_seq, timeout_ms=20_000))
+                await formation.WaitForFormation(
+                    fpb.WaitForFormationRequest(event_seq=wrote.event_seq, timeout_ms=20_000)
+                )
                 texts = [f.text for f in (await formation.ListFacts(fpb.ListFactsRequest(user_id="alice"))).facts]
                 assert "user's car is red" in texts
 
-                watch = events.Watch(event_service_pb2.WatchRequest(after_seq=0, types=[event_pb2.EVENT_TYPE_MEMORY_FORMED, event_pb2.EVENT_TYPE_MEMORY_SUPERSEDED, event_pb2.EVENT_TYPE_MEMORY_REMOVED]))
+                watch = events.Watch(
+                    event_service_pb2.WatchRequest(
+                        after_seq=0,
+                        types=[
+                            event_pb2.EVENT_TYPE_MEMORY_FORMED,
+                            event_pb2.EVENT_TYPE_MEMORY_SUPERSEDED,
+                            event_pb2.EVENT_TYPE_MEMORY_REMOVED,
+                        ],
+                    )
+                )
                 seen = []
                 async for item in watch:
                     if item.HasField("event"):

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memoryd import shutdown
-from memoryd.consumers.runtime import Runtime, Track
+from memoryd.consumers.runtime import LogConsumer, Runtime, Track
 from memoryd.domain.errors import DeadlineExceeded, FailedPrecondition, NotFound, StorageUnavailable
 from memoryd.domain.models import EventType, now_ms
 from memoryd.domain.store import Store
@@ -133,7 +133,8 @@ class Formation:
             max_backoff_seconds=options.max_backoff_seconds,
             lease=options.lease,
         )
-        for strategy, consumer in zip(STRATEGIES, (self.summary, self.facts, self.profile), strict=True):
+        consumers: tuple[LogConsumer, ...] = (self.summary, self.facts, self.profile)
+        for strategy, consumer in zip(STRATEGIES, consumers, strict=True):
             self.tracks[strategy] = self.runtime.add(consumer)
 
     @property
@@ -212,7 +213,14 @@ class Formation:
         return await self.records.profile(tenant, user_id)
 
     async def update_fact(
-        self, tenant: str, user_id: str, fact_id: str, text: str, category: str, keywords: Sequence[str], event_time: int
+        self,
+        tenant: str,
+        user_id: str,
+        fact_id: str,
+        text: str,
+        category: str,
+        keywords: Sequence[str],
+        event_time: int,
     ) -> Fact:
         async with self.locks(tenant):
             before = await self.records.get(tenant, user_id, fact_id)
@@ -260,7 +268,9 @@ class Formation:
             for strategy in ("summary", "facts"):
                 await asyncio.wait_for(self.tracks[strategy].wait_for(tenant, seq), max(0.0, end - loop.time()))
             formed = (await self.store.event_bounds(tenant))[1]
-            await asyncio.wait_for(self.tracks["profile"].wait_for(tenant, max(seq, formed)), max(0.0, end - loop.time()))
+            await asyncio.wait_for(
+                self.tracks["profile"].wait_for(tenant, max(seq, formed)), max(0.0, end - loop.time())
+            )
         except TimeoutError:
             statuses = self.status(tenant, (await self.store.event_bounds(tenant))[1])
             metadata = {"event_seq": str(seq)}

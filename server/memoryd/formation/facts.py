@@ -23,9 +23,10 @@ runtime keeps the cursor and retries the batch with backoff; nothing is skipped.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
+from memoryd.consumers.runtime import Consumer
 from memoryd.domain.models import Event, EventType, Message, now_ms
 from memoryd.domain.store import Store
 from memoryd.formation import common, llm
@@ -83,8 +84,8 @@ SYSTEM = (
     "action 'duplicate' with target 'Fk'; when it replaces a known fact (the user changed their "
     "mind, moved, ...) answer action 'supersedes' with target 'Fk'; a fact may also duplicate or "
     "supersede an earlier fact of your own answer: target 'Nk' is the k-th fact of your list. "
-    "Otherwise answer action 'new' with target null. Leave out small talk and anything not about the user. An empty list is a fine "
-    "answer. " + llm.DATA_RULE
+    "Otherwise answer action 'new' with target null. Leave out small talk and anything not about "
+    "the user. An empty list is a fine answer. " + llm.DATA_RULE
 )
 
 
@@ -107,9 +108,13 @@ def related(facts: Sequence[Fact], messages: Sequence[Message], limit: int = REL
     return [f for score, _, f in scored[:limit] if score > 0] or list(facts[:limit])
 
 
-class FactsConsumer:
+class FactsConsumer(Consumer):
     name = NAME
-    event_types = (EventType.MESSAGES_APPENDED, EventType.MESSAGES_DELETED, EventType.MESSAGES_REWRITTEN)
+    event_types: Collection[EventType] = (
+        EventType.MESSAGES_APPENDED,
+        EventType.MESSAGES_DELETED,
+        EventType.MESSAGES_REWRITTEN,
+    )
     batch = 200
 
     def __init__(self, store: Store, meter: Meter, settings: SettingsStore, locks: common.Locks) -> None:
@@ -121,15 +126,6 @@ class FactsConsumer:
 
     def fingerprint(self) -> str:
         return VERSION
-
-    def take(self, events: Sequence[Event]) -> int:
-        return len(events)
-
-    async def intact(self, tenant: str) -> bool:
-        return True
-
-    async def vouch(self, tenant: str) -> None:
-        return None
 
     # -- the log ---------------------------------------------------------------
     async def apply(self, tenant: str, events: Sequence[Event]) -> None:
@@ -183,7 +179,10 @@ class FactsConsumer:
         """Extract the session's messages after its progress through seq `through`. A session
         without an owner, or with facts off, is left as it is (no progress is written: once it
         has an owner and facts on, its whole history is extracted for that owner)."""
-        if not await self._owner(tenant, session_id) or not (await self.settings.effective(tenant, session_id)).facts_enabled:
+        if (
+            not await self._owner(tenant, session_id)
+            or not (await self.settings.effective(tenant, session_id)).facts_enabled
+        ):
             return
         while True:
             progress = await self.records.progress(tenant, session_id)
@@ -196,9 +195,12 @@ class FactsConsumer:
                 if last <= done:
                     return
                 async with self.locks(tenant):
-                    await self.records.commit_progress(tenant, session_id, progress, last, _event(progress), Change(), now_ms())
+                    await self.records.commit_progress(
+                        tenant, session_id, progress, last, _event(progress), Change(), now_ms()
+                    )
                 continue
-            chunk, chars = [], 0
+            chunk: list[Message] = []
+            chars = 0
             for message in rows:
                 if chunk and chars + common.message_chars(message) > CHUNK_CHARS:
                     break
@@ -250,9 +252,7 @@ class FactsConsumer:
     @staticmethod
     def _request(shown: Sequence[Fact], messages: Sequence[Message]) -> llm.ChatRequest:
         known = "\n".join(f"F{i} ({f.category}): {f.text}" for i, f in enumerate(shown, 1)) or "(none)"
-        user = (
-            "Known facts about the user:\n" + llm.fence(known) + "\n\nNew messages:\n" + common.render(messages)
-        )
+        user = "Known facts about the user:\n" + llm.fence(known) + "\n\nNew messages:\n" + common.render(messages)
         return llm.ChatRequest(SYSTEM, user, "memoryd_facts", SCHEMA, max_tokens=2048)
 
     async def _decide(
@@ -359,12 +359,10 @@ class FactsConsumer:
             for old in await self.records.facts(tenant, user, include_superseded=True):
                 if old.superseded_by != fact_id:
                     continue
-                if old.id in change.facts:
-                    old = change.facts[old.id][1]
-                    if old is None:
-                        continue
-                change.put(old, old.changed(now, valid_to=0, superseded_by=""))
-
+                pending = change.facts[old.id][1] if old.id in change.facts else old
+                if pending is None:
+                    continue
+                change.put(pending, pending.changed(now, valid_to=0, superseded_by=""))
 
     async def rederive(self, tenant: str, event: Event) -> None:
         """A rewrite of messages already extracted: they leave their facts and are extracted
@@ -380,7 +378,11 @@ class FactsConsumer:
                 return
             rows: list[Message] = []
             for seq, message_id in mine:
-                rows += [m for m in await self.store.messages_by_seq(tenant, event.session_id, seq, seq, 1) if m.id == message_id]
+                rows += [
+                    m
+                    for m in await self.store.messages_by_seq(tenant, event.session_id, seq, seq, 1)
+                    if m.id == message_id
+                ]
             replacing = [mid for _, mid in mine]
             if await self._batch(tenant, event.session_id, progress, rows, done, event.seq, replacing=replacing):
                 return

@@ -63,14 +63,13 @@ class OpenAIChat:
         usage = response.usage
         prompt = usage.prompt_tokens if usage is not None else 0
         completion = usage.completion_tokens if usage is not None else 0
-        spent = {"prompt_tokens": prompt, "completion_tokens": completion}
         if not response.choices:
-            raise llm.LlmFailed(llm.INVALID_ANSWER, "no choices", **spent)
+            raise llm.LlmFailed(llm.INVALID_ANSWER, "no choices", prompt_tokens=prompt, completion_tokens=completion)
         choice = response.choices[0]
         if getattr(choice.message, "refusal", None):
-            raise llm.LlmFailed(llm.REFUSED, **spent)
+            raise llm.LlmFailed(llm.REFUSED, prompt_tokens=prompt, completion_tokens=completion)
         if choice.finish_reason == "length":
-            raise llm.LlmFailed(llm.TRUNCATED, **spent)
+            raise llm.LlmFailed(llm.TRUNCATED, prompt_tokens=prompt, completion_tokens=completion)
         try:
             data = llm.parse_answer(choice.message.content, request.schema)
         except llm.LlmFailed as error:

@@ -8,9 +8,10 @@ current facts has no profile (removed). The text is cut to `profile_max_chars`."
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
+from memoryd.consumers.runtime import Consumer
 from memoryd.domain.models import Event, EventType, now_ms
 from memoryd.domain.store import Store
 from memoryd.formation import common, llm
@@ -43,9 +44,13 @@ def fingerprint(facts: Sequence[Fact]) -> str:
     return hashlib.blake2b(joined.encode(), digest_size=12).hexdigest()
 
 
-class ProfileConsumer:
+class ProfileConsumer(Consumer):
     name = NAME
-    event_types = (EventType.MEMORY_FORMED, EventType.MEMORY_SUPERSEDED, EventType.MEMORY_REMOVED)
+    event_types: Collection[EventType] = (
+        EventType.MEMORY_FORMED,
+        EventType.MEMORY_SUPERSEDED,
+        EventType.MEMORY_REMOVED,
+    )
     batch = 500
 
     def __init__(self, store: Store, meter: Meter, settings: SettingsStore, locks: common.Locks) -> None:
@@ -57,15 +62,6 @@ class ProfileConsumer:
 
     def fingerprint(self) -> str:
         return VERSION
-
-    def take(self, events: Sequence[Event]) -> int:
-        return len(events)
-
-    async def intact(self, tenant: str) -> bool:
-        return True
-
-    async def vouch(self, tenant: str) -> None:
-        return None
 
     async def apply(self, tenant: str, events: Sequence[Event]) -> None:
         users = {e.payload.get("user_id", "") for e in events if e.payload.get("kind") == "fact"}
@@ -109,7 +105,9 @@ class ProfileConsumer:
         if before is not None and before.fingerprint == mark:
             return
         limit = settings.profile_max_chars
-        known = "\n".join(f"- ({f.category}{', ' + common.day(f.event_time) if f.event_time else ''}) {f.text}" for f in facts)
+        known = "\n".join(
+            f"- ({f.category}{', ' + common.day(f.event_time) if f.event_time else ''}) {f.text}" for f in facts
+        )
         user_prompt = "Facts about the user, newest first:\n" + llm.fence(known)
         if before is not None:
             user_prompt = "Current profile:\n" + llm.fence(before.text) + "\n\n" + user_prompt

@@ -154,7 +154,9 @@ class Profile:
         )
 
 
-def memory_event(kind: EventType, what: str, record_id: str, user_id: str, session_id: str = "", **extra: str) -> EventDraft:
+def memory_event(
+    kind: EventType, what: str, record_id: str, user_id: str, session_id: str = "", **extra: str
+) -> EventDraft:
     payload = {"kind": what, "id": record_id, "user_id": user_id, **{k: v for k, v in extra.items() if v}}
     return EventDraft(kind, session_id, payload)
 
@@ -167,7 +169,9 @@ def fact_writes(before: Fact | None, after: Fact | None) -> list[MetadataWrite]:
     new = {(s.session_id, s.message_id) for s in after.sources} if after else set()
     writes = [MetadataWrite(facts_namespace(fact.user_id), fact.id, after.record() if after else None)]
     for session_id, message_id in sorted(new - old):
-        writes.append(MetadataWrite(sources_namespace(session_id), source_key(message_id, fact.id), {"user": fact.user_id}))
+        writes.append(
+            MetadataWrite(sources_namespace(session_id), source_key(message_id, fact.id), {"user": fact.user_id})
+        )
     for session_id, message_id in sorted(old - new):
         writes.append(MetadataWrite(sources_namespace(session_id), source_key(message_id, fact.id), None))
     return writes
@@ -294,7 +298,14 @@ class FactRecords:
 
     # -- writes ----------------------------------------------------------------
     async def commit_progress(
-        self, tenant: str, session_id: str, before: dict[str, Any] | None, seq: int, event: int, change: Change, now: int
+        self,
+        tenant: str,
+        session_id: str,
+        before: dict[str, Any] | None,
+        seq: int,
+        event: int,
+        change: Change,
+        now: int,
     ) -> bool:
         """Write `change` with the session's progress moved to (seq, event), guarded on the
         progress version read as `before`; False (nothing written) when it moved meanwhile."""
@@ -304,7 +315,9 @@ class FactRecords:
         guard = MetadataGuard(PROGRESS_NAMESPACE, session_id, "version", version)
         return await self.store.write_metadata_guarded(tenant, writes, guard, change.events, now)
 
-    async def commit_fact(self, tenant: str, before: Fact, after: Fact | None, events: Sequence[EventDraft], now: int) -> bool:
+    async def commit_fact(
+        self, tenant: str, before: Fact, after: Fact | None, events: Sequence[EventDraft], now: int
+    ) -> bool:
         """Replace one fact (None: delete it) guarded on the version read as `before`."""
         guard = MetadataGuard(facts_namespace(before.user_id), before.id, "version", before.version)
         return await self.store.write_metadata_guarded(tenant, fact_writes(before, after), guard, list(events), now)

@@ -21,20 +21,16 @@ Formed slices carry metadata["memoryd.formation"] = {"strategy": "summary", "mes
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
+from memoryd.consumers.runtime import Consumer
 from memoryd.domain import events as ev
-from memoryd.domain.errors import FailedPrecondition
-
-try:  # SaveSummary's contended cursor (ABORTED where the errors module has it)
-    from memoryd.domain.errors import Aborted  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - older errors module
-    Aborted = FailedPrecondition  # type: ignore[misc,assignment]
+from memoryd.domain.errors import Aborted, FailedPrecondition
 from memoryd.domain.models import Event, EventType, Message, now_ms
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
-from memoryd.domain.summaries import Summaries, Summary, slices_namespace, slice_key
+from memoryd.domain.summaries import Summaries, Summary, slice_key, slices_namespace
 from memoryd.formation import common, llm
 from memoryd.formation.meter import Meter
 from memoryd.formation.records import memory_event
@@ -71,9 +67,13 @@ def formed(summary: Summary) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) and meta.get("strategy") == STRATEGY else None
 
 
-class SummaryConsumer:
+class SummaryConsumer(Consumer):
     name = NAME
-    event_types = (EventType.MESSAGES_APPENDED, EventType.MESSAGES_DELETED, EventType.MESSAGES_REWRITTEN)
+    event_types: Collection[EventType] = (
+        EventType.MESSAGES_APPENDED,
+        EventType.MESSAGES_DELETED,
+        EventType.MESSAGES_REWRITTEN,
+    )
     batch = 200
 
     def __init__(self, store: Store, summaries: Summaries, meter: Meter, settings: SettingsStore) -> None:
@@ -84,15 +84,6 @@ class SummaryConsumer:
 
     def fingerprint(self) -> str:
         return VERSION
-
-    def take(self, events: Sequence[Event]) -> int:
-        return len(events)
-
-    async def intact(self, tenant: str) -> bool:
-        return True
-
-    async def vouch(self, tenant: str) -> None:
-        return None
 
     async def apply(self, tenant: str, events: Sequence[Event]) -> None:
         appended: dict[str, None] = {}
@@ -227,8 +218,12 @@ class SummaryConsumer:
         guard = MetadataGuard(namespace, key, "id", summary.id)
         user = await self._owner(tenant, session_id)
         if present == 0:
-            events = [memory_event(EventType.MEMORY_REMOVED, "summary", summary.id, user, session_id, reason="sources_gone")]
-            await self.store.write_metadata_guarded(tenant, [MetadataWrite(namespace, key, None)], guard, events, now_ms())
+            events = [
+                memory_event(EventType.MEMORY_REMOVED, "summary", summary.id, user, session_id, reason="sources_gone")
+            ]
+            await self.store.write_metadata_guarded(
+                tenant, [MetadataWrite(namespace, key, None)], guard, events, now_ms()
+            )
             return
         messages = await self.store.messages_by_seq(tenant, session_id, summary.from_seq, summary.to_seq, present + 1)
         text = await self._summarize(tenant, messages, "")
@@ -242,4 +237,6 @@ class SummaryConsumer:
             *ev.summary_saved(session_id, summary.id, summary.from_seq, summary.to_seq),
             memory_event(EventType.MEMORY_FORMED, "summary", summary.id, user, session_id, reason="rederived"),
         ]
-        await self.store.write_metadata_guarded(tenant, [MetadataWrite(namespace, key, after.record())], guard, events, now_ms())
+        await self.store.write_metadata_guarded(
+            tenant, [MetadataWrite(namespace, key, after.record())], guard, events, now_ms()
+        )

@@ -17,7 +17,11 @@ from memoryd.v1 import formation_service_pb2_grpc as pb_grpc
 
 DEFAULT_PAGE = 100
 MAX_WAIT_MS = 10 * 60 * 1000
-STRATEGIES = {"summary": pb.FORMATION_STRATEGY_SUMMARY, "facts": pb.FORMATION_STRATEGY_FACTS, "profile": pb.FORMATION_STRATEGY_PROFILE}
+STRATEGIES = {
+    "summary": pb.FORMATION_STRATEGY_SUMMARY,
+    "facts": pb.FORMATION_STRATEGY_FACTS,
+    "profile": pb.FORMATION_STRATEGY_PROFILE,
+}
 SETTING_FIELDS = tuple(f.name for f in pb.FormationSettings.DESCRIPTOR.fields)
 
 
@@ -80,7 +84,12 @@ class FormationServicer(pb_grpc.FormationServiceServicer):
         scope = ("facts", request.user_id, request.session_id, request.include_superseded)
         position = await self.page_tokens.decode(tenant, scope, request.page_token)
         facts, after = await self.formation.list_facts(
-            tenant, request.user_id, request.session_id, request.include_superseded, size, position["after"] if position else None
+            tenant,
+            request.user_id,
+            request.session_id,
+            request.include_superseded,
+            size,
+            position["after"] if position else None,
         )
         token = await self.page_tokens.encode(tenant, scope, {"after": after}) if after is not None else ""
         response = pb.ListFactsResponse(next_page_token=token)
@@ -169,7 +178,9 @@ class FormationServicer(pb_grpc.FormationServiceServicer):
             return pb.GetFormationStatusResponse(enabled=False, tokens_left=-1)
         latest = (await formation.store.event_bounds(tenant))[1]
         response = pb.GetFormationStatusResponse(
-            enabled=True, model=formation.model.model if formation.model else "", tokens_left=formation.tokens_left(tenant)
+            enabled=True,
+            model=formation.model.model if formation.model else "",
+            tokens_left=formation.tokens_left(tenant),
         )
         for status in formation.status(tenant, latest):
             self._status(status, response.strategies.add())
