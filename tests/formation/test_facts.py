@@ -112,3 +112,22 @@ async def test_message_text_is_fenced_and_the_answer_bounded(rig):
     assert prompt.user.count("CONVERSATION DATA>>>") == 2  # the two fences; the message's copy is neutralised
     assert "tools" not in prompt.body and prompt.body["response_format"]["type"] == "json_schema"
     assert await rig.facts() == []
+
+
+async def test_a_log_compacted_past_the_cursors_rebuilds_from_the_store(rig):
+    """The events of a deletion are gone before formation read them (compaction): the
+    runtime rebuilds each strategy from the store, and the formed memory converges."""
+    from tests.formation.test_summary_profile import check_slices, slices
+
+    said = await rig.say("s1", "my city is Paris", "my food is rice", "my pet is cat", "my car is red")
+    await rig.settle()
+    assert len(await rig.facts()) == 4 and len(await slices(rig, "s1")) == 1
+    await rig.memory.delete_by_ids(rig.tenant, "s1", [said[0].id, said[1].id])
+    await rig.say("s1", "my tea is mint")
+    await rig.store.compact_events(older_than=None, keep_last=1)
+    assert (await rig.store.event_bounds(rig.tenant))[0] > rig.formation.tracks["facts"].position(rig.tenant)
+    await rig.settle()
+    assert sorted(f.text for f in await rig.facts()) == ["user's car is red", "user's pet is cat", "user's tea is mint"]
+    await check_facts(rig)
+    assert [s.text for s in await slices(rig, "s1")] == ["summary: my pet is cat | my car is red"]
+    await check_slices(rig, "s1")
