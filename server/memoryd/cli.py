@@ -15,7 +15,34 @@ from memoryd import config as config_module
 
 
 class _Parser(argparse.ArgumentParser):
-    """Reports a bad command line as a JSON log line too: every stderr line is JSON (memoryd.logs)."""
+    """Reports a bad command line as a JSON log line too: every stderr line is JSON (memoryd.logs).
+
+    A command's usage line names its own arguments and then "[settings]" for the ~90 server
+    settings it shares with `serve` (config.add_arguments), which its --help lists after its
+    own options."""
+
+    def _own_actions(self) -> list[argparse.Action]:
+        settings = [g for g in self._action_groups if g.title == config_module.SETTINGS_TITLE]
+        shared = {id(a) for g in settings for a in g._group_actions}
+        return [a for a in self._actions if id(a) not in shared]
+
+    def format_usage(self) -> str:
+        formatter = self._get_formatter()
+        own = self._own_actions()
+        formatter.add_usage(self.usage, own, self._mutually_exclusive_groups)
+        usage = formatter.format_help().rstrip("\n")
+        return usage + (" [settings]" if len(own) < len(self._actions) else "") + "\n"
+
+    def format_help(self) -> str:
+        formatter = self._get_formatter()  # argparse's own format_help, with the usage above
+        formatter.add_text(self.description)
+        for group in self._action_groups:
+            formatter.start_section(group.title)
+            formatter.add_text(group.description)
+            formatter.add_arguments(group._group_actions)
+            formatter.end_section()
+        formatter.add_text(self.epilog)
+        return self.format_usage() + "\n" + formatter.format_help()
 
     def error(self, message: str):
         logs.configure("info")
@@ -25,6 +52,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="memoryd", description="Conversation memory for LLM agents over gRPC.")
+    parser.add_argument("--version", action="version", version=f"memoryd {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve gRPC (embedded SQLite unless a MongoDB URI is configured)")
     config_module.add_arguments(serve)
@@ -39,6 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("mcp_args", nargs=argparse.REMAINDER)
     return parser
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("memoryd")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
 
 
 def health(config: config_module.Config) -> int:

@@ -341,19 +341,28 @@ def _limits() -> list[tuple[str, str, int]]:
     return [(f.name, f"limit: {f.metadata['help']}", f.default) for f in fields(Limits)]
 
 
+SETTINGS_TITLE = "memoryd settings"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The settings' flags, in their own group (SETTINGS_TITLE): a command's own options are
+    listed before them in its --help (memoryd.cli)."""
+    group = parser.add_argument_group(
+        SETTINGS_TITLE,
+        "the server's configuration, as `memoryd serve` takes it (each also from its MEMORYD_* variable)",
+    )
     for name, kind, help_text, secret in _settings():
         if secret:  # flags show up in ps
             continue
         if kind is bool:
             # `--flag` alone means true; `--flag false` (or 0/no/off) sets it false.
-            parser.add_argument(
+            group.add_argument(
                 _flag(name), dest=name, nargs="?", const=True, type=_bool, default=None, help=f"{help_text} [{_env(name)}]"
             )
             continue
-        parser.add_argument(_flag(name), dest=name, type=kind, default=None, help=f"{help_text} [{_env(name)}]")
+        group.add_argument(_flag(name), dest=name, type=kind, default=None, help=f"{help_text} [{_env(name)}]")
     for name, help_text, _ in _limits():
-        parser.add_argument(_flag(name), dest=name, type=int, default=None, help=f"{help_text} [{_env(name)}]")
+        group.add_argument(_flag(name), dest=name, type=int, default=None, help=f"{help_text} [{_env(name)}]")
 
 
 def load(args: argparse.Namespace | None = None, environ: dict[str, str] | None = None) -> Config:

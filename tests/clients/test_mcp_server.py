@@ -24,9 +24,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from memoryd_client import MemoryClient, message
+from tests import processes
 from tests.processes import MemorydServer, ServerProcess
 from tests.vectors.test_embedder import EmbeddingHandler
-from tests import processes
 
 ACME, GLOBEX = "token-acme-0123456789", "token-globex-0123456789"
 TOOLS = {"memory_save", "memory_search", "memory_forget", "history", "recall", "assemble_context"}
@@ -137,7 +137,11 @@ async def test_memoryd_errors_are_tool_errors_with_the_reason(secured: MemorydSe
         assert (await tool_error(anonymous, "memory_search", scope="s", query="q")).startswith("UNAUTHENTICATED ")
     async with stdio_session(secured.target, ACME) as session:
         text = await tool_error(session, "memory_save", scope="", text="x")
-        assert text.startswith("INVALID_ARGUMENT INVALID_ARGUMENT: scope: "), text
+        assert text.startswith("INVALID_ARGUMENT: scope: "), text  # the status once: the reason is the same
+        # An argument the tool does not have is refused by name, not dropped.
+        assert "limt" in await tool_error(session, "history", session_id="s", limt=5)
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert all(t.input_schema.get("additionalProperties") is False for t in tools.values())
         assert "scope" in await tool_error(session, "recall", query="x", scope="galaxy")
         # Arguments the tool's schema refuses are MCP tool errors too, before memoryd is called.
         assert "limit" in await tool_error(session, "history", session_id="s", limit=0)
@@ -201,3 +205,6 @@ def test_http_refuses_a_public_address_unless_allowed():
         [str(BIN / "memoryd-mcp"), "--transport", "http", "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2 and "--allow-remote" in result.stderr
+    # Logged as memoryd logs: one JSON object per line.
+    (line,) = [json.loads(text) for text in result.stderr.splitlines()]
+    assert line["level"] == "error" and line["logger"] == "memoryd.mcp" and "--allow-remote" in line["event"]

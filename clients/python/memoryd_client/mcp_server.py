@@ -10,8 +10,11 @@ Tools: memory_save, memory_search, memory_forget (long-term entries, EntryServic
 history (GetHistory), recall (SearchMemory by text: keywords, and meaning too when the
 server has an embedder) and
 assemble_context (AssembleContext). Results are the RPC's response in the contract's JSON
-form. A failed call is a tool error (isError) whose text names the status, the reason
-and the fields: "INVALID_ARGUMENT INVALID_ARGUMENT: scope: must not be empty".
+form. A failed call is a tool error (isError) whose text names the status, the reason when
+it is not just the status again, and the fields: "INVALID_ARGUMENT: scope: must not be
+empty", "UNAUTHENTICATED TOKEN_MISSING: ...". An argument a tool does not have is refused
+(the tools' schemas say `additionalProperties: false`), not silently dropped. The server logs
+JSON lines on stderr, as memoryd does (the MCP SDK's and uvicorn's records too).
 
 Tokens pass through: over stdio, memoryd gets the token from $MEMORYD_TOKEN (secrets stay
 out of command lines); over HTTP, each call carries the caller's own Authorization header
@@ -25,9 +28,12 @@ import asyncio
 import functools
 import importlib.metadata
 import ipaddress
+import json
+import logging
 import os
 import socket
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
@@ -38,7 +44,7 @@ from google.protobuf.message import Message as ProtoMessage
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from memoryd.v1 import vector_service_pb2
 
@@ -84,7 +90,43 @@ def describe(error: RpcError) -> str:
     fields = "; ".join(f"{v.field}: {v.description}" for v in error.field_violations)
     # memoryd's own message already lists the fields; another server's may not.
     text = error.message if fields in error.message else "; ".join(p for p in (fields, error.message) if p)
-    return f"{error.code.name} {error.reason or error.code.name}: {text or 'no message'}"
+    status = error.code.name if error.reason in ("", error.code.name) else f"{error.code.name} {error.reason}"
+    return f"{status}: {text or 'no message'}"
+
+
+def refuse_unknown_arguments(server: MCPServer) -> None:
+    """Every tool refuses an argument it does not have (a misspelt `limt` would otherwise be
+    dropped and the call run with the default): its argument model forbids extra fields,
+    and its input schema says so (`additionalProperties: false`)."""
+    for tool in server._tool_manager.list_tools():
+        model = tool.fn_metadata.arg_model
+        config = ConfigDict(**{**model.model_config, "extra": "forbid"})  # type: ignore[typeddict-item]
+        strict = type(model.__name__, (model,), {"model_config": config})
+        tool.fn_metadata.arg_model = strict
+        tool.parameters["additionalProperties"] = False
+
+
+class JsonLogFormatter(logging.Formatter):
+    """One JSON object per record, with memoryd's keys (event, level, logger, timestamp)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "event": record.getMessage(),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "timestamp": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False)
+
+
+def configure_logging(level: int = logging.INFO) -> None:
+    """JSON lines on stderr for every logger, before the MCP SDK would install its own (rich) handler."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLogFormatter())
+    handler.formatter.converter = time.gmtime  # type: ignore[union-attr]
+    logging.basicConfig(level=level, handlers=[handler], force=True)
 
 
 def tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
@@ -196,6 +238,7 @@ def build_server(client_for: ClientFor, *, name: str = "memoryd") -> MCPServer:
         )
         return as_json(response)
 
+    refuse_unknown_arguments(server)
     return server
 
 
@@ -247,17 +290,18 @@ async def serve_http(args: argparse.Namespace) -> None:
         sock.bind((args.host, args.port))
         if args.port_file:
             Path(args.port_file).write_text(str(sock.getsockname()[1]))
-        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", log_config=None)  # our JSON handler
         await uvicorn.Server(config).serve(sockets=[sock])
 
 
 def run(args: argparse.Namespace) -> int:
+    configure_logging()
+    log = logging.getLogger("memoryd.mcp")
     if args.transport == "http" and not _is_loopback(args.host) and not args.allow_remote:
-        print(f"memoryd-mcp: refusing to listen on {args.host} without --allow-remote", file=sys.stderr)
+        log.error(f"memoryd-mcp: refusing to listen on {args.host} without --allow-remote")
         return 2
     if args.transport == "http" and os.environ.get("MEMORYD_TOKEN"):
-        print("memoryd-mcp: over HTTP each caller's Authorization header is passed on; MEMORYD_TOKEN is not used",
-              file=sys.stderr)
+        log.warning("memoryd-mcp: over HTTP each caller's Authorization header is passed on; MEMORYD_TOKEN is not used")
     asyncio.run(serve_stdio(args) if args.transport == "stdio" else serve_http(args))
     return 0
 
