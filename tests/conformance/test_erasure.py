@@ -10,7 +10,7 @@ from memoryd.domain import erasure, published
 from memoryd.domain.entries import Entries
 from memoryd.domain.limits import Limits
 from memoryd.domain.memory import Memory
-from memoryd.domain.models import EventType
+from memoryd.domain.models import EventDraft, EventType
 from memoryd.domain.retention import DAY_MS, Policy, Retention, Settings
 from memoryd.domain.sessions import SessionAttributes, SessionUpdate
 from memoryd.domain.hooks import MessageHooks
@@ -105,7 +105,7 @@ async def test_retention_redacts_the_events_of_the_sessions_it_deletes(store, te
     t0 = 1_700_000_000_000
     update = SessionUpdate(SessionAttributes("u3zz", "", {"topic": "label-old"}))
     await store.append(tenant, "old", [msg("hello", t0)], None, t0, update)
-    await published.publish(store, tenant, T.COMPRESS_REQUESTED, "old", {"requested_by": "by-old"})
+    await store.publish(tenant, EventDraft(T.COMPRESS_REQUESTED, "old", {"requested_by": "by-old"}), t0)
     update = SessionUpdate(SessionAttributes("u3zz", "", {"topic": "label-new"}))
     await store.append(tenant, "new", [msg("hello", t0)], None, t0 + 29 * DAY_MS, update)
     retention = Retention(store, MessageHooks(), Settings(Policy(30)), clock=lambda: t0 + 31 * DAY_MS)

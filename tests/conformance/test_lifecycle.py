@@ -137,9 +137,11 @@ async def test_forget_user_pages_past_its_bound_and_a_second_call_finishes_an_in
     assert left == sessions[5:]  # the 5th session's transaction had committed
 
     memory.hooks = Recorded()
-    # Less time left than forget.MIN_RESERVE_SECONDS: one step all the same (every call makes
-    # progress), then it stops and says so.
-    token = deadline.set_remaining(forget.MIN_RESERVE_SECONDS * 0.8)
+    # Less time left than forget.MIN_RESERVE_SECONDS (raised here, so that the step itself has
+    # time on a slow store): one step all the same (every call makes progress), then it stops
+    # and says so.
+    monkeypatch.setattr(forget, "MIN_RESERVE_SECONDS", 60.0)
+    token = deadline.set_remaining(30.0)
     try:
         stopped, _, _ = await memory.forget_user(tenant, "ann")
     finally:
@@ -189,7 +191,7 @@ async def test_retention_deletes_sessions_idle_past_their_window_past_the_batch_
     await write(store, tenant, "kept-by-label", T0, {RETENTION_LABEL: "never"})
     await write(store, tenant, "long-label", T0 + 10 * DAY_MS, {RETENTION_LABEL: "45"})
     await write(store, tenant, "short-label", T0 + 29 * DAY_MS, {RETENTION_LABEL: "1"})
-    await memory.save_metadata(tenant, "notes", "old-3", {"n": 1})
+    await store.save_metadata(tenant, "notes", "old-3", {"n": 1}, T0 + 3)  # keyed by the session: written then too
     clock = [T0 + 31 * DAY_MS]
     retention = sweeper(store, clock, 30)
     before = len(await events_of(store, tenant))
