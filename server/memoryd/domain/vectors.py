@@ -118,7 +118,7 @@ class KeywordPoint:
 def dense_point_ids(tenant: str, record: VectorRecord, model_id: str, legacy: bool) -> tuple[str, ...]:
     """Ids the dense points of the message `record` indexes may have in `model_id` (and, when
     `legacy`, as a vector without a model id)."""
-    ids = (point_id(tenant, record.session_id, record.message_id, record.timestamp, model_id),)
+    ids: tuple[str, ...] = (point_id(tenant, record.session_id, record.message_id, record.timestamp, model_id),)
     if legacy:
         ids += (point_id(tenant, record.session_id, record.message_id, record.timestamp, None),)
     return ids

@@ -299,7 +299,7 @@ def _admitted(
     """The first `limit` of the scope's nearest points that `flt` and `min_score` admit, and
     whether they are all there are: `limit` of them, or the scope (or the points at or above
     min_score) ran out within the span."""
-    admitted = []
+    admitted: list[Candidate] = []
     for found in scope_nearest:
         if min_score is not None and found.score < min_score:
             return admitted, True  # nearest first: nothing further reaches min_score

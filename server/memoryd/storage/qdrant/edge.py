@@ -34,7 +34,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
+from uuid import UUID
 
 import portalocker
 import qdrant_edge as qe
@@ -548,7 +549,8 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
 
     async def retrieve(self, space: int, ids: list[str]) -> list[Any]:
         """Records (id, vector, payload) of those of the points that exist."""
-        return await self._read(space, lambda shard: shard.retrieve(ids, True, True))
+        wanted: list[int | UUID | str] = list(ids)
+        return await self._read(space, lambda shard: shard.retrieve(wanted, True, True))
 
     async def _scroll(
         self, space: int, flt: p.All, offset: str | None, limit: int, with_vectors: bool = True
@@ -558,7 +560,7 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         )
         records, after = await self._read(space, lambda shard: shard.scroll(request))
         return [
-            (list(r.vector) if with_vectors else [], dict(r.payload or {})) for r in records
+            (list(cast(list[float], r.vector)) if with_vectors else [], dict(r.payload or {})) for r in records
         ], None if after is None else str(after)
 
     async def _contains(self, space: int, point_id: str) -> bool:

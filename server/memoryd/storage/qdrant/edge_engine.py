@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import qdrant_edge as qe
 
@@ -95,7 +95,8 @@ def _backfill_tenant_model(shard: qe.EdgeShard) -> bool:
     """points.tenant_model_backfill on this shard. Changing the points' payload voids the
     tenants' graph links: searches scan exactly until the shard is indexed again (edge.py
     then builds the pair)."""
-    steps, answer = p.tenant_model_backfill(), None
+    steps = p.tenant_model_backfill()
+    answer: Any = None  # what the step asked for: a count, facet values, or nothing
     while True:
         try:
             step = steps.send(answer)
@@ -108,7 +109,8 @@ def _backfill_tenant_model(shard: qe.EdgeShard) -> bool:
                 response = shard.facet(qe.FacetRequest(key, limit=p.FACET_LIMIT, exact=True, filter=to_filter(flt)))
                 answer = [str(hit.value) for hit in response.hits]
             case p.SetPayloadWhere(flt, payload):
-                answer = shard.update(qe.UpdateOperation.set_payload_by_filter(to_filter(flt), payload))
+                shard.update(qe.UpdateOperation.set_payload_by_filter(to_filter(flt), payload))
+                answer = None
 
 
 def copy_points(source: qe.EdgeShard, target: qe.EdgeShard, batch: int = 256) -> int:
@@ -120,7 +122,8 @@ def copy_points(source: qe.EdgeShard, target: qe.EdgeShard, batch: int = 256) ->
         request = qe.ScrollRequest(offset=offset, limit=batch, filter=None, with_payload=True, with_vector=True)
         records, offset = source.scroll(request)
         if records:
-            target.update(qe.UpdateOperation.upsert_points([qe.Point(r.id, r.vector, r.payload or {}) for r in records]))
+            points = [qe.Point(r.id, cast(Any, r.vector), r.payload or {}) for r in records]  # scrolled with_vector
+            target.update(qe.UpdateOperation.upsert_points(points))
             copied += len(records)
         if offset is None:
             return copied
@@ -146,7 +149,7 @@ def _condition(cond: p.Cond) -> Any:
         case p.Match(key, value):
             return qe.FieldCondition(key, match=qe.MatchValue(value))
         case p.AnyOf(key, values):
-            return qe.FieldCondition(key, match=qe.MatchAny(list(values)))
+            return qe.FieldCondition(key, match=qe.MatchAny(cast(list[str] | list[int], list(values))))
         case p.Below(key, lt):
             return qe.FieldCondition(key, range=qe.RangeFloat(lt=lt))
         case p.HasId(ids):
@@ -169,7 +172,7 @@ class Upsert:
         return cls(tuple((i, _encode(v), payload) for i, v, payload in rows))
 
 
-def _encode(vector: list[float] | keywords.Sparse) -> bytes | tuple[bytes, bytes]:
+def _encode(vector: Sequence[float] | keywords.Sparse) -> bytes | tuple[bytes, bytes]:
     if isinstance(vector, keywords.Sparse):
         return array("I", vector.indices).tobytes(), array("f", vector.values).tobytes()
     return _floats(len(vector)).pack(*vector)
@@ -192,7 +195,7 @@ def _decode(raw: bytes | tuple[bytes, bytes]) -> list[float] | keywords.Sparse:
     return vector.tolist()
 
 
-def to_vector(vector: list[float] | keywords.Sparse) -> Any:
+def to_vector(vector: Sequence[float] | keywords.Sparse) -> Any:
     """A point's vector as Edge takes it: the default dense vector, or the named sparse one."""
     if isinstance(vector, keywords.Sparse):
         return {p.KEYWORD_VECTOR: qe.SparseVector(vector.indices, vector.values)}

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import warnings
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from qdrant_client import AsyncQdrantClient
 from qdrant_client import models as qm
@@ -44,7 +44,7 @@ def _condition(cond: p.Cond) -> qm.Condition:
         case p.Match(key, value):
             return qm.FieldCondition(key=key, match=qm.MatchValue(value=value))
         case p.AnyOf(key, values):
-            return qm.FieldCondition(key=key, match=qm.MatchAny(any=list(values)))
+            return qm.FieldCondition(key=key, match=qm.MatchAny(any=cast(list[str] | list[int], list(values))))
         case p.Below(key, lt):
             return qm.FieldCondition(key=key, range=qm.Range(lt=lt))
         case p.HasId(ids):
@@ -77,7 +77,7 @@ def _request(search: Search) -> qm.QueryRequest:
     sparse = isinstance(search.vector, keywords.Sparse)
     corpus = search.idf_corpus
     return qm.QueryRequest(
-        query=_vector(search.vector)[p.KEYWORD_VECTOR] if sparse else list(search.vector),
+        query=_vector(search.vector)[p.KEYWORD_VECTOR] if sparse else _vector(search.vector),
         using=p.KEYWORD_VECTOR if sparse else None,
         filter=to_filter(search.filter),
         limit=search.limit,
@@ -235,7 +235,8 @@ class QdrantServerIndex(QdrantIndexBase):
     async def _backfill_tenant_model(self, space: int) -> None:
         """points.tenant_model_backfill on this collection (the index, created after it,
         marks it done)."""
-        steps, answer = p.tenant_model_backfill(), None
+        steps = p.tenant_model_backfill()
+        answer: Any = None  # what the step asked for: a count, facet values, or nothing
         while True:
             try:
                 step = steps.send(answer)
@@ -247,9 +248,10 @@ class QdrantServerIndex(QdrantIndexBase):
                 case p.Facet(key, flt):
                     answer = [str(value) for value, _ in await self._facet(space, key, flt)]
                 case p.SetPayloadWhere(flt, payload):
-                    answer = await self._call(
+                    await self._call(
                         self._require().set_payload(self.collection(space), payload=payload, points=to_filter(flt), wait=True)
                     )
+                    answer = None
 
     async def _index(self, collection: str, key: str, params: Any, plain: qm.PayloadSchemaType) -> None:
         client = self._require()
@@ -299,7 +301,7 @@ class QdrantServerIndex(QdrantIndexBase):
             )
         )  # fmt: skip
         return [
-            (list(r.vector) if with_vectors else [], r.payload or {}) for r in records
+            (list(cast(list[float], r.vector)) if with_vectors else [], r.payload or {}) for r in records
         ], None if after is None else str(after)
 
     async def _contains(self, space: int, point_id: str) -> bool:
