@@ -133,3 +133,31 @@ async def test_a_request_trickling_in_is_closed_at_the_read_bound(tmp_path):
         if writer is not None:
             writer.close()
         server.stop()
+
+
+async def test_a_stalled_request_does_not_hold_the_stop(tmp_path):
+    """SIGTERM with a request stalled mid-body: the connection is closed at once (nothing of it
+    reached a servicer), so the stop neither waits out --grace-seconds for it nor cancels its
+    handler with an error (it did both: 'Cancel 1 running task(s), timeout graceful shutdown
+    exceeded' and an ASGI traceback, 10 s later)."""
+    http_port = free_port()
+    server = MemorydServer(
+        tmp_path, "--http-listen", f"127.0.0.1:{http_port}", "--vectors-enabled", "false", "--grace-seconds", "60",
+    )  # fmt: skip
+    server.start()
+    writer = None
+    try:
+        stalled = await stall(http_port, 0)
+        assert stalled is not None
+        reader, writer = stalled
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{http_port}", timeout=CALL_TIMEOUT) as http:
+            assert (await http.get("/healthz")).status_code == 200  # the stalled request is being read by now
+        stopping = asyncio.get_running_loop().run_in_executor(None, server.terminate)
+        assert await asyncio.wait_for(closed_by_server(reader), CALL_TIMEOUT)
+        assert await stopping == 0
+    finally:
+        if writer is not None:
+            writer.close()
+        server.stop()
+    log = server.log()
+    assert "timeout graceful shutdown exceeded" not in log and '"level": "error"' not in log, log[-3000:]

@@ -84,6 +84,7 @@ def bind(listen: str, *, reuse_port: bool = False) -> socket.socket:
 AUTO_SHARE_OF_OPEN_FILES = 0.5
 AUTO_MAX_CONNECTIONS = 10_000
 MIN_CONNECTIONS = 16
+MIN_BACKLOG, MAX_BACKLOG = 16, 1024
 
 
 def max_connections(configured: int) -> int:
@@ -109,6 +110,10 @@ class ListenerBounds:
     def __init__(self, read_seconds: float, limit: int) -> None:
         self.read_seconds = read_seconds
         self.limit = limit
+        # The listen backlog, which is also how many connections asyncio accepts in one go
+        # before any of them is admitted here (and an older one closed): past the bound, the
+        # descriptors held peak at limit + backlog, so it is a quarter of the bound.
+        self.backlog = max(MIN_BACKLOG, min(MAX_BACKLOG, limit // 4))
         self.open: set[BoundedHttpProtocol] = set()
         # Connections no request of which is being handled, the longest waiting first.
         self.waiting: dict[BoundedHttpProtocol, None] = {}
@@ -217,6 +222,7 @@ class HttpServer:
         config = uvicorn.Config(
             app,
             http=self.bounds.protocol(),
+            backlog=self.bounds.backlog,
             lifespan="off",
             log_config=None,
             access_log=False,
@@ -242,10 +248,14 @@ class HttpServer:
                 await asyncio.sleep(0.005)
 
     async def stop(self, grace: float) -> None:
-        """Stop accepting, let calls in flight finish for `grace` seconds, then cancel them."""
+        """Stop accepting, let calls in flight finish for `grace` seconds, then cancel them.
+        A connection still sending its request (or idle) is closed at once: nothing of it has
+        reached a servicer, and a stalled client would otherwise hold the stop for `grace`."""
         if self._task is None:
             self._socket.close()
             return
+        for waiting in list(self.bounds.waiting):
+            waiting.close_now()
         self._server.config.timeout_graceful_shutdown = max(grace, 0.1)  # type: ignore[assignment]  # seconds: a float works
         self._server.should_exit = True
         self._server.exit_requested.set()
