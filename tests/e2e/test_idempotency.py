@@ -12,12 +12,13 @@ import httpx
 
 from memoryd.v1 import memory_service_pb2 as pb
 from memoryd.v1 import message_pb2
-
 from tests.e2e.conftest import Client
 
 
 def batch(*contents: str, start: int = 1000) -> list[message_pb2.Message]:
-    return [message_pb2.Message(role="user", content=content, timestamp=start + i) for i, content in enumerate(contents)]
+    return [
+        message_pb2.Message(role="user", content=content, timestamp=start + i) for i, content in enumerate(contents)
+    ]
 
 
 async def stored(client: Client, session_id: str) -> list[tuple[str, int, str]]:
@@ -26,7 +27,9 @@ async def stored(client: Client, session_id: str) -> list[tuple[str, int, str]]:
 
 
 async def test_a_retried_batch_is_stored_once_and_answers_the_first_result(client, session_id):
-    request = pb.SaveMessagesRequest(session_id=session_id, messages=batch("one", "two", "three"), idempotency_key="batch-1")
+    request = pb.SaveMessagesRequest(
+        session_id=session_id, messages=batch("one", "two", "three"), idempotency_key="batch-1"
+    )
     first = await client.memory.SaveMessages(request)
     events = await client.app.store.event_bounds("default")
     again = await client.memory.SaveMessages(request)

@@ -104,11 +104,8 @@ class Issuer:
         self.unpublished_alg.discard(kid)
 
     def jwks(self) -> dict[str, Any]:
-        return {
-            "keys": [
-                public_jwk(key, kid, None if kid in self.unpublished_alg else alg) for kid, (key, alg) in self.keys.items()
-            ]
-        }
+        published = {kid: (key, None if kid in self.unpublished_alg else alg) for kid, (key, alg) in self.keys.items()}
+        return {"keys": [public_jwk(key, kid, alg) for kid, (key, alg) in published.items()]}
 
     def claims(self, **overrides: Any) -> dict[str, Any]:
         now = int(time.time())

@@ -338,6 +338,16 @@ def _token_mutations(method: str, path, real: dict[str, str]) -> Iterator[tuple[
     yield "truncated", True, _setter(path, token[: len(token) // 2])
 
 
+# Ids that print like another id or like nothing (domain/identifiers.py): refused in every id field.
+LOOK_ALIKES = (
+    ("lone-combining-mark", "\u0301"),
+    ("nbsp", "a\u00a0b"),
+    ("hangul-filler", "\u3164"),
+    ("braille-blank", "\u2800"),
+    ("lone-variation-selector", "\ufe0f"),
+)
+
+
 def _element_default(field: FieldDescriptor):
     if field.type == FieldDescriptor.TYPE_STRING:
         return "x"
@@ -361,7 +371,7 @@ def _scalar_mutations(method: str, field: FieldDescriptor, path, real) -> Iterat
             yield "nul", False, _setter(path, "a\x00b")
         else:
             for kind, value in (("nul", "a\x00b"), ("zero-width", "a\u200bb"), ("bidi", "\u202eab"),
-                                ("whitespace", "  \u3000 "), ("too-long", "x" * (L.max_id_length + 1))):
+                                ("whitespace", "  \u3000 "), ("too-long", "x" * (L.max_id_length + 1)), *LOOK_ALIKES):
                 yield kind, not output_only, _setter(path, value)
             yield "at-limit", False, _setter(path, "x" * L.max_id_length)
     elif field.type == FieldDescriptor.TYPE_ENUM:
@@ -406,7 +416,7 @@ def _map_mutations(path) -> Iterator[tuple[str, str, bool, Callable]]:
 
     yield None, "too-many", False, many
     for kind, bad in (("invalid-utf8", "\xff"), ("nul", "a\x00b"), ("zero-width", "a\u200bb"), ("bidi", "\u202eab"),
-                      ("whitespace", "  \u3000 "), ("too-long", "x" * (L.max_id_length + 1))):
+                      ("whitespace", "  \u3000 "), ("too-long", "x" * (L.max_id_length + 1)), *LOOK_ALIKES):
         yield "key", kind, True, _map_entry(path, bad, "v")
         yield "value", kind, True, _map_entry(path, "k", bad)
     yield "key", "empty", True, _map_entry(path, "", "v")

@@ -26,13 +26,13 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import RSAAlgorithm
 
-from memoryd.v1 import event_pb2
-from memoryd.v1 import event_service_pb2 as ev
-from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.app import start
 from memoryd.config import Config
 from memoryd.domain.errors import Unauthenticated
 from memoryd.transport.oidc import JwtSettings, JwtVerifier
+from memoryd.v1 import event_pb2
+from memoryd.v1 import event_service_pb2 as ev
+from memoryd.v1 import memory_service_pb2 as mem
 from tests.http.test_watch import envelope, frames
 from tests.security.harness import Caller, error_details
 from tests.security.oidc_issuer import AUDIENCE, Issuer, public_jwk, rsa_key
@@ -57,7 +57,13 @@ def issuer():
 
 
 def _verifier(issuer: Issuer, clock: Clock, **settings) -> JwtVerifier:
-    settings = {"issuer": issuer.url, "audience": AUDIENCE, "refresh_seconds": 60, "min_interval_seconds": MIN_INTERVAL, **settings}
+    settings = {
+        "issuer": issuer.url,
+        "audience": AUDIENCE,
+        "refresh_seconds": 60,
+        "min_interval_seconds": MIN_INTERVAL,
+        **settings,
+    }
     return JwtVerifier(JwtSettings(**settings), clock)
 
 
@@ -296,10 +302,15 @@ async def test_a_removed_key_is_refused_and_its_streams_end_over_grpc_and_http(i
         assert last["error"]["code"] == "unauthenticated" and _http_reasons(last["error"]) == ["TOKEN_REVOKED"]
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await go.call("memory", "GetHistory", mem.GetHistoryRequest(session_id="probe"))
-    assert (caught.value.code(), error_details(caught.value)[0]) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_KEY_UNKNOWN")
+    assert (caught.value.code(), error_details(caught.value)[0]) == (
+        grpc.StatusCode.UNAUTHENTICATED,
+        "TOKEN_KEY_UNKNOWN",
+    )
     # The stream of the key that stays saw no interruption.
     await stay.call(
-        "events", "PublishEvent", ev.PublishEventRequest(session_id="after-removal", compress_requested=event_pb2.CompressRequested())
+        "events",
+        "PublishEvent",
+        ev.PublishEventRequest(session_id="after-removal", compress_requested=event_pb2.CompressRequested()),
     )
     async with asyncio.timeout(PATIENCE):
         while not (response := await staying_watch.read()).HasField("event"):

@@ -179,7 +179,7 @@ async def test_made_up_kids_read_the_keys_at_most_once_per_interval(served, issu
         return_exceptions=True,
     )
     assert all(isinstance(r, grpc.aio.AioRpcError) and error_details(r)[0] == "TOKEN_KEY_UNKNOWN" for r in results)
-    assert issuer.jwks_requests - before <= 1  # concurrent: one shared read (--jwks-min-interval-seconds rate-limits the next)
+    assert issuer.jwks_requests - before <= 1  # concurrent: one shared read (then --jwks-min-interval-seconds)
 
 
 class Clock:

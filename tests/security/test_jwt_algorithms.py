@@ -12,6 +12,8 @@ that removing either one fails a test here (the other cannot hide it):
 
 from __future__ import annotations
 
+import grpc
+import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -25,9 +27,6 @@ from memoryd.v1 import memory_service_pb2 as mem
 from tests.security.harness import Caller, error_details
 from tests.security.oidc_issuer import AUDIENCE, Issuer, rsa_key
 from tests.security.test_jwt import _signed_hs256
-
-import grpc
-import httpx
 
 MIN_INTERVAL = 5.0
 
@@ -51,7 +50,8 @@ def issuer():
 
 def _verifier(issuer: Issuer, clock: Clock) -> JwtVerifier:
     return JwtVerifier(
-        JwtSettings(issuer=issuer.url, audience=AUDIENCE, refresh_seconds=3600, min_interval_seconds=MIN_INTERVAL), clock
+        JwtSettings(issuer=issuer.url, audience=AUDIENCE, refresh_seconds=3600, min_interval_seconds=MIN_INTERVAL),
+        clock,
     )
 
 
@@ -60,8 +60,10 @@ def _none(issuer: Issuer, kid: str) -> str:
 
 
 def _hs256_with_public_key(issuer: Issuer, kid: str) -> str:
-    pem = issuer.keys[kid][0].public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    pem = (
+        issuer.keys[kid][0]
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     )
     return _signed_hs256({"alg": "HS256", "typ": "JWT", "kid": kid}, issuer.claims(), pem)
 
@@ -79,8 +81,12 @@ async def test_the_allow_list_refuses_before_any_key_is_looked_at(issuer):
     assert (await verifier.verify(issuer.token())).tenant == "acme"  # the keys are loaded
     for name, token in {
         "none": jwt.encode(issuer.claims(), None, algorithm="none", headers={"kid": "unheard-of"}),
-        "HS256": jwt.encode(issuer.claims(), "a-shared-secret-of-32-bytes-long", algorithm="HS256", headers={"kid": "unheard-of"}),
-        "HS512": jwt.encode(issuer.claims(), "a-shared-secret-of-64-bytes-long" * 2, algorithm="HS512", headers={"kid": "x"}),
+        "HS256": jwt.encode(
+            issuer.claims(), "a-shared-secret-of-32-bytes-long", algorithm="HS256", headers={"kid": "unheard-of"}
+        ),
+        "HS512": jwt.encode(
+            issuer.claims(), "a-shared-secret-of-64-bytes-long" * 2, algorithm="HS512", headers={"kid": "x"}
+        ),
     }.items():
         clock.now += MIN_INTERVAL  # a read of the keys would be allowed now
         reads = issuer.jwks_requests
@@ -102,10 +108,14 @@ async def test_keys_published_without_alg_admit_only_accepted_algorithms(issuer)
     verifier = _verifier(issuer, Clock())
     # They work: any accepted algorithm of the key's type.
     assert (await verifier.verify(issuer.token(kid="rsa-bare"))).tenant == "acme"
-    assert (await verifier.verify(issuer.token(kid="rsa-bare", key=issuer.keys["rsa-bare"][0], alg="PS256"))).tenant == "acme"
+    assert (
+        await verifier.verify(issuer.token(kid="rsa-bare", key=issuer.keys["rsa-bare"][0], alg="PS256"))
+    ).tenant == "acme"
     assert (await verifier.verify(issuer.token(kid="ec-bare"))).tenant == "acme"
     # Another key type's algorithm does not fit.
-    assert await _refused(verifier, issuer.token(kid="ec-bare", key=rsa_key(), alg="RS256")) == "TOKEN_ALGORITHM_REJECTED"
+    assert (
+        await _refused(verifier, issuer.token(kid="ec-bare", key=rsa_key(), alg="RS256")) == "TOKEN_ALGORITHM_REJECTED"
+    )
     # The key lookup on its own (as if the header's allow-list were gone): "none" and HMAC
     # never reach PyJWT, whose "none" algorithm cannot load a key (an internal error).
     for kid in ("rsa-bare", "ec-bare"):
@@ -119,7 +129,11 @@ async def test_keys_published_without_alg_admit_only_accepted_algorithms(issuer)
 
 async def test_alg_attacks_under_keys_without_alg_are_unauthenticated_over_grpc_and_http(issuer, tmp_path):
     config = Config(
-        listen="127.0.0.1:0", data_dir=tmp_path / "data", oidc_issuer=issuer.url, jwt_audience=AUDIENCE, log_level="warning"
+        listen="127.0.0.1:0",
+        data_dir=tmp_path / "data",
+        oidc_issuer=issuer.url,
+        jwt_audience=AUDIENCE,
+        log_level="warning",
     )
     app = await start(config)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
@@ -136,13 +150,17 @@ async def test_alg_attacks_under_keys_without_alg_are_unauthenticated_over_grpc_
             }
             for name, token in attacks.items():
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await Caller(channel, token, "acme").call("memory", "GetHistory", mem.GetHistoryRequest(session_id="s"))
+                    await Caller(channel, token, "acme").call(
+                        "memory", "GetHistory", mem.GetHistoryRequest(session_id="s")
+                    )
                 assert (caught.value.code(), error_details(caught.value)[0]) == (
                     grpc.StatusCode.UNAUTHENTICATED,
                     "TOKEN_ALGORITHM_REJECTED",
                 ), name
                 response = await http.post(
-                    "/memoryd.v1.MemoryService/GetHistory", json={"session_id": "s"}, headers={"authorization": f"Bearer {token}"}
+                    "/memoryd.v1.MemoryService/GetHistory",
+                    json={"session_id": "s"},
+                    headers={"authorization": f"Bearer {token}"},
                 )
                 assert (response.status_code, response.json()["code"]) == (401, "unauthenticated"), name
     finally:

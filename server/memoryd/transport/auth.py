@@ -23,6 +23,7 @@ import hmac
 import ipaddress
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import structlog
 
@@ -96,7 +97,8 @@ class Authenticator:
             return Caller(DEFAULT_TENANT)
         token = _bearer(metadata)
         if token is None:
-            raise Unauthenticated("missing bearer token (metadata 'authorization: Bearer <token>')", reason="TOKEN_MISSING")
+            missing = "missing bearer token (metadata 'authorization: Bearer <token>')"
+            raise Unauthenticated(missing, reason="TOKEN_MISSING")
         caller = self.static_caller(token)
         if caller is not None:
             return caller
@@ -120,20 +122,25 @@ class Authenticator:
         token removed or changed (replace_tokens), a JWT at its expiry (plus the leeway) or
         when the issuer's keys no longer hold the key it was verified with (oidc.py).
         Returns the function that cancels it."""
-        kind, value = caller.credential or (None, None)
+        credential: tuple[str, Any] | None = caller.credential
+        if credential is None:
+            return lambda: None
+        kind, value = credential
         if kind == "static":
-            self._streams.setdefault(value, set()).add(callback)
-            return lambda: self._streams.get(value, set()).discard(callback)
+            token_digest: bytes = value
+            self._streams.setdefault(token_digest, set()).add(callback)
+            return lambda: self._streams.get(token_digest, set()).discard(callback)
         if kind == "jwt" and self.jwt is not None:
             expires, key = value
             ended = False
             handle: asyncio.TimerHandle | None = None
-            forget_key: Callable[[], None] = lambda: None
+            forget_key: Callable[[], None] | None = None
 
             def cancel() -> None:
                 if handle is not None:
                     handle.cancel()
-                forget_key()
+                if forget_key is not None:
+                    forget_key()
 
             def end(error: MemorydError) -> None:  # once: at expiry or when the key goes, whichever is first
                 nonlocal ended
@@ -186,4 +193,5 @@ def check_bind(listen: str, *, authenticated: bool, allow_insecure_remote: bool,
             "or pass --allow-insecure-remote to serve every caller as the default tenant"
         )
     if warn:
-        log.warning("insecure_remote_listen", listen=listen, detail="no authentication; every caller is the default tenant")
+        detail = "no authentication; every caller is the default tenant"
+        log.warning("insecure_remote_listen", listen=listen, detail=detail)

@@ -15,8 +15,11 @@ accepted when, in this order:
    `--jwt-leeway-seconds` -> else TOKEN_EXPIRED / TOKEN_NOT_YET_VALID; `iss` is the issuer and
    `aud` names the audience -> else TOKEN_ISSUER_MISMATCH / TOKEN_AUDIENCE_MISMATCH;
 5. the tenant claim (`--jwt-tenant-claim`) is a tenant name -> else TOKEN_CLAIM_INVALID; the
-   user claim (`--jwt-user-claim`), when configured and present, binds the token to that end
-   user. Scopes are the memory:* names in `scope` (space-separated) and `scp` (a list).
+   user claim (`--jwt-user-claim`), when configured and present, is an end user id -> else
+   TOKEN_CLAIM_INVALID, and binds the token to that user. Both follow the one rule for
+   identifiers (domain/identifiers.py): what a request's id field may not hold (a zero-width,
+   bidi or C1 character, a lone combining mark, a filler, ...) no claim may either. Scopes
+   are the memory:* names in `scope` (space-separated) and `scp` (a list).
 
 Keys are cached and kept fresh (docs/SECURITY.md, "Key rotation"):
 - periodic: `run` re-reads them every `--jwks-refresh-seconds` (default 60) whether or not a
@@ -276,20 +279,25 @@ class JwksKeys:
         however many tokens ask (a read in flight is joined)."""
         return self._inflight is not None or self._clock() - self._attempted_at >= self.settings.min_interval_seconds
 
+    def _stale(self) -> bool:
+        """The keys are older than the refresh interval, no read is in flight and one may start."""
+        if self._loaded_at is None or self._inflight is not None:
+            return False
+        return self._clock() - self._loaded_at > self.settings.refresh_seconds and self._may_fetch()
+
     def _find(self, kid: str | None) -> dict[str, Any] | None:
         if kid is not None:
             return self._keys.get(kid)
         return next(iter(self._keys.values())) if len(self._keys) == 1 else None  # no kid: only an unambiguous key
 
     async def key(self, kid: str | None, alg: str) -> VerificationKey:
-        if not self.loaded:
+        if self._loaded_at is None:
             if self._may_fetch():
                 await self.refresh()
             if not self.loaded:
                 raise JwksUnavailable("the issuer's keys (JWKS) could not be read; retry later")
-        elif (
-            self._clock() - self._loaded_at > self.settings.refresh_seconds and self._inflight is None and self._may_fetch()
-        ):  # `run` is late (or not running): read in the background, the cached keys serve meanwhile
+        elif self._stale():
+            # `run` is late (or not running): read in the background, the cached keys serve meanwhile
             asyncio.get_running_loop().create_task(self.refresh(), name="jwks-refresh-old")
         jwk = self._find(kid)
         if jwk is None and self._may_fetch():  # a key the issuer added since (rotation)
@@ -306,7 +314,9 @@ class JwksKeys:
             try:
                 parsed = self._parsed[(kid, alg)] = jwt.PyJWK(jwk, algorithm=alg)
             except jwt.PyJWTError:
-                raise _failed(reason="TOKEN_ALGORITHM_REJECTED", message="the token's alg does not fit its key") from None
+                raise _failed(
+                    reason="TOKEN_ALGORITHM_REJECTED", message="the token's alg does not fit its key"
+                ) from None
         return VerificationKey(parsed, self._fingerprints[kid if kid is not None else jwk.get("kid")])
 
 
@@ -316,7 +326,10 @@ _ERRORS: tuple[tuple[type[Exception], dict[str, str]], ...] = (  # PyJWT's error
     (jwt.InvalidIssuedAtError, dict(reason="TOKEN_NOT_YET_VALID", message="the token was issued in the future (iat)")),
     (jwt.InvalidAudienceError, dict(reason="TOKEN_AUDIENCE_MISMATCH", message="the token is for another audience")),
     (jwt.InvalidIssuerError, dict(reason="TOKEN_ISSUER_MISMATCH", message="the token is from another issuer")),
-    (jwt.InvalidSignatureError, dict(reason="TOKEN_SIGNATURE_INVALID", message="the token's signature does not verify")),
+    (
+        jwt.InvalidSignatureError,
+        dict(reason="TOKEN_SIGNATURE_INVALID", message="the token's signature does not verify"),
+    ),
     (jwt.InvalidAlgorithmError, dict(reason="TOKEN_ALGORITHM_REJECTED", message="the token's alg is not accepted")),
 )
 
@@ -341,7 +354,8 @@ class JwtVerifier:
         alg = header.get("alg")
         if alg not in ALGORITHMS:
             raise _failed(
-                reason="TOKEN_ALGORITHM_REJECTED", message=f"JWTs must be signed with one of {', '.join(sorted(ALGORITHMS))}"
+                reason="TOKEN_ALGORITHM_REJECTED",
+                message=f"JWTs must be signed with one of {', '.join(sorted(ALGORITHMS))}",
             )
         kid = header.get("kid")
         key = await self.keys.key(kid if isinstance(kid, str) else None, alg)
@@ -370,20 +384,21 @@ class JwtVerifier:
     def _caller(self, claims: dict[str, Any], key: str) -> Caller:
         settings = self.settings
         tenant = claims.get(settings.tenant_claim)
-        if tenant_problem(tenant):
+        if problem := tenant_problem(tenant):  # the one rule for identifiers (domain/identifiers.py)
             raise _failed(
                 reason="TOKEN_CLAIM_INVALID",
-                message=f"the token's {settings.tenant_claim!r} claim must name a tenant",
+                message=f"the token's {settings.tenant_claim!r} claim must name a tenant: {problem}",
                 claim=settings.tenant_claim,
             )
         user = claims.get(settings.user_claim) if settings.user_claim else None
-        if user is not None and user_id_problem(user):
+        if user is not None and (problem := user_id_problem(user)):
             raise _failed(
                 reason="TOKEN_CLAIM_INVALID",
-                message=f"the token's {settings.user_claim!r} claim is not an end user id",
+                message=f"the token's {settings.user_claim!r} claim is not an end user id: {problem}",
                 claim=settings.user_claim,
             )
         expires = float(claims["exp"]) + settings.leeway_seconds
+        assert isinstance(tenant, str)  # tenant_problem refuses anything else
         return Caller(tenant, known_scopes(_scope_names(claims)), user, credential=("jwt", (expires, key)))
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from memoryd.domain.identifiers import id_problem
 from memoryd.v1 import access_pb2
 
 MAX_TENANT_LENGTH = 256
@@ -38,19 +39,22 @@ def _printable(value: str) -> bool:
 
 
 def tenant_problem(tenant: Any) -> str | None:
+    """Tenant names (static tokens and the JWT tenant claim): the one rule for identifiers
+    (domain/identifiers.py), 1-256 characters, without spaces."""
     if not isinstance(tenant, str) or not tenant or len(tenant) > MAX_TENANT_LENGTH or not _printable(tenant):
         return f"a tenant is 1-{MAX_TENANT_LENGTH} printable characters without spaces"
-    return None
+    return id_problem(tenant, MAX_TENANT_LENGTH)
 
 
 def user_id_problem(user_id: Any) -> str | None:
-    """End user ids: 1-256 printable characters without spaces or "/" (the user's metadata
+    """End user ids (static tokens' user=, the JWT user claim): the one rule for identifiers
+    (domain/identifiers.py), 1-256 characters without spaces or "/" (the user's metadata
     namespaces are "users/<id>/...", which must never be a prefix of another user's)."""
     if not isinstance(user_id, str) or not user_id or len(user_id) > MAX_USER_ID_LENGTH:
         return f"an end user id is 1-{MAX_USER_ID_LENGTH} characters"
     if not _printable(user_id) or "/" in user_id:
         return "an end user id is printable characters without spaces or '/'"
-    return None
+    return id_problem(user_id, MAX_USER_ID_LENGTH)
 
 
 def known_scopes(names: Iterable[str]) -> frozenset[str]:

@@ -181,7 +181,8 @@ def prepare_tokens_file(tokens_file: str, tokens_env: str, *, create: bool) -> s
     except OSError as exc:
         raise TokenConfigError(f"cannot create tokens file {tokens_file}: {exc.strerror}") from None
     with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(f"# created by memoryd on first start; add or replace tokens here\n{DEFAULT_TENANT}: {secrets.token_urlsafe(32)}\n")
+        out.write("# created by memoryd on first start; add or replace tokens here\n")
+        out.write(f"{DEFAULT_TENANT}: {secrets.token_urlsafe(32)}\n")
     log.warning("tokens_file_created", path=tokens_file, tenant=DEFAULT_TENANT)
     return tokens_file
 

@@ -5,10 +5,12 @@ MAX_LISTED_VIOLATIONS are kept, all are counted) and raises one InvalidArgument 
 each field, which status.py turns into a google.rpc.BadRequest.
 
 The rules written here once (docs/SECURITY.md, "Limits"):
-- Names (every id, namespace, key, role, kind, scope, tag, model or speaker id): not
-  empty when required, at most max_id_length characters, not only whitespace, and none
-  of the invisible characters `_INVISIBLE` matches (controls, zero-width and bidi
-  controls, line/paragraph separators): two ids that print alike are the same id.
+- Names (every id, namespace, key, role, kind, scope, tag, label, model or speaker id):
+  not empty when required, and the one rule for identifiers (domain/identifiers.py, also
+  applied to token claims and import files): at most max_id_length characters, not only
+  whitespace, no invisible characters (controls, zero-width and bidi controls, line and
+  paragraph separators), no spaces but the ASCII one, no fillers or blanks, no combining
+  mark or variation selector standing alone: two ids that print alike are the same id.
 - JSON objects (google.protobuf.Struct): finite numbers, at most MAX_JSON_DEPTH nested
   objects/arrays, and keys every backend can store (no NUL, no leading `$`).
 """
@@ -16,46 +18,21 @@ The rules written here once (docs/SECURITY.md, "Limits"):
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 
 from google.protobuf import struct_pb2
 
 from memoryd.domain import recall, retention
 from memoryd.domain.errors import MAX_LISTED_VIOLATIONS, FieldViolation, InvalidArgument
+from memoryd.domain.identifiers import id_problem
 from memoryd.domain.limits import MAX_JSON_DEPTH, Limits
 from memoryd.domain.vectors import finite
 from memoryd.v1 import message_pb2
 
 
-def _invisible_characters() -> re.Pattern[str]:
-    """Every code point of Unicode categories Cc (controls, C0 and C1), Cf (format: zero-width
-    space/joiners, bidi embeddings/overrides/isolates, BOM, tag characters) and Zl/Zp."""
-    ranges: list[tuple[int, int]] = []
-    for plane_start, plane_end in ((0, 0x2FFFF), (0xE0000, 0xE0FFF)):  # no such characters elsewhere
-        for code in range(plane_start, plane_end + 1):
-            if unicodedata.category(chr(code)) in ("Cc", "Cf", "Zl", "Zp"):
-                if ranges and ranges[-1][1] == code - 1:
-                    ranges[-1] = (ranges[-1][0], code)
-                else:
-                    ranges.append((code, code))
-    body = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
-    return re.compile(f"[{body}]")
-
-
-_INVISIBLE = _invisible_characters()
-
-
 def name_problem(value: str, max_length: int) -> str | None:
-    """What is wrong with a non-empty name (the one rule for ids, module docstring), if anything."""
-    if len(value) > max_length:
-        return f"must be at most {max_length} characters"
-    if _INVISIBLE.search(value):
-        return "must not contain control, zero-width or bidi-control characters"
-    if value.isspace():
-        return "must not be only whitespace"
-    return None
+    """What is wrong with a non-empty name (the one rule for ids, domain/identifiers.py), if anything."""
+    return id_problem(value, max_length)
 
 
 class Check:
