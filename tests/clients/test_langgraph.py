@@ -798,8 +798,12 @@ async def test_async_methods(sync_client, client: MemoryClient, store: MemorydSt
         assert results[3] == [("a",)] and results[4] is None
         await only_async.adelete(("a", "b"), "k")
         assert await only_async.aget(("a", "b"), "k") is None and await only_async.alist_namespaces() == []
-    with pytest.raises(TypeError):
+    with pytest.raises(asyncio.InvalidStateError):  # a sync call in the loop's thread, as LangGraph's async stores
         MemorydStore(client).put(("a",), "k", {})
+    # From another thread the sync methods work on a MemoryClient alone.
+    alone = MemorydStore(client, root=store.root)
+    await asyncio.to_thread(alone.put, ("a",), "thread", {"v": 1})
+    assert (await asyncio.to_thread(alone.get, ("a",), "thread")).value == {"v": 1}
 
 
 @pytest.fixture(scope="module")

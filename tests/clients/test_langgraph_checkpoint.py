@@ -9,6 +9,7 @@ methods on a MemoryClient.
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import uuid
 from collections.abc import Iterator
@@ -200,5 +201,7 @@ async def test_async_methods_on_a_memory_client(client: MemoryClient, saver: Mem
     assert chat_graph(saver).get_state(config).values == (await graph.aget_state(config)).values  # one store
     await async_saver.adelete_thread(config["configurable"]["thread_id"])
     assert await async_saver.aget_tuple(config) is None
-    with pytest.raises(TypeError):
+    with pytest.raises(asyncio.InvalidStateError):  # a sync call in the loop's thread
         async_saver.get_tuple(config)
+    await graph.ainvoke({"messages": ["back"]}, config)
+    assert (await asyncio.to_thread(async_saver.get_tuple, config)).checkpoint["id"]  # from another thread

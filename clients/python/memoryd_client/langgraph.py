@@ -91,7 +91,9 @@ class MemorydStore(BaseStore):
     Args:
         client: a SyncMemoryClient (for `batch`: get, put, search, ...) or a MemoryClient
             (for `abatch`: aget, aput, asearch, ...). Without a MemoryClient the async
-            methods run the sync ones in a thread.
+            methods run the sync ones in a thread; without a SyncMemoryClient the sync ones
+            run the async ones on a loop of their own, except in a thread whose event loop
+            is running (asyncio.InvalidStateError, as LangGraph's async stores).
         async_client: the MemoryClient, when `client` is the sync one and both are used.
         root: the namespace prefix of this store's records ("langgraph." by default). Two
             stores with different roots never see each other's items; a root must end with
@@ -140,8 +142,13 @@ class MemorydStore(BaseStore):
 
     # -- BaseStore ------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        if self.client is None:
-            raise TypeError("this store has only a MemoryClient: use the async methods (aget, aput, ...)")
+        if self.client is None:  # a MemoryClient alone: as LangGraph's async stores
+            if _loop_running():
+                raise asyncio.InvalidStateError(
+                    "MemorydStore has only a MemoryClient: in the event loop's thread use the async methods"
+                    " (aget, aput, ...); the sync ones work from other threads"
+                )
+            return asyncio.run(self.abatch(ops))  # the client opens a channel for this loop
         ops = self._checked(ops)
         vectors: dict[str, list[float]] = {}
         if self.embeddings is not None:
@@ -400,6 +407,14 @@ class MemorydStore(BaseStore):
             created_at=_datetime(_number(record, "created_at")),
             updated_at=_datetime(record.update_time),
         )
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 class _Found:

@@ -86,7 +86,9 @@ class MemorydSaver(BaseCheckpointSaver[str]):
     Args:
         client: a SyncMemoryClient (for put, get_tuple, list, ...) or a MemoryClient (for
             aput, aget_tuple, alist, ...). Without a MemoryClient the async methods run the
-            sync ones in a thread; without a SyncMemoryClient the sync ones raise.
+            sync ones in a thread; without a SyncMemoryClient the sync ones run the async
+            ones on a loop of their own (asyncio.InvalidStateError in a thread whose event
+            loop is running, as LangGraph's async savers).
         async_client: the MemoryClient, when `client` is the sync one and both are used.
         root: the namespace prefix of this saver's records; savers with different roots never
             see each other's threads (a root ends with "." and is no prefix of another's).
@@ -114,8 +116,15 @@ class MemorydSaver(BaseCheckpointSaver[str]):
 
     # -- running a program on either client ------------------------------------------------
     def _sync(self, program: Program[Any]) -> Any:
-        if self.client is None:
-            raise TypeError("this saver has only a MemoryClient: use the async methods (aput, aget_tuple, ...)")
+        if self.client is None:  # a MemoryClient alone: as LangGraph's async savers
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return asyncio.run(self._async(program))  # the client opens a channel for this loop
+            raise asyncio.InvalidStateError(
+                "MemorydSaver has only a MemoryClient: in the event loop's thread use the async methods"
+                " (aput, aget_tuple, ...); the sync ones work from other threads"
+            )
         return frameworks.run(self.client, program)
 
     async def _async(self, program: Program[Any]) -> Any:
