@@ -218,9 +218,11 @@ async def import_(args: argparse.Namespace, config: config_module.Config) -> int
                 # A file is read twice: first to refuse, before anything is written, whatever the
                 # import would refuse in it (a second export of a tenant, a repeated line, a cut,
                 # a message that clashes with the target's).
-                await Importer(store, retrying=retrying).check(source)
+                await Importer(store, retrying=retrying, max_id_length=config.limits.max_id_length).check(source)
                 source.seek(0)
-            importer = Importer(store, progress, vectors=index, retrying=retrying)
+            importer = Importer(
+                store, progress, vectors=index, retrying=retrying, max_id_length=config.limits.max_id_length
+            )
             return await importer.run(lines()), importer.header or {}
 
         return await _with_index(config, args.vectors, with_index)

@@ -424,3 +424,31 @@ async def test_memoryd_import_vectors_waits_out_a_vector_store_timeout(open_stor
     )  # fmt: skip
     with urllib.request.urlopen(request, timeout=30) as response:
         assert json.loads(response.read())["result"]["count"] == 7
+
+
+LOOK_ALIKES = {
+    "session-id": (lambda r: r.get("type") == "session", lambda r: {**r, "session_id": "chat\u200b"}, "session_id"),
+    "user-id": (lambda r: r.get("type") == "session", lambda r: {**r, "user_id": "ann\u00a0b"}, "user_id"),
+    "label": (lambda r: r.get("type") == "session", lambda r: {**r, "labels": {"plan": "\u3164"}}, "label value"),
+    "message-id": (
+        lambda r: r.get("type") == "message", lambda r: {**r, "message": {**r["message"], "id": "\u0301"}}, "message id"
+    ),
+    "metadata-key": (lambda r: r.get("type") == "metadata", lambda r: {**r, "key": "notes\u202e"}, "key"),
+}
+
+
+@pytest.mark.parametrize("case", LOOK_ALIKES)
+async def test_an_id_the_id_rule_refuses_is_refused_at_its_line(open_store, case):
+    """The one rule for identifiers (domain/identifiers.py) holds for import files as for
+    requests: a look-alike id in an export is refused at its line, before anything is written."""
+    origin, target = await open_store("sqlite"), await open_store("sqlite")
+    await fill(origin, "acme", big=False)
+    records = await export(origin, ["acme"])
+    chosen, change, field = LOOK_ALIKES[case]
+    index = next(i for i, r in enumerate(records) if chosen(r))
+    altered = [*records[:index], change(records[index]), *records[index + 1 :]]
+
+    for check in (Importer(None).check, Importer(target).check):
+        with pytest.raises(TransferError, match=rf"^line {index + 1}: {field} '.+' .*\(the id rule"):
+            await check(encoded(altered))
+    assert await target.event_bounds("acme") == (0, 0)

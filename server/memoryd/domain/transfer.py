@@ -36,11 +36,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
+from memoryd.domain.identifiers import id_problem
+from memoryd.domain.limits import Limits
 from memoryd.domain.models import SYSTEM_TENANT, Message, MetadataEntry, SessionRecord, now_ms
 from memoryd.domain.sessions import SessionAttributes
 from memoryd.domain.store import Snapshot, SnapshotLost, Store
@@ -305,6 +308,26 @@ def point_from_json(tenant: str, data: dict[str, Any]) -> VectorPoint:
     return VectorPoint(tenant, vector, record)
 
 
+def _session_ids(record: SessionRecord) -> list[tuple[str, str, bool]]:
+    a = record.attributes
+    return [
+        ("session_id", record.session_id, True), ("user_id", a.user_id, True), ("agent_id", a.agent_id, True),
+        *((("label key", key, False)) for key in a.labels), *((("label value", v, False)) for v in a.labels.values()),
+    ]  # fmt: skip
+
+
+def _message_ids(session_id: str, m: Message) -> list[tuple[str, str, bool]]:
+    return [("session_id", session_id, True), ("message id", m.id, True), ("role", m.role, True),
+            ("kind", m.kind or "", True)]  # fmt: skip
+
+
+def _point_ids(point: VectorPoint) -> list[tuple[str, str, bool]]:
+    r = point.record
+    fields = ("session_id", "model_id", "message_id", "role", "platform", "sender_id", "speaker_label")
+    mentioned = [("mentioned id", x, False) for x in r.mentioned_ids]
+    return [*((name, getattr(r, name) or "", False) for name in fields), *mentioned]
+
+
 # -- import -------------------------------------------------------------------------------
 # A write the store or the vector store refuses as unavailable (a timeout, a restart) is tried
 # again after these pauses, seconds; each batch is one transaction or idempotent upserts, so a
@@ -329,6 +352,7 @@ class Importer:
         vectors: VectorIndex | None = None,
         retrying: Callable[[str, int, float, Exception], None] = lambda what, attempt, pause, error: None,
         pauses: Sequence[float] = RETRY_PAUSES,
+        max_id_length: int = Limits().max_id_length,
     ):
         self.store = store  # None: `check` only
         self.progress = progress
@@ -336,6 +360,7 @@ class Importer:
         self.vectors = vectors  # with it, vector records are upserted; without, skipped
         self.retrying = retrying  # told of each write tried again: (what, attempt, pause, error)
         self.pauses = pauses
+        self.max_id_length = max_id_length  # the id rule's bound (--max-id-length)
         self.counts = Counts()
         self.header: dict[str, Any] | None = None  # the first export's header
         self._writes = True
@@ -458,6 +483,7 @@ class Importer:
         counts = self._export_counts
         if kind == "session":
             record_ = session_from_json(record)
+            self._check_ids(number, tenant, _session_ids(record_))
             await self._flush(last=True)
             counts.sessions += 1
             self.counts.sessions += 1
@@ -475,15 +501,18 @@ class Importer:
             if not isinstance(session_id, str):
                 raise TypeError("session_id is not a string")
             key, item = ("message", tenant, session_id), message_from_json(record["message"])
+            self._check_ids(number, tenant, _message_ids(session_id, item))
             self._in_order(tenant, session_id, item, number)
             counts.messages += 1
             self.counts.messages += 1
         elif kind == "metadata":
             key, item = ("metadata", tenant, ""), metadata_from_json(record)
+            self._check_ids(number, tenant, [("namespace", item.namespace, False), ("key", item.key, False)])
             counts.metadata += 1
             self.counts.metadata += 1
         elif kind == "vector":
             key, item = ("vector", tenant, ""), point_from_json(tenant, record["point"])
+            self._check_ids(number, tenant, _point_ids(item))
             counts.vectors += 1
             self.counts.vectors += 1
             if self.vectors is None:
@@ -500,6 +529,19 @@ class Importer:
         self._batch_bytes += size
         if len(self._batch) >= PAGE or self._batch_bytes >= PAGE_BYTES:
             await self._flush()
+
+    def _check_ids(self, number: int, tenant: str, ids: Iterable[tuple[str, str, bool]]) -> None:
+        """The id rule (domain/identifiers.py), as requests meet it, on the record's ids: each
+        (field, value, bounded by --max-id-length) that is not empty. Memoryd's own metadata
+        keys and the payload ids of vectors are held to its characters only (their length
+        follows the ids they are made of)."""
+        for field, value, bounded in (("tenant", tenant, True), *ids):
+            if value and (problem := id_problem(value, self.max_id_length if bounded else sys.maxsize)):
+                raise TransferError(
+                    f"line {number}: {field} {value!r} {problem} (the id rule of requests, docs/SECURITY.md): "
+                    "an id memoryd no longer accepts; correct it in the export, or leave the record out"
+                    + (", or import with a larger --max-id-length" if "at most" in problem else "")
+                )
 
     def _in_order(self, tenant: str, session_id: str, message: Message, number: int) -> None:
         """An export lists a session's messages by seq, each once: a line that repeats a seq (a
