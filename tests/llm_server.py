@@ -181,3 +181,23 @@ class ScriptedLLM:
                     pass
 
         return Handler
+
+
+def main() -> None:
+    """`python -m tests.llm_server --port-file FILE`: serve tests/formation/script.py's model
+    until killed (the load benchmark's instant model, in a process of its own)."""
+    import argparse
+    from pathlib import Path
+
+    from tests.formation.script import Model
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port-file", required=True)
+    args = parser.parse_args()
+    with ScriptedLLM(Model()) as llm:
+        Path(args.port_file).write_text(str(llm._server.server_address[1]))
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

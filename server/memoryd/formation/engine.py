@@ -57,7 +57,7 @@ class Options:
     budget_window_seconds: float = 3600.0
     lease: bool = False
     poll_seconds: float = 1.0
-    linger_seconds: float = 0.1
+    linger_seconds: float = 1.0  # a stream of writes makes batches: fewer, larger model calls
     min_backoff_seconds: float = 0.5
     max_backoff_seconds: float = 60.0
     sweep_seconds: float = SWEEP_SECONDS

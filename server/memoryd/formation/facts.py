@@ -115,7 +115,7 @@ class FactsConsumer(Consumer):
         EventType.MESSAGES_DELETED,
         EventType.MESSAGES_REWRITTEN,
     )
-    batch = 200
+    batch = 2000  # events an apply takes: a backlog becomes few, large calls per session
 
     def __init__(self, store: Store, meter: Meter, settings: SettingsStore, locks: common.Locks) -> None:
         self.store = store
@@ -123,13 +123,44 @@ class FactsConsumer(Consumer):
         self.settings = settings
         self.records = FactRecords(store)
         self.locks = locks
+        self._cache: dict[tuple[str, str], list[Fact]] = {}  # (tenant, user) -> current facts, within an apply
 
     def fingerprint(self) -> str:
         return VERSION
 
     # -- the log ---------------------------------------------------------------
+    async def _current(self, tenant: str, user: str) -> list[Fact]:
+        """The user's current facts, read once per apply and kept up to date by its writes
+        (an apply's sessions of one user do not read them again each)."""
+        key = (tenant, user)
+        if key not in self._cache:
+            self._cache[key] = await self.records.facts(tenant, user)
+        return self._cache[key]
+
+    def _remember(self, tenant: str, change: Change | None) -> None:
+        """Apply a written change to the cached facts (None: a write failed, forget them)."""
+        if change is None:
+            self._cache = {k: v for k, v in self._cache.items() if k[0] != tenant}
+            return
+        for before, after in change.facts.values():
+            fact = after or before
+            if fact is None or (tenant, fact.user_id) not in self._cache:
+                continue
+            cached = [f for f in self._cache[(tenant, fact.user_id)] if f.id != fact.id]
+            if after is not None and after.current:
+                cached.append(after)
+            cached.sort(key=lambda f: f.id)  # ids sort newest first, as the store lists them
+            self._cache[(tenant, fact.user_id)] = cached
+
     async def apply(self, tenant: str, events: Sequence[Event]) -> None:
         """Events in order; consecutive appends of a session are extracted together."""
+        self._cache = {}
+        try:
+            await self._apply(tenant, events)
+        finally:
+            self._cache = {}
+
+    async def _apply(self, tenant: str, events: Sequence[Event]) -> None:
         pending: dict[str, int] = {}  # session -> newest appended seq not yet extracted
         for event in events:
             if event.type == EventType.MESSAGES_APPENDED:
@@ -151,6 +182,13 @@ class FactsConsumer(Consumer):
     async def rebuild(self, tenant: str) -> int | None:
         """Converge from the store: sources whose message is gone leave their facts, then every
         session's messages after its progress are extracted."""
+        self._cache = {}
+        try:
+            return await self._rebuild(tenant)
+        finally:
+            self._cache = {}
+
+    async def _rebuild(self, tenant: str) -> int | None:
         latest = (await self.store.event_bounds(tenant))[1]
         for session_id in await self.records.indexed_sessions(tenant):
             gone: list[str] = []
@@ -234,7 +272,7 @@ class FactsConsumer(Consumer):
         answer: dict[str, Any] | None = None
         shown: list[Fact] = []
         if user and settings.facts_enabled and candidates:
-            current = await self.records.facts(tenant, user)
+            current = await self._current(tenant, user)
             shown = related(current, candidates)
             answer = (await self.meter.complete(tenant, STRATEGY, self._request(shown, candidates))).data
         async with self.locks(tenant):
@@ -245,6 +283,7 @@ class FactsConsumer(Consumer):
             if answer is not None:
                 await self._decide(tenant, user, session_id, answer, shown, candidates, change, now, to_seq)
             written = await self.records.commit_progress(tenant, session_id, progress, to_seq, event_seq, change, now)
+            self._remember(tenant, change if written else None)
         if not written:
             log.info("formation facts: progress moved under a batch; reading it again", extra={"tenant": tenant})
         return written
@@ -332,6 +371,7 @@ class FactsConsumer(Consumer):
             now = now_ms()
             await self._unlink(tenant, session_id, message_ids, change, now, reason="sources_gone")
             await self.records.commit(tenant, change, now)
+            self._remember(tenant, change)
 
     async def _unlink(
         self, tenant: str, session_id: str, message_ids: Sequence[str], change: Change, now: int, *, reason: str

@@ -30,7 +30,7 @@ from memoryd.domain import events as ev
 from memoryd.domain.errors import Aborted, FailedPrecondition
 from memoryd.domain.models import Event, EventType, Message, now_ms
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
-from memoryd.domain.summaries import Summaries, Summary, slice_key, slices_namespace
+from memoryd.domain.summaries import CURSOR_NAMESPACE, Summaries, Summary, cursor_key, slice_key, slices_namespace
 from memoryd.formation import common, llm
 from memoryd.formation.meter import Meter
 from memoryd.formation.records import memory_event
@@ -45,6 +45,9 @@ FORMED_KEY = "memoryd.formation"
 MAX_SUMMARY_CHARS = 4000
 SEQ_MAX = 2**63 - 1
 _PAGE = 200
+# The character threshold is checked once a tail holds this many messages (reading a tail's
+# text on every append would cost more than the summaries).
+CHARS_CHECK_FROM = 10
 CAS_ATTEMPTS = 5
 
 SCHEMA: dict[str, Any] = {
@@ -74,7 +77,7 @@ class SummaryConsumer(Consumer):
         EventType.MESSAGES_DELETED,
         EventType.MESSAGES_REWRITTEN,
     )
-    batch = 200
+    batch = 2000  # events an apply takes: a backlog becomes few, large calls per session
 
     def __init__(self, store: Store, summaries: Summaries, meter: Meter, settings: SettingsStore) -> None:
         self.store = store
@@ -120,6 +123,12 @@ class SummaryConsumer(Consumer):
             return 0
         saved = contended = 0
         while True:
+            # Cheap first: the cursor record and a count; the tail's text only when it may be due.
+            entry = await self.store.get_metadata(tenant, CURSOR_NAMESPACE, cursor_key(session_id))
+            cursor = int(entry.data["cursor"]) if entry else 0
+            waiting, _ = await self.store.count_by_seq(tenant, session_id, cursor + 1, SEQ_MAX)
+            if not waiting or (waiting < min(settings.summary_max_messages, CHARS_CHECK_FROM) and not idle):
+                return saved
             state = await self.summaries.get_cursor(tenant, session_id)
             rows = await self.store.messages_by_seq(
                 tenant, session_id, state.cursor + 1, SEQ_MAX, settings.summary_max_messages
