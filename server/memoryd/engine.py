@@ -53,7 +53,9 @@ async def run_consumers(engine: edge_process.Engine) -> None:
         max_backoff_seconds=options.get("max_backoff_seconds", 30.0),
     )
     VectorRecall(
-        engine.index, store, embedder=embedder,
+        engine.index,
+        store,
+        embedder=embedder,
         control_kinds=options.get("control_kinds") or DEFAULT_CONTROL_KINDS,
         index_message_keywords=options.get("keywords", True),
         sync_batch=options.get("batch", 500),

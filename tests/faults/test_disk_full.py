@@ -345,7 +345,7 @@ def test_mongodb_out_of_disk_errors_are_storage_full():
     (WiredTiger WT_PANIC, every later call InternalError) on a full disk instead of answering."""
     from pymongo.errors import BulkWriteError, OperationFailure
 
-    from memoryd.storage.mongo.store import _translated_errors
+    from memoryd.storage.mongo.reads import translated_errors
 
     refusals = [
         OperationFailure("Out of disk space", code=14031),
@@ -353,8 +353,8 @@ def test_mongodb_out_of_disk_errors_are_storage_full():
         OperationFailure("WiredTiger error (28) [...]: No space left on device", code=8),
     ]
     for refusal in refusals:
-        with pytest.raises(StorageFull) as full, _translated_errors():
+        with pytest.raises(StorageFull) as full, translated_errors():
             raise refusal
         assert full.value.metadata == {"store": "messages"}
-    with pytest.raises(OperationFailure), _translated_errors():
+    with pytest.raises(OperationFailure), translated_errors():
         raise OperationFailure("internal server error", code=1)

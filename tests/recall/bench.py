@@ -15,7 +15,7 @@ What it does (docs/RECALL.md has the results and the choices they justify):
    (SQLite + Qdrant Edge) with MEMORYD_EMBEDDER_URL pointing at it; every conversation is
    its own tenant (its own token).
 2. Saves every turn with SaveMessages, one call per session, and waits until the server's
-   background indexer has given each a keyword point and a vector.
+   recall index's log consumer has given each a keyword point and a vector.
 3. Asks every question with SearchMemory(query_text=…, top_k=k, reference_time=the day
    after the conversation) under each configuration, and scores the hits: evidence recall
    = the share of a question's evidence turns among the hits, averaged over the questions;

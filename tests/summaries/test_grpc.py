@@ -121,7 +121,7 @@ async def test_assemble_context_over_grpc(server, sid):
         ("new question 你好", spb.CONTEXT_PART_TAIL),
     ]
     assert full.used_chars == 30 + 10 + 15 and not full.cuts
-    await drained(server.app.vectors)  # recall finds what the background indexer has indexed
+    await drained(server.app.vectors)  # recall finds what the index's log consumer has indexed
     tight = await server.summaries.AssembleContext(
         spb.AssembleContextRequest(session_id=sid, budget_chars=20, recent_raw_n=2, include_recall=True)
     )

@@ -90,7 +90,7 @@ def target(request) -> str:
 @pytest.fixture(params=BACKENDS)
 async def store(request, tmp_path):
     """The message store under VectorRecall, on every backend. Its own per test (not the
-    session's shared one): the outbox and the vector-sync cursors are store-wide."""
+    session's shared one): the index consumer's cursors and lease are store-wide."""
     store = await StoreTarget(request.param, request, tmp_path, "memoryd_vectors").open()
     yield store
     await store.close()

@@ -58,7 +58,9 @@ async def difference(indexer: RecallIndexer, tenant: str, *, dimension: int = 0)
     `dimension` (0: its keyword point; an embedding model's: its dense point, with the
     indexer's embedder), and every point (keyword or dense) a stored message."""
     stored = await stored_messages(indexer.store, tenant, indexer.indexable)
-    covered = await indexed_messages(indexer.index, tenant, dimensions=[dimension] if dimension else (), keyword=not dimension)
+    covered = await indexed_messages(
+        indexer.index, tenant, dimensions=[dimension] if dimension else (), keyword=not dimension
+    )
     every = await indexed_messages(indexer.index, tenant)
     all_stored = await stored_messages(indexer.store, tenant, lambda m: True)
     return Difference(stored - covered, every - all_stored)

@@ -446,7 +446,7 @@ async def test_deletes_and_stats_of_keyword_points(index):
 async def test_keyword_re_upserts_replace_text_and_count_as_indexed_again(index):
     """Re-sending keyword points (what UpsertVectors does for texts the background indexing
     already has) leaves one point per message with its latest text (the last of a batch) and
-    its latest indexed_at: a delete decided between the two writes (an outbox delete) spares it."""
+    its latest indexed_at: a delete decided between the two writes (a delete applied from the log) spares it."""
     await index.upsert_keywords([kw("a", "alpine hiking", message_id="m1"), kw("a", "lake swimming", message_id="m2")], 100)
     await index.upsert_keywords([kw("a", "alpine hiking", message_id="m1"), kw("a", "lake sailing", message_id="m2")], 200)
     await index.upsert_keywords([kw("a", "first draft", message_id="m3"), kw("a", "final words", message_id="m3")], 200)

@@ -51,12 +51,13 @@ class Lease:
         if data is not None and data.get("holder") != self.holder and int(data.get("expires", 0)) > now:
             self._until = 0
             return False
-        taken = {"holder": self.holder, "expires": now + self.ttl_ms}
+        expires = now + self.ttl_ms
+        taken = {"holder": self.holder, "expires": expires}
         guard = MetadataGuard(self.namespace, KEY, "expires", data.get("expires") if data is not None else None)
         written = await self.store.write_metadata_guarded(
             SYSTEM_TENANT, [MetadataWrite(self.namespace, KEY, taken)], guard, [], now
         )
-        self._until = taken["expires"] if written else 0
+        self._until = expires if written else 0
         return written
 
     async def release(self) -> None:

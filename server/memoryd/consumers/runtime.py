@@ -69,9 +69,20 @@ Progress = Callable[[str, int, int], None]  # (tenant, applied through, of)
 class LogConsumer(Protocol):
     """What derives state from the event log. Subclass `Consumer` for the optional parts."""
 
-    name: str  # the cursor namespace, e.g. "memoryd.vector-sync"
-    event_types: Collection[EventType]  # the events it reads (empty: every type)
-    batch: int  # events read at once, at most
+    @property
+    def name(self) -> str:
+        """The cursor namespace, e.g. "memoryd.vector-sync"."""
+        ...
+
+    @property
+    def event_types(self) -> Collection[EventType]:
+        """The events it reads (empty: every type)."""
+        ...
+
+    @property
+    def batch(self) -> int:
+        """Events read at once, at most."""
+        ...
 
     def fingerprint(self) -> str:
         """The settings its state depends on: a cursor written under another one is rebuilt."""
@@ -136,9 +147,16 @@ class Positions(Protocol):
     """How a process sees a consumer: where it is, and a wait for a position. A `Track` (the
     consumer runs here) or a `RemoteTrack` (it runs in the engine process: remote.py)."""
 
-    running: bool  # something applies the log (a wait for a position can end)
-    retries: int
-    last_error: str
+    @property
+    def running(self) -> bool:
+        """Something applies the log (a wait for a position can end)."""
+        ...
+
+    @property
+    def retries(self) -> int: ...
+
+    @property
+    def last_error(self) -> str: ...
 
     def position(self, tenant: str) -> int: ...
 
@@ -171,7 +189,7 @@ class Cursor:
     last_error: str = ""
     backoff: float = 0.0
     retry_at: float = 0.0  # monotonic: not tried before then (unless a waiter wakes it)
-    pending: Sequence[Event] = ()  # read, not yet applied
+    pending: Sequence[Event] = ()  # read, not yet applied (kept from a turn that ran out)
     read_through: int = 0  # the `through_seq` of the read that left `pending`
     more: bool = False  # that read was full: more events may follow up to read_through
     limit: int = 0  # events the next read asks for (0: the consumer's batch)
@@ -344,7 +362,9 @@ class Track:
         floor, latest = await self.store.event_bounds(tenant)
         cursor.latest = latest
         if cursor.through < floor:
-            log.warning("%s: the log was compacted past the cursor (%d < %d): rebuilding", self.name, cursor.through, floor)
+            log.warning(
+                "%s: the log was compacted past the cursor (%d < %d): rebuilding", self.name, cursor.through, floor
+            )
             cursor.rebuilding = True
         if cursor.rebuilding:
             await self.rebuild(tenant, cursor, latest)
@@ -357,7 +377,9 @@ class Track:
                 return True  # another process took over
             if not cursor.pending:
                 limit = cursor.limit or consumer.batch
-                cursor.pending = await self.store.read_events(tenant, cursor.through, limit, types=types, through_seq=latest)
+                cursor.pending = await self.store.read_events(
+                    tenant, cursor.through, limit, types=types, through_seq=latest
+                )
                 cursor.read_through, cursor.more = latest, len(cursor.pending) == limit
             if not cursor.pending:  # nothing up to `read_through` is the consumer's
                 await self._advance(tenant, cursor, cursor.read_through)
@@ -375,6 +397,7 @@ class Track:
             if end is not None and cursor.through < latest and time.monotonic() >= end:
                 return False
         cursor.last_error, cursor.backoff, cursor.retry_at = "", 0.0, 0.0
+        cursor.limit = 0  # the next pass reads a whole batch again
         return True
 
     def failed(self, tenant: str | None, reason: str) -> float:
@@ -389,6 +412,9 @@ class Track:
         runtime = self.runtime
         cursor.retries += 1
         cursor.last_error = reason
+        # Read again when retried: the batch then takes what the log gained meanwhile (a
+        # retry of the first event alone would hold every later one back).
+        cursor.pending, cursor.limit = (), 0
         cursor.backoff = runtime.min_backoff if cursor.backoff <= 0 else min(cursor.backoff * 2, runtime.max_backoff)
         cursor.retry_at = time.monotonic() + cursor.backoff
         log.info("%s: %s; retrying in %.1f s (the cursor stays)", self.name, reason, cursor.backoff)
@@ -437,7 +463,9 @@ class Runtime:
         for consumer in consumers:
             self.add(consumer)
 
-    def add(self, consumer: LogConsumer, *, lag_gauge: Gauge | None = None, retry_counter: Counter | None = None) -> Track:
+    def add(
+        self, consumer: LogConsumer, *, lag_gauge: Gauge | None = None, retry_counter: Counter | None = None
+    ) -> Track:
         if not consumer.name or consumer.name in self.tracks:
             raise ValueError(f"a consumer needs a name of its own (got {consumer.name!r})")
         lease = Lease(self.store, namespace_of(consumer.name)) if self.leased else None
@@ -599,4 +627,6 @@ class Runtime:
                 if track.lease is not None:
                     await track.lease.release()
         except MemorydError as error:
-            log.info("log consumers: cursors not saved on close (%s): the log is replayed from the last ones", error.reason)
+            log.info(
+                "log consumers: cursors not saved on close (%s): the log is replayed from the last ones", error.reason
+            )

@@ -1,4 +1,6 @@
-"""What the message domain tells other subsystems (the vector index) about changes.
+"""What the message domain tells other subsystems (the vector index) about changes that must
+take effect before the call answers: deletes and clears. Saves and rewrites need no call:
+the recall index's log consumer finds them in the event log (consumers/runtime.py).
 
 The default implementation has no vector store: vector clears report SKIPPED.
 """
@@ -15,12 +17,6 @@ class MessageHooks:
 
     # Whether a vector store is behind these hooks (what a clear of nothing reports).
     has_vector_store = False
-
-    async def messages_saved(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
-        """Called after messages were appended (background indexing)."""
-
-    async def messages_rewritten(self, tenant: str, session_id: str, messages: Sequence[Message]) -> None:
-        """Called after UpdateMessageContent changed messages (re-indexing)."""
 
     async def messages_deleted(self, tenant: str, session_id: str, removed: Sequence[Message]) -> None:
         """Called after messages were deleted or replaced (vector removal)."""

@@ -37,7 +37,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-import qdrant_edge as qe
+from memoryd.bm25 import Bm25
 
 # BM25's term-frequency saturation (the usual value), length normalization, and the document
 # length (tokens, after stopwords) it is relative to. Chat turns are short and the longer
@@ -55,16 +55,9 @@ class Sparse:
     values: list[float]
 
 
-_MODEL = qe.Bm25(
-    qe.Bm25Config(
-        k=K1,
-        b=B,
-        avg_len=AVG_LEN,
-        tokenizer=qe.TokenizerType.Multilingual,
-        language="english",
-        stopwords=qe.StopwordsSet(languages={qe.Language.English, qe.Language.Chinese}),
-    )
-)
+# Qdrant's tokenizer and weighting, run by memoryd/bm25.py (a library, no engine): the
+# domain imports no driver.
+_MODEL = Bm25(K1, B, AVG_LEN)
 
 
 # Kana (hiragana, katakana with its phonetic extensions and half-width forms, the prolonged
@@ -99,16 +92,14 @@ def _keyword_text(text: str) -> str:
 
 
 def document_vector(text: str) -> Sparse:
-    vector = _MODEL.embed_document(_keyword_text(text))
-    return Sparse(list(vector.indices), list(vector.values))
+    return Sparse(*_MODEL.document(_keyword_text(text)))
 
 
 def query_vector(text: str) -> Sparse:
     """The query's tokens, each weighted 1 (empty when the text has no searchable token)."""
-    vector = _MODEL.embed_query(_keyword_text(text))
-    indices = set(vector.indices)
+    indices = set(_MODEL.query(_keyword_text(text))[0])
     if not _KANA.search(text) and (kanji := _bigram_words(unicodedata.normalize("NFKC", text))):
-        indices |= set(_MODEL.embed_query(kanji).indices)  # apart: the text's own tokens stay as they were
+        indices |= set(_MODEL.query(kanji)[0])  # apart: the text's own tokens stay as they were
     return Sparse(sorted(indices), [1.0] * len(indices))
 
 

@@ -99,8 +99,6 @@ class Memory:
         attributes = attributes or SessionAttributes()
         update = self._session_update(attributes, claimed_by=claimed_by) if attributes or claimed_by else None
         result = await self.store.append(tenant, session_id, messages, idempotency_key or None, now_ms(), update)
-        if not result.deduplicated:
-            await self.hooks.messages_saved(tenant, session_id, result.messages)
         if not result.event_seq:  # deduplicated: the first write's events are at or before the newest
             result = replace(result, event_seq=await self.position(tenant))
         return result
@@ -128,7 +126,6 @@ class Memory:
             messages = images.downgrade_messages(messages)
         stored, removed = await self.store.replace_history(tenant, session_id, messages, now_ms())
         await self.hooks.messages_deleted(tenant, session_id, removed)
-        await self.hooks.messages_saved(tenant, session_id, stored)
         return stored, len(removed)
 
     async def update_message_content(
@@ -136,7 +133,6 @@ class Memory:
     ) -> int:
         limit = recent_limit or DEFAULT_RECENT_LIMIT_FOR_UPDATE
         changed = await self.store.update_content(tenant, session_id, old_text, new_text, limit, now_ms())
-        await self.hooks.messages_rewritten(tenant, session_id, changed)
         return len(changed)
 
     async def delete_by_timestamps(self, tenant: str, session_id: str, timestamps: Sequence[int]) -> int:

@@ -15,8 +15,8 @@ from memoryd.domain.sessions import SessionAttributes
 
 DEFAULT_TENANT = "default"
 
-# The tenant of memoryd's own deployment-wide records (the page-token key, the vector
-# outbox). Tenant names have no spaces, so no caller can ever be it.
+# The tenant of memoryd's own deployment-wide records (the page-token key, the log
+# consumers' cursors and leases). Tenant names have no spaces, so no caller can ever be it.
 SYSTEM_TENANT = "memoryd system"
 # Its namespace for settings created once per deployment (Store.server_secret).
 SERVER_NAMESPACE = "memoryd.server"

@@ -75,7 +75,6 @@ DEFAULT_DATE_WEIGHT = 0.5
 WHEN_SHARE = 0.6
 # Candidates that may lift their neighbours: the best top_k x this by relevance (`lifters`).
 LIFTERS = 2
-SEED_TIME_WEIGHT = 0.3
 RRF_K = 60
 # Keyword scores are spread over at least this share of the best one (keyword_normalized).
 KEYWORD_MIN_RANGE = 0.25

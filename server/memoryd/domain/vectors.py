@@ -195,12 +195,6 @@ class CollectionCount:
     count: int
 
 
-@dataclass(slots=True)
-class VectorStats:
-    models: list[ModelCount] = field(default_factory=list)
-    collections: list[CollectionCount] = field(default_factory=list)
-
-
 @dataclass(frozen=True, slots=True)
 class PointFilter:
     """Which of a tenant's points a query may return: the scope (within `sessions` when set)

@@ -1,4 +1,4 @@
-"""Prometheus metrics: per-RPC counts and latencies, store latency, subscribers, vector queue.
+"""Prometheus metrics: per-RPC counts and latencies, store latency, subscribers, recall index lag.
 
 RPC series use the grpc-prometheus names and labels (go-grpc-prometheus, py-grpc-prometheus,
 go-grpc-middleware's prometheus provider), so the dashboards and alerts written for them

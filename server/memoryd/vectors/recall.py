@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from memoryd import shutdown
+from memoryd.consumers.runtime import Positions, Runtime
 from memoryd.domain import deadline, recall
 from memoryd.domain.errors import (
     FailedPrecondition,
@@ -40,21 +41,20 @@ from memoryd.domain.store import Store
 from memoryd.domain.summaries import FoundSlice, SliceQuery
 from memoryd.domain.vectors import (
     LEGACY_KEY,
-    Candidate,
-    PointFilter,
     LEGACY_NAMESPACE,
+    Candidate,
     CollectionCount,
     Deleted,
     IndexQuery,
     KeywordPoint,
     ModelCount,
+    PointFilter,
     VectorIndex,
     VectorPoint,
     VectorRecord,
     VectorSelector,
 )
 from memoryd.domain.windows import WindowMemo
-from memoryd.consumers.runtime import Positions, Runtime
 from memoryd.observability.metrics import VECTOR_SYNC_LAG, VECTOR_SYNC_RETRIES
 from memoryd.vectors.slices import VectorSlices, slice_selector
 from memoryd.vectors.sync import Embedder, RecallIndexer
@@ -137,12 +137,16 @@ class VectorRecall(MessageHooks):
             dimension_of=self._dimension_of,
         )
         self.runtime: Runtime | None = None
-        if positions is None:
+        self.positions: Positions
+        if positions is not None:
+            self.positions = positions
+        else:
             self.runtime = runtime or Runtime(
                 store, poll_seconds=sync_poll_seconds, max_backoff_seconds=sync_max_backoff_seconds, lease=sync_lease
             )
-            positions = self.runtime.add(self.indexer, lag_gauge=VECTOR_SYNC_LAG, retry_counter=VECTOR_SYNC_RETRIES)
-        self.positions: Positions = positions
+            self.positions = self.runtime.add(
+                self.indexer, lag_gauge=VECTOR_SYNC_LAG, retry_counter=VECTOR_SYNC_RETRIES
+            )
         self.slices = VectorSlices(self)
 
     # -- lifecycle -------------------------------------------------------------
@@ -230,7 +234,9 @@ class VectorRecall(MessageHooks):
         )
         indexed_at = now_ms()
         ids = await self.index.upsert(points, indexed_at)
-        await self.index.upsert_keywords([KeywordPoint(p.tenant, p.record) for p in points if p.record.text], indexed_at)
+        await self.index.upsert_keywords(
+            [KeywordPoint(p.tenant, p.record) for p in points if p.record.text], indexed_at
+        )
         for point in points:
             if point.record.model_id:
                 self._dimensions[(tenant, point.record.model_id)] = len(point.vector)
@@ -285,7 +291,9 @@ class VectorRecall(MessageHooks):
             # Without the marker, legacy vectors count as the query's model; the next search retries.
             if not self._marker_warned:
                 self._marker_warned = True
-                log.warning("legacy-model marker unavailable (%s); legacy vectors count as the query model", error.reason)
+                log.warning(
+                    "legacy-model marker unavailable (%s); legacy vectors count as the query model", error.reason
+                )
         return model_id
 
     async def search(self, tenant: str, query: recall.RecallQuery) -> SearchResult:
@@ -414,7 +422,9 @@ class VectorRecall(MessageHooks):
         remaining = deadline.remaining()
         try:
             # Short of the deadline, so the caller gets the reason, not DEADLINE_EXCEEDED.
-            async with asyncio.timeout(WAIT_SECONDS if remaining is None else max(0.0, remaining - WAIT_MARGIN_SECONDS)):
+            async with asyncio.timeout(
+                WAIT_SECONDS if remaining is None else max(0.0, remaining - WAIT_MARGIN_SECONDS)
+            ):
                 await self.positions.wait_for(tenant, seq)
         except TimeoutError:
             through = self.positions.position(tenant)
@@ -431,7 +441,9 @@ class VectorRecall(MessageHooks):
         """Delete at once when the index answers in time; else DEFERRED: the change is in the
         log, and the synchronizer applies it when the index is back."""
         remaining = deadline.remaining()
-        token = deadline.set_remaining(min(HOOK_DELETE_SECONDS, remaining) if remaining is not None else HOOK_DELETE_SECONDS)
+        token = deadline.set_remaining(
+            min(HOOK_DELETE_SECONDS, remaining) if remaining is not None else HOOK_DELETE_SECONDS
+        )
         try:
             removed = await self.index.delete(selector)
             return ClearOutcome.CLEARED, removed.vectors
@@ -445,7 +457,9 @@ class VectorRecall(MessageHooks):
         if removed:
             ids = tuple(m.id for m in removed if m.id)
             stamps = tuple(sorted({m.timestamp for m in removed}))
-            await self._delete_now(VectorSelector(tenant, session_id=session_id, message_ids=ids, unowned_timestamps=stamps))
+            await self._delete_now(
+                VectorSelector(tenant, session_id=session_id, message_ids=ids, unowned_timestamps=stamps)
+            )
 
     async def summaries_deleted(self, tenant: str, session_id: str | None, cleared_at: int) -> None:
         # At once when the index answers (one delete); the synchronizer applies the clear's

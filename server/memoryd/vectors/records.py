@@ -44,7 +44,7 @@ def record_of_message(session_id: str, message: Message, model_id: str | None) -
     md, segments = _body(message)
     if not md and not segments:  # nothing to look up (a plain message)
         return VectorRecord(session_id, message.timestamp, model_id, message.id, message.role, text=message.content)
-    sender = md.get("sender") if isinstance(md.get("sender"), dict) else {}
+    sender: dict[str, Any] = md["sender"] if isinstance(md.get("sender"), dict) else {}
     mentions: list[str] = []
     for item in md.get("mentions") or md.get("mentionedIds") or ():
         value = _first_str(item.get("id"), item.get("userId"), item.get("user_id")) if isinstance(item, dict) else item
@@ -65,6 +65,8 @@ def record_of_message(session_id: str, message: Message, model_id: str | None) -
         platform=platform_of(md) or "",  # Message.platform, from the entries read
         sender_id=_first_str(md.get("senderId"), md.get("sender_id"), md.get("userId"), sender.get("id")),
         mentioned_ids=tuple(dict.fromkeys(mentions)),
-        speaker_label=_first_str(md.get("senderLabel"), md.get("speakerLabel"), sender.get("label"), sender.get("name")),
+        speaker_label=_first_str(
+            md.get("senderLabel"), md.get("speakerLabel"), sender.get("label"), sender.get("name")
+        ),
         text=_text(message, md),
     )

@@ -4,9 +4,9 @@ engine process (memoryd/engine.py) hosts."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from memoryd.consumers.remote import RemoteTrack
+from memoryd.consumers.remote import RemoteTrack, RuntimeLink
 from memoryd.domain import recall
 from memoryd.domain.store import Store
 from memoryd.domain.vectors import VectorIndex
@@ -51,7 +51,10 @@ def build_index(config, *, hosting: bool = True) -> VectorIndex:
 
         if config.workers > 1:
             return EdgeProcessIndex(
-                data_dir / EDGE_FOLDER, socket_path=edge_shared.socket_path(data_dir), log_level=config.log_level, **settings
+                data_dir / EDGE_FOLDER,
+                socket_path=edge_shared.socket_path(data_dir),
+                log_level=config.log_level,
+                **settings,
             )
         host = engine_host(config) if hosting else {}
         return EdgeProcessIndex(data_dir / EDGE_FOLDER, log_level=config.log_level, **host, **settings)
@@ -162,7 +165,7 @@ def build_vectors(config, store: Store, *, serving: bool = True) -> VectorRecall
         # Several processes on one store: one synchronizer at a time (vectors/lease.py).
         sync_lease=not in_engine and (bool(config.mongodb_uri) or config.workers > 1),
         positions=RemoteTrack(
-            index,  # an EdgeProcessIndex: a RuntimeLink to the engine's runtime
+            cast(RuntimeLink, index),  # an EdgeProcessIndex: a RuntimeLink to the engine's runtime
             store,
             CURSOR_NAMESPACE,
             poll_seconds=config.vector_sync_poll_seconds,

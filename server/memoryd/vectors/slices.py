@@ -111,7 +111,9 @@ def slice_identity(session_id: str, ref: str) -> tuple[str, str] | None:
 async def slice_span(store: Store, tenant: str, summary: Summary) -> tuple[int, int]:
     """Times of the first and last stored messages of the range (the slice's time when none is)."""
     first = await store.messages_by_seq(tenant, summary.session_id, summary.from_seq, summary.to_seq, 1)
-    last = await store.messages_by_seq(tenant, summary.session_id, summary.from_seq, summary.to_seq, 1, newest_first=True)
+    last = await store.messages_by_seq(
+        tenant, summary.session_id, summary.from_seq, summary.to_seq, 1, newest_first=True
+    )
     if not first or not last:
         return summary.create_time, summary.create_time
     return first[0].timestamp, last[0].timestamp
@@ -242,6 +244,14 @@ class VectorSlices:
                 continue
             from_seq, to_seq, first_ts, summary_id = parsed
             slices.append(
-                FoundSlice(r.candidate.record.session_id, summary_id, from_seq, to_seq, first_ts, r.candidate.record.timestamp, r)
+                FoundSlice(
+                    r.candidate.record.session_id,
+                    summary_id,
+                    from_seq,
+                    to_seq,
+                    first_ts,
+                    r.candidate.record.timestamp,
+                    r,
+                )
             )
         return SlicesFound(slices, q.model_id if semantic else "", semantic, keyword)

@@ -25,6 +25,7 @@ of the system tenant per tenant (`marker`) is what `intact` looks for: an index 
 deleted under a persisted cursor makes the tenant rebuild. Each event type that changes
 recall is one entry of `HANDLERS`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -59,6 +60,9 @@ class Embedder(Protocol):
     model_id: str
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    async def close(self) -> None: ...
+
 
 CURSOR_NAMESPACE = "memoryd.vector-sync"
 # A batch holds at most this many messages (appended, rewritten, deleted), whatever its events.
@@ -132,7 +136,9 @@ class Plan:
         if messages:
             self.segment.forget(selector.session_id)
         last = self.steps[-1]
-        if isinstance(last, VectorSelector) and replace(last, indexed_before=None) == replace(selector, indexed_before=None):
+        if isinstance(last, VectorSelector) and replace(last, indexed_before=None) == replace(
+            selector, indexed_before=None
+        ):
             # One delete for a clear's many records (a metadata-changed event each).
             selector = replace(selector, indexed_before=max(last.indexed_before or 0, selector.indexed_before or 0))
             self.steps.pop()
@@ -309,8 +315,8 @@ class RecallIndexer(Consumer):
                             current, held = [], 0
                     elif rewrite:
                         dropped.setdefault(session_id, []).append(message.id)  # rewritten into nothing searchable
-        for session_id, ids in dropped.items():
-            await self.delete_messages(tenant, session_id, ids)
+        for session_id, gone in dropped.items():
+            await self.delete_messages(tenant, session_id, gone)
         await self.index_messages(tenant, current)
         if segment.slices:
             await self.index_slices(tenant, segment.slices)
@@ -329,7 +335,9 @@ class RecallIndexer(Consumer):
                 )
             )
 
-    async def _read(self, tenant: str, session_id: str, wanted: dict[str, tuple[int, bool]]) -> AsyncIterator[list[Message]]:
+    async def _read(
+        self, tenant: str, session_id: str, wanted: dict[str, tuple[int, bool]]
+    ) -> AsyncIterator[list[Message]]:
         """The wanted messages as stored now (those deleted since are not), a read at a time:
         compact runs of seqs in one read each, fewer rows per read while the messages are big."""
         seqs = sorted(seq for seq, _ in wanted.values() if seq > 0)
@@ -363,15 +371,24 @@ class RecallIndexer(Consumer):
             await self._embed(tenant, current)
 
     async def _embed(self, tenant: str, current: Sequence[tuple[VectorRecord, bool]]) -> None:
-        model_id = self.embedder.model_id
+        embedder = self.embedder
+        if embedder is None:
+            return
+        model_id = embedder.model_id
         # EmbedderUnavailable propagates: the batch is retried, the cursor stays.
         texts = [record.text for record, _ in current]
-        vectors = [v for start in range(0, len(texts), EMBED_CHUNK) for v in await self.embedder.embed(texts[start : start + EMBED_CHUNK])]
+        vectors = [
+            v
+            for start in range(0, len(texts), EMBED_CHUNK)
+            for v in await embedder.embed(texts[start : start + EMBED_CHUNK])
+        ]
         expected = await self.dimension_of(tenant, model_id) if self.dimension_of is not None else None
         points = []
-        for (record, rewrite), vector in zip(current, vectors):
+        for (record, rewrite), vector in zip(current, vectors, strict=True):
             if expected is not None and expected != len(vector):
-                log.warning("embedder returned %d dimensions; model %s uses %d: not indexed", len(vector), model_id, expected)
+                log.warning(
+                    "embedder returned %d dimensions; model %s uses %d: not indexed", len(vector), model_id, expected
+                )
                 continue
             point = VectorPoint(tenant, vector, replace(record, model_id=model_id))
             if rewrite and not await self.index.has_point(len(vector), point.id):
@@ -395,20 +412,32 @@ class RecallIndexer(Consumer):
         indexed_at = max(s.create_time for s in summaries)
         spans = [await slice_span(self.store, tenant, s) for s in summaries]
         await self.index.upsert_keywords(
-            [slice_points(tenant, s, first, last)[0] for s, (first, last) in zip(summaries, spans)], indexed_at
+            [slice_points(tenant, s, first, last)[0] for s, (first, last) in zip(summaries, spans, strict=True)],
+            indexed_at,
         )
         if self.embedder is None:
             return
         model_id, key = self.embedder.model_id, slice_tenant(tenant)
         texts = [s.text for s in summaries]
-        vectors = [v for start in range(0, len(texts), EMBED_CHUNK) for v in await self.embedder.embed(texts[start : start + EMBED_CHUNK])]
+        vectors = [
+            v
+            for start in range(0, len(texts), EMBED_CHUNK)
+            for v in await self.embedder.embed(texts[start : start + EMBED_CHUNK])
+        ]
         expected = await self.dimension_of(key, model_id) if self.dimension_of is not None else None
         points = []
-        for summary, (first, last), vector in zip(summaries, spans, vectors):
+        for summary, (first, last), vector in zip(summaries, spans, vectors, strict=True):
             if expected is not None and expected != len(vector):
-                log.warning("embedder returned %d dimensions; model %s uses %d: slice not indexed", len(vector), model_id, expected)
+                log.warning(
+                    "embedder returned %d dimensions; model %s uses %d: slice not indexed",
+                    len(vector),
+                    model_id,
+                    expected,
+                )
                 continue
-            points.append(slice_points(tenant, summary, first, last, vector, model_id)[1])
+            dense = slice_points(tenant, summary, first, last, vector, model_id)[1]
+            if dense is not None:
+                points.append(dense)
         if points:
             await self.index.upsert(points, indexed_at)
             if self.on_dimension is not None:

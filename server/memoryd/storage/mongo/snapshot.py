@@ -22,14 +22,14 @@ from pymongo.errors import OperationFailure
 from memoryd.domain.models import SYSTEM_TENANT, Message, MetadataEntry, SessionRecord
 from memoryd.domain.store import Snapshot, SnapshotLost
 from memoryd.storage.mongo.indexes import EVENT_LOG, MESSAGES, METADATA, SESSIONS
-from memoryd.storage.mongo.store import (
+from memoryd.storage.mongo.reads import (
     MESSAGE_FIELDS,
     READ_BATCH,
-    _raw,
-    _read_sized,
-    _session_doc_attributes,
-    _sized_message,
-    _translated_errors,
+    raw_collection,
+    read_sized,
+    session_doc_attributes,
+    sized_message,
+    translated_errors,
 )
 
 SNAPSHOT_TOO_OLD = 239
@@ -51,7 +51,7 @@ class MongoSnapshot(Snapshot):
         self._message_bytes = FIRST_GUESS_BYTES
 
     async def __aenter__(self) -> MongoSnapshot:
-        with _translated_errors():
+        with translated_errors():
             self._session = self._db.client.start_session(snapshot=True)
         return self
 
@@ -60,7 +60,7 @@ class MongoSnapshot(Snapshot):
             await self._session.end_session()
 
     async def _find(self, collection: str, where: dict, order: list, limit: int, projection: dict | None = None) -> list:
-        with _translated_errors():
+        with translated_errors():
             try:
                 cursor = self._db[collection].find(where, projection, session=self._session).sort(order).limit(limit)
                 return [doc async for doc in cursor]
@@ -86,7 +86,7 @@ class MongoSnapshot(Snapshot):
                 doc.get("last_seq", 0),
                 doc.get("last_timestamp", 0),
                 doc.get("last_activity", 0),
-                _session_doc_attributes(doc),
+                session_doc_attributes(doc),
             )
             for doc in docs
         ]
@@ -95,12 +95,12 @@ class MongoSnapshot(Snapshot):
         self, tenant: str, session_id: str, after_seq: int, limit: int, max_bytes: int
     ) -> list[Message]:
         where = {"tenant": tenant, "session_id": session_id, "seq": {"$gt": after_seq}}
-        cursor = _raw(self._db, MESSAGES).find(where, MESSAGE_FIELDS, session=self._session).sort("seq", pymongo.ASCENDING)
+        cursor = raw_collection(self._db, MESSAGES).find(where, MESSAGE_FIELDS, session=self._session).sort("seq", pymongo.ASCENDING)
         # Batches of about `max_bytes`, by the size of the messages read so far: the server fills
         # a batch up to 16 MiB, and the driver holds a batch about three times over (the reply,
         # its documents, their decoding), which for large messages would be most of the memory.
         batch = max(1, min(READ_BATCH, max_bytes // self._message_bytes))
-        page = await self._sized(cursor, limit, max_bytes, _sized_message, batch)
+        page = await self._sized(cursor, limit, max_bytes, sized_message, batch)
         if page:
             self._message_bytes = max(MIN_MESSAGE_BYTES, sum(m.stored_bytes for m in page) // len(page))
         return page
@@ -113,7 +113,7 @@ class MongoSnapshot(Snapshot):
             where["namespace"] = {"$gte": after[0]}
             where["$nor"] = [{"namespace": after[0], "key": {"$lte": after[1]}}]
         cursor = (
-            _raw(self._db, METADATA)
+            raw_collection(self._db, METADATA)
             .find(where, {"_id": 0, "tenant": 0}, session=self._session)
             .sort([("namespace", pymongo.ASCENDING), ("key", pymongo.ASCENDING)])
             .hint("metadata_id")
@@ -125,9 +125,9 @@ class MongoSnapshot(Snapshot):
         return await self._sized(cursor, limit, max_bytes, build)
 
     async def _sized(self, cursor, limit: int, max_bytes: int, build, batch: int = READ_BATCH) -> list:
-        with _translated_errors():
+        with translated_errors():
             try:
-                return await _read_sized(cursor, limit, max_bytes, build, batch)
+                return await read_sized(cursor, limit, max_bytes, build, batch)
             except OperationFailure as exc:
                 if exc.code == SNAPSHOT_TOO_OLD:
                     raise SnapshotLost(SNAPSHOT_ADVICE) from exc

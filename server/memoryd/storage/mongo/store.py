@@ -17,38 +17,30 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import bson
 import pymongo
 import structlog
-from bson.codec_options import CodecOptions
-from bson.raw_bson import RawBSONDocument
 from pymongo import DESCENDING, AsyncMongoClient, ReturnDocument, UpdateOne
 from pymongo.asynchronous.client_session import AsyncClientSession
-from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.asynchronous.cursor import AsyncCursor
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import (
     BulkWriteError,
     CollectionInvalid,
     ConfigurationError,
-    ConnectionFailure,
-    ExecutionTimeout,
-    InvalidOperation,
     OperationFailure,
     PyMongoError,
-    WTimeoutError,
 )
 from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
 from memoryd.domain import deadline, erasure, prefixes, sessions, store_rules
 from memoryd.domain import events as ev
-from memoryd.domain.errors import FailedPrecondition, StorageFull, StorageUnavailable
+from memoryd.domain.erasure import UserRedaction
+from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.models import (
     SERVER_NAMESPACE,
     SYSTEM_TENANT,
@@ -65,11 +57,8 @@ from memoryd.domain.models import (
     SessionMessage,
     SessionRecord,
 )
-from memoryd.domain.erasure import UserRedaction
-from memoryd.domain.paging import ReadBudget
 from memoryd.domain.retention import RETENTION_LABEL, active_sessions
 from memoryd.domain.sessions import (
-    LABEL_PAIR_SEPARATOR,
     TENANT,
     SessionAttributes,
     SessionFilter,
@@ -87,9 +76,16 @@ from memoryd.domain.store import (
 )
 from memoryd.domain.windows import Window, WindowRequest
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
-
-if TYPE_CHECKING:
-    from memoryd.storage.mongo.snapshot import MongoSnapshot
+from memoryd.storage.mongo.reads import (
+    MESSAGE_FIELDS,
+    doc_to_message,
+    raw_collection,
+    read_sized,
+    session_doc_attributes,
+    sized_message,
+    translated_errors,
+)
+from memoryd.storage.mongo.snapshot import MongoSnapshot
 
 log = structlog.get_logger("memoryd.storage.mongo")
 
@@ -102,43 +98,15 @@ IN_CHUNK = 500
 # counter, metadata or idempotency document; running the transaction again sees the winner's.
 DUPLICATE_RETRIES = 3
 
-# Server error codes that mean "cannot serve right now" rather than "the request is wrong".
-UNAVAILABLE_CODES = frozenset({
-    6,      # HostUnreachable
-    7,      # HostNotFound
-    50,     # MaxTimeMSExpired
-    89,     # NetworkTimeout
-    91,     # ShutdownInProgress
-    189,    # PrimarySteppedDown
-    262,    # ExceededTimeLimit
-    9001,   # SocketException
-    10107,  # NotWritablePrimary
-    11600,  # InterruptedAtShutdown
-    11602,  # InterruptedDueToReplStateChange
-    13435,  # NotPrimaryNoSecondaryOk
-    13436,  # NotPrimaryOrSecondary
-})
-# The server's code for a write refused because its disk is full.
-OUT_OF_DISK_SPACE = 14031
-
 REPLICA_SET_REQUIRED = (
     "MongoDB transactions need a replica set; start mongod with --replSet or use a sharded cluster"
 )
 
 INT64_MAX = 2**63 - 1
 
-# Documents per batch of a byte-bounded read (see _read_sized).
-READ_BATCH = 101
-RAW_DOCUMENTS = CodecOptions(document_class=RawBSONDocument)
-
 # pymongo.timeout needs a positive budget; an expired deadline still fails fast with it.
 MIN_BUDGET = 0.001
 
-# Stored message fields the domain reads back; `tenant` and `platform` are query-only.
-MESSAGE_FIELDS = {
-    "_id": 0, "id": 1, "seq": 1, "role": 1, "content": 1, "kind": 1, "timestamp": 1, "archived": 1,
-    "segments": 1, "metadata": 1, "reasoning_content": 1, "tool_calls": 1, "tool_call_id": 1,
-}
 REF_FIELDS = {"_id": 0, "id": 1, "seq": 1, "role": 1, "timestamp": 1, "archived": 1}
 NEWEST_FIRST = [("timestamp", DESCENDING), ("seq", DESCENDING)]
 OLDEST_FIRST = [("timestamp", pymongo.ASCENDING), ("seq", pymongo.ASCENDING)]
@@ -172,60 +140,6 @@ async def _write_redacted(db: AsyncDatabase, s: AsyncClientSession, tenant: str,
             ordered=False,
             session=s,
         )
-
-
-def _doc_to_message(doc: dict[str, Any]) -> Message:
-    return Message(
-        role=doc["role"],
-        content=doc.get("content", ""),
-        kind=doc.get("kind"),
-        timestamp=doc["timestamp"],
-        segments=doc.get("segments") or [],
-        metadata=doc.get("metadata") or {},
-        reasoning_content=doc.get("reasoning_content", ""),
-        tool_calls=doc.get("tool_calls") or [],
-        tool_call_id=doc.get("tool_call_id", ""),
-        id=doc["id"],
-        seq=doc["seq"],
-        archived=bool(doc.get("archived", False)),
-    )
-
-
-def _sized_message(doc: dict[str, Any], size: int) -> Message:
-    msg = _doc_to_message(doc)
-    msg.stored_bytes = size
-    return msg
-
-
-def _raw(db: AsyncDatabase, name: str) -> AsyncCollection:
-    """A collection whose reads return RawBSONDocument: sizes are known before decoding."""
-    return db.get_collection(name, codec_options=RAW_DOCUMENTS)
-
-
-async def _read_sized(
-    cursor: AsyncCursor,
-    limit: int,
-    max_bytes: int | None,
-    build: Callable[[dict[str, Any], int], T],
-    batch: int = READ_BATCH,
-) -> list[T]:
-    """Up to `limit` items of a raw cursor, stopping after the one that takes the BSON bytes
-    read past `max_bytes` (Store's byte-bounded reads). The server sends batches of at most
-    `batch` documents (and 16 MiB), so an early stop leaves at most one batch unread."""
-    cursor = cursor.limit(limit)
-    if max_bytes is not None:
-        cursor = cursor.batch_size(min(limit, batch))
-    budget = ReadBudget(max_bytes)
-    items: list[T] = []
-    try:
-        async for raw in cursor:
-            size = len(raw.raw)
-            items.append(build(bson.decode(raw.raw), size))
-            if budget.spend(size):
-                break
-    finally:
-        await cursor.close()
-    return items
 
 
 def _first_result_message(data: dict[str, Any]) -> Message:
@@ -417,18 +331,13 @@ def metadata_prefix_filter(tenant: str, prefix: str, after: tuple[str, str] | No
     return query
 
 
-def _session_doc_attributes(doc: dict[str, Any]) -> SessionAttributes:
-    pairs = (pair.split(LABEL_PAIR_SEPARATOR, 1) for pair in doc.get("label_pairs") or [])
-    return SessionAttributes(doc.get("user_id", ""), doc.get("agent_id", ""), dict(sorted(pairs)))
-
-
 def _doc_to_session(doc: dict[str, Any], size: int = 0) -> SessionInfo:
     return SessionInfo(
         doc["session_id"],
         doc.get("message_count", 0),
         doc.get("unarchived_count", 0),
         doc.get("last_activity", 0),
-        _session_doc_attributes(doc),
+        session_doc_attributes(doc),
         size,
         _session_doc_owner(doc),
     )
@@ -461,41 +370,6 @@ def _is_duplicate_key(exc: PyMongoError) -> bool:
     if isinstance(exc, BulkWriteError):
         return any(e.get("code") == 11000 for e in exc.details.get("writeErrors", []))
     return isinstance(exc, OperationFailure) and exc.code == 11000
-
-
-def _is_out_of_disk(exc: PyMongoError) -> bool:
-    """The server could not store the write for want of disk space (OutOfDiskSpace, or the
-    storage engine's ENOSPC in its words)."""
-    codes = {exc.code} if isinstance(exc, OperationFailure) else set()
-    if isinstance(exc, BulkWriteError):
-        codes |= {e.get("code") for e in exc.details.get("writeErrors", [])}
-    return OUT_OF_DISK_SPACE in codes or "No space left on device" in str(exc)
-
-
-def _is_unavailable(exc: PyMongoError) -> bool:
-    if isinstance(exc, (ConnectionFailure, ExecutionTimeout, WTimeoutError)):
-        return True
-    if isinstance(exc, InvalidOperation) and "after close" in str(exc):
-        return True  # the store was closed under a running call
-    if isinstance(exc, OperationFailure) and exc.code in UNAVAILABLE_CODES:
-        return True
-    # The driver labels errors that a retry against a healthy server would clear.
-    return exc.has_error_label("TransientTransactionError") or exc.has_error_label("RetryableWriteError")
-
-
-@contextmanager
-def _translated_errors() -> Iterator[None]:
-    try:
-        yield
-    except PyMongoError as exc:
-        if _is_out_of_disk(exc):  # before _is_unavailable: a transaction's retries would not clear it
-            log.info("mongodb_out_of_disk", error_type=type(exc).__name__)
-            raise StorageFull(f"MongoDB: out of disk space ({type(exc).__name__})", store="messages") from exc
-        if _is_unavailable(exc):
-            # Server addresses stay in the log; callers learn only that storage is unavailable.
-            log.info("mongodb_unavailable", error_type=type(exc).__name__, error=str(exc)[:500])
-            raise StorageUnavailable(f"MongoDB is unavailable ({type(exc).__name__})") from exc
-        raise
 
 
 class MongoStore(Store):
@@ -536,7 +410,7 @@ class MongoStore(Store):
 
     async def _read(self, job: Callable[[AsyncDatabase], Awaitable[T]]) -> T:
         db = self.db
-        with pymongo.timeout(self._budget(self._timeout)), _translated_errors():
+        with pymongo.timeout(self._budget(self._timeout)), translated_errors():
             return await job(db)
 
     async def _transaction(
@@ -565,7 +439,7 @@ class MongoStore(Store):
         try:
             for attempt in range(1, DUPLICATE_RETRIES + 1):
                 try:
-                    with pymongo.timeout(max(until - loop.time(), MIN_BUDGET)), _translated_errors():
+                    with pymongo.timeout(max(until - loop.time(), MIN_BUDGET)), translated_errors():
                         async with db.client.start_session() as session:
                             return await session.with_transaction(
                                 lambda s: job(db, s),
@@ -603,7 +477,7 @@ class MongoStore(Store):
         except ConfigurationError as exc:
             raise FailedPrecondition(f"MongoDB configuration: {exc}", reason="MONGODB_BAD_CONFIGURATION") from exc
         try:
-            with _translated_errors():
+            with translated_errors():
                 with pymongo.timeout(self._timeout):
                     hello = await client.admin.command("hello")
                 if not hello.get("setName") and hello.get("msg") != "isdbgrid":
@@ -849,16 +723,16 @@ class MongoStore(Store):
         db: AsyncDatabase, s: AsyncClientSession | None, tenant: str, session_id: str, limit: int, max_bytes: int | None
     ) -> list[Message]:
         """GetHistory's selection, newest first, byte-bounded; PopMessages removes these."""
-        cursor = _raw(db, MESSAGES).find(history_filter(tenant, session_id), MESSAGE_FIELDS, session=s).sort(NEWEST_FIRST)
-        return await _read_sized(cursor, limit, max_bytes, _sized_message)
+        cursor = raw_collection(db, MESSAGES).find(history_filter(tenant, session_id), MESSAGE_FIELDS, session=s).sort(NEWEST_FIRST)
+        return await read_sized(cursor, limit, max_bytes, sized_message)
 
     async def range(self, tenant: str, query: RangeQuery) -> list[Message]:
         if query.limit <= 0:
             return []
 
         async def read(db: AsyncDatabase) -> list[Message]:
-            cursor = _raw(db, MESSAGES).find(range_filter(tenant, query), MESSAGE_FIELDS).sort(OLDEST_FIRST)
-            return await _read_sized(cursor, query.limit, query.max_bytes, _sized_message)
+            cursor = raw_collection(db, MESSAGES).find(range_filter(tenant, query), MESSAGE_FIELDS).sort(OLDEST_FIRST)
+            return await read_sized(cursor, query.limit, query.max_bytes, sized_message)
 
         return await self._read(read)
 
@@ -867,10 +741,10 @@ class MongoStore(Store):
         # the default's paged range scans: SearchMemory reads a window of 1 around each of
         # its best candidates (domain/recall.py, adjacency) besides the hits' windows.
         async def window(db: AsyncDatabase, request: WindowRequest) -> Window:
-            messages = _raw(db, MESSAGES)
+            messages = raw_collection(db, MESSAGES)
 
             async def rows(where: dict[str, Any], order: Any, limit: int) -> list[Message]:
-                return await _read_sized(messages.find(where, MESSAGE_FIELDS).sort(order), limit, None, _sized_message)
+                return await read_sized(messages.find(where, MESSAGE_FIELDS).sort(order), limit, None, sized_message)
 
             ts, size = request.timestamp, request.size
             base = RangeQuery(request.session_id, 1, exclude_kinds=request.exclude_kinds)
@@ -896,15 +770,15 @@ class MongoStore(Store):
             return []
 
         def build(doc: dict[str, Any], size: int) -> SessionMessage:
-            return SessionMessage(doc["session_id"], _sized_message(doc, size))
+            return SessionMessage(doc["session_id"], sized_message(doc, size))
 
         async def read(db: AsyncDatabase) -> list[SessionMessage]:
             cursor = (
-                _raw(db, MESSAGES)
+                raw_collection(db, MESSAGES)
                 .find(recent_filter(tenant, query), {**MESSAGE_FIELDS, "session_id": 1})
                 .sort(RECENT_NEWEST_FIRST)
             )
-            return (await _read_sized(cursor, query.limit, query.max_bytes, build))[::-1]
+            return (await read_sized(cursor, query.limit, query.max_bytes, build))[::-1]
 
         return await self._read(read)
 
@@ -1084,12 +958,12 @@ class MongoStore(Store):
 
         async def read(db: AsyncDatabase) -> list[SessionInfo]:
             cursor = (
-                _raw(db, SESSIONS)
+                raw_collection(db, SESSIONS)
                 .find(sessions_filter(tenant, after_session_id, where), {"_id": 0})
                 .sort("session_id", pymongo.ASCENDING)
                 .hint(sessions_index(where))
             )
-            return await _read_sized(cursor, limit, max_bytes, _doc_to_session)
+            return await read_sized(cursor, limit, max_bytes, _doc_to_session)
 
         return await self._read(read)
 
@@ -1181,11 +1055,11 @@ class MongoStore(Store):
 
         async def read(db: AsyncDatabase) -> list[MetadataEntry]:
             cursor = (
-                _raw(db, METADATA)
+                raw_collection(db, METADATA)
                 .find({"tenant": tenant, "namespace": namespace, "key": {"$gt": after_key or ""}})
                 .sort("key", pymongo.ASCENDING)
             )
-            return await _read_sized(cursor, limit, max_bytes, build)
+            return await read_sized(cursor, limit, max_bytes, build)
 
         return await self._read(read)
 
@@ -1209,12 +1083,12 @@ class MongoStore(Store):
 
         async def read(db: AsyncDatabase) -> list[MetadataEntry]:
             cursor = (
-                _raw(db, METADATA)
+                raw_collection(db, METADATA)
                 .find(metadata_prefix_filter(tenant, prefix, after))
                 .sort([("namespace", pymongo.ASCENDING), ("key", pymongo.ASCENDING)])
                 .hint("metadata_id")
             )
-            return await _read_sized(cursor, limit, max_bytes, build)
+            return await read_sized(cursor, limit, max_bytes, build)
 
         return await self._read(read)
 
@@ -1401,7 +1275,7 @@ class MongoStore(Store):
 
         async def read(db: AsyncDatabase) -> list[Message]:
             cursor = db[MESSAGES].find(where, MESSAGE_FIELDS).sort("seq", order).limit(limit)
-            messages = [_doc_to_message(d) async for d in cursor]
+            messages = [doc_to_message(d) async for d in cursor]
             return messages[::-1] if newest_first else messages
 
         return await self._read(read)
@@ -1427,8 +1301,6 @@ class MongoStore(Store):
 
     # -- export and import (domain/transfer.py) ---------------------------------
     def snapshot(self) -> MongoSnapshot:
-        from memoryd.storage.mongo.snapshot import MongoSnapshot
-
         return MongoSnapshot(self.db)
 
     async def import_session(self, tenant: str, record: SessionRecord, now: int) -> bool:

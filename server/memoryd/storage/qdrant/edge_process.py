@@ -319,10 +319,10 @@ class EdgeProcessIndex(EdgeFolder):
     async def ping(self) -> None:
         await self._call("ping")
 
-    async def upsert(self, points: list[VectorPoint], indexed_at: int) -> list[str]:
+    async def upsert(self, points: Sequence[VectorPoint], indexed_at: int) -> list[str]:
         return await self._call("upsert", [replace(p, vector=_float32(p.vector)) for p in points], indexed_at)
 
-    async def upsert_keywords(self, points: list[KeywordPoint], indexed_at: int) -> list[str]:
+    async def upsert_keywords(self, points: Sequence[KeywordPoint], indexed_at: int) -> list[str]:
         return await self._call("upsert_keywords", list(points), indexed_at)
 
     async def delete(self, selector: VectorSelector) -> Deleted:

@@ -9,17 +9,32 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from memoryd.storage.qdrant import points as p
 
-if TYPE_CHECKING:
-    from memoryd.storage.qdrant.edge import EdgeIndex
-
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class Target(Protocol):
+    """What the migration uses of the EdgeIndex it fills (edge.py; not imported: edge.py
+    imports this module)."""
+
+    prefix: str
+
+    async def _run(self, fn: Callable[..., T], *args: Any, budget: float | None | bool = True) -> T: ...
+
+    async def _ensure(self, space: int) -> None: ...
+
+    async def _upsert(self, space: int, points: list[Any]) -> None: ...
+
+    async def retrieve(self, space: int, ids: list[str]) -> list[Any]: ...
 
 BATCH = 1000
 VECTOR_TOLERANCE = 1e-5  # float32; compared after normalizing (cosine only sees directions)
@@ -57,7 +72,7 @@ def _same(expected: tuple[str, list[float], dict[str, Any]], found: Any) -> bool
     return bool(np.allclose(unit(found.vector), unit(expected[1]), atol=VECTOR_TOLERANCE))
 
 
-async def migrate_local_mode(old: Path, index: EdgeIndex) -> bool:
+async def migrate_local_mode(old: Path, index: Target) -> bool:
     """Copy, verify, remove. True when the old folder was migrated and removed."""
     try:
         source = await index._run(_LocalMode, old, budget=None)
@@ -90,7 +105,7 @@ async def migrate_local_mode(old: Path, index: EdgeIndex) -> bool:
     return True
 
 
-async def _copy(source: _LocalMode, collection: str, dimension: int, index: EdgeIndex) -> int:
+async def _copy(source: _LocalMode, collection: str, dimension: int, index: Target) -> int:
     copied, offset = 0, None
     while True:
         rows, offset = await index._run(source.page, collection, offset, budget=None)
@@ -101,7 +116,7 @@ async def _copy(source: _LocalMode, collection: str, dimension: int, index: Edge
             return copied
 
 
-async def _verify(source: _LocalMode, collection: str, dimension: int, index: EdgeIndex) -> int:
+async def _verify(source: _LocalMode, collection: str, dimension: int, index: Target) -> int:
     mismatched, offset = 0, None
     while True:
         rows, offset = await index._run(source.page, collection, offset, budget=None)

@@ -191,11 +191,6 @@ def scope_condition(scope: Scope) -> Cond | None:
     return All(should=tuple(alternatives))
 
 
-def scope_filter(tenant: str, scope: Scope) -> All:
-    condition = scope_condition(scope)
-    return tenant_filter(tenant, *([condition] if condition else []))
-
-
 def point_filter(flt: PointFilter, *extra: Cond) -> All:
     """The engine filter of `flt` (dense points; keyword points have no model). With a model,
     the tenant-and-model key alone selects the tenant's points of it (and, `legacy`, those

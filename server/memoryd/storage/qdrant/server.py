@@ -130,7 +130,7 @@ class QdrantServerIndex(QdrantIndexBase):
             grpc_port=self.grpc_port,
             timeout=max(1, int(self.timeout)),
             # The check is a blocking request in the constructor; startup must not wait
-            # for (or fail on) an unreachable Qdrant: the outbox covers that.
+            # for (or fail on) an unreachable Qdrant: the event log keeps the index's work.
             check_compatibility=False,
         )
         self._ready.clear()

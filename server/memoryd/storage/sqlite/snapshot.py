@@ -22,8 +22,8 @@ from memoryd.domain.models import SYSTEM_TENANT, Message, MetadataEntry, Session
 from memoryd.domain.paging import read_within
 from memoryd.domain.sessions import SessionAttributes
 from memoryd.domain.store import Snapshot
+from memoryd.storage.sqlite.rows import MESSAGE_COLUMNS, read_messages
 from memoryd.storage.sqlite.schema import PRAGMAS
-from memoryd.storage.sqlite.store import MESSAGE_COLUMNS, _read_messages
 
 T = TypeVar("T")
 
@@ -91,7 +91,7 @@ class SqliteSnapshot(Snapshot):
         self, tenant: str, session_id: str, after_seq: int, limit: int, max_bytes: int
     ) -> list[Message]:
         sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE tenant = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?"
-        return await self._run(lambda c: _read_messages(c.execute(sql, (tenant, session_id, after_seq, limit)), max_bytes))
+        return await self._run(lambda c: read_messages(c.execute(sql, (tenant, session_id, after_seq, limit)), max_bytes))
 
     async def metadata(
         self, tenant: str, after: tuple[str, str] | None, limit: int, max_bytes: int

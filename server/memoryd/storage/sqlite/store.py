@@ -13,23 +13,21 @@ import asyncio
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import structlog
 
-from memoryd.domain import events as ev
 from memoryd.domain import erasure, prefixes, store_rules
+from memoryd.domain import events as ev
 from memoryd.domain.erasure import UserRedaction
 from memoryd.domain.errors import MemorydError, StorageFull, StorageUnavailable
 from memoryd.domain.models import (
-    BODY_FIELDS,
     SERVER_NAMESPACE,
     SYSTEM_TENANT,
     AppendResult,
-    EncodedBodyMessage,
     Event,
     EventDraft,
     EventType,
@@ -57,15 +55,13 @@ from memoryd.domain.store import (
 from memoryd.domain.windows import Window, WindowRequest
 from memoryd.storage.sqlite import reserve, windows
 from memoryd.storage.sqlite.commits import GroupCommit
+from memoryd.storage.sqlite.rows import MESSAGE_COLUMNS, read_messages, row_to_message
 from memoryd.storage.sqlite.schema import INDEXES, MIGRATIONS, PRAGMAS, SCHEMA
-from memoryd.wire import decode_body, decode_messages, encode_body, encode_messages
-
-if TYPE_CHECKING:
-    from memoryd.storage.sqlite.snapshot import SqliteSnapshot
+from memoryd.storage.sqlite.snapshot import SqliteSnapshot
+from memoryd.wire import decode_messages, encode_body, encode_messages
 
 T = TypeVar("T")
 
-MESSAGE_COLUMNS = "id, seq, role, content, kind, timestamp, archived, body"
 REF_COLUMNS = "id, seq, role, timestamp, archived"
 SESSION_COLUMNS = "session_id, message_count, unarchived_count, last_activity, user_id, agent_id, labels, owner"
 # A session ListSessions lists and GetSession finds (memoryd.domain.sessions.listed).
@@ -91,19 +87,6 @@ IN_CHUNK = 500
 log = structlog.get_logger("memoryd.storage.sqlite")
 
 
-def _row_to_message(row: tuple) -> Message:
-    msg_id, seq, role, content, kind, timestamp, archived, body = row
-    if isinstance(body, bytes):
-        # Decoded only if domain code reads it; responses copy the bytes as they are.
-        return EncodedBodyMessage.stored(msg_id, seq, role, content, kind, timestamp, bool(archived), body, decode_body)
-    # Rows written before bodies were stored in the contract's encoding hold JSON.
-    return Message(
-        role=role, content=content, kind=kind, timestamp=timestamp, id=msg_id, seq=seq, archived=bool(archived),
-        stored_bytes=utf8_len(content) + utf8_len(body),
-        **{name: value for name, value in json.loads(body).items() if name in BODY_FIELDS},
-    )
-
-
 def _first_result(result: bytes | str) -> list[Message]:
     """An idempotent append's first result: the stored messages in the contract's encoding
     (wire.encode_messages), or JSON dicts in rows written before."""
@@ -114,12 +97,6 @@ def _first_result(result: bytes | str) -> list[Message]:
         messages.append(Message.from_dict(data))
         messages[-1].stored_bytes = utf8_len(json.dumps(data))
     return messages
-
-
-def _read_messages(rows: Iterable[tuple], max_bytes: int | None) -> list[Message]:
-    """Messages of `rows` in their order, stepping the cursor one row at a time and stopping
-    after the row that takes the bytes read past `max_bytes` (Store's byte-bounded reads)."""
-    return read_within(map(_row_to_message, rows), max_bytes, lambda message: message.stored_bytes)
 
 
 def _row_to_session(row: tuple) -> SessionInfo:
@@ -624,7 +601,7 @@ class SqliteStore(Store):
 
     async def history(self, tenant: str, session_id: str, limit: int, max_bytes: int | None = None) -> list[Message]:
         def read(conn: sqlite3.Connection) -> list[Message]:
-            return _read_messages(conn.execute(NEWEST_UNARCHIVED, (tenant, session_id, limit)), max_bytes)[::-1]
+            return read_messages(conn.execute(NEWEST_UNARCHIVED, (tenant, session_id, limit)), max_bytes)[::-1]
 
         return await self._query_inline(read)
 
@@ -653,13 +630,13 @@ class SqliteStore(Store):
         params.append(query.limit)
 
         def read(conn: sqlite3.Connection) -> list[Message]:
-            return _read_messages(conn.execute(sql, params), query.max_bytes)
+            return read_messages(conn.execute(sql, params), query.max_bytes)
 
         return await self._query(read)
 
     async def context_windows(self, tenant: str, requests: Sequence[WindowRequest]) -> list[Window]:
         # One trip to a reader for all windows of a search (storage/sqlite/windows.py).
-        return await self._query(windows.read, tenant, requests, MESSAGE_COLUMNS, _row_to_message)
+        return await self._query(windows.read, tenant, requests, MESSAGE_COLUMNS, row_to_message)
 
     async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
         # Every filter is part of the query, so the LIMIT counts only matches: the
@@ -691,7 +668,7 @@ class SqliteStore(Store):
         params.append(query.limit)
 
         def read(conn: sqlite3.Connection) -> list[SessionMessage]:
-            found = (SessionMessage(row[0], _row_to_message(row[1:])) for row in conn.execute(sql, params))
+            found = (SessionMessage(row[0], row_to_message(row[1:])) for row in conn.execute(sql, params))
             return read_within(found, query.max_bytes, lambda found: found.message.stored_bytes)[::-1]
 
         return await self._query(read)
@@ -869,7 +846,7 @@ class SqliteStore(Store):
         self, tenant: str, session_id: str, n: int, now: int, max_bytes: int | None = None
     ) -> tuple[list[Message], bool]:
         def tx(conn: sqlite3.Connection) -> tuple[list[Message], bool]:
-            newest = _read_messages(conn.execute(NEWEST_UNARCHIVED, (tenant, session_id, n)), max_bytes)
+            newest = read_messages(conn.execute(NEWEST_UNARCHIVED, (tenant, session_id, n)), max_bytes)
             popped, truncated = store_rules.popped(newest, n, max_bytes)
             if popped:
                 seqs = [m.seq for m in popped]
@@ -1132,7 +1109,7 @@ class SqliteStore(Store):
                 f" ORDER BY seq {order} LIMIT ?",
                 (tenant, session_id, from_seq, to_seq, limit),
             ).fetchall()
-            messages = [_row_to_message(r) for r in rows]
+            messages = [row_to_message(r) for r in rows]
             return messages[::-1] if newest_first else messages
 
         # A few rows (the synchronizer's reads of a message or two per session, a slice's
@@ -1161,8 +1138,6 @@ class SqliteStore(Store):
 
     # -- export and import (domain/transfer.py) ---------------------------------
     def snapshot(self) -> SqliteSnapshot:
-        from memoryd.storage.sqlite.snapshot import SqliteSnapshot
-
         return SqliteSnapshot(self._path)
 
     async def import_session(self, tenant: str, record: SessionRecord, now: int) -> bool:
