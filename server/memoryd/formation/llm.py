@@ -92,6 +92,20 @@ class ChatModel(Protocol):
     async def close(self) -> None: ...
 
 
+_VALIDATORS: dict[int, Any] = {}
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    """A validator per schema (the strategies' schemas are module constants), the schema
+    itself checked once: jsonschema.validate checks it against the metaschema every call."""
+    validator = _VALIDATORS.get(id(schema))
+    if validator is None or validator.schema is not schema:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        validator = _VALIDATORS[id(schema)] = cls(schema)
+    return validator
+
+
 def parse_answer(content: str | None, schema: Mapping[str, Any]) -> dict[str, Any]:
     """The answer's JSON object, checked against `schema`; LlmFailed(INVALID_ANSWER) otherwise."""
     if not content:
@@ -100,12 +114,11 @@ def parse_answer(content: str | None, schema: Mapping[str, Any]) -> dict[str, An
         data = json.loads(content)
     except ValueError:
         raise LlmFailed(INVALID_ANSWER, "not JSON") from None
-    try:
-        jsonschema.validate(data, schema)
-    except jsonschema.ValidationError as error:
+    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(data))
+    if error is not None:
         # The path, not the offending value (it may quote message text).
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise LlmFailed(INVALID_ANSWER, f"schema violation at {where}: {error.validator}") from None
+        raise LlmFailed(INVALID_ANSWER, f"schema violation at {where}: {error.validator}")
     if not isinstance(data, dict):
         raise LlmFailed(INVALID_ANSWER, "not an object")
     return data
