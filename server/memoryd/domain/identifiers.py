@@ -29,12 +29,12 @@ import re
 import unicodedata
 
 
-def _invisible_characters() -> re.Pattern[str]:
-    """Every code point of Unicode categories Cc, Cf, Zl and Zp."""
+def _category_class(categories: tuple[str, ...]) -> re.Pattern[str]:
+    """A character class of every code point of these Unicode categories."""
     ranges: list[tuple[int, int]] = []
-    for plane_start, plane_end in ((0, 0x2FFFF), (0xE0000, 0xE0FFF)):  # no such characters elsewhere
+    for plane_start, plane_end in ((0, 0x2FFFF), (0xE0000, 0xE0FFF)):  # no Cc, Cf, Zl or Zp elsewhere
         for code in range(plane_start, plane_end + 1):
-            if unicodedata.category(chr(code)) in ("Cc", "Cf", "Zl", "Zp"):
+            if unicodedata.category(chr(code)) in categories:
                 if ranges and ranges[-1][1] == code - 1:
                     ranges[-1] = (ranges[-1][0], code)
                 else:
@@ -43,14 +43,12 @@ def _invisible_characters() -> re.Pattern[str]:
     return re.compile(f"[{body}]")
 
 
-INVISIBLE = _invisible_characters()
+INVISIBLE = _category_class(("Cc", "Cf", "Zl", "Zp"))
 # Letters and marks that print as nothing (default-ignorable or blank by design).
 BLANK = re.compile(
     "[\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0\ufff0-\ufff8\U000e0000-\U000e00ff\U000e01f0-\U000e0fff]"
 )
 VARIATION_SELECTORS = re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
-# Anything beyond printable ASCII: only then are the per-character rules below needed.
-_NOT_ASCII = re.compile("[^\x20-\x7e]")
 
 INVISIBLE_PROBLEM = "must not contain control, zero-width, bidi-control or other invisible characters"
 SPACE_PROBLEM = "must not contain spaces other than the ASCII space (no NBSP, ideographic or other Unicode spaces)"
@@ -64,7 +62,10 @@ def id_problem(value: str, max_length: int) -> str | None:
     it is a good id. `max_length` counts characters (code points)."""
     if len(value) > max_length:
         return f"must be at most {max_length} characters"
-    if _NOT_ASCII.search(value):
+    if value.isascii():
+        if not value.isprintable():  # an ASCII control (C0, DEL)
+            return INVISIBLE_PROBLEM
+    else:
         if INVISIBLE.search(value):
             return INVISIBLE_PROBLEM
         if BLANK.search(value):
@@ -74,7 +75,7 @@ def id_problem(value: str, max_length: int) -> str | None:
             category = unicodedata.category(ch)
             if category == "Zs" and ch != " ":
                 return SPACE_PROBLEM
-            if category[0] == "M":
+            if category[0] == "M":  # a mark must follow what it can modify
                 selector = VARIATION_SELECTORS.match(ch) is not None
                 if previous in ("", "Zs") or (selector and previous[0] == "M"):
                     return MARK_PROBLEM
