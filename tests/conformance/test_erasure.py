@@ -8,12 +8,12 @@ import json
 
 from memoryd.domain import erasure, published
 from memoryd.domain.entries import Entries
+from memoryd.domain.hooks import MessageHooks
 from memoryd.domain.limits import Limits
 from memoryd.domain.memory import Memory
-from memoryd.domain.models import EventDraft, EventType
+from memoryd.domain.models import EventDraft, EventType, now_ms
 from memoryd.domain.retention import DAY_MS, Policy, Retention, Settings
 from memoryd.domain.sessions import SessionAttributes, SessionUpdate
-from memoryd.domain.hooks import MessageHooks
 from memoryd.domain.summaries import Summaries
 from tests.conformance.test_messages import msg
 from tests.conformance.test_metadata_events import events_of
@@ -37,6 +37,9 @@ async def fill(memory: Memory, store, tenant: str, user: str, mark: str) -> None
         await memory.save_metadata(tenant, "notes", sid, {"n": n})
     await memory.save_metadata(tenant, f"users/{user}/prefs", f"key-{mark}", {"x": 1})
     await Entries(store, memory.limits).save(tenant, user, f"entry-{mark}", [])
+    # Formed memory about the user (formation/): tenant-wide events that name it.
+    profile = EventDraft(T.MEMORY_FORMED, "", {"kind": "profile", "id": user, "user_id": user})
+    await store.publish(tenant, profile, now_ms())
 
 
 def text_of(events) -> str:
@@ -59,9 +62,27 @@ async def test_forget_user_redacts_the_users_events_in_place_and_leaves_the_othe
         (e.seq, e.type, e.session_id, e.time) for e in before
     ]
     text = text_of(after)
-    for personal in ("u2zz", "label-mark2", "agent-mark2", "by-mark2", "why-mark2", "phase-mark2", "err-mark2", "key-mark2"):
+    for personal in (
+        "u2zz",
+        "label-mark2",
+        "agent-mark2",
+        "by-mark2",
+        "why-mark2",
+        "phase-mark2",
+        "err-mark2",
+        "key-mark2",
+    ):
         assert personal not in text, personal
-    for kept in ("u1zz", "label-mark1", "agent-mark1", "by-mark1", "why-mark1", "phase-mark1", "err-mark1", "key-mark1"):
+    for kept in (
+        "u1zz",
+        "label-mark1",
+        "agent-mark1",
+        "by-mark1",
+        "why-mark1",
+        "phase-mark1",
+        "err-mark1",
+        "key-mark1",
+    ):
         assert kept in text, kept
     # The other user's events are exactly as they were.
     theirs = [e for e in before if e.user_id == "u1zz" or "u1zz" in json.dumps(e.payload)]
@@ -73,6 +94,8 @@ async def test_forget_user_redacts_the_users_events_in_place_and_leaves_the_othe
     assert updated and all(e.payload == {"attributes": {}} and e.user_id == "" for e in updated)
     appended = [e for e in after if e.type == T.MESSAGES_APPENDED and e.session_id.startswith("mark2")]
     assert appended and all(e.user_id == "" and e.payload["messages"][0]["id"] for e in appended)
+    formed = [e.payload for e in after if e.type == T.MEMORY_FORMED]
+    assert sorted(formed, key=len) == [{"kind": "profile"}, {"kind": "profile", "id": "u1zz", "user_id": "u1zz"}]
 
     # Again: nothing left to redact, nothing changes.
     await memory.forget_user(tenant, "u2zz")

@@ -12,15 +12,13 @@ import uuid
 from pathlib import Path
 
 import grpc
-import pytest
 
 from memoryd.app import start
 from memoryd.config import Config
 from memoryd.v1 import entry_service_pb2 as epb
 from memoryd.v1 import event_service_pb2 as evpb
-from memoryd.v1 import event_service_pb2_grpc
+from memoryd.v1 import event_service_pb2_grpc, message_pb2
 from memoryd.v1 import memory_service_pb2 as mpb
-from memoryd.v1 import message_pb2
 from memoryd.v1 import metadata_service_pb2 as dpb
 from memoryd.v1 import summary_service_pb2 as spb
 from memoryd.v1 import vector_service_pb2 as vpb
@@ -47,7 +45,9 @@ async def fill(stubs: Stubs, events, m: dict[str, str], prefix: str, sessions: i
             mpb.SaveMessagesRequest(session_id=sid, messages=messages, session_attributes=attributes)
         )
         await stubs.metadata.SaveMetadata(dpb.SaveMetadataRequest(namespace="notes", key=sid, data={"v": m["meta"]}))
-        await stubs.summaries.SaveSummary(spb.SaveSummaryRequest(session_id=sid, from_seq=1, to_seq=2, text=m["summary"]))
+        await stubs.summaries.SaveSummary(
+            spb.SaveSummaryRequest(session_id=sid, from_seq=1, to_seq=2, text=m["summary"])
+        )
         points = [
             vpb.VectorPoint(
                 model_id=MODEL, vector=unit(10.0 * i), session_id=sid, message_id=msg.id, timestamp=msg.timestamp,
@@ -57,9 +57,13 @@ async def fill(stubs: Stubs, events, m: dict[str, str], prefix: str, sessions: i
         ]  # fmt: skip
         await stubs.vectors.UpsertVectors(vpb.UpsertVectorsRequest(points=points))
         await events.PublishEvent(
-            evpb.PublishEventRequest(session_id=sid, compress_requested={"requested_by": m["event"], "reason": m["event"]})
+            evpb.PublishEventRequest(
+                session_id=sid, compress_requested={"requested_by": m["event"], "reason": m["event"]}
+            )
         )
-    await stubs.entries.SaveEntry(epb.SaveEntryRequest(scope=user, text=m["entry"], embedding=unit(45.0), model_id=MODEL))
+    await stubs.entries.SaveEntry(
+        epb.SaveEntryRequest(scope=user, text=m["entry"], embedding=unit(45.0), model_id=MODEL)
+    )
 
 
 def hits(root: Path, needles: dict[str, str]) -> dict[str, list[str]]:

@@ -23,7 +23,9 @@ async def test_forget_user_with_short_deadlines_always_finishes(serve):
                 mpb.SaveMessagesRequest(session_id=f"s{n}", messages=messages, session_attributes=attributes)
             )
         for start in range(0, BIG, 500):
-            messages = [message_pb2.Message(role="user", content=f"big {i}") for i in range(start, min(BIG, start + 500))]
+            messages = [
+                message_pb2.Message(role="user", content=f"big {i}") for i in range(start, min(BIG, start + 500))
+            ]
             await stubs.memory.SaveMessages(
                 mpb.SaveMessagesRequest(session_id="big", messages=messages, session_attributes=attributes)
             )

@@ -32,11 +32,17 @@ async def test_writes_keyed_by_a_session_keep_it_from_retention(serve):
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
         events = event_service_pb2_grpc.EventServiceStub(channel)
         try:
-            await events.PublishEvent(evpb.PublishEventRequest(session_id="event", compress_requested={"requested_by": "x"}))
+            await events.PublishEvent(
+                evpb.PublishEventRequest(session_id="event", compress_requested={"requested_by": "x"})
+            )
         finally:
             await channel.close()
-        await stubs.summaries.SaveSummary(spb.SaveSummaryRequest(session_id="summary", from_seq=1, to_seq=2, text="recap"))
-        point = vpb.VectorPoint(model_id=MODEL, vector=unit(0.0), session_id="vectors", timestamp=at, role="user", text="t")
+        await stubs.summaries.SaveSummary(
+            spb.SaveSummaryRequest(session_id="summary", from_seq=1, to_seq=2, text="recap")
+        )
+        point = vpb.VectorPoint(
+            model_id=MODEL, vector=unit(0.0), session_id="vectors", timestamp=at, role="user", text="t"
+        )
         await stubs.vectors.UpsertVectors(vpb.UpsertVectorsRequest(points=[point]))
         await stubs.metadata.SaveMetadata(dpb.SaveMetadataRequest(namespace="notes", key="metadata", data={"n": 1}))
 

@@ -38,6 +38,8 @@ from memoryd.domain.models import Event, EventType
 SESSION_EVENT_TYPES = (EventType.COMPRESS_REQUESTED, EventType.COMPRESS_PROGRESS, EventType.SESSION_UPDATED)
 # Tenant-wide types whose payload names a record (a user's namespace, an entry scope).
 RECORD_EVENT_TYPES = (EventType.METADATA_CHANGED, EventType.ENTRY_CHANGED)
+# Formed memory's events (formation/): their payload names the user the record is about.
+MEMORY_EVENT_TYPES = (EventType.MEMORY_FORMED, EventType.MEMORY_SUPERSEDED, EventType.MEMORY_REMOVED)
 
 
 def redacted_payload(event_type: EventType, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -53,6 +55,9 @@ def redacted_payload(event_type: EventType, payload: Mapping[str, Any]) -> dict[
             return {"namespace": "", "key": "", "deleted": bool(payload.get("deleted"))}
         case EventType.ENTRY_CHANGED:
             return {"scope": "", "entry_id": "", "deleted": bool(payload.get("deleted"))}
+        case EventType.MEMORY_FORMED | EventType.MEMORY_SUPERSEDED | EventType.MEMORY_REMOVED:
+            # The record's id is the user id for a profile: ids go with the user.
+            return {k: v for k, v in payload.items() if k in ("kind", "reason")}
     return dict(payload)
 
 
@@ -60,12 +65,14 @@ def redacted_payload(event_type: EventType, payload: Mapping[str, Any]) -> dict[
 class UserRedaction:
     """The tenant-wide events about a user's own records (Store.redact_events): metadata-changed
     of a namespace starting with one of `namespace_prefixes`, or equal to one of `namespaces`,
-    or of one of the (namespace, key) `records`; entry-changed of one of `entry_scopes`."""
+    or of one of the (namespace, key) `records`; entry-changed of one of `entry_scopes`; the
+    formed-memory events (MEMORY_EVENT_TYPES) about `memory_user`."""
 
     namespace_prefixes: tuple[str, ...] = ()
     namespaces: tuple[str, ...] = ()
     records: tuple[tuple[str, str], ...] = ()
     entry_scopes: tuple[str, ...] = ()
+    memory_user: str = ""
 
     def matches(self, event: Event) -> bool:
         """Whether `event` is one of them (the stores select by index; this is the rule)."""
@@ -79,6 +86,8 @@ class UserRedaction:
             )
         if event.type is EventType.ENTRY_CHANGED:
             return str(payload.get("scope") or "") in self.entry_scopes
+        if event.type in MEMORY_EVENT_TYPES:
+            return bool(self.memory_user) and payload.get("user_id") == self.memory_user
         return False
 
 

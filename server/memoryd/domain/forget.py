@@ -73,7 +73,9 @@ def combined_vectors(results: Sequence[ClearResult], has_vector_store: bool) -> 
     deferred), the points removed summed, the first error."""
     if not results:
         outcome = ClearOutcome.CLEARED if has_vector_store else ClearOutcome.SKIPPED
-        return ClearResult(ClearTarget.VECTORS, outcome, error="" if has_vector_store else "no vector store is configured")
+        return ClearResult(
+            ClearTarget.VECTORS, outcome, error="" if has_vector_store else "no vector store is configured"
+        )
     worst = min(results, key=lambda r: _SEVERITY.index(r.outcome))
     error = next((r.error for r in results if r.error), "")
     return ClearResult(ClearTarget.VECTORS, worst.outcome, sum(r.removed_count for r in results), error)
@@ -165,7 +167,13 @@ class Pace:
 
 
 async def _forget_owned(
-    store: Store, hooks: MessageHooks, tenant: str, user_id: str, session_id: str, batch: int, pace: Pace,
+    store: Store,
+    hooks: MessageHooks,
+    tenant: str,
+    user_id: str,
+    session_id: str,
+    batch: int,
+    pace: Pace,
     forgotten: Forgotten,
 ) -> bool:
     """Forget one of the user's sessions, its messages first in batches while it holds more
@@ -179,7 +187,9 @@ async def _forget_owned(
             if info is None or info.attributes.user_id != user_id:
                 return True  # no longer the user's (forgotten meanwhile)
             if info.message_count <= batch:
-                session = await forget_session(store, hooks, tenant, session_id, SessionGuard(user_id=user_id), now_ms())
+                session = await forget_session(
+                    store, hooks, tenant, session_id, SessionGuard(user_id=user_id), now_ms()
+                )
                 if session is not None:
                     forgotten.add(session)
                 return True
@@ -215,4 +225,5 @@ def user_redaction(user_id: str, entry_scope: str) -> erasure.UserRedaction:
         namespaces=(entries.entries_namespace(entry_scope),),
         records=((entries.COUNTER_NAMESPACE, entries.counter_key(entry_scope)),),
         entry_scopes=(entry_scope,),
+        memory_user=user_id,
     )

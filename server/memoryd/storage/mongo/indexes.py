@@ -64,6 +64,7 @@ INDEXES: dict[str, list[IndexModel]] = {
         _index("events_session", "tenant", "session_id", "seq"),
         _index("events_record_namespace", "tenant", "type", "payload.namespace"),
         _index("events_entry_scope", "tenant", "type", "payload.scope"),
+        _index("events_memory_user", "tenant", "type", "payload.user_id"),
     ],
     EVENT_LOG: [_index("event_log_tenant", "tenant", unique=True)],
 }

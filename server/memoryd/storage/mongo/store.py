@@ -116,7 +116,9 @@ RECENT_NEWEST_FIRST = [("timestamp", DESCENDING), ("session_id", DESCENDING), ("
 _SESSION_EVENT_TYPES = [int(t) for t in erasure.SESSION_EVENT_TYPES]
 
 
-async def _touch(db: AsyncDatabase, s: AsyncClientSession | None, tenant: str, session_ids: Sequence[str], now: int) -> None:
+async def _touch(
+    db: AsyncDatabase, s: AsyncClientSession | None, tenant: str, session_ids: Sequence[str], now: int
+) -> None:
     """A write keyed by these sessions: their last write (retention's idle) is now, never earlier."""
     if session_ids:
         await db[SESSIONS].update_many(
@@ -126,7 +128,9 @@ async def _touch(db: AsyncDatabase, s: AsyncClientSession | None, tenant: str, s
         )
 
 
-async def _write_redacted(db: AsyncDatabase, s: AsyncClientSession, tenant: str, docs: Sequence[dict[str, Any]]) -> None:
+async def _write_redacted(
+    db: AsyncDatabase, s: AsyncClientSession, tenant: str, docs: Sequence[dict[str, Any]]
+) -> None:
     """Rewrite event documents (seq, type, payload) as erasure.redacted_payload leaves them, owner unstamped."""
     if docs:
         await db[EVENTS].bulk_write(
@@ -908,7 +912,8 @@ class MongoStore(Store):
                     await self._store_owner(db, s, tenant, session_id, owner)
             if clearing.redact_events:
                 erasable = {"$or": [{"user_id": {"$nin": ["", None]}}, {"type": {"$in": _SESSION_EVENT_TYPES}}]}
-                found = db[EVENTS].find({**session_filter, **erasable}, {"_id": 0, "seq": 1, "type": 1, "payload": 1}, session=s)
+                fields = {"_id": 0, "seq": 1, "type": 1, "payload": 1}
+                found = db[EVENTS].find({**session_filter, **erasable}, fields, session=s)
                 await _write_redacted(db, s, tenant, [d async for d in found])
             drafts = store_rules.session_cleared_events(session_id, removed, clearing.targets, records, attributes, after)
             await self._append_events(db, s, tenant, drafts, now)
@@ -1124,6 +1129,9 @@ class MongoStore(Store):
         selects += [{"type": 8, "payload.namespace": name} for name in redaction.namespaces]
         selects += [{"type": 8, "payload.namespace": n, "payload.key": k} for n, k in redaction.records]
         selects += [{"type": 13, "payload.scope": scope} for scope in redaction.entry_scopes]
+        if redaction.memory_user:
+            memory = [int(t) for t in erasure.MEMORY_EVENT_TYPES]
+            selects.append({"type": {"$in": memory}, "payload.user_id": redaction.memory_user})
 
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> int:
             docs: dict[int, dict[str, Any]] = {}

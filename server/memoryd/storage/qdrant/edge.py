@@ -583,7 +583,8 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         if pair.build is not None or time.monotonic() < pair.next_build or self._low_on_space():
             return
         if pair.state.purge and (pair.erase_since is None or time.monotonic() - pair.erase_since >= self.erase_seconds):
-            pair.build = asyncio.create_task(self._build_in_background(pair, True), name=f"qdrant-edge-erase-{pair.space}")
+            name = f"qdrant-edge-erase-{pair.space}"
+            pair.build = asyncio.create_task(self._build_in_background(pair, True), name=name)
             return
         handle = pair.serving
         waiting = await self._run(engine.unindexed, handle.shard, budget=None, handle=handle)

@@ -149,4 +149,6 @@ CREATE INDEX IF NOT EXISTS events_namespace ON events (tenant, json_extract(payl
     WHERE type = 8;
 CREATE INDEX IF NOT EXISTS events_scope ON events (tenant, json_extract(payload, '$.scope'))
     WHERE type = 13;
+CREATE INDEX IF NOT EXISTS events_memory_user ON events (tenant, json_extract(payload, '$.user_id'))
+    WHERE type IN (15, 16, 17);
 """

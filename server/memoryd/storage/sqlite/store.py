@@ -167,8 +167,8 @@ def _touch(conn: sqlite3.Connection, tenant: str, session_ids: Sequence[str], no
     """A write keyed by these sessions: their last write (retention's idle) is now, never earlier."""
     if session_ids:
         conn.execute(
-            f"UPDATE sessions SET last_activity = ? WHERE tenant = ? AND session_id IN ({_placeholders(len(session_ids))})"
-            " AND last_activity < ?",
+            "UPDATE sessions SET last_activity = ? WHERE tenant = ?"
+            f" AND session_id IN ({_placeholders(len(session_ids))}) AND last_activity < ?",
             (now, tenant, *session_ids, now),
         )
 
@@ -958,7 +958,11 @@ class SqliteStore(Store):
             (f"type = 8 AND {namespace} = ? AND json_extract(payload, '$.key') = ?", record)
             for record in redaction.records
         ]
-        selects += [("type = 13 AND json_extract(payload, '$.scope') = ?", (scope,)) for scope in redaction.entry_scopes]
+        scope = "type = 13 AND json_extract(payload, '$.scope') = ?"
+        selects += [(scope, (name,)) for name in redaction.entry_scopes]
+        if redaction.memory_user:
+            memory = "type IN (15, 16, 17) AND json_extract(payload, '$.user_id') = ?"
+            selects.append((memory, (redaction.memory_user,)))
 
         def tx(conn: sqlite3.Connection) -> int:
             rows: dict[int, tuple[int, int, str]] = {}

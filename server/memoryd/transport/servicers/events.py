@@ -26,7 +26,8 @@ class _Responses:
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._items: collections.OrderedDict[tuple[str, int], tuple[Event, pb.WatchResponse]] = collections.OrderedDict()
+        self._items: collections.OrderedDict[tuple[str, int], tuple[Event, pb.WatchResponse]]
+        self._items = collections.OrderedDict()
 
     def of(self, event: Event) -> pb.WatchResponse:
         key = (event.tenant, event.seq)
