@@ -205,3 +205,21 @@ async def test_async_methods_on_a_memory_client(client: MemoryClient, saver: Mem
         async_saver.get_tuple(config)
     await graph.ainvoke({"messages": ["back"]}, config)
     assert (await asyncio.to_thread(async_saver.get_tuple, config)).checkpoint["id"]  # from another thread
+
+
+def test_copy_thread_and_delete_for_runs(saver: MemorydSaver) -> None:
+    graph = chat_graph(saver)
+    source, first_run, second_run = thread(), str(uuid.uuid4()), str(uuid.uuid4())
+    for text, run in (("one", first_run), ("two", second_run)):  # configurable keys become metadata
+        graph.invoke({"messages": [text]}, {"configurable": {**source["configurable"], "run_id": run}})
+    copy = thread()
+    saver.copy_thread(source["configurable"]["thread_id"], copy["configurable"]["thread_id"])
+    assert history(graph, copy) == history(graph, source)  # the whole chain, values and all
+    assert graph.get_state(copy).values == {"messages": ["one", "echo one", "two", "echo two"]}
+
+    saver.delete_for_runs([second_run])
+    left = list(saver.list(source))
+    assert left and {t.metadata["run_id"] for t in left} == {first_run}
+    assert graph.get_state(source).values == {"messages": ["one", "echo one"]}  # the newest left
+    # Run ids are global: the copy's checkpoints of that run went too, the rest stays.
+    assert {t.metadata["run_id"] for t in saver.list(copy)} == {first_run}

@@ -180,6 +180,8 @@ async def patient(call):
     return await call()
 
 
+# 200 transactions into one tenant: about a minute on SecantusDB alone, more on a busy machine.
+@pytest.mark.timeout(600)
 async def test_200_concurrent_writers_end_with_the_final_state(store, tenant):
     """Distinct texts, equal keys, forgets and saves into one scope at once: nothing fails for
     another's sake, and the scope holds exactly what the writes imply."""
@@ -210,6 +212,8 @@ async def test_200_concurrent_writers_end_with_the_final_state(store, tenant):
     }
 
 
+# 200 transactions into one tenant: about a minute on SecantusDB alone, more on a busy machine.
+@pytest.mark.timeout(600)
 async def test_concurrent_saves_fill_a_scope_exactly(store, tenant):
     entries = Entries(store, LIMITS, capacity=30)
     results = await asyncio.gather(

@@ -194,6 +194,18 @@ class MemorydSaver(BaseCheckpointSaver[str]):
     async def adelete_thread(self, thread_id: str) -> None:
         await self._async(self._delete_thread(thread_id))
 
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._sync(self._copy_thread(source_thread_id, target_thread_id))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._async(self._copy_thread(source_thread_id, target_thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._sync(self._delete_for_runs(run_ids))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._async(self._delete_for_runs(run_ids))
+
     def get_next_version(self, current: str | None, channel: None) -> str:
         """InMemorySaver's versions: a counter, then a random part (ordered as strings)."""
         if current is None:
@@ -349,6 +361,49 @@ class MemorydSaver(BaseCheckpointSaver[str]):
                     continue
                 found.append((yield from self._tuple(record, None)))
         return found
+
+    def _copy_thread(self, source: str, target: str) -> Program[None]:
+        """Every record of the source thread, under the target's namespaces: its whole parent
+        chain, channel values and pending writes (the checkpoints name the target thread)."""
+        prefix, into = self._thread(source), self._thread(target)
+        for namespace in (yield from every("list_namespaces", "namespaces", prefix, page_size=1000)):
+            for record in (yield from every("list_metadata", "entries", namespace, page_size=1000)):
+                data = json_format.MessageToDict(record.data)
+                if "thread_id" in data and "checkpoint" in data:
+                    data["thread_id"] = target
+                yield rpc.save_metadata(into + namespace[len(prefix) :], record.key, data)
+        return None
+
+    def _delete_for_runs(self, run_ids: Sequence[str]) -> Program[None]:
+        """The checkpoints whose metadata names one of the runs, with their pending writes, in
+        every thread and namespace; each namespace's newest id then names what is left."""
+        wanted = set(run_ids)
+        if not wanted:
+            return None
+        for namespace in (yield from every("list_namespaces", "namespaces", self.root, page_size=1000)):
+            labels = namespace[len(self.root) :].split(".")
+            if labels[1:2] != ["c"]:
+                continue
+            records = yield from every("list_metadata", "entries", namespace, page_size=1000)
+            gone = set()
+            for record in records:
+                metadata = self.serde.loads_typed(_untyped(record.data.fields["metadata"]))
+                if metadata.get("run_id") in wanted:
+                    fields = record.data.fields
+                    thread_id, ns = fields["thread_id"].string_value, fields["checkpoint_ns"].string_value
+                    yield rpc.delete_metadata(namespace, record.key)
+                    writes = self._writes(thread_id, ns, record.key)
+                    for write in (yield from every("list_metadata", "entries", writes, page_size=1000)):
+                        yield rpc.delete_metadata(writes, write.key)
+                    gone.add(record.key)
+            if gone:
+                thread_ns = self.root + labels[0] + ".l"
+                left = [r.key for r in records if r.key not in gone]
+                if left:
+                    yield rpc.save_metadata(thread_ns, labels[2], {"id": max(left)})
+                else:
+                    yield rpc.delete_metadata(thread_ns, labels[2])
+        return None
 
     def _delete_thread(self, thread_id: str) -> Program[None]:
         namespaces = yield from every("list_namespaces", "namespaces", self._thread(thread_id), page_size=1000)
