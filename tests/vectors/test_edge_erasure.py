@@ -14,7 +14,7 @@ from pathlib import Path
 from memoryd.domain.vectors import VectorPoint, VectorRecord, VectorSelector
 from memoryd.storage.qdrant import edge_build
 from memoryd.storage.qdrant.edge import EdgeIndex
-from tests.vectors.test_edge import DIMS, MODEL, count, nearest, random_vector
+from tests.vectors.test_edge import MODEL, count, nearest, random_vector
 
 
 def texts(rng: random.Random, session: str, marker: str, n: int) -> list[VectorPoint]:
