@@ -29,7 +29,10 @@ from tests.processes import MemorydServer, ServerProcess
 from tests.vectors.test_embedder import EmbeddingHandler
 
 ACME, GLOBEX = "token-acme-0123456789", "token-globex-0123456789"
-TOOLS = {"memory_save", "memory_search", "memory_forget", "history", "recall", "assemble_context"}
+TOOLS = {
+    "memory_save", "memory_search", "memory_forget", "history", "recall", "assemble_context",
+    "user_profile", "user_facts",
+}  # fmt: skip
 BIN = Path(sys.executable).parent
 
 
@@ -108,6 +111,9 @@ async def exercise_every_tool(session: ClientSession, memoryd: MemorydServer, to
 
     assert await call(session, "memory_forget", scope=scope, entry_id=entry_id) == {"forgotten": True}
     assert (await call(session, "memory_search", scope=scope, query="tea"))["hits"] == []
+    # Formation is off on this server: no profile, no facts (tests/formation has them formed).
+    assert await call(session, "user_profile", user_id="nobody") == {"profile": None}
+    assert await call(session, "user_facts", user_id="nobody", include_superseded=True) == {"facts": []}
 
 
 async def test_every_tool_over_stdio_with_the_token_from_the_environment(secured: MemorydServer):
@@ -172,7 +178,7 @@ async def test_every_integer_argument_is_refused_past_its_bound_with_its_name(se
         # The bound is the field's: the largest int64 is accepted by the tool and answered by memoryd.
         context = await call(session, "assemble_context", session_id="bounds", budget_chars=2**63 - 1)
         assert context["messages"] == []
-    assert driven == {"memory_search.limit", "history.limit", "recall.top_k",
+    assert driven == {"memory_search.limit", "history.limit", "recall.top_k", "user_facts.limit",
                       "assemble_context.budget_chars", "assemble_context.recent_raw_n"}
 
 

@@ -180,3 +180,36 @@ async def test_formation_off_says_so(tmp_path):
             assert not (await formation.ListFacts(fpb.ListFactsRequest(user_id="alice"))).facts
     finally:
         await app.stop(0)
+
+
+async def test_the_python_clients_read_formed_memory(tmp_path):
+    from memoryd_client import MemoryClient, SyncMemoryClient, message, session_attributes
+
+    with ScriptedLLM(Model()) as llm:
+        app = await start(config(tmp_path, llm_url=llm.url, llm_model=llm.model))
+        try:
+            async with MemoryClient(f"127.0.0.1:{app.port}") as client:
+                wrote = await client.save_messages(
+                    "s1",
+                    [message("user", "my city is Paris"), message("user", "my food is rice")],
+                    attributes=session_attributes("alice"),
+                )
+                await client.wait_for_formation(wrote.event_seq, timeout_ms=20_000)
+                facts = [f async for f in client.iter_facts("alice", page_size=1)]
+                assert sorted(f.text for f in facts) == ["user's city is Paris", "user's food is rice"]
+                fixed = await client.update_fact("alice", facts[0].id, "user's city is Lyon")
+                assert fixed.corrected
+                assert (await client.get_profile("alice")) is not None
+                assert await client.get_profile("nobody") is None
+                assert (await client.get_formation_status()).enabled
+
+            def sync_calls(port: int) -> tuple[int, bool]:
+                with SyncMemoryClient(f"127.0.0.1:{port}") as sync:
+                    listed = sync.list_facts("alice", include_superseded=True).facts
+                    return len(listed), sync.delete_fact("alice", listed[0].id)
+
+            import asyncio
+
+            assert await asyncio.to_thread(sync_calls, app.port) == (2, True)
+        finally:
+            await app.stop(0)

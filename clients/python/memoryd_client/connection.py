@@ -14,6 +14,7 @@ from memoryd.v1 import (
     entry_service_pb2_grpc,
     event_pb2,
     event_service_pb2_grpc,
+    formation_service_pb2_grpc,
     memory_service_pb2_grpc,
     metadata_service_pb2_grpc,
     summary_service_pb2_grpc,
@@ -95,6 +96,7 @@ class Connection(Methods):
         self.vectors = vector_service_pb2_grpc.VectorServiceStub(channel)
         self.summaries = summary_service_pb2_grpc.SummaryServiceStub(channel)
         self.entries = entry_service_pb2_grpc.EntryServiceStub(channel)
+        self.formation = formation_service_pb2_grpc.FormationServiceStub(channel)
 
     def _open_channel(
         self, target: str, credentials: grpc.ChannelCredentials | None, options: list[tuple[str, Any]]

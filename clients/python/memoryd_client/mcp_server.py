@@ -58,7 +58,9 @@ INSTRUCTIONS = (
     "memoryd keeps an agent's memory. Long-term facts live in scopes (for example a user id): "
     "memory_save stores one, memory_search finds them, memory_forget deletes one by id. "
     "Conversations live in sessions: history reads the newest messages, assemble_context builds "
-    "a prompt-sized context (summary + recent messages), recall searches past messages by keywords and meaning."
+    "a prompt-sized context (summary + recent messages), recall searches past messages by keywords and meaning. "
+    "When the server forms memory (docs/MEMORY.md), user_profile reads a user's profile and user_facts "
+    "the facts formed about the user."
 )
 SCOPES = {
     "all": vector_service_pb2.RECALL_SCOPE_ALL,
@@ -100,7 +102,7 @@ def refuse_unknown_arguments(server: MCPServer) -> None:
     and its input schema says so (`additionalProperties: false`)."""
     for tool in server._tool_manager.list_tools():
         model = tool.fn_metadata.arg_model
-        config = ConfigDict(**{**model.model_config, "extra": "forbid"})  # type: ignore[typeddict-item]
+        config = ConfigDict(**{**model.model_config, "extra": "forbid"})
         strict = type(model.__name__, (model,), {"model_config": config})
         tool.fn_metadata.arg_model = strict
         tool.parameters["additionalProperties"] = False
@@ -237,6 +239,28 @@ def build_server(client_for: ClientFor, *, name: str = "memoryd") -> MCPServer:
             session_id, budget_chars=budget_chars, recent_raw_n=recent_raw_n
         )
         return as_json(response)
+
+    @server.tool(annotations=reads)
+    @tool_errors
+    async def user_profile(
+        user_id: Annotated[str, Field(description="The user (a session's owner)")],
+        ctx: Context,
+    ) -> dict[str, Any]:
+        """The profile memoryd formed about a user from their conversations (null when none)."""
+        profile = await client_for(ctx).get_profile(user_id)
+        return {"profile": as_json(profile) if profile is not None else None}
+
+    @server.tool(annotations=reads)
+    @tool_errors
+    async def user_facts(
+        user_id: Annotated[str, Field(description="The user (a session's owner)")],
+        ctx: Context,
+        include_superseded: Annotated[bool, Field(description="Also facts a newer one replaced")] = False,
+        limit: Annotated[int, Field(description="Most facts to return, newest first", ge=1, le=100)] = 20,
+    ) -> dict[str, Any]:
+        """Facts memoryd formed about a user, newest first, each with the messages it came from."""
+        response = await client_for(ctx).list_facts(user_id, include_superseded=include_superseded, page_size=limit)
+        return {"facts": [as_json(f) for f in response.facts]}
 
     refuse_unknown_arguments(server)
     return server

@@ -22,6 +22,7 @@ from memoryd.v1 import (
     entry_service_pb2,
     event_pb2,
     event_service_pb2,
+    formation_service_pb2,
     memory_service_pb2,
     message_pb2,
     metadata_service_pb2,
@@ -694,3 +695,78 @@ class Methods:
         return Call("entries", "ListEntries", request, _response, timeout)
 
     iter_entries: pages[entry_service_pb2.Entry] = pages(list_entries, "entries")
+
+    # -- FormationService (memory the server forms: docs/MEMORY.md) -----------
+
+    @unary
+    def list_facts(
+        self,
+        user_id: str,
+        *,
+        session_id: str = "",
+        include_superseded: bool = False,
+        page_size: int = 100,
+        page_token: str = "",
+        timeout: float | None = None,
+    ) -> Call[formation_service_pb2.ListFactsResponse]:
+        """One page of the facts formed about a user, newest first (`session_id`: only facts
+        from that session; `include_superseded`: superseded ones too, with valid_to)."""
+        request = formation_service_pb2.ListFactsRequest(
+            user_id=user_id,
+            session_id=session_id,
+            include_superseded=include_superseded,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        return Call("formation", "ListFacts", request, _response, timeout)
+
+    iter_facts: pages[formation_service_pb2.Fact] = pages(list_facts, "facts")
+
+    @unary
+    def get_profile(
+        self, user_id: str, *, timeout: float | None = None
+    ) -> Call[formation_service_pb2.UserProfile | None]:
+        """The user's formed profile document, or None when none has formed."""
+        request = formation_service_pb2.GetProfileRequest(user_id=user_id)
+        return Call("formation", "GetProfile", request, lambda r: r.profile if r.HasField("profile") else None, timeout)
+
+    @unary
+    def update_fact(
+        self,
+        user_id: str,
+        fact_id: str,
+        text: str,
+        *,
+        category: str = "",
+        keywords: Sequence[str] = (),
+        event_time: int = 0,
+        timeout: float | None = None,
+    ) -> Call[formation_service_pb2.Fact]:
+        """Corrects a fact (extraction never changes a corrected fact again); the fact as stored."""
+        request = formation_service_pb2.UpdateFactRequest(
+            user_id=user_id, fact_id=fact_id, text=text, category=category, keywords=keywords, event_time=event_time
+        )
+        return Call("formation", "UpdateFact", request, lambda r: r.fact, timeout)
+
+    @unary
+    def delete_fact(self, user_id: str, fact_id: str, *, timeout: float | None = None) -> Call[bool]:
+        """Deletes a fact; True when it existed."""
+        request = formation_service_pb2.DeleteFactRequest(user_id=user_id, fact_id=fact_id)
+        return Call("formation", "DeleteFact", request, lambda r: r.deleted, timeout)
+
+    @unary
+    def wait_for_formation(
+        self, event_seq: int, *, timeout_ms: int = 0, timeout: float | None = None
+    ) -> Call[formation_service_pb2.WaitForFormationResponse]:
+        """Returns once formation has processed the log through `event_seq` (a write's answer):
+        read-your-writes for formed memory. DEADLINE_EXCEEDED (FORMATION_LAGGING) otherwise."""
+        request = formation_service_pb2.WaitForFormationRequest(event_seq=event_seq, timeout_ms=timeout_ms)
+        return Call("formation", "WaitForFormation", request, _response, timeout)
+
+    @unary
+    def get_formation_status(
+        self, *, timeout: float | None = None
+    ) -> Call[formation_service_pb2.GetFormationStatusResponse]:
+        """Per strategy: position, lag, last error, model calls and tokens."""
+        request = formation_service_pb2.GetFormationStatusRequest()
+        return Call("formation", "GetFormationStatus", request, _response, timeout)
