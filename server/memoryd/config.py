@@ -14,6 +14,7 @@ import argparse
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import cast
 
 from memoryd import addresses
 from memoryd.domain import recall, retention
@@ -338,7 +339,7 @@ def _settings() -> list[tuple[str, type, str, bool]]:
 
 
 def _limits() -> list[tuple[str, str, int]]:
-    return [(f.name, f"limit: {f.metadata['help']}", f.default) for f in fields(Limits)]
+    return [(f.name, f"limit: {f.metadata['help']}", cast(int, f.default)) for f in fields(Limits)]
 
 
 SETTINGS_TITLE = "memoryd settings"

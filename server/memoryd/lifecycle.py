@@ -184,7 +184,7 @@ async def export(args: argparse.Namespace, config: config_module.Config) -> int:
     try:
         header, counts = await _with_store(config, job)
         out.flush()
-        if partial is not None:
+        if partial is not None and path is not None:
             os.fsync(out.fileno())
             out.close()
             partial.replace(path)  # only a complete export takes the name asked for

@@ -22,7 +22,7 @@ import threading
 
 import structlog
 
-_SHARED = [
+_SHARED: list[structlog.typing.Processor] = [
     structlog.contextvars.merge_contextvars,
     structlog.stdlib.add_log_level,
     structlog.stdlib.add_logger_name,

@@ -182,7 +182,7 @@ class _Set:
 
     def read_report(self, reader: multiprocessing.connection.Connection) -> int | None:
         """The index of the worker that reported it serves (None: it died first)."""
-        index = self.readers.pop(reader)
+        index: int | None = self.readers.pop(reader)
         try:
             reader.recv()
         except EOFError:
@@ -270,20 +270,22 @@ def _supervise(workers: _Set, stopping: Callable[[], bool]) -> int:
     due: dict[int | str, float] = {}  # worker index, or "companion": when to replace it
     companion = workers.companion
     while not stopping():
-        watched = {p.sentinel: i for i, p in enumerate(workers.processes) if i not in due}
+        watched: dict[int, int | str] = {p.sentinel: i for i, p in enumerate(workers.processes) if i not in due}
         if companion is not None and "companion" not in due:
             watched[companion.sentinel()] = "companion"
         now = time.monotonic()
         timeout = min([0.5, *(max(0.0, t - now) for t in due.values())])
         ready = multiprocessing.connection.wait([*watched, *workers.readers], timeout=timeout)
         for item in ready:
-            if item in workers.readers:
+            if isinstance(item, multiprocessing.connection.Connection):  # a worker reporting it serves
                 index = workers.read_report(item)
                 if index is not None:
                     logger.info("worker replaced", extra={"worker": workers.processes[index].name})
                 continue
+            assert isinstance(item, int)  # a sentinel: a member ended
             which = watched[item]
-            if which == "companion":
+            if isinstance(which, str):  # "companion"
+                assert companion is not None
                 try:
                     output = os.read(item, 4096)
                 except OSError:
@@ -291,11 +293,12 @@ def _supervise(workers: _Set, stopping: Callable[[], bool]) -> int:
                 if output:
                     continue  # something it printed, not its end
                 code = companion.stop()  # (it has exited: this reaps it)
+                name = companion.name
             else:
                 workers.processes[which].join()
                 code = workers.processes[which].exitcode
+                name = workers.processes[which].name
             delay = restarts["companion" if which == "companion" else "worker"].next_delay()
-            name = companion.name if which == "companion" else workers.processes[which].name
             if delay is None:
                 logger.error("exited too often: stopping", extra={"member": name, "code": code, "limit": RESTART_LIMIT})
                 return _stop_all(workers, exit_code=1)
@@ -306,10 +309,10 @@ def _supervise(workers: _Set, stopping: Callable[[], bool]) -> int:
                 continue
             del due[which]
             try:
-                if which == "companion":
-                    companion.start()
-                else:
+                if isinstance(which, int):
                     workers.fork(which)
+                elif companion is not None:
+                    companion.start()
             except OSError as error:
                 logger.error("replacement failed: stopping", extra={"member": str(which), "error": str(error)})
                 return _stop_all(workers, exit_code=1)
@@ -320,7 +323,7 @@ def _stop_all(workers: _Set, *, exit_code: int) -> int:
     """Stop the workers, then the companion (they may still be using it while they stop)."""
     processes = workers.processes
     for process in processes:
-        if process.exitcode is None:
+        if process.exitcode is None and process.pid is not None:
             os.kill(process.pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_S
     for process in processes:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from pymongo.errors import OperationFailure, PyMongoError
 
@@ -35,7 +36,7 @@ NO_CHANGE_STREAMS = frozenset({
 })
 
 # Counter documents are inserted (a tenant's first event) or updated (every later mutation).
-PIPELINE = [
+PIPELINE: list[dict[str, Any]] = [
     {"$match": {"operationType": {"$in": ["insert", "update", "replace"]}}},
     {"$project": {"_id": 1}},
 ]
