@@ -138,14 +138,15 @@ def _key_problem(entry: Any) -> str | None:
         return "not an object"
     if entry.get("use", "sig") != "sig":
         return "not a signing key"
-    if entry.get("kty") not in KEY_TYPES:
+    kty, alg = entry.get("kty"), entry.get("alg")
+    if not isinstance(kty, str) or kty not in KEY_TYPES:
         return "not an asymmetric key type"
     if "kid" in entry and not isinstance(entry["kid"], str):
         return "kid is not a string"
-    if "alg" in entry and entry["alg"] not in ALGORITHMS:
+    if "alg" in entry and (not isinstance(alg, str) or alg not in ALGORITHMS):
         return "alg is not an accepted algorithm"
     try:
-        loaded = jwt.PyJWK(entry, algorithm=entry.get("alg")).key
+        loaded = jwt.PyJWK(entry, algorithm=alg).key
     except (jwt.PyJWTError, ValueError, TypeError, KeyError, AttributeError):
         return "not a loadable key"
     if not hasattr(loaded, "verify") or hasattr(loaded, "private_bytes"):
@@ -213,7 +214,12 @@ class JwksKeys:
         while True:
             shutdown.raise_if_cancelled()
             if self._loaded_at is None or self._clock() - self._loaded_at >= settings.refresh_seconds:
-                if not await self.refresh():
+                try:
+                    read = await self.refresh()
+                except Exception:  # a bug, not the issuer: keep the task (and the keys) alive
+                    log.exception("jwks_refresh_crashed")
+                    read = False
+                if not read:
                     await asyncio.sleep(retry)
                     retry = min(retry * 2, settings.refresh_seconds)
                     continue
