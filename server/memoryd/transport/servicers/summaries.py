@@ -178,8 +178,9 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
         return response
 
     async def _profile(self, tenant: str, session_id: str, target) -> None:
-        """The formed profile of the session's owner (docs/MEMORY.md), when there is one."""
-        if self.profiles is None:
+        """The formed profile of the session's owner (docs/MEMORY.md), when there is one; with
+        formation off, nothing is read (the default path pays nothing)."""
+        if self.profiles is None or not self.profiles.enabled:
             return
         info = await self.summaries.store.get_session(tenant, session_id)
         user = info.attributes.user_id if info is not None else ""
