@@ -213,3 +213,33 @@ async def test_the_python_clients_read_formed_memory(tmp_path):
             assert await asyncio.to_thread(sync_calls, app.port) == (2, True)
         finally:
             await app.stop(0)
+
+
+async def test_a_token_bound_to_a_user_reaches_only_that_users_formed_memory(tmp_path):
+    from tests.security.harness import new_token
+
+    admin, alice = new_token(), new_token()
+    scopes = "memory:read memory:write memory:admin"
+    tokens = f"acme: {admin} {scopes}\nacme: {alice} {scopes} user=alice\n"
+    with ScriptedLLM(Model()) as llm:
+        app = await start(config(tmp_path, llm_url=llm.url, llm_model=llm.model, tokens=tokens))
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+                formation = formation_service_pb2_grpc.FormationServiceStub(channel)
+                as_alice = (("authorization", f"Bearer {alice}"),)
+                mine = await formation.ListFacts(fpb.ListFactsRequest(user_id="alice"), metadata=as_alice)
+                assert list(mine.facts) == []
+                for call in (
+                    formation.ListFacts(fpb.ListFactsRequest(user_id="bob"), metadata=as_alice),
+                    formation.GetProfile(fpb.GetProfileRequest(user_id="bob"), metadata=as_alice),
+                    formation.DeleteFact(fpb.DeleteFactRequest(user_id="bob", fact_id="x"), metadata=as_alice),
+                    formation.GetFormationStatus(fpb.GetFormationStatusRequest(), metadata=as_alice),
+                    formation.SetFormationSettings(fpb.SetFormationSettingsRequest(), metadata=as_alice),
+                ):
+                    with pytest.raises(grpc.aio.AioRpcError) as caught:
+                        await call
+                    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+                as_admin = (("authorization", f"Bearer {admin}"),)
+                assert (await formation.GetFormationStatus(fpb.GetFormationStatusRequest(), metadata=as_admin)).enabled
+        finally:
+            await app.stop(0)
