@@ -18,6 +18,7 @@ from memoryd.config import Config
 from memoryd.domain.errors import StorageUnavailable
 from memoryd.domain.limits import Limits
 from memoryd.domain.memory import Memory
+from memoryd.domain.sessions import SessionAttributes
 from memoryd.domain.store_rules import ImportConflict
 from memoryd.domain.transfer import Exporter, Importer, TransferError
 from memoryd.domain.vectors import VectorPoint, VectorRecord
@@ -452,3 +453,20 @@ async def test_an_id_the_id_rule_refuses_is_refused_at_its_line(open_store, case
         with pytest.raises(TransferError, match=rf"^line {index + 1}: {field} '.+' .*\(the id rule"):
             await check(encoded(altered))
     assert await target.event_bounds("acme") == (0, 0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_session_of_another_owner_at_the_target_is_refused_before_anything_is_written(open_store, backend):
+    origin, target = await open_store("sqlite"), await open_store(backend)
+    await fill(origin, "acme", big=False)
+    records = await export(origin, ["acme"])
+    line = next(i for i, r in enumerate(records) if r.get("type") == "session" and r["session_id"] == "chat") + 1
+    assert records[line - 1]["user_id"] == "ann"
+    memory = Memory(target, Limits())
+    await memory.save_messages("acme", "chat", [m("zed's own")], attributes=SessionAttributes("zed"))
+    before = await target.event_bounds("acme")
+
+    with pytest.raises(TransferError, match=rf"^line {line}: session 'chat' belongs to another user_id") as raised:
+        await Importer(target).check(encoded(records))
+    assert str(raised.value).endswith("nothing is imported")
+    assert await target.event_bounds("acme") == before

@@ -45,9 +45,9 @@ from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.identifiers import id_problem
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import SYSTEM_TENANT, Message, MetadataEntry, SessionRecord, now_ms
-from memoryd.domain.sessions import SessionAttributes
+from memoryd.domain.sessions import SessionAttributes, owner_after
 from memoryd.domain.store import Snapshot, SnapshotLost, Store
-from memoryd.domain.store_rules import ImportConflict
+from memoryd.domain.store_rules import ImportConflict, imported_attributes
 from memoryd.domain.vectors import VectorIndex, VectorPoint, VectorRecord, finite
 
 T = TypeVar("T")
@@ -488,6 +488,8 @@ class Importer:
             counts.sessions += 1
             self.counts.sessions += 1
             self._run = None
+            if not self._writes and self.store is not None:  # check: the target's owner of the session
+                await self._check_owner(number, tenant, record_)
             if self._writes:
                 assert self.store is not None
                 store = self.store
@@ -529,6 +531,16 @@ class Importer:
         self._batch_bytes += size
         if len(self._batch) >= PAGE or self._batch_bytes >= PAGE_BYTES:
             await self._flush()
+
+    async def _check_owner(self, number: int, tenant: str, record: SessionRecord) -> None:
+        """FailedPrecondition when import_session would refuse the session: the target holds
+        it under another owner (the rules import_session applies, read without writing)."""
+        assert self.store is not None
+        store = self.store
+        current = await self._retried(number, number, lambda: store.get_session(tenant, record.session_id))
+        if current is not None:
+            after, _ = imported_attributes(record.session_id, current.attributes, record.attributes)
+            owner_after(record.session_id, current.owner, after)
 
     def _check_ids(self, number: int, tenant: str, ids: Iterable[tuple[str, str, bool]]) -> None:
         """The id rule (domain/identifiers.py), as requests meet it, on the record's ids: each
