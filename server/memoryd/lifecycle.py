@@ -218,7 +218,12 @@ async def import_(args: argparse.Namespace, config: config_module.Config) -> int
                 # A file is read twice: first to refuse, before anything is written, whatever the
                 # import would refuse in it (a second export of a tenant, a repeated line, a cut,
                 # a message that clashes with the target's).
-                await Importer(store, retrying=retrying, max_id_length=config.limits.max_id_length).check(source)
+                started = time.monotonic()
+                checker = Importer(store, retrying=retrying, max_id_length=config.limits.max_id_length)
+                checked = await checker.check(source)
+                held = {name: getattr(checked, name) for name in ("sessions", "messages", "metadata", "vectors")}
+                seconds = round(time.monotonic() - started, 2)
+                log.info("import_checked", exports=checker.exports, **held, seconds=seconds)
                 source.seek(0)
             importer = Importer(
                 store, progress, vectors=index, retrying=retrying, max_id_length=config.limits.max_id_length

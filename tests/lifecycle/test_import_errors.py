@@ -306,6 +306,8 @@ async def test_memoryd_import_cut_short_prints_the_command_that_resumes_it(open_
     whole.write_bytes(b"".join(encoded(records)))
     code, logs, text = await run_memoryd("import", "--data-dir", str(target), "--input", str(whole))
     assert code == 0, text
+    (checked,) = [line for line in logs if line["event"] == "import_checked"]  # the file, read first
+    assert (checked["exports"], checked["messages"]) == (1, records[-1]["messages"])
     store = open_configured(Config(data_dir=target))
     await store.open()
     try:

@@ -29,6 +29,12 @@ with the events a write of that data makes (messages-appended with the messages'
 metadata-changed, session-updated), and is idempotent: whatever
 the target already holds as exported is skipped, so running an import again, after an
 interruption or not, gives the same store. Both stream: memory is one batch, whatever the size.
+
+Import never stops silently (docs/OPERATIONS.md): a stream may hold several exports, each
+imported whole; every refusal names its line (a record out of order or repeated, an id the
+id rule refuses, a clash with stored data); `Importer.check` reads a stream writing nothing,
+with the store's own checks read-only, so that a file is refused before anything is
+written; a write the store or vector store answers unavailable is tried again (RETRY_PAUSES).
 """
 
 from __future__ import annotations
@@ -387,16 +393,19 @@ class Importer:
 
     async def check(self, lines: Iterable[bytes]) -> Counts:
         """Read the whole stream as `run` would, writing nothing: TransferError naming the line
-        of the first thing `run` would refuse in it. With a store, its messages are checked
-        against the store's too (Store.importable_messages: a clash with stored data); a
-        session's owner is checked when it is written."""
+        of the first thing `run` would refuse in it. With a store, its messages and sessions
+        are checked against the store's too (Store.importable_messages, the session's owner).
+        Returns what the stream holds (`exports` says how many exports); the importer is then
+        as new, for `run`."""
         self._writes = False
         try:
             return await self._read(lines)
         finally:
+            exports = self.exports
             self._writes = True
             self.header = None
             self._reset()
+            self.exports = exports
 
     async def run(self, lines: Iterable[bytes]) -> Counts:
         await _reachable(self.vectors)
