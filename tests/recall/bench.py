@@ -56,7 +56,6 @@ from tests.recall.kdconv import load_kdconv
 from tests.recall.replica import EmbeddingCache
 
 KS = (5, 10, 25)
-HOUR = 3600.0
 DAY_HOURS = 24.0
 # The LoCoMo paper's DRAGON retriever over dialog turns, all categories (its Table 3).
 DRAGON = {5: 58.8, 10: 67.5, 25: 79.9}
