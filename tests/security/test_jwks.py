@@ -286,7 +286,7 @@ async def test_a_removed_key_is_refused_and_its_streams_end_over_grpc_and_http(i
     issuer.add_key("rsa-temp", rsa_key(), "RS256")
     stay, go = Caller(channel, issuer.token(), "acme"), Caller(channel, issuer.token(kid="rsa-temp"), "acme")
     await until_admitted(go)
-    staying_watch, going_watch = stay.watch(ev.WatchRequest()), go.watch(ev.WatchRequest())
+    staying_watch, going_watch = stay.watch(ev.WatchRequest(), PATIENCE), go.watch(ev.WatchRequest(), PATIENCE)
     for stream in (staying_watch, going_watch):
         assert (await stream.read()).HasField("progress")  # live
     headers = {"content-type": "application/connect+json", "authorization": f"Bearer {go.token}"}
