@@ -32,11 +32,12 @@ ROUNDS = 4  # the respawn pauses of four quick deaths add up to 3.5 s (edge_proc
 WRITERS = 3
 # Upper bounds of waits for a process to come or go, or the index to catch up (never timings).
 WAIT_SECONDS = 60.0
-ENGINE_MODULE = b"memoryd.storage.qdrant.edge_process"
+# The engine's program: memoryd/engine.py (it runs the log consumers on SQLite), or the index alone.
+ENGINE_MODULES = (b"memoryd.engine", b"memoryd.storage.qdrant.edge_process")
 
 
 def engine_pid(server_pid: int) -> int | None:
-    """The server's running engine child (its command line names edge_process), if any."""
+    """The server's running engine child (its command line names an ENGINE_MODULES), if any."""
     try:
         with open(f"/proc/{server_pid}/task/{server_pid}/children") as children:
             pids = [int(p) for p in children.read().split()]
@@ -44,7 +45,8 @@ def engine_pid(server_pid: int) -> int | None:
         return None
     for pid in pids:
         try:
-            if ENGINE_MODULE in Path(f"/proc/{pid}/cmdline").read_bytes() and alive(pid):
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if any(module in command for module in ENGINE_MODULES) and alive(pid):
                 return pid
         except FileNotFoundError:
             continue
