@@ -59,3 +59,21 @@ def test_a_port_in_use_is_named_with_its_listener(tmp_path, case):
     expected = f"{listener.format(port=port)} cannot listen on 127.0.0.1:{port}: port {port} is already in use"
     assert any(r["error"].startswith(expected) for r in failures), failures
     assert not any(r.get("error", "").startswith("[Errno") for r in records), records
+
+
+def test_the_mcp_servers_http_port_in_use_is_named():
+    """`memoryd mcp --transport http` is a port memoryd opens too."""
+    blocker = taken_port()
+    try:
+        port = blocker.getsockname()[1]
+        process = processes.run(
+            [memoryd_executable(), "mcp", "--transport", "http", "--port", str(port)],
+            capture_output=True, text=True, timeout=90,
+        )  # fmt: skip
+    finally:
+        blocker.close()
+    assert process.returncode == 1 and "Traceback" not in process.stderr, process.stderr
+    (line,) = [json.loads(text) for text in process.stderr.splitlines() if text.strip()]
+    assert line["level"] == "error" and line["event"].startswith(
+        f"memoryd-mcp: MCP over HTTP (--host/--port) cannot listen on 127.0.0.1:{port}: port {port} is already in use"
+    )

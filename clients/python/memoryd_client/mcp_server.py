@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import functools
 import importlib.metadata
 import ipaddress
@@ -311,11 +312,28 @@ async def serve_http(args: argparse.Namespace) -> None:
         family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((args.host, args.port))
+        try:
+            sock.bind((args.host, args.port))
+        except OSError as error:
+            sock.close()
+            raise ListenFailed(args.host, args.port, error) from None
         if args.port_file:
             Path(args.port_file).write_text(str(sock.getsockname()[1]))
         config = uvicorn.Config(app, log_level="warning", lifespan="on", log_config=None)  # our JSON handler
         await uvicorn.Server(config).serve(sockets=[sock])
+
+
+class ListenFailed(Exception):
+    """The HTTP listener could not bind: names the listener, the address and the port, as
+    memoryd serve's startup errors do (not a bare `[Errno 98]`)."""
+
+    def __init__(self, host: str, port: int, error: OSError) -> None:
+        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        if error.errno == errno.EADDRINUSE:
+            why = f"port {port} is already in use (another process listens on it; address already in use)"
+        else:
+            why = f"{error.strerror or error} (port {port})"
+        super().__init__(f"memoryd-mcp: MCP over HTTP (--host/--port) cannot listen on {address}: {why}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -326,7 +344,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.transport == "http" and os.environ.get("MEMORYD_TOKEN"):
         log.warning("memoryd-mcp: over HTTP each caller's Authorization header is passed on; MEMORYD_TOKEN is not used")
-    asyncio.run(serve_stdio(args) if args.transport == "stdio" else serve_http(args))
+    try:
+        asyncio.run(serve_stdio(args) if args.transport == "stdio" else serve_http(args))
+    except ListenFailed as error:
+        log.error(str(error))
+        return 1
     return 0
 
 
