@@ -25,7 +25,7 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf import json_format, message_factory
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
@@ -77,7 +77,7 @@ def render(message: Message) -> bytes:
 def parse(data: bytes, message_class: type[Message]) -> Message:
     """The request `data` holds, or InvalidArgument naming every field it cannot be read from."""
     document = _load(data)
-    descriptor = message_class.DESCRIPTOR
+    descriptor = cast(Descriptor, message_class.DESCRIPTOR)  # the C (upb) one has the same API
     if not any(_object(document, descriptor, "", None)):
         message = message_class()
         try:
@@ -193,6 +193,7 @@ def _field(field: FieldDescriptor, value: Any, path: str, leaf_check: LeafCheck 
 def _map(field: FieldDescriptor, value: Any, path: str, leaf_check: LeafCheck | None) -> Iterator[FieldViolation]:
     """A map is named as a whole (validation.py names a label's map too: its keys may be anything)."""
     entry = field.message_type
+    assert entry is not None  # a map field: its entry message
     value_field = entry.fields_by_name["value"]
     sentence = f"must be a JSON object of {_type_name(value_field)} values, each key once"
     if not isinstance(value, _Object) or value.repeated:
@@ -207,6 +208,7 @@ def _map(field: FieldDescriptor, value: Any, path: str, leaf_check: LeafCheck | 
 
 def _single(field: FieldDescriptor, value: Any, path: str, leaf_check: LeafCheck | None) -> Iterator[FieldViolation]:
     if _is_plain_message(field):
+        assert field.message_type is not None
         yield from _object(value, field.message_type, path, leaf_check)
     elif field.enum_type is not None:
         if problem := _enum_problem(field.enum_type, value):
@@ -266,6 +268,7 @@ def _sentence(field: FieldDescriptor) -> str:
 
 def _leaf_parses(field: FieldDescriptor, value: Any) -> bool:
     """Whether protobuf's parser reads `value` into `field` on its own (the judge of leaf values)."""
+    assert field.containing_type is not None  # a field of a message
     message = message_factory.GetMessageClass(field.containing_type)()
     try:
         json_format.ParseDict({field.name: value}, message)
