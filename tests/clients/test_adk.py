@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import re
+import threading
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -41,6 +42,7 @@ from google.genai import types
 from memoryd_client import MemoryClient
 from memoryd_client.adk import MemorydMemoryService, MemorydSessionService
 from tests.clients.live import eventually
+from tests.processes import MemorydServer
 
 
 class SessionServiceType(enum.Enum):
@@ -442,3 +444,25 @@ async def eventually_async(read, predicate, timeout: float = 20.0) -> None:
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"condition not reached; last: {last[0]!r}")
         await asyncio.sleep(0.1)
+
+
+def test_session_service_from_threads_and_loops_of_its_own(memoryd: MemorydServer):
+    """A service on a MemoryClient made where no loop runs, used from asyncio.run in this thread
+    and in fresh threads (each loop gets its own channel), as ADK's own services allow."""
+    client = MemoryClient(memoryd.target)
+    service = MemorydSessionService(client, prefix=f"adk-{uuid.uuid4().hex[:10]}")
+    try:
+        created = asyncio.run(service.create_session(app_name="app", user_id="ann", state={"n": 1}))
+        found: dict[str, Any] = {}
+
+        def in_a_thread() -> None:
+            found["session"] = asyncio.run(service.get_session(app_name="app", user_id="ann", session_id=created.id))
+
+        worker = threading.Thread(target=in_a_thread)
+        worker.start()
+        worker.join()
+        assert found["session"].id == created.id and found["session"].state == {"n": 1}
+        listed = asyncio.run(service.list_sessions(app_name="app", user_id="ann"))
+        assert [s.id for s in listed.sessions] == [created.id]
+    finally:
+        asyncio.run(client.close())
