@@ -1054,9 +1054,10 @@ export const RecallStatusSchema: GenEnum<RecallStatus> = /*@__PURE__*/
  * Summaries of message ranges with a per-session cursor, and context assembly
  * for an LLM prompt under a character budget.
  *
- * memoryd stores and assembles; it never calls an LLM. The caller writes the
- * summary text (with its own model) and saves it here as a slice covering a
- * range of message seqs. The session's summary cursor is the last seq covered
+ * The caller writes the summary text (with its own model) and saves it here as
+ * a slice covering a range of message seqs; with memory formation on
+ * (FormationService, docs/MEMORY.md) the server also saves slices itself, the
+ * same way. memoryd calls an LLM only for formation. The session's summary cursor is the last seq covered
  * by a slice: it only moves forward, so a restarted agent never summarizes the
  * same messages twice.
  *
