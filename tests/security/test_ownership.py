@@ -426,6 +426,10 @@ async def test_through_the_mcp_server_no_emptied_session_changes_hands(served, t
             victim = await write_victim(t, token, f"mcp-{owner}-{emptying}-{uuid.uuid4().hex[:8]}")
             await EMPTYING[emptying](t, token, victim.session)
             victims.append(victim)
+    # Alice tries to take each one first (the MCP server has no tool that writes a session).
+    claims = Tally()
+    for victim in victims:
+        await alice_claims(t, tokens, victim.session, claims, "before MCP")
     mcp = ServerProcess(
         [
             str(Path(sys.executable).parent / "memoryd-mcp"),
@@ -465,5 +469,7 @@ async def test_through_the_mcp_server_no_emptied_session_changes_hands(served, t
                         crossings.append(f"{tool} {victim.session} ran")
     finally:
         mcp.terminate()
+    crossings += claims.leaks
+    checks += claims.reads
     print(f"\n{backend}/mcp: {len(victims)} emptied sessions, {checks} checks, {len(crossings)} crossings")
     assert not crossings, "\n".join(crossings)
