@@ -4,8 +4,8 @@ long-term memory entries.
     .venv/bin/python examples/assemble_context.py                    # starts an embedded server
     .venv/bin/python examples/assemble_context.py --target 127.0.0.1:50051
 
-memoryd never calls an LLM: the agent writes the summary with its own model and saves it
-as a slice. Here a fixed string stands in for that model call. The script prints the
+Without memory formation (docs/MEMORY.md) memoryd calls no LLM: the agent writes the summary
+with its own model and saves it as a slice. Here a fixed string stands in for that model call. The script prints the
 chat-completions `messages` array it would send, and what the budget cut.
 """
 

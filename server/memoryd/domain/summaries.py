@@ -1,5 +1,6 @@
 """Summary slices over message-seq ranges with a per-session cursor, and context assembly
-(docs/CONTEXT.md). memoryd stores and assembles; it never calls an LLM.
+(docs/CONTEXT.md). Nothing here calls an LLM: callers save slices, and so does memory formation
+(formation/summary.py, docs/MEMORY.md) when it is on.
 
 Storage is metadata records, written with the guarded (compare-and-set) metadata write
 of the Store, so both adapters behave the same and nothing new is needed in them:
