@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import grpc
 import structlog
@@ -56,6 +56,11 @@ from memoryd.v1 import (
 from memoryd.vectors.recall import VectorRecall
 from memoryd.vectors.setup import build_vectors, recall_defaults
 
+if TYPE_CHECKING:
+    from memoryd.storage.mongo.store import MongoStore
+
+T = TypeVar("T")
+
 log = structlog.get_logger("memoryd.app")
 
 @dataclass
@@ -92,9 +97,15 @@ def _service(module, name: str) -> ServiceDescriptor:
     return module.DESCRIPTOR.services_by_name[name]
 
 
+def _present(part: T | None) -> T:
+    """A part that a service marked as needing it is only built with (Service.needs_*)."""
+    assert part is not None
+    return part
+
+
 # Every service memoryd serves, over gRPC and HTTP alike. Adding an RPC to an existing
 # service needs no change here; a new service is one row (docs/ARCHITECTURE.md).
-SERVICES = (
+SERVICES: tuple[Service, ...] = (
     Service(_service(memory_service_pb2, "MemoryService"), lambda p: MemoryServicer(p.memory, p.auth)),
     Service(_service(metadata_service_pb2, "MetadataService"), lambda p: MetadataServicer(p.memory, p.auth)),
     Service(
@@ -102,7 +113,7 @@ SERVICES = (
     ),
     Service(
         _service(vector_service_pb2, "VectorService"),
-        lambda p: VectorServicer(p.vectors, p.auth, p.config.limits),
+        lambda p: VectorServicer(_present(p.vectors), p.auth, p.config.limits),
         needs_vectors=True,
     ),
     Service(
@@ -138,7 +149,7 @@ SERVICES = (
 SERVICES += (
     Service(
         _service(formation_service_pb2, "FormationService"),
-        lambda p: FormationServicer(p.formation, p.auth, p.page_tokens, p.config.limits),
+        lambda p: FormationServicer(_present(p.formation), p.auth, p.page_tokens, p.config.limits),
     ),
 )
 SERVICE_NAMES = tuple(service.name for service in SERVICES)
@@ -219,7 +230,7 @@ class App:
 VECTOR_SERVICE = _service(vector_service_pb2, "VectorService").full_name
 
 
-def _status(serving: bool) -> health_pb2.HealthCheckResponse.ServingStatus:
+def _status(serving: bool) -> int:
     return health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
 
 
@@ -268,7 +279,7 @@ async def _reload_credentials(app: App) -> None:
         shutdown.raise_if_cancelled()
         await asyncio.sleep(app.config.tokens_reload_seconds)
         authenticator.reload()
-        if jwks_file is not None and jwks_file.changed():
+        if jwks is not None and jwks_file is not None and jwks_file.changed():
             await jwks.keys.refresh()
 
 
@@ -476,7 +487,7 @@ def _grpc_server(parts: Parts, health_servicer: health.aio.HealthServicer, *, re
     descriptors = {service.name: service.descriptor for service in SERVICES}
     for name, servicer in parts.servicers.items():
         add_service(server, servicer, descriptors[name], inflight)
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, GenericOnly(server))
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, cast(grpc.aio.Server, GenericOnly(server)))
     enable_reflection((*parts.servicers, HEALTH_SERVICE), server)
     return server
 
@@ -509,7 +520,7 @@ def _background_tasks(app: App) -> list[asyncio.Task]:
     if config.mongodb_uri:
         from memoryd.storage.mongo.tail import follow_commits
 
-        tail = follow_commits(store, mode=config.mongodb_change_streams, poll_interval=config.watch_poll_interval_seconds)
+        tail = follow_commits(cast("MongoStore", store), mode=config.mongodb_change_streams, poll_interval=config.watch_poll_interval_seconds)
         tasks.append(asyncio.create_task(tail, name="event-tail"))
     elif config.workers > 1:  # sibling workers commit to the same SQLite file
         from memoryd.storage.sqlite.tail import follow_commits as follow_sqlite_commits
