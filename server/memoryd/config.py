@@ -286,6 +286,10 @@ class Config:
         addresses.split(self.listen)
         if self.http_address:
             addresses.split(self.http_address)
+        if self.llm_url and not self.llm_model:
+            raise ValueError("--llm-url needs --llm-model (the model name the endpoint serves; docs/MEMORY.md)")
+        if self.llm_api_key_file and not os.access(self.llm_api_key_file, os.R_OK):
+            raise ValueError(f"--llm-api-key-file {self.llm_api_key_file}: not a readable file")
 
     @property
     def retention(self) -> retention.Settings:

@@ -243,3 +243,12 @@ async def test_a_token_bound_to_a_user_reaches_only_that_users_formed_memory(tmp
                 assert (await formation.GetFormationStatus(fpb.GetFormationStatusRequest(), metadata=as_admin)).enabled
         finally:
             await app.stop(0)
+
+
+def test_formation_settings_are_checked_at_startup(tmp_path):
+    with pytest.raises(ValueError, match="--llm-model"):
+        config(tmp_path, llm_url="http://127.0.0.1:9/v1")
+    with pytest.raises(ValueError, match="--llm-api-key-file"):
+        config(tmp_path, llm_url="http://127.0.0.1:9/v1", llm_model="m", llm_api_key_file=str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="formation_summary_max_messages"):
+        config(tmp_path, formation_summary_max_messages=51)
