@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import time
+from typing import overload
 
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("memoryd_deadline", default=None)
 
@@ -20,6 +21,10 @@ def reset(token: contextvars.Token) -> None:
     _deadline.reset(token)
 
 
+@overload
+def remaining(default: float) -> float: ...
+@overload
+def remaining(default: None = None) -> float | None: ...
 def remaining(default: float | None = None) -> float | None:
     """Seconds left before the caller's deadline (never below zero), or `default`."""
     deadline = _deadline.get()

@@ -16,6 +16,7 @@ unreachable server surfaces as StorageUnavailable within `timeout_ms` instead of
 from __future__ import annotations
 
 import asyncio
+import functools
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
@@ -542,6 +543,7 @@ class MongoStore(Store):
                     if not _is_duplicate_key(exc):
                         raise
             doc = await db[METADATA].find_one(record, {"_id": 0, "data": 1})
+            assert doc is not None  # written above, in this transaction
             return doc["data"]["value"]
 
         return await self._read(read)
@@ -570,6 +572,7 @@ class MongoStore(Store):
             projection={"_id": 0, "last_seq": 1},
             session=s,
         )
+        assert counter is not None  # upserted: the document after
         # Each event carries its session's owner, read in this transaction unless the caller
         # already holds it (an append's session update returns it).
         sessions = [sid for sid in store_rules.event_sessions(drafts) if owners is None or sid not in owners]
@@ -670,6 +673,7 @@ class MongoStore(Store):
             projection={"_id": 0},
             session=s,
         )  # fmt: skip
+        assert doc is not None  # upserted: the document after
         current = _doc_to_session(doc)
         info, drafts = store_rules.updated_session(current, update, now)
         if drafts:
@@ -1189,7 +1193,9 @@ class MongoStore(Store):
         removed = 0
         for tenant in tenants:
             removed += await self._transaction(
-                tenant, lambda db, s, tenant=tenant: self._compact_tenant(db, s, tenant, older_than, keep_last), bulk=True
+                tenant,
+                functools.partial(self._compact_tenant, tenant=tenant, older_than=older_than, keep_last=keep_last),
+                bulk=True,
             )
         return removed
 
@@ -1289,7 +1295,7 @@ class MongoStore(Store):
         return await self._read(read)
 
     async def count_by_seq(self, tenant: str, session_id: str, from_seq: int, to_seq: int) -> tuple[int, int]:
-        pipeline = [
+        pipeline: list[dict[str, Any]] = [
             {"$match": {"tenant": tenant, "session_id": session_id, "seq": {"$gte": from_seq, "$lte": to_seq}}},
             {"$group": {"_id": None, "stored": {"$sum": 1}, "archived": {"$sum": {"$cond": ["$archived", 1, 0]}}}},
         ]
@@ -1325,6 +1331,7 @@ class MongoStore(Store):
                 projection={"_id": 0},
                 session=s,
             )  # fmt: skip
+            assert doc is not None  # upserted: the document after
             current = _doc_to_session(doc)
             attributes, drafts = store_rules.imported_attributes(sid, current.attributes, record.attributes)
             marks = {
