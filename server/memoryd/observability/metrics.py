@@ -30,7 +30,7 @@ import contextlib
 import functools
 import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -127,7 +127,7 @@ class RpcRecorder:
 
     async def observe_stream(
         self, responses: AsyncIterator[Any], code_of: Callable[[BaseException | None], str]
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[Any, None]:
         """Relay a response stream, counted and timed, each message counted as sent."""
         started = self.start()
         error: BaseException | None = None
@@ -192,9 +192,9 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler | None:
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler
@@ -226,6 +226,7 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
             return grpc.unary_stream_rpc_method_handler(
                 _stream_behavior(recorder(SERVER_STREAM), handler.unary_stream), **kwargs
             )
+        assert handler.stream_stream is not None  # the one kind left
         return grpc.stream_stream_rpc_method_handler(
             _stream_behavior(recorder(BIDI_STREAM), handler.stream_stream), **kwargs
         )
