@@ -73,33 +73,36 @@ class SharedEngine:
     def start(self, timeout: float = edge_process.START_SECONDS) -> None:
         """Start it and wait until it listens; OSError when it does not."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.process = subprocess.Popen(
+        process = self.process = subprocess.Popen(
             edge_process.command(f"unix:{self.path}", self.log_level, self.root, self.settings, self.host, self.entry),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=edge_process.environment(self.host),
         )  # fmt: skip
+        assert process.stdout is not None  # a pipe
         deadline = time.monotonic() + timeout
         line = b""
         while not line.endswith(b"\n") and time.monotonic() < deadline:
-            ready, _, _ = _select(self.process.stdout, deadline - time.monotonic())
+            ready, _, _ = _select(process.stdout, deadline - time.monotonic())
             if not ready:
                 break
-            chunk = os.read(self.process.stdout.fileno(), 64)
+            chunk = os.read(process.stdout.fileno(), 64)
             if not chunk:
                 break
             line += chunk
         if line != READY:
             self.stop(0)
-            raise OSError(f"the vector engine process did not start (exit {self.process.returncode})")
+            raise OSError(f"the vector engine process did not start (exit {process.returncode})")
 
     def sentinel(self) -> int:
         """Readable once the process has exited (its stdout ends)."""
+        assert self.process is not None and self.process.stdout is not None  # started
         return self.process.stdout.fileno()
 
     def inherited(self) -> list[int]:
         """The descriptors a forked worker must close, so only the supervisor keeps it alive."""
         if self.process is None:
             return []
-        return [pipe.fileno() for pipe in (self.process.stdin, self.process.stdout) if not pipe.closed]
+        pipes = (self.process.stdin, self.process.stdout)
+        return [pipe.fileno() for pipe in pipes if pipe is not None and not pipe.closed]
 
     def stop(self, timeout: float = edge_process.STOP_SECONDS) -> int | None:
         """End its pipe (it closes the index and exits); killed after `timeout`."""
@@ -107,14 +110,16 @@ class SharedEngine:
         if process is None:
             return None
         with contextlib.suppress(OSError):
-            process.stdin.close()
+            if process.stdin is not None:
+                process.stdin.close()
         try:
             process.wait(timeout)
         except subprocess.TimeoutExpired:
             log.warning("vector engine process %s did not stop in %.0fs: killed", process.pid, timeout)
             process.kill()
             process.wait()
-        process.stdout.close()
+        if process.stdout is not None:
+            process.stdout.close()
         return process.returncode
 
 
