@@ -77,9 +77,10 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
         # Each point carries its session's owner (sessions.record_owner), as a summary slice does.
         stamps = await owner_stamps(self.auth.store, tenant, (p.record.session_id for p in points))
         points = [replace(p, record=replace(p.record, owner=stamps[p.record.session_id])) for p in points]
-        ids = await self.vectors.upsert(tenant, points)
-        # A write keyed by the sessions: retention's idle counts it (domain/retention.py).
+        # A write keyed by the sessions: retention's idle counts it (domain/retention.py). First,
+        # so that a store that cannot take it refuses the call before any point is written.
         await self.auth.store.touch_sessions(tenant, [p.record.session_id for p in points], now_ms())
+        ids = await self.vectors.upsert(tenant, points)
         return pb.UpsertVectorsResponse(point_ids=ids)
 
     @unary
