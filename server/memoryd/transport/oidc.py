@@ -8,8 +8,10 @@ accepted when, in this order:
 1. its header's `alg` is one of ALGORITHMS (asymmetric only: "none" and the HMAC algorithms
    are refused before any key is looked at, so an HS256 token "signed" with the issuer's
    public key never verifies) -> else TOKEN_ALGORITHM_REJECTED;
-2. its `kid` names a signing key of the JWKS whose own `alg`, if it has one, is the header's
-   -> else TOKEN_KEY_UNKNOWN (or TOKEN_ALGORITHM_REJECTED);
+2. its `kid` names a signing key of the JWKS -> else TOKEN_KEY_UNKNOWN; the key's own `alg`,
+   if it has one, is the header's, and a key without `alg` admits only ALGORITHMS (checked
+   again here: "none" must never reach PyJWT, whose none algorithm cannot load a key)
+   -> else TOKEN_ALGORITHM_REJECTED;
 3. its signature verifies with that key -> else TOKEN_SIGNATURE_INVALID (a tampered payload);
 4. `exp`, `iss` and `aud` are present -> else TOKEN_CLAIM_INVALID; `exp` and `nbf` hold within
    `--jwt-leeway-seconds` -> else TOKEN_EXPIRED / TOKEN_NOT_YET_VALID; `iss` is the issuer and
