@@ -76,7 +76,7 @@ def from_memoryd(message: message_pb2.Message) -> TResponseInputItem:
     if message.role == "tool":
         return {"type": "function_call_output", "call_id": message.tool_call_id, "output": message.content}
     role = message.role if message.role in ("user", "assistant", "system", "developer") else "user"
-    return {"role": role, "content": message.content}  # type: ignore[return-value]
+    return {"role": role, "content": message.content}  # type: ignore[misc, return-value]
 
 
 class MemorydSession:

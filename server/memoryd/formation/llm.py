@@ -101,7 +101,7 @@ def _validator(schema: Mapping[str, Any]) -> Any:
     validator = _VALIDATORS.get(id(schema))
     if validator is None or validator.schema is not schema:
         cls = jsonschema.validators.validator_for(schema)
-        cls.check_schema(schema)
+        cls.check_schema(dict(schema))
         validator = _VALIDATORS[id(schema)] = cls(schema)
     return validator
 

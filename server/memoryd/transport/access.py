@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from google.protobuf import descriptor as pb_descriptor
 from google.protobuf.descriptor import FieldDescriptor, MethodDescriptor, ServiceDescriptor
@@ -87,11 +88,16 @@ def _field_path(message: pb_descriptor.Descriptor, path: str) -> FieldDescriptor
     return field
 
 
+# The (memoryd.v1.access) method option. protoc's stubs type an extension as a plain
+# FieldDescriptor; protobuf's stubs take it as an extension descriptor of MethodOptions.
+ACCESS_OPTION: Any = access_pb2.access
+
+
 def method_access(method: MethodDescriptor) -> MethodAccess:
     options = method.GetOptions()
-    if not options.HasExtension(access_pb2.access):
+    if not options.HasExtension(ACCESS_OPTION):
         raise UnclassifiedMethod(f"{method.full_name} has no (memoryd.v1.access) option: give it a scope and a user access")
-    option = options.Extensions[access_pb2.access]
+    option: access_pb2.Access = options.Extensions[ACCESS_OPTION]
     if not option.scope or not option.user_access:
         raise UnclassifiedMethod(f"{method.full_name}: its (memoryd.v1.access) needs a scope and a user_access")
     fields = tuple(option.user_fields)
