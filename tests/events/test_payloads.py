@@ -31,6 +31,9 @@ def every_builder() -> list[EventDraft]:
         *ev.summary_saved("s", "sum-1", 1, 9),
         *ev.entry_changed("scope", "e1", deleted=False),
         *ev.session_updated("s", SessionAttributes(), SessionAttributes("u", "a", {"team": "x"})),
+        ev.memory_changed(EventType.MEMORY_FORMED, "fact", "f1", "u"),
+        ev.memory_changed(EventType.MEMORY_SUPERSEDED, "fact", "f0", "u", superseded_by="f1"),
+        ev.memory_changed(EventType.MEMORY_REMOVED, "summary", "sum-1", "u", "s", reason="sources_gone"),
     ]
 
 

@@ -123,6 +123,20 @@ def session_updated(session_id: str, before: SessionAttributes, after: SessionAt
     return [EventDraft(EventType.SESSION_UPDATED, session_id, {"attributes": after.to_dict()})]
 
 
+def memory_changed(
+    kind: EventType, what: str, record_id: str, user_id: str, session_id: str = "", *, superseded_by: str = "",
+    reason: str = "",
+) -> EventDraft:
+    """Memory formation (docs/MEMORY.md) formed, superseded or removed a record: `kind` is
+    MEMORY_FORMED, MEMORY_SUPERSEDED or MEMORY_REMOVED, `what` "summary", "fact" or "profile"."""
+    payload = {"kind": what, "id": record_id, "user_id": user_id}
+    if superseded_by:
+        payload["superseded_by"] = superseded_by
+    if reason:
+        payload["reason"] = reason
+    return EventDraft(kind, session_id, payload)
+
+
 def vectors_cleared(session_id: str | None) -> EventDraft:
     """A clear of the vectors target alone (no messages or metadata went): the session-cleared
     (all-cleared, session_id None) event that tells the index synchronizer."""

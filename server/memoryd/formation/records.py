@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memoryd.domain import events as ev
 from memoryd.domain.models import EventDraft, EventType
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
 
@@ -155,10 +156,16 @@ class Profile:
 
 
 def memory_event(
-    kind: EventType, what: str, record_id: str, user_id: str, session_id: str = "", **extra: str
+    kind: EventType,
+    what: str,
+    record_id: str,
+    user_id: str,
+    session_id: str = "",
+    *,
+    superseded_by: str = "",
+    reason: str = "",
 ) -> EventDraft:
-    payload = {"kind": what, "id": record_id, "user_id": user_id, **{k: v for k, v in extra.items() if v}}
-    return EventDraft(kind, session_id, payload)
+    return ev.memory_changed(kind, what, record_id, user_id, session_id, superseded_by=superseded_by, reason=reason)
 
 
 def fact_writes(before: Fact | None, after: Fact | None) -> list[MetadataWrite]:
