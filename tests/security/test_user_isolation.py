@@ -396,6 +396,12 @@ async def _tenant_wide(a: Attack) -> None:
     await a.refused("memoryd.v1.VectorService.GetVectorStats", vec.GetVectorStatsRequest())
 
 
+@case("MemoryService.GetCaller")
+async def _who_am_i(a: Attack) -> None:
+    caller = await a.clean("memoryd.v1.MemoryService.GetCaller", mem.GetCallerRequest())
+    a.expect(caller is not None and caller.user_id == "alice", "GetCaller did not name the token's end user")
+
+
 @case("MemoryService.GetRecentAcrossSessions", "MemoryService.ListSessions")
 async def _reads_across_sessions(a: Attack) -> None:
     w = a.world

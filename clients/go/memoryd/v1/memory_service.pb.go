@@ -2634,6 +2634,119 @@ func (x *ForgetUserResponse) GetEventSeq() int64 {
 	return 0
 }
 
+// GetCaller takes nothing: the caller is the credential the call carries.
+type GetCallerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCallerRequest) Reset() {
+	*x = GetCallerRequest{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCallerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCallerRequest) ProtoMessage() {}
+
+func (x *GetCallerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCallerRequest.ProtoReflect.Descriptor instead.
+func (*GetCallerRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{38}
+}
+
+// Who the calling credential is (GetCaller).
+type GetCallerResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tenant every record the credential reaches is kept under.
+	Tenant string `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// The scopes the credential carries, by their OAuth2 names ("memory:read",
+	// "memory:write", "memory:admin"), sorted.
+	Scopes []string `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// The end user the credential is bound to (a static token's user=, a JWT's
+	// user claim); empty for a credential that reaches the whole tenant.
+	UserId string `protobuf:"bytes,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Whether the server checks credentials at all (static tokens or JWTs).
+	// False: every caller is the default tenant with every scope.
+	Authentication bool `protobuf:"varint,4,opt,name=authentication,proto3" json:"authentication,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GetCallerResponse) Reset() {
+	*x = GetCallerResponse{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCallerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCallerResponse) ProtoMessage() {}
+
+func (x *GetCallerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCallerResponse.ProtoReflect.Descriptor instead.
+func (*GetCallerResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *GetCallerResponse) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *GetCallerResponse) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *GetCallerResponse) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *GetCallerResponse) GetAuthentication() bool {
+	if x != nil {
+		return x.Authentication
+	}
+	return false
+}
+
 var File_memoryd_v1_memory_service_proto protoreflect.FileDescriptor
 
 const file_memoryd_v1_memory_service_proto_rawDesc = "" +
@@ -2816,7 +2929,13 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x0fentries_deleted\x18\x04 \x01(\x03R\x0eentriesDeleted\x121\n" +
 	"\avectors\x18\x05 \x01(\v2\x17.memoryd.v1.ClearResultR\avectors\x12\x1a\n" +
 	"\bcomplete\x18\x06 \x01(\bR\bcomplete\x12\x1b\n" +
-	"\tevent_seq\x18\a \x01(\x03R\beventSeq*{\n" +
+	"\tevent_seq\x18\a \x01(\x03R\beventSeq\"\x12\n" +
+	"\x10GetCallerRequest\"\x84\x01\n" +
+	"\x11GetCallerResponse\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\tR\x06userId\x12&\n" +
+	"\x0eauthentication\x18\x04 \x01(\bR\x0eauthentication*{\n" +
 	"\vClearTarget\x12\x1c\n" +
 	"\x18CLEAR_TARGET_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CLEAR_TARGET_MESSAGES\x10\x01\x12\x18\n" +
@@ -2827,7 +2946,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x15CLEAR_OUTCOME_CLEARED\x10\x01\x12\x19\n" +
 	"\x15CLEAR_OUTCOME_SKIPPED\x10\x02\x12\x1a\n" +
 	"\x16CLEAR_OUTCOME_DEFERRED\x10\x03\x12\x18\n" +
-	"\x14CLEAR_OUTCOME_FAILED\x10\x042\xa8\x0f\n" +
+	"\x14CLEAR_OUTCOME_FAILED\x10\x042\xfc\x0f\n" +
 	"\rMemoryService\x12d\n" +
 	"\vSaveMessage\x12\x1e.memoryd.v1.SaveMessageRequest\x1a\x1f.memoryd.v1.SaveMessageResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x02\x1a\n" +
 	"session_id\x12g\n" +
@@ -2863,7 +2982,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\rUpdateSession\x12 .memoryd.v1.UpdateSessionRequest\x1a!.memoryd.v1.UpdateSessionResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x02\x1a\n" +
 	"session_id\x12U\n" +
 	"\n" +
-	"ForgetUser\x12\x1d.memoryd.v1.ForgetUserRequest\x1a\x1e.memoryd.v1.ForgetUserResponse\"\b\x9a\xa1\x19\x04\b\x03\x10\x06Bb\n" +
+	"ForgetUser\x12\x1d.memoryd.v1.ForgetUserRequest\x1a\x1e.memoryd.v1.ForgetUserResponse\"\b\x9a\xa1\x19\x04\b\x03\x10\x06\x12R\n" +
+	"\tGetCaller\x12\x1c.memoryd.v1.GetCallerRequest\x1a\x1d.memoryd.v1.GetCallerResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x03Bb\n" +
 	"\x0edev.memoryd.v1B\x12MemoryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -2879,7 +2999,7 @@ func file_memoryd_v1_memory_service_proto_rawDescGZIP() []byte {
 }
 
 var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(ClearTarget)(0),                           // 0: memoryd.v1.ClearTarget
 	(ClearOutcome)(0),                          // 1: memoryd.v1.ClearOutcome
@@ -2921,36 +3041,38 @@ var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(*UpdateSessionResponse)(nil),              // 37: memoryd.v1.UpdateSessionResponse
 	(*ForgetUserRequest)(nil),                  // 38: memoryd.v1.ForgetUserRequest
 	(*ForgetUserResponse)(nil),                 // 39: memoryd.v1.ForgetUserResponse
-	nil,                                        // 40: memoryd.v1.ListSessionsRequest.LabelsEntry
-	(*Message)(nil),                            // 41: memoryd.v1.Message
-	(*SessionAttributes)(nil),                  // 42: memoryd.v1.SessionAttributes
-	(*SessionMessage)(nil),                     // 43: memoryd.v1.SessionMessage
+	(*GetCallerRequest)(nil),                   // 40: memoryd.v1.GetCallerRequest
+	(*GetCallerResponse)(nil),                  // 41: memoryd.v1.GetCallerResponse
+	nil,                                        // 42: memoryd.v1.ListSessionsRequest.LabelsEntry
+	(*Message)(nil),                            // 43: memoryd.v1.Message
+	(*SessionAttributes)(nil),                  // 44: memoryd.v1.SessionAttributes
+	(*SessionMessage)(nil),                     // 45: memoryd.v1.SessionMessage
 }
 var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	0,  // 0: memoryd.v1.ClearResult.target:type_name -> memoryd.v1.ClearTarget
 	1,  // 1: memoryd.v1.ClearResult.outcome:type_name -> memoryd.v1.ClearOutcome
-	41, // 2: memoryd.v1.SaveMessageRequest.message:type_name -> memoryd.v1.Message
-	42, // 3: memoryd.v1.SaveMessageRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
-	41, // 4: memoryd.v1.SaveMessageResponse.message:type_name -> memoryd.v1.Message
-	41, // 5: memoryd.v1.SaveMessagesRequest.messages:type_name -> memoryd.v1.Message
-	42, // 6: memoryd.v1.SaveMessagesRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
-	41, // 7: memoryd.v1.SaveMessagesResponse.messages:type_name -> memoryd.v1.Message
-	41, // 8: memoryd.v1.GetHistoryResponse.messages:type_name -> memoryd.v1.Message
-	41, // 9: memoryd.v1.GetFullHistoryResponse.messages:type_name -> memoryd.v1.Message
-	41, // 10: memoryd.v1.ListMessagesInRangeResponse.messages:type_name -> memoryd.v1.Message
-	43, // 11: memoryd.v1.GetRecentAcrossSessionsResponse.messages:type_name -> memoryd.v1.SessionMessage
-	41, // 12: memoryd.v1.ReplaceHistoryRequest.messages:type_name -> memoryd.v1.Message
-	41, // 13: memoryd.v1.ReplaceHistoryResponse.messages:type_name -> memoryd.v1.Message
+	43, // 2: memoryd.v1.SaveMessageRequest.message:type_name -> memoryd.v1.Message
+	44, // 3: memoryd.v1.SaveMessageRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
+	43, // 4: memoryd.v1.SaveMessageResponse.message:type_name -> memoryd.v1.Message
+	43, // 5: memoryd.v1.SaveMessagesRequest.messages:type_name -> memoryd.v1.Message
+	44, // 6: memoryd.v1.SaveMessagesRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
+	43, // 7: memoryd.v1.SaveMessagesResponse.messages:type_name -> memoryd.v1.Message
+	43, // 8: memoryd.v1.GetHistoryResponse.messages:type_name -> memoryd.v1.Message
+	43, // 9: memoryd.v1.GetFullHistoryResponse.messages:type_name -> memoryd.v1.Message
+	43, // 10: memoryd.v1.ListMessagesInRangeResponse.messages:type_name -> memoryd.v1.Message
+	45, // 11: memoryd.v1.GetRecentAcrossSessionsResponse.messages:type_name -> memoryd.v1.SessionMessage
+	43, // 12: memoryd.v1.ReplaceHistoryRequest.messages:type_name -> memoryd.v1.Message
+	43, // 13: memoryd.v1.ReplaceHistoryResponse.messages:type_name -> memoryd.v1.Message
 	0,  // 14: memoryd.v1.ClearSessionRequest.targets:type_name -> memoryd.v1.ClearTarget
 	2,  // 15: memoryd.v1.ClearSessionResponse.results:type_name -> memoryd.v1.ClearResult
 	0,  // 16: memoryd.v1.ClearAllRequest.targets:type_name -> memoryd.v1.ClearTarget
 	2,  // 17: memoryd.v1.ClearAllResponse.results:type_name -> memoryd.v1.ClearResult
-	42, // 18: memoryd.v1.SessionInfo.attributes:type_name -> memoryd.v1.SessionAttributes
-	40, // 19: memoryd.v1.ListSessionsRequest.labels:type_name -> memoryd.v1.ListSessionsRequest.LabelsEntry
+	44, // 18: memoryd.v1.SessionInfo.attributes:type_name -> memoryd.v1.SessionAttributes
+	42, // 19: memoryd.v1.ListSessionsRequest.labels:type_name -> memoryd.v1.ListSessionsRequest.LabelsEntry
 	29, // 20: memoryd.v1.ListSessionsResponse.sessions:type_name -> memoryd.v1.SessionInfo
-	41, // 21: memoryd.v1.PopMessagesResponse.messages:type_name -> memoryd.v1.Message
+	43, // 21: memoryd.v1.PopMessagesResponse.messages:type_name -> memoryd.v1.Message
 	29, // 22: memoryd.v1.GetSessionResponse.session:type_name -> memoryd.v1.SessionInfo
-	42, // 23: memoryd.v1.UpdateSessionRequest.attributes:type_name -> memoryd.v1.SessionAttributes
+	44, // 23: memoryd.v1.UpdateSessionRequest.attributes:type_name -> memoryd.v1.SessionAttributes
 	29, // 24: memoryd.v1.UpdateSessionResponse.session:type_name -> memoryd.v1.SessionInfo
 	2,  // 25: memoryd.v1.ForgetUserResponse.vectors:type_name -> memoryd.v1.ClearResult
 	3,  // 26: memoryd.v1.MemoryService.SaveMessage:input_type -> memoryd.v1.SaveMessageRequest
@@ -2971,26 +3093,28 @@ var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	34, // 41: memoryd.v1.MemoryService.GetSession:input_type -> memoryd.v1.GetSessionRequest
 	36, // 42: memoryd.v1.MemoryService.UpdateSession:input_type -> memoryd.v1.UpdateSessionRequest
 	38, // 43: memoryd.v1.MemoryService.ForgetUser:input_type -> memoryd.v1.ForgetUserRequest
-	4,  // 44: memoryd.v1.MemoryService.SaveMessage:output_type -> memoryd.v1.SaveMessageResponse
-	6,  // 45: memoryd.v1.MemoryService.SaveMessages:output_type -> memoryd.v1.SaveMessagesResponse
-	8,  // 46: memoryd.v1.MemoryService.GetHistory:output_type -> memoryd.v1.GetHistoryResponse
-	10, // 47: memoryd.v1.MemoryService.GetFullHistory:output_type -> memoryd.v1.GetFullHistoryResponse
-	12, // 48: memoryd.v1.MemoryService.ListMessagesInRange:output_type -> memoryd.v1.ListMessagesInRangeResponse
-	14, // 49: memoryd.v1.MemoryService.GetRecentAcrossSessions:output_type -> memoryd.v1.GetRecentAcrossSessionsResponse
-	16, // 50: memoryd.v1.MemoryService.TrimHistory:output_type -> memoryd.v1.TrimHistoryResponse
-	18, // 51: memoryd.v1.MemoryService.ReplaceHistory:output_type -> memoryd.v1.ReplaceHistoryResponse
-	20, // 52: memoryd.v1.MemoryService.UpdateMessageContent:output_type -> memoryd.v1.UpdateMessageContentResponse
-	22, // 53: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:output_type -> memoryd.v1.DeleteMessagesByTimestampsResponse
-	24, // 54: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
-	26, // 55: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
-	28, // 56: memoryd.v1.MemoryService.ClearAll:output_type -> memoryd.v1.ClearAllResponse
-	31, // 57: memoryd.v1.MemoryService.ListSessions:output_type -> memoryd.v1.ListSessionsResponse
-	33, // 58: memoryd.v1.MemoryService.PopMessages:output_type -> memoryd.v1.PopMessagesResponse
-	35, // 59: memoryd.v1.MemoryService.GetSession:output_type -> memoryd.v1.GetSessionResponse
-	37, // 60: memoryd.v1.MemoryService.UpdateSession:output_type -> memoryd.v1.UpdateSessionResponse
-	39, // 61: memoryd.v1.MemoryService.ForgetUser:output_type -> memoryd.v1.ForgetUserResponse
-	44, // [44:62] is the sub-list for method output_type
-	26, // [26:44] is the sub-list for method input_type
+	40, // 44: memoryd.v1.MemoryService.GetCaller:input_type -> memoryd.v1.GetCallerRequest
+	4,  // 45: memoryd.v1.MemoryService.SaveMessage:output_type -> memoryd.v1.SaveMessageResponse
+	6,  // 46: memoryd.v1.MemoryService.SaveMessages:output_type -> memoryd.v1.SaveMessagesResponse
+	8,  // 47: memoryd.v1.MemoryService.GetHistory:output_type -> memoryd.v1.GetHistoryResponse
+	10, // 48: memoryd.v1.MemoryService.GetFullHistory:output_type -> memoryd.v1.GetFullHistoryResponse
+	12, // 49: memoryd.v1.MemoryService.ListMessagesInRange:output_type -> memoryd.v1.ListMessagesInRangeResponse
+	14, // 50: memoryd.v1.MemoryService.GetRecentAcrossSessions:output_type -> memoryd.v1.GetRecentAcrossSessionsResponse
+	16, // 51: memoryd.v1.MemoryService.TrimHistory:output_type -> memoryd.v1.TrimHistoryResponse
+	18, // 52: memoryd.v1.MemoryService.ReplaceHistory:output_type -> memoryd.v1.ReplaceHistoryResponse
+	20, // 53: memoryd.v1.MemoryService.UpdateMessageContent:output_type -> memoryd.v1.UpdateMessageContentResponse
+	22, // 54: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:output_type -> memoryd.v1.DeleteMessagesByTimestampsResponse
+	24, // 55: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	26, // 56: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	28, // 57: memoryd.v1.MemoryService.ClearAll:output_type -> memoryd.v1.ClearAllResponse
+	31, // 58: memoryd.v1.MemoryService.ListSessions:output_type -> memoryd.v1.ListSessionsResponse
+	33, // 59: memoryd.v1.MemoryService.PopMessages:output_type -> memoryd.v1.PopMessagesResponse
+	35, // 60: memoryd.v1.MemoryService.GetSession:output_type -> memoryd.v1.GetSessionResponse
+	37, // 61: memoryd.v1.MemoryService.UpdateSession:output_type -> memoryd.v1.UpdateSessionResponse
+	39, // 62: memoryd.v1.MemoryService.ForgetUser:output_type -> memoryd.v1.ForgetUserResponse
+	41, // 63: memoryd.v1.MemoryService.GetCaller:output_type -> memoryd.v1.GetCallerResponse
+	45, // [45:64] is the sub-list for method output_type
+	26, // [26:45] is the sub-list for method input_type
 	26, // [26:26] is the sub-list for extension type_name
 	26, // [26:26] is the sub-list for extension extendee
 	0,  // [0:26] is the sub-list for field type_name
@@ -3010,7 +3134,7 @@ func file_memoryd_v1_memory_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_memory_service_proto_rawDesc), len(file_memoryd_v1_memory_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   39,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -37,6 +37,7 @@ const (
 	MemoryService_GetSession_FullMethodName                 = "/memoryd.v1.MemoryService/GetSession"
 	MemoryService_UpdateSession_FullMethodName              = "/memoryd.v1.MemoryService/UpdateSession"
 	MemoryService_ForgetUser_FullMethodName                 = "/memoryd.v1.MemoryService/ForgetUser"
+	MemoryService_GetCaller_FullMethodName                  = "/memoryd.v1.MemoryService/GetCaller"
 )
 
 // MemoryServiceClient is the client API for MemoryService service.
@@ -102,6 +103,12 @@ type MemoryServiceClient interface {
 	// call (or one that stopped at its deadline, `complete` false) is finished
 	// by the next, and a user with nothing left answers zero counts.
 	ForgetUser(ctx context.Context, in *ForgetUserRequest, opts ...grpc.CallOption) (*ForgetUserResponse, error)
+	// Says who the calling credential is: its tenant, the scopes it carries and
+	// the end user it is bound to, if any. It reads nothing stored and changes
+	// nothing; a client (the console among them) uses it to offer only the calls
+	// the credential may make. Without authentication configured, the caller is
+	// the default tenant with every scope.
+	GetCaller(ctx context.Context, in *GetCallerRequest, opts ...grpc.CallOption) (*GetCallerResponse, error)
 }
 
 type memoryServiceClient struct {
@@ -292,6 +299,16 @@ func (c *memoryServiceClient) ForgetUser(ctx context.Context, in *ForgetUserRequ
 	return out, nil
 }
 
+func (c *memoryServiceClient) GetCaller(ctx context.Context, in *GetCallerRequest, opts ...grpc.CallOption) (*GetCallerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetCallerResponse)
+	err := c.cc.Invoke(ctx, MemoryService_GetCaller_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MemoryServiceServer is the server API for MemoryService service.
 // All implementations must embed UnimplementedMemoryServiceServer
 // for forward compatibility.
@@ -355,6 +372,12 @@ type MemoryServiceServer interface {
 	// call (or one that stopped at its deadline, `complete` false) is finished
 	// by the next, and a user with nothing left answers zero counts.
 	ForgetUser(context.Context, *ForgetUserRequest) (*ForgetUserResponse, error)
+	// Says who the calling credential is: its tenant, the scopes it carries and
+	// the end user it is bound to, if any. It reads nothing stored and changes
+	// nothing; a client (the console among them) uses it to offer only the calls
+	// the credential may make. Without authentication configured, the caller is
+	// the default tenant with every scope.
+	GetCaller(context.Context, *GetCallerRequest) (*GetCallerResponse, error)
 	mustEmbedUnimplementedMemoryServiceServer()
 }
 
@@ -418,6 +441,9 @@ func (UnimplementedMemoryServiceServer) UpdateSession(context.Context, *UpdateSe
 }
 func (UnimplementedMemoryServiceServer) ForgetUser(context.Context, *ForgetUserRequest) (*ForgetUserResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ForgetUser not implemented")
+}
+func (UnimplementedMemoryServiceServer) GetCaller(context.Context, *GetCallerRequest) (*GetCallerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCaller not implemented")
 }
 func (UnimplementedMemoryServiceServer) mustEmbedUnimplementedMemoryServiceServer() {}
 func (UnimplementedMemoryServiceServer) testEmbeddedByValue()                       {}
@@ -764,6 +790,24 @@ func _MemoryService_ForgetUser_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryService_GetCaller_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCallerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).GetCaller(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_GetCaller_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).GetCaller(ctx, req.(*GetCallerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MemoryService_ServiceDesc is the grpc.ServiceDesc for MemoryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -842,6 +886,10 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ForgetUser",
 			Handler:    _MemoryService_ForgetUser_Handler,
+		},
+		{
+			MethodName: "GetCaller",
+			Handler:    _MemoryService_GetCaller_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -409,3 +409,19 @@ class ForgetUserResponse(_message.Message):
     complete: bool
     event_seq: int
     def __init__(self, sessions_forgotten: _Optional[int] = ..., messages_deleted: _Optional[int] = ..., metadata_deleted: _Optional[int] = ..., entries_deleted: _Optional[int] = ..., vectors: _Optional[_Union[ClearResult, _Mapping]] = ..., complete: _Optional[bool] = ..., event_seq: _Optional[int] = ...) -> None: ...
+
+class GetCallerRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetCallerResponse(_message.Message):
+    __slots__ = ("tenant", "scopes", "user_id", "authentication")
+    TENANT_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    AUTHENTICATION_FIELD_NUMBER: _ClassVar[int]
+    tenant: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    user_id: str
+    authentication: bool
+    def __init__(self, tenant: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., user_id: _Optional[str] = ..., authentication: _Optional[bool] = ...) -> None: ...

@@ -130,6 +130,11 @@ class MemoryServiceStub:
                 request_serializer=memoryd_dot_v1_dot_memory__service__pb2.ForgetUserRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.ForgetUserResponse.FromString,
                 _registered_method=True)
+        self.GetCaller = channel.unary_unary(
+                '/memoryd.v1.MemoryService/GetCaller',
+                request_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetCallerRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetCallerResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -283,6 +288,17 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetCaller(self, request, context):
+        """Says who the calling credential is: its tenant, the scopes it carries and
+        the end user it is bound to, if any. It reads nothing stored and changes
+        nothing; a client (the console among them) uses it to offer only the calls
+        the credential may make. Without authentication configured, the caller is
+        the default tenant with every scope.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -375,6 +391,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.ForgetUser,
                     request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.ForgetUserRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_memory__service__pb2.ForgetUserResponse.SerializeToString,
+            ),
+            'GetCaller': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCaller,
+                    request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetCallerRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetCallerResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -869,6 +890,33 @@ class MemoryService:
             '/memoryd.v1.MemoryService/ForgetUser',
             memoryd_dot_v1_dot_memory__service__pb2.ForgetUserRequest.SerializeToString,
             memoryd_dot_v1_dot_memory__service__pb2.ForgetUserResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCaller(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.MemoryService/GetCaller',
+            memoryd_dot_v1_dot_memory__service__pb2.GetCallerRequest.SerializeToString,
+            memoryd_dot_v1_dot_memory__service__pb2.GetCallerResponse.FromString,
             options,
             channel_credentials,
             insecure,

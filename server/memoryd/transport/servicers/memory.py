@@ -341,6 +341,16 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             event_seq=event_seq,
         )
 
+    @unary
+    async def GetCaller(self, request: pb.GetCallerRequest, context, tenant: str) -> pb.GetCallerResponse:
+        caller = context.caller  # who the Gate admitted (rpc.CallerContext)
+        return pb.GetCallerResponse(
+            tenant=caller.tenant,
+            scopes=sorted(caller.scopes),
+            user_id=caller.user_id or "",
+            authentication=self.auth.authenticator.enabled,
+        )
+
 
 def _clear_result(result) -> pb.ClearResult:
     return pb.ClearResult(
