@@ -46,10 +46,10 @@ import socket
 import struct
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import portalocker
 
@@ -152,7 +152,7 @@ class EdgeProcessIndex(EdgeFolder):
         self.timeout = timeout
         self.log_level = log_level
         self.settings = {"timeout": timeout, **{k: str(v) if isinstance(v, Path) else v for k, v in settings.items()}}
-        self._child: asyncio.subprocess.Process | None = None
+        self._child: asyncio.subprocess.Process | Remote | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._reader_task: asyncio.Task | None = None
         self._pending: dict[int, asyncio.Future] = {}
@@ -222,7 +222,7 @@ class EdgeProcessIndex(EdgeFolder):
         self._reader_task = asyncio.create_task(self._read_replies(child, reader))
         log.info("vector engine process %s started for %s", child.pid, self.root)
 
-    async def _read_replies(self, child: asyncio.subprocess.Process, reader: asyncio.StreamReader) -> None:
+    async def _read_replies(self, child: asyncio.subprocess.Process | Remote, reader: asyncio.StreamReader) -> None:
         try:
             while True:
                 call_id, ok, value = await _receive(reader)
@@ -252,7 +252,7 @@ class EdgeProcessIndex(EdgeFolder):
         self._respawn_delay = min(RESPAWN_MAX_SECONDS, self.respawn_first_seconds * 2 ** (repeats - 1)) if repeats else 0.0
         self._next_start = now + self._respawn_delay
 
-    async def _forget(self, child: asyncio.subprocess.Process, reason: str) -> None:
+    async def _forget(self, child: asyncio.subprocess.Process | Remote, reason: str) -> None:
         if self._child is not child:
             return
         self._child, writer, self._writer = None, self._writer, None
@@ -314,13 +314,16 @@ class EdgeProcessIndex(EdgeFolder):
             # A failed call's exception keeps this frame (its traceback) and the future keeps the
             # exception: a cycle that holds the call's arguments (64 messages of up to 1 MiB in an
             # indexing batch) until a full garbage collection, which a quiet server never runs.
-            future = None
+            del future
 
     async def ping(self) -> None:
         await self._call("ping")
 
     async def upsert(self, points: Sequence[VectorPoint], indexed_at: int) -> list[str]:
-        return await self._call("upsert", [replace(p, vector=_float32(p.vector)) for p in points], indexed_at)
+        # array("f"): half the bytes to pickle; the engine reads it as the list it is typed as.
+        return await self._call(
+            "upsert", [replace(p, vector=cast(list[float], _float32(p.vector))) for p in points], indexed_at
+        )
 
     async def upsert_keywords(self, points: Sequence[KeywordPoint], indexed_at: int) -> list[str]:
         return await self._call("upsert_keywords", list(points), indexed_at)
@@ -405,7 +408,7 @@ def _stop_with_parent_only() -> None:
     shutdown.signal_on_parent_death(PARENT_GONE)
 
 
-Background = Callable[["Engine"], Awaitable[None]]
+Background = Callable[["Engine"], Coroutine[Any, Any, None]]
 
 
 class Engine:
@@ -465,7 +468,7 @@ class Engine:
                 deadline.reset(token)
             with contextlib.suppress(ConnectionError, OSError):
                 await _send(writer, reply)
-            reply = None  # as in _roundtrip: a caught error's traceback holds this frame, and the call's arguments
+            del reply  # as in _roundtrip: a caught error's traceback holds this frame, and the call's arguments
 
         async def read_calls() -> None:
             with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError, OSError):
@@ -527,6 +530,7 @@ async def _serve_shared(
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        assert task is not None  # a connection handler runs in its task
         connections.add(task)
         try:
             await engine.serve(reader, writer, stop)
