@@ -205,9 +205,12 @@ def serve_workers(config: config_module.Config, log) -> int:
             from memoryd.vectors.setup import shared_engine
 
             return workers.run_workers(
-                config.workers, config.listen, worker_main, port_file=Path(config.port_file) if config.port_file else None,
+                config.workers,
+                config.listen,
+                worker_main,
+                port_file=Path(config.port_file) if config.port_file else None,
                 companion=shared_engine(config),
-            )  # fmt: skip
+            )
     except OSError as error:
         log.error("startup_failed", error=str(error))
         return 1

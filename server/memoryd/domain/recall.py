@@ -322,8 +322,8 @@ def semantic_agreement(semantic: Sequence[float | None], keyword: Sequence[float
     clear keyword match, or fewer than AGREEMENT_MIN_CANDIDATES semantic scores). Equal keyword
     scores are taken by semantic score, so the order an engine returns ties in never matters."""
     present = [s for s in semantic if s is not None]
-    clear = sorted(((k, s) for s, k in zip(semantic, keyword, strict=True) if s is not None and k >= AGREEMENT_MIN_KEYWORD),
-                   key=lambda pair: (-pair[0], -pair[1]))[:AGREEMENT_TOP]  # fmt: skip
+    pairs = ((k, s) for s, k in zip(semantic, keyword, strict=True) if s is not None and k >= AGREEMENT_MIN_KEYWORD)
+    clear = sorted(pairs, key=lambda pair: (-pair[0], -pair[1]))[:AGREEMENT_TOP]
     if not clear or len(present) < AGREEMENT_MIN_CANDIDATES:
         return None
     return sum(sum(other < s for other in present) / len(present) for _, s in clear) / len(clear)

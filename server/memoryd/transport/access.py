@@ -120,9 +120,8 @@ def markdown_table(table: dict[str, MethodAccess]) -> str:
     for access in table.values():
         service, _, name = access.method.rpartition(".")
         fields = ", ".join(f"`{f}`" for f in access.user_fields) or "-"
-        rows.append(
-            f"| {service.rpartition('.')[2]}.{name} | `{access.scope}` | {user_access_name(access.user_access)} | {fields} |"
-        )
+        method = f"{service.rpartition('.')[2]}.{name}"
+        rows.append(f"| {method} | `{access.scope}` | {user_access_name(access.user_access)} | {fields} |")
     return "\n".join(rows)
 
 

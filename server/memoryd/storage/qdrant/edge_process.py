@@ -7,8 +7,8 @@ only sends each call (pickled, over a socket pair) and awaits the answer.
 
 - The child owns the data dir's vector folder exactly as an in-process EdgeIndex would (lock
   file, shards, builder processes): `python -m memoryd.storage.qdrant.edge_process <socket fd>
-  <log level> <folder> <EdgeIndex settings, JSON>`. It answers calls concurrently, each bounded by the caller's remaining
-  deadline, which travels with the call.
+  <log level> <folder> <EdgeIndex settings, JSON>`. It answers calls concurrently, each bounded by the
+  caller's remaining deadline, which travels with the call.
 - The child exits when the server process closes the socket (its stop) or dies (end of file,
   or the parent-death signal), closing the shards on the way; writes it acknowledged are in
   the shards' WAL already. It ignores SIGINT and SIGTERM sent to the whole process group.

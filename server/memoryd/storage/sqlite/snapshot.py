@@ -90,7 +90,10 @@ class SqliteSnapshot(Snapshot):
     async def messages(
         self, tenant: str, session_id: str, after_seq: int, limit: int, max_bytes: int
     ) -> list[Message]:
-        sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE tenant = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+        sql = (
+            f"SELECT {MESSAGE_COLUMNS} FROM messages"
+            " WHERE tenant = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+        )
         return await self._run(lambda c: read_messages(c.execute(sql, (tenant, session_id, after_seq, limit)), max_bytes))
 
     async def metadata(

@@ -242,7 +242,8 @@ def idle_sessions_query(
 
 
 def retention_labelled_query(tenant: str, after: tuple[str, str] | None, limit: int) -> tuple[str, list[Any]]:
-    """Sessions carrying the retention label: a range of session_labels' primary key (tenant, key, value, session_id)."""
+    """Sessions carrying the retention label: a range of session_labels' primary key (tenant, key,
+    value, session_id)."""
     clauses = ["l.tenant = ?", "l.key = ?"]
     params: list[Any] = [tenant, RETENTION_LABEL]
     if after is not None:
@@ -1192,7 +1193,8 @@ class SqliteStore(Store):
                 " owner) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO UPDATE SET"
                 " last_seq = max(last_seq, excluded.last_seq), message_count = message_count + excluded.message_count,"
                 " unarchived_count = unarchived_count + excluded.unarchived_count,"
-                " last_timestamp = max(last_timestamp, excluded.last_timestamp), owner = coalesce(owner, excluded.owner)",
+                " last_timestamp = max(last_timestamp, excluded.last_timestamp),"
+                " owner = coalesce(owner, excluded.owner)",
                 (tenant, session_id, max(m.seq for m in new), total, unarchived, max(m.timestamp for m in new), TENANT),
             )
             self._append_events(conn, tenant, ev.appended(session_id, new), now)
