@@ -77,6 +77,8 @@ const (
 	ErrorReason_ERROR_REASON_ENTRY_SCOPE_FULL ErrorReason = 19
 	// No longer returned: concurrent saves and forgets of one entry scope do
 	// not conflict (kept so that older clients still parse it).
+	//
+	// Deprecated: Marked as deprecated in memoryd/v1/error_reason.proto.
 	ErrorReason_ERROR_REASON_ENTRY_SCOPE_CONTENDED ErrorReason = 20
 	// FAILED_PRECONDITION (SearchMemory and others): query text was sent but no
 	// embedder is configured; send a query vector.
@@ -162,6 +164,9 @@ const (
 	// DEADLINE_EXCEEDED, the class default: a wait the call asked for did not
 	// end in time.
 	ErrorReason_ERROR_REASON_DEADLINE_EXCEEDED ErrorReason = 48
+	// ABORTED, retry the call: it lost a race with a concurrent call (the
+	// generic reason; a specific conflict has its own, like SUMMARY_CURSOR_CONTENDED).
+	ErrorReason_ERROR_REASON_ABORTED ErrorReason = 49
 )
 
 // Enum value maps for ErrorReason.
@@ -216,6 +221,7 @@ var (
 		46: "ERROR_REASON_FORMATION_LAGGING",
 		47: "ERROR_REASON_FORMATION_UNAVAILABLE",
 		48: "ERROR_REASON_DEADLINE_EXCEEDED",
+		49: "ERROR_REASON_ABORTED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                  0,
@@ -267,6 +273,7 @@ var (
 		"ERROR_REASON_FORMATION_LAGGING":            46,
 		"ERROR_REASON_FORMATION_UNAVAILABLE":        47,
 		"ERROR_REASON_DEADLINE_EXCEEDED":            48,
+		"ERROR_REASON_ABORTED":                      49,
 	}
 )
 
@@ -302,7 +309,7 @@ var File_memoryd_v1_error_reason_proto protoreflect.FileDescriptor
 const file_memoryd_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dmemoryd/v1/error_reason.proto\x12\n" +
-	"memoryd.v1*\x9c\x0e\n" +
+	"memoryd.v1*\xba\x0e\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\"\n" +
@@ -324,8 +331,8 @@ const file_memoryd_v1_error_reason_proto_rawDesc = "" +
 	"\x1eERROR_REASON_SUMMARY_RANGE_GAP\x10\x10\x12-\n" +
 	")ERROR_REASON_SUMMARY_RANGE_BEYOND_HISTORY\x10\x11\x12)\n" +
 	"%ERROR_REASON_SUMMARY_CURSOR_CONTENDED\x10\x12\x12!\n" +
-	"\x1dERROR_REASON_ENTRY_SCOPE_FULL\x10\x13\x12&\n" +
-	"\"ERROR_REASON_ENTRY_SCOPE_CONTENDED\x10\x14\x12(\n" +
+	"\x1dERROR_REASON_ENTRY_SCOPE_FULL\x10\x13\x12*\n" +
+	"\"ERROR_REASON_ENTRY_SCOPE_CONTENDED\x10\x14\x1a\x02\b\x01\x12(\n" +
 	"$ERROR_REASON_EMBEDDER_NOT_CONFIGURED\x10\x15\x12*\n" +
 	"&ERROR_REASON_MONGODB_BAD_CONFIGURATION\x10\x16\x12*\n" +
 	"&ERROR_REASON_MONGODB_NOT_A_REPLICA_SET\x10\x17\x12$\n" +
@@ -353,7 +360,8 @@ const file_memoryd_v1_error_reason_proto_rawDesc = "" +
 	"\x1aERROR_REASON_FORMATION_OFF\x10-\x12\"\n" +
 	"\x1eERROR_REASON_FORMATION_LAGGING\x10.\x12&\n" +
 	"\"ERROR_REASON_FORMATION_UNAVAILABLE\x10/\x12\"\n" +
-	"\x1eERROR_REASON_DEADLINE_EXCEEDED\x100B`\n" +
+	"\x1eERROR_REASON_DEADLINE_EXCEEDED\x100\x12\x18\n" +
+	"\x14ERROR_REASON_ABORTED\x101B`\n" +
 	"\x0edev.memoryd.v1B\x10ErrorReasonProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
