@@ -113,20 +113,92 @@ def tree_cpu_seconds(pid: int) -> float:
     return total / ticks
 
 
+def write_bytes(pid: int) -> int:
+    """Bytes a process caused to be written to storage so far (/proc/<pid>/io write_bytes:
+    counted when it dirties page-cache pages, so the file writes of its SQLite commits and
+    checkpoints count, whenever the kernel flushes them); 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            for line in f:
+                if line.startswith("write_bytes:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_write_bytes(pid: int) -> int:
+    """write_bytes of a process and all its descendants (workers, the vector engine)."""
+    total = 0
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        total += write_bytes(current)
+        stack.extend(_children(current))
+    return total
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _is_engine(command: str) -> bool:
+    return "memoryd.engine" in command or "edge_process" in command
+
+
+def process_roles(pid: int) -> dict[str, list[int]]:
+    """The processes of a memoryd serve tree by role: `serving` (the process started; with
+    --workers the parent), `engine` (the vector engine process with its descendants),
+    `worker1`.. (the other children, each with its descendants, in pid order)."""
+    roles: dict[str, list[int]] = {"serving": [pid]}
+    workers = 0
+    for child in sorted(_children(pid)):
+        tree, stack = [], [child]
+        while stack:
+            current = stack.pop()
+            tree.append(current)
+            stack.extend(_children(current))
+        if _is_engine(_cmdline(child)):
+            roles.setdefault("engine", []).extend(tree)
+            continue
+        engines = [p for p in tree[1:] if _is_engine(_cmdline(p))]  # a worker's own engine
+        workers += 1
+        roles[f"worker{workers}"] = [p for p in tree if p not in engines]
+        if engines:
+            roles.setdefault("engine", []).extend(engines)
+    return roles
+
+
+def role_rss_bytes(pid: int) -> dict[str, int]:
+    """RSS of each role of a memoryd serve tree (process_roles)."""
+    return {role: sum(rss_bytes(p) for p in pids) for role, pids in process_roles(pid).items()}
+
+
 class RssSampler:
-    """Samples a process tree's RSS every `interval` seconds in a thread."""
+    """Samples a process tree's RSS every `interval` seconds in a thread: the tree's total
+    (`samples`, `peak`) and each process role's (`peaks`, `last`: serving, engine, workers)."""
 
     def __init__(self, pid: int, interval: float = 0.5) -> None:
         self.pid = pid
         self.interval = interval
         self.samples: list[tuple[float, int]] = []
+        self.peaks: dict[str, int] = {}
+        self.last: dict[str, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def _loop(self) -> None:
         start = time.monotonic()
         while not self._stop.is_set():
-            self.samples.append((time.monotonic() - start, tree_rss_bytes(self.pid)))
+            roles = role_rss_bytes(self.pid)
+            for role, rss in roles.items():
+                self.peaks[role] = max(self.peaks.get(role, 0), rss)
+            self.last = roles
+            self.samples.append((time.monotonic() - start, sum(roles.values())))
             self._stop.wait(self.interval)
 
     def __enter__(self) -> RssSampler:
@@ -230,6 +302,8 @@ class GhzResult:
     errors: int = 0
     error_samples: dict = field(default_factory=dict)
     peak_rss: int = 0
+    peak_rss_by_process: dict = field(default_factory=dict)  # role -> bytes (process_roles)
+    written_per_call: float = 0.0  # bytes the server tree wrote to storage per answered call
     server_cpu: float = 0.0  # server CPU seconds per wall second during the run (1.0 = one core)
     ceiling_rps: float | None = None
     bare_ceiling_rps: float | None = None
@@ -305,10 +379,13 @@ def run_ghz(
 def measure(server: ServerProcess, scenario: Path, *, target: str, duration: float, **kwargs) -> GhzResult:
     """ghz against a harness-started server, with the server tree's peak RSS during the run."""
     cpu_before, wall_before = tree_cpu_seconds(server.pid), time.monotonic()
+    written_before = tree_write_bytes(server.pid)
     with RssSampler(server.pid) as rss:
         result = run_ghz(scenario, server.target, target=target, duration=duration, **kwargs)
     result.server_cpu = (tree_cpu_seconds(server.pid) - cpu_before) / (time.monotonic() - wall_before)
+    result.written_per_call = (tree_write_bytes(server.pid) - written_before) / result.count if result.count else 0.0
     result.peak_rss = rss.peak
+    result.peak_rss_by_process = dict(rss.peaks)
     return result
 
 
@@ -455,6 +532,11 @@ def now_ms() -> int:
 
 def human_bytes(n: int) -> str:
     return f"{n / (1 << 20):.0f} MiB" if n else "-"
+
+
+def human_kb(n: float) -> str:
+    """Bytes per call, in kB (1,000 bytes)."""
+    return f"{n / 1000:.1f} kB"
 
 
 def which(name: str) -> str | None:

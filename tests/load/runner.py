@@ -8,7 +8,10 @@ Phases (each one bounded; durations from the environment, see tests/load/README.
                  (GetHistory small vs huge session, filtered vs unfiltered recent),
                  Watch fan-out, then SaveMessage (last, so reads see the seeded data only)
   4. workers   - GetHistory, SearchMemory and SaveMessage with --workers 1 and 2 (CPU per call)
-  5. rss       - a long SaveMessage + GetHistory run, RSS at 10 s vs the end
+  5. rss       - a long SaveMessage + GetHistory run, RSS at 10 s vs the end, then each
+                 process's RSS settled LOAD_RSS_SETTLE s after it (peak and settled per process)
+  5b. decay    - LOAD_DECAY_RUNS consecutive SaveMessage runs on one fresh server: the rate,
+                 CPU and bytes written per call, and the SQLite WAL's size after each run
   6. mongo     - smaller sizes on the MongoDB adapter against SecantusDB
   7. vectors   - SearchMemory on Qdrant Edge at 100k (and LOAD_VECTOR_POINTS_BIG) points of
                  384 dimensions, batched UpsertVectors, startup time (vector_load.py)
@@ -40,7 +43,9 @@ from loadlib import (
     env_float,
     env_int,
     human_bytes,
+    human_kb,
     indexing_stats,
+    role_rss_bytes,
     measure,
     memoryd_supports,
     now_ms,
@@ -57,6 +62,8 @@ from loadlib import (
 
 DURATION = env_float("LOAD_DURATION", 10)
 RSS_DURATION = env_float("LOAD_RSS_DURATION", 60)
+RSS_SETTLE = env_float("LOAD_RSS_SETTLE", 30)
+DECAY_RUNS = env_int("LOAD_DECAY_RUNS", 10)
 BIG = env_int("LOAD_BIG_MESSAGES", 1_000_000)
 SMALL = env_int("LOAD_SMALL_MESSAGES", 1_000)
 RECENT = env_int("LOAD_RECENT_MESSAGES", 50_000)
@@ -68,7 +75,7 @@ VECTORS = env_int("LOAD_VECTORS", 5_000)  # the 32-dimension search_memory scena
 VECTOR_POINTS = env_int("LOAD_VECTOR_POINTS", 100_000)
 VECTOR_POINTS_BIG = env_int("LOAD_VECTOR_POINTS_BIG", 0)  # e.g. 1000000: adds the large run
 MONGO_CONCURRENCY = env_int("LOAD_MONGO_CONCURRENCY", 4)
-PHASES = set(os.environ.get("LOAD_PHASES", "ceiling,sqlite,workers,rss,mongo,fanout,vectors").split(","))
+PHASES = set(os.environ.get("LOAD_PHASES", "ceiling,sqlite,workers,rss,decay,mongo,fanout,vectors").split(","))
 
 # Which do-nothing scenario is the ceiling of each memoryd scenario.
 CEILING_OF = {
@@ -264,16 +271,49 @@ class Suite:
                 t.start()
             for t in threads:
                 t.join()
+            log(f"rss: settling for {RSS_SETTLE:g}s")
+            time.sleep(RSS_SETTLE)
+            settled = role_rss_bytes(server.pid)
         early, late = rss.at(10), rss.at(RSS_DURATION)
         self.extra["rss"] = {
             "seconds": RSS_DURATION,
             "rss_10s": early,
             "rss_end": late,
+            "peak_by_process": dict(rss.peaks),
+            "settled_by_process": settled,
+            "settle_seconds": RSS_SETTLE,
             "growth": (late - early) / early if early else None,
             "save_rps": round(out["save_message"].rps, 1),
             "history_rps": round(out["get_history"].rps, 1),
             "errors": out["save_message"].errors + out["get_history"].errors,
             "samples": [(round(t, 1), r) for t, r in rss.samples],
+        }
+
+    def run_decay(self) -> None:
+        """DECAY_RUNS consecutive save_message runs of DURATION s on one fresh server (its own
+        data directory): whether the rate holds over a server's life, and what each call writes."""
+        data_dir = self.workdir / "decay-data"
+        runs = []
+        with start_memoryd("memoryd-decay", self.workdir, data_dir) as server:
+            for n in range(DECAY_RUNS):
+                log(f"decay: save_message run {n + 1} of {DECAY_RUNS}")
+                r = measure(server, scenario("save_message"), target="sqlite-decay", duration=DURATION, cpus=GHZ_CPUS)
+                wal = data_dir / "memoryd.db-wal"
+                runs.append(
+                    {
+                        "rps": round(r.rps, 1),
+                        "errors": r.errors,
+                        "cpu_ms_per_call": round(r.cpu_per_call_ms, 3),
+                        "written_per_call": round(r.written_per_call),
+                        "wal_bytes": wal.stat().st_size if wal.exists() else 0,
+                        "peak_rss_by_process": r.peak_rss_by_process,
+                    }
+                )
+        first = runs[0]["rps"] if runs else 0
+        self.extra["decay"] = {
+            "seconds": DURATION,
+            "runs": runs,
+            "rps_vs_first": [round(run["rps"] / first, 3) if first else None for run in runs],
         }
 
     def run_mongo(self) -> None:
@@ -345,15 +385,16 @@ def human_count(n: object) -> str:
 def table(results: list[GhzResult]) -> str:
     header = (
         "| scenario | target | RPS | p50 ms | p95 ms | p99 ms | errors | vs ceiling | vs empty ceiling "
-        "| server CPU | CPU ms/call | peak RSS |"
+        "| server CPU | CPU ms/call | written/call | peak RSS |"
     )
-    lines = [header, "|" + "---|" * 12]
+    lines = [header, "|" + "---|" * 13]
     for r in results:
         ratio = f"{r.ratio:.0%}" if r.ratio is not None else "-"
         bare = f"{r.rps / r.bare_ceiling_rps:.0%}" if r.bare_ceiling_rps else "-"
         lines.append(
             f"| {r.scenario} | {r.target} | {r.rps:,.0f} | {r.p50_ms:.2f} | {r.p95_ms:.2f} | {r.p99_ms:.2f} "
-            f"| {r.errors} | {ratio} | {bare} | {r.server_cpu:.0%} | {r.cpu_per_call_ms:.2f} | {human_bytes(r.peak_rss)} |"
+            f"| {r.errors} | {ratio} | {bare} | {r.server_cpu:.0%} | {r.cpu_per_call_ms:.2f} "
+            f"| {human_kb(r.written_per_call)} | {human_bytes(r.peak_rss)} |"
         )
     return "\n".join(lines)
 
@@ -404,6 +445,24 @@ def checks(suite: Suite) -> list[str]:
         out.append(
             f"RSS flat within 10% from 10 s to {rss['seconds']:g} s: {human_bytes(rss['rss_10s'])} -> "
             f"{human_bytes(rss['rss_end'])} ({rss['growth']:+.1%}), {rss['errors']} errors -> {verdict(abs(rss['growth']) <= 0.10)}"
+        )
+    if isinstance(rss, dict) and rss.get("settled_by_process"):
+        peaks, settled = rss["peak_by_process"], rss["settled_by_process"]
+        out.append(
+            f"RSS per process, peak / settled {rss['settle_seconds']:g} s after the run: "
+            + ", ".join(f"{role} {human_bytes(peaks.get(role, 0))} / {human_bytes(settled[role])}" for role in settled)
+        )
+    decay = suite.extra.get("decay")
+    if isinstance(decay, dict) and decay.get("runs"):
+        runs, ratios = decay["runs"], [r for r in decay["rps_vs_first"] if r is not None]
+        out.append(
+            f"SaveMessage over {len(runs)} consecutive {decay['seconds']:g} s runs on one server: RPS "
+            + " ".join(f"{run['rps']:,.0f}" for run in runs)
+            + (f" (min {min(ratios):.2f}x, max {max(ratios):.2f}x of the first)" if ratios else "")
+            + "; written per call "
+            + " ".join(human_kb(run["written_per_call"]) for run in runs)
+            + f"; WAL after the last {human_bytes(runs[-1]['wal_bytes'])}"
+            + (f" -> within 10%: {verdict(min(ratios) >= 0.9 and max(ratios) <= 1.1)}" if ratios else "")
         )
     for name in ("save_message", "get_history", "search_memory"):
         one, two = find(results, name, "sqlite-1w-workers"), find(results, name, "sqlite-2w-workers")
@@ -522,6 +581,7 @@ def main() -> int:
     phase("sqlite", sqlite_phase)
     phase("workers", lambda: suite.run_workers(sqlite_dir))
     phase("rss", lambda: suite.run_rss(sqlite_dir))
+    phase("decay", suite.run_decay)
     phase("mongo", suite.run_mongo)
 
     def vectors_phase() -> None:
