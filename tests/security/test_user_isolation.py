@@ -29,6 +29,7 @@ from google.rpc import error_details_pb2
 from memoryd.v1 import entry_service_pb2 as ent
 from memoryd.v1 import event_pb2
 from memoryd.v1 import event_service_pb2 as ev
+from memoryd.v1 import formation_service_pb2 as form
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import message_pb2
 from memoryd.v1 import metadata_service_pb2 as meta
@@ -37,8 +38,10 @@ from memoryd.v1 import vector_service_pb2 as vec
 from memoryd.app import SERVICES, start
 from memoryd.config import Config
 from tests.conftest import BACKENDS, mongo_uri_for
+from tests.formation.script import Model
 from tests.http.calls import POOL, path
 from tests.http.test_watch import envelope, frames
+from tests.llm_server import ScriptedLLM
 from tests.security.harness import new_token, rich_status
 
 ALL_SCOPES = "memory:read memory:write memory:admin"  # confinement, not scopes, is what refuses here
@@ -173,6 +176,7 @@ class World:
     tenant_ids: list[str]
     alice_ids: list[str]
     bob_entry_id: str
+    bob_fact_id: str  # formed from bob's "my secret is ..." (tests/formation/script.py)
     secrets: list[str]  # text only bob and the tenant wrote
 
     @property
@@ -239,10 +243,22 @@ async def build_world(t: GrpcTransport, tokens: Tokens) -> World:
              meta.SaveMetadataRequest(namespace="users/alice/notes", key="k", data=_struct(mine=tag)))
     await ok(tokens.bob, "memoryd.v1.EventService.PublishEvent",
              ev.PublishEventRequest(session_id=bob_s, compress_requested=event_pb2.CompressRequested()))
+    # Formed memory (the scripted model): a fact and a profile of bob's, and of alice's.
+    told = await ok(tokens.bob, "memoryd.v1.MemoryService.SaveMessage",
+                    mem.SaveMessageRequest(session_id=bob_s, message=message_pb2.Message(role="user", content=f"my secret is {bob_secret}")))
+    await ok(tokens.alice, "memoryd.v1.MemoryService.SaveMessage",
+             mem.SaveMessageRequest(session_id=alice_s, message=message_pb2.Message(role="user", content=f"my color is blue{tag}")))
+    bob_ids = [m.id for m in bob.messages] + [told.message.id]
+    seq = (await ok(tokens.tenant, "memoryd.v1.EventService.PublishEvent",
+                    ev.PublishEventRequest(session_id=tenant_s, compress_requested=event_pb2.CompressRequested()))).event.seq
+    await ok(tokens.tenant, "memoryd.v1.FormationService.WaitForFormation", form.WaitForFormationRequest(event_seq=seq, timeout_ms=30_000))
+    facts = await ok(tokens.tenant, "memoryd.v1.FormationService.ListFacts", form.ListFactsRequest(user_id="bob"))
+    bob_fact = [f.id for f in facts.facts if f.text == f"user's secret is {bob_secret}"]
+    assert len(bob_fact) == 1, facts
     return World(
         tag, bob_s, tenant_s, alice_s,
-        [m.id for m in bob.messages], [m.timestamp for m in bob.messages], [m.id for m in tenant.messages],
-        [alice.message.id], entry.entry.id, [bob_secret, tenant_secret],
+        bob_ids, [m.timestamp for m in bob.messages], [m.id for m in tenant.messages],
+        [alice.message.id], entry.entry.id, bob_fact[0], [bob_secret, tenant_secret],
     )  # fmt: skip
 
 
@@ -270,6 +286,10 @@ async def victim_state(t: GrpcTransport, tokens: Tokens, world: World) -> dict:
         state[namespace] = await read("memoryd.v1.MetadataService.ListMetadata", meta.ListMetadataRequest(namespace=namespace))
     for scope in ("bob", "shared"):
         state[scope] = await read("memoryd.v1.EntryService.ListEntries", ent.ListEntriesRequest(scope=scope))
+    state["bob's facts"] = await read("memoryd.v1.FormationService.ListFacts",
+                                      form.ListFactsRequest(user_id="bob", include_superseded=True, page_size=1000))
+    state["bob's profile"] = await read("memoryd.v1.FormationService.GetProfile", form.GetProfileRequest(user_id="bob"))
+    state["settings"] = await read("memoryd.v1.FormationService.GetFormationSettings", form.GetFormationSettingsRequest())
     return state
 
 
@@ -530,6 +550,45 @@ async def _entries(a: Attack) -> None:
     a.expect(mine is not None and len(mine.entries) >= 1, "alice's own entry is not listed")
 
 
+@case("FormationService.ListFacts", "FormationService.GetProfile", "FormationService.UpdateFact", "FormationService.DeleteFact")
+async def _formed_memory(a: Attack) -> None:
+    w = a.world
+    await a.refused("memoryd.v1.FormationService.ListFacts", form.ListFactsRequest(user_id="bob", include_superseded=True), "user_id")
+    await a.refused("memoryd.v1.FormationService.GetProfile", form.GetProfileRequest(user_id="bob"), "user_id")
+    await a.refused("memoryd.v1.FormationService.UpdateFact",
+                    form.UpdateFactRequest(user_id="bob", fact_id=w.bob_fact_id, text="pwned"), "user_id")
+    await a.refused("memoryd.v1.FormationService.DeleteFact", form.DeleteFactRequest(user_id="bob", fact_id=w.bob_fact_id), "user_id")
+    # Bob's fact named as alice's is no fact of hers: not found, not changed, not deleted.
+    a.checks += 1
+    updated = await a.transport.call(a.token, "memoryd.v1.FormationService.UpdateFact",
+                                     form.UpdateFactRequest(user_id="alice", fact_id=w.bob_fact_id, text="pwned"))
+    if not isinstance(updated, Refusal) or updated.code != "not_found":
+        a.crossings.append(f"UpdateFact of bob's fact as alice's answered {updated}")
+    deleted = await a.clean("memoryd.v1.FormationService.DeleteFact", form.DeleteFactRequest(user_id="alice", fact_id=w.bob_fact_id))
+    a.expect(deleted is not None and not deleted.deleted, "DeleteFact removed bob's fact as alice's")
+    for session in ("", *w.victim_sessions):
+        await a.clean("memoryd.v1.FormationService.ListFacts",
+                      form.ListFactsRequest(user_id="alice", session_id=session, include_superseded=True))
+    mine = await a.clean("memoryd.v1.FormationService.ListFacts", form.ListFactsRequest(user_id="alice"))
+    a.expect(mine is not None and f"user's color is blue{w.tag}" in {f.text for f in mine.facts}, "alice's own fact is not listed")
+    profile = await a.clean("memoryd.v1.FormationService.GetProfile", form.GetProfileRequest(user_id="alice"))
+    a.expect(profile is not None and f"blue{w.tag}" in profile.profile.text, "alice's own profile is not hers")
+
+
+@case("FormationService.WaitForFormation", "FormationService.GetFormationStatus",
+      "FormationService.GetFormationSettings", "FormationService.SetFormationSettings")  # fmt: skip
+async def _formation_control(a: Attack) -> None:
+    w = a.world
+    # Waiting reveals positions in the tenant's log only, which every token's writes return.
+    await a.clean("memoryd.v1.FormationService.WaitForFormation", form.WaitForFormationRequest(event_seq=1, timeout_ms=10_000))
+    # Status (usage, errors) and settings are the tenant's: an operator's calls.
+    await a.refused("memoryd.v1.FormationService.GetFormationStatus", form.GetFormationStatusRequest())
+    for session in ("", *w.victim_sessions, w.alice_session):
+        await a.refused("memoryd.v1.FormationService.GetFormationSettings", form.GetFormationSettingsRequest(session_id=session))
+        await a.refused("memoryd.v1.FormationService.SetFormationSettings",
+                        form.SetFormationSettingsRequest(session_id=session, settings=form.FormationSettings(facts_enabled=False)))
+
+
 def test_every_served_rpc_has_an_attack():
     missing, stale = sorted(SERVED - set(CASES)), sorted(set(CASES) - SERVED)
     assert not missing, f"add a case to tests/security/test_user_isolation.py for {missing}"
@@ -543,6 +602,7 @@ def test_every_served_rpc_has_an_attack():
 async def served(request, tmp_path_factory):
     tokens = Tokens()
     uri = "" if request.param == "sqlite" else mongo_uri_for(request.param, request)
+    llm = ScriptedLLM(Model()).__enter__()  # memory formation on: formed facts and profiles are attacked too
     config = Config(
         listen="127.0.0.1:0",
         data_dir=tmp_path_factory.mktemp("users"),
@@ -550,6 +610,8 @@ async def served(request, tmp_path_factory):
         mongodb_database=f"memoryd_users_{uuid.uuid4().hex[:8]}",
         tokens=tokens.text(),
         log_level="warning",
+        llm_url=llm.url,
+        llm_model=llm.model,
     )
     app = await start(config)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
@@ -557,6 +619,7 @@ async def served(request, tmp_path_factory):
         yield request.param, app, tokens, GrpcTransport(channel), HttpTransport(http)
     await channel.close()
     await app.stop(0)
+    llm.close()
 
 
 @pytest.mark.parametrize("transport", ["grpc", "http"])
@@ -606,6 +669,16 @@ async def _mcp_search(session, w: World):
 @mcp_case("memory_forget")
 async def _mcp_forget(session, w: World):
     return [("memory_forget bob", await _tool(session, "memory_forget", scope="bob", entry_id=w.bob_entry_id))]
+
+
+@mcp_case("user_facts")
+async def _mcp_facts(session, w: World):
+    return [("user_facts bob", await _tool(session, "user_facts", user_id="bob", include_superseded=True))]
+
+
+@mcp_case("user_profile")
+async def _mcp_profile(session, w: World):
+    return [("user_profile bob", await _tool(session, "user_profile", user_id="bob"))]
 
 
 @mcp_case("history")
