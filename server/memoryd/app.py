@@ -411,7 +411,10 @@ async def _start_http(
     address = config.http_address
     if reuse_port and addresses.split(address)[1] == 0:
         raise OSError("--workers needs a fixed HTTP port (--http-listen host:port, or auto with a fixed --listen port)")
-    app = build(servicers, config.limits, health_servicer, metrics=bool(config.metrics_port), tracing=config.tracing)
+    app = build(
+        servicers, config.limits, health_servicer, metrics=bool(config.metrics_port), tracing=config.tracing,
+        console=config.console,
+    )  # fmt: skip
     sock = bind(address, reuse_port=reuse_port)
     http = HttpServer(
         app, sock, tls_cert=config.tls_cert, tls_key=config.tls_key, tls_client_ca=config.tls_client_ca,

@@ -40,6 +40,9 @@ class Config:
         "without a request being handled. 0: half the open-file limit, at most 10000",
         minimum=0,
     )
+    console: bool = setting(
+        True, "serve the web console at /console/ on the HTTP/JSON port (docs/CONSOLE.md); false: not served"
+    )
     data_dir: Path = setting(Path("./data"), "directory of the embedded SQLite file")
     mongodb_uri: str = setting("", "MongoDB URI; when set, MongoDB replaces SQLite")
     mongodb_database: str = setting("memoryd", "MongoDB database name")

@@ -1,0 +1,266 @@
+"""The console (/console/) in headless Chromium: every view opens and shows what the token
+gets over the API, no more; write controls only with the scope; a deletion reaches the
+timeline and the live view; one tenant's page never shows another's data.
+
+Screenshots of each view (laptop and phone widths) go to the test's tmp dir; with
+MEMORYD_CONSOLE_SCREENSHOTS=<dir> they are written there too (docs/console/ was made so).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.console.conftest import OTHER, OWNED, SESSION
+
+LAPTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 390, "height": 844}
+TOKEN_KEY = "memoryd.console.token"
+SCORE_PARTS = ["score", "relevance", "semantic_score", "keyword_score", "neighbor_lift", "date_lift", "slice_lift"]
+
+
+async def open_console(browser, served, who: str, route: str, viewport=LAPTOP):
+    """A page of its own (a fresh context: its own sessionStorage) with `who`'s token."""
+    context = await browser.new_context(viewport=viewport)
+    await context.add_init_script(f"sessionStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(served.tokens[who])})")
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.errors = errors
+    await page.goto(f"{served.base}/console/{route}")
+    await settled(page)
+    return page
+
+
+async def settled(page):
+    await page.wait_for_selector("body[data-ready='true']")
+    await page.wait_for_selector("main:not([aria-busy])")
+
+
+async def go(page, route: str):
+    await page.evaluate("route => { location.hash = route }", route)
+    await page.wait_for_function("route => decodeURIComponent(location.hash) === decodeURIComponent(route)", arg=route)
+    await settled(page)
+
+
+async def texts(page, selector: str) -> list[str]:
+    return await page.locator(selector).evaluate_all("els => els.map(e => e.textContent)")
+
+
+async def attrs(page, selector: str, name: str) -> list[str]:
+    return await page.locator(selector).evaluate_all("(els, name) => els.map(e => e.getAttribute(name))", name)
+
+
+def fixed(value) -> str:
+    return f"{float(value or 0):.4f}"
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("console-screenshots")
+
+
+async def screenshot(page, shots: Path, name: str) -> None:
+    path = shots / f"{name}.png"
+    await page.screenshot(path=str(path), full_page=False)
+    if target := os.environ.get("MEMORYD_CONSOLE_SCREENSHOTS"):
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / path.name)
+
+
+VIEWS = [
+    ("sessions", "#/sessions", "h2#sessions-title"),
+    ("timeline", f"#/session/{SESSION}", "table[data-testid=timeline]"),
+    ("recall", "#/recall?q=ryokan", "table[data-testid=hits]"),
+    ("summaries", "#/recall?q=Kyoto&what=summaries", "table[data-testid=summary-hits]"),
+    ("memory", "#/memory?user=ann&superseded=1", "table[data-testid=facts]"),
+    ("live", "#/live", "[data-testid=live-state][data-live=true]"),
+    ("ops", "#/ops", "table[data-testid=vector-stats]"),
+]
+
+
+async def test_every_view_opens_at_laptop_and_phone_width(browser, served, shots):
+    for viewport_name, viewport in (("laptop", LAPTOP), ("phone", PHONE)):
+        page = await open_console(browser, served, "admin", "#/sessions", viewport)
+        try:
+            assert "tenant acme" in await page.locator("#caller").text_content()
+            for name, route, ready in VIEWS:
+                await go(page, route)
+                await page.wait_for_selector(ready)
+                assert not await page.locator("main .error").count(), await page.locator("main").text_content()
+                await screenshot(page, shots, f"{name}-{viewport_name}")
+            assert page.errors == []
+        finally:
+            await page.context.close()
+
+
+async def test_the_sessions_list_is_the_apis_and_leads_to_the_timeline(browser, served):
+    page = await open_console(browser, served, "admin", "#/sessions")
+    try:
+        listed = await served.call("admin", "MemoryService/ListSessions", {"page_size": 50})
+        assert await attrs(page, "tr[data-session]", "data-session") == [s["session_id"] for s in listed["sessions"]]
+        # a filter is the API's filter
+        await go(page, "#/sessions?user=ann")
+        assert await attrs(page, "tr[data-session]", "data-session") == [OWNED]
+        await go(page, "#/sessions?labels=trip%3Dkyoto")
+        assert await attrs(page, "tr[data-session]", "data-session") == [SESSION]
+
+        await page.get_by_role("link", name=SESSION).click()
+        await settled(page)
+        await page.wait_for_selector("table[data-testid=timeline]")
+        history = await served.call("admin", "MemoryService/GetFullHistory", {"session_id": SESSION, "page_size": 100})
+        assert await attrs(page, "tr[data-seq]", "data-seq") == [m["seq"] for m in history["messages"]]
+        contents = await texts(page, "tr[data-seq] td.content")
+        assert [c.strip() for c in contents] == [m["content"] for m in history["messages"]]  # UTF-8 as it is
+        assert "我们下周去京都旅行 🚄" in contents[0] and "京都の紅葉" in contents[1]
+        assert await page.locator("tr[data-seq='4'] img.thumb").count() == 1
+        assert await page.locator("tr[data-seq='1'] .range.start").count() == 1  # the slice seq 1-2 over its messages
+        assert await page.locator("tr[data-seq='2'] .range.end").count() == 1
+        cursor = await served.call("admin", "SummaryService/GetSummaryCursor", {"session_id": SESSION})
+        assert await page.get_by_test_id("cursor").text_content() == f"seq {cursor['cursor']} of {cursor['last_seq']}"
+        assert page.errors == []
+    finally:
+        await page.context.close()
+
+
+async def test_a_long_history_is_paged_with_the_apis_page_tokens(browser, served):
+    page = await open_console(browser, served, "admin", f"#/session/{SESSION}?size=2")
+    try:
+        seen: list[str] = []
+        for _ in range(5):
+            seen += await attrs(page, "tr[data-seq]", "data-seq")
+            following = page.locator("a[rel=next]")
+            if not await following.count():
+                break
+            await following.click()
+            await settled(page)
+        history = await served.call("admin", "MemoryService/GetFullHistory", {"session_id": SESSION, "page_size": 100})
+        assert seen == [m["seq"] for m in history["messages"]]
+    finally:
+        await page.context.close()
+
+
+async def test_recall_shows_the_apis_hits_and_score_parts(browser, served):
+    page = await open_console(browser, served, "reader", "#/recall")
+    try:
+        await page.get_by_label("Query").fill("ryokan Gion")
+        await page.get_by_role("button", name="Search memory").click()
+        await settled(page)
+        await page.wait_for_selector("table[data-testid=hits]")
+        answer = await served.call("reader", "VectorService/SearchMemory", {"query_text": "ryokan Gion"})
+        assert answer["hits"], "the seeded messages are recalled"
+        assert await attrs(page, "tr[data-testid=hit]", "data-message") == [
+            hit.get("message_id", "") for hit in answer["hits"]
+        ]
+        for part in SCORE_PARTS:
+            shown = await texts(page, f"tr[data-testid=hit] td[data-part={part}]")
+            assert shown == [fixed(hit.get(part)) for hit in answer["hits"]], part
+        assert answer["retrieval"] in await page.get_by_test_id("retrieval").text_content()
+
+        await go(page, "#/recall?q=Kyoto&what=summaries")
+        summaries = await served.call(
+            "reader",
+            "SummaryService/SearchSummaries",
+            {"query_text": "Kyoto", "include_messages": True, "max_messages_per_hit": 5},
+        )
+        assert summaries["hits"]
+        for part in ("score", "semantic_score", "keyword_score"):
+            shown = await texts(page, f"tr[data-testid=summary-hit] td[data-part={part}]")
+            assert shown == [fixed(hit.get(part)) for hit in summaries["hits"]], part
+    finally:
+        await page.context.close()
+
+
+async def test_formed_memory_shows_the_facts_with_their_sources(browser, served):
+    page = await open_console(browser, served, "admin", "#/memory?user=ann&superseded=1")
+    try:
+        facts = await served.call(
+            "admin", "FormationService/ListFacts", {"user_id": "ann", "include_superseded": True, "page_size": 200}
+        )
+        assert facts["facts"], "formation formed ann's fact"
+        assert await attrs(page, "tr[data-fact]", "data-fact") == [f["id"] for f in facts["facts"]]
+        source = facts["facts"][0]["sources"][0]
+        assert await page.locator(f"tr[data-fact] a[href='#/session/{source['session_id']}']").count()
+        profile = await served.call("admin", "FormationService/GetProfile", {"user_id": "ann"})
+        if profile.get("profile", {}).get("text"):
+            assert profile["profile"]["text"] in await page.get_by_test_id("profile").text_content()
+    finally:
+        await page.context.close()
+
+
+async def test_a_read_only_token_sees_no_write_controls(browser, served):
+    writes = (
+        "[data-testid=delete-message], [data-testid=forget-user], [data-testid=delete-fact], [data-testid=correct-fact]"
+    )
+    for who, expected in (("admin", True), ("reader", False)):
+        page = await open_console(browser, served, who, "#/sessions")
+        try:
+            found = []
+            for route in ("#/sessions", f"#/session/{SESSION}", "#/memory?user=ann"):
+                await go(page, route)
+                found.append(await page.locator(writes).count() > 0)
+            assert all(found) if expected else not any(found), (who, found)
+            if not expected:
+                assert "memory:read" in await page.get_by_test_id("scopes").text_content()
+        finally:
+            await page.context.close()
+
+
+async def test_deleting_a_message_changes_the_timeline_and_the_live_view(browser, served):
+    live = await open_console(browser, served, "admin", f"#/live?session={SESSION}")
+    page = await open_console(browser, served, "admin", f"#/session/{SESSION}")
+    try:
+        await live.wait_for_selector("[data-testid=live-state][data-live=true]")
+        row = page.locator("tr[data-seq='5']")
+        await row.get_by_test_id("delete-message").click()
+        dialog = page.locator("dialog#confirm")
+        await dialog.wait_for(state="visible")
+        assert "seq 5" in await dialog.text_content() and "tea ceremony" in await dialog.text_content()
+        await page.locator("#confirm-cancel").click()  # cancelled: nothing goes
+        await settled(page)
+        assert await page.locator("tr[data-seq='5']").count() == 1
+        await row.get_by_test_id("delete-message").click()
+        await page.locator("#confirm-ok").click()
+        await page.wait_for_selector("tr[data-seq='5']", state="detached")
+        history = await served.call("admin", "MemoryService/GetFullHistory", {"session_id": SESSION, "page_size": 100})
+        assert "5" not in [m["seq"] for m in history["messages"]]
+        assert await attrs(page, "tr[data-seq]", "data-seq") == [m["seq"] for m in history["messages"]]
+        await live.wait_for_selector(f"li[data-type=EVENT_TYPE_MESSAGES_DELETED][data-session='{SESSION}']")
+    finally:
+        await page.context.close()
+        await live.context.close()
+
+
+async def test_a_tenants_page_never_shows_another_tenants_data(browser, served):
+    page = await open_console(browser, served, "globex", "#/sessions")
+    try:
+        assert "tenant globex" in await page.locator("#caller").text_content()
+        assert await attrs(page, "tr[data-session]", "data-session") == [OTHER]
+        for route in (
+            f"#/session/{SESSION}",
+            "#/recall?q=ryokan",
+            "#/recall?q=Kyoto&what=summaries",
+            "#/memory?user=ann",
+        ):
+            await go(page, route)
+            shown = await page.locator("main").text_content()
+            for acme_text in ("京都", "ryokan near Gion", "Paris", "Kyoto trip"):
+                assert acme_text not in shown, (route, acme_text)
+        await go(page, "#/recall?q=ryokan")
+        answer = await served.call("globex", "VectorService/SearchMemory", {"query_text": "ryokan"})
+        assert await attrs(page, "tr[data-testid=hit]", "data-message") == [
+            h.get("message_id", "") for h in answer["hits"]
+        ]
+    finally:
+        await page.context.close()
+    page = await open_console(browser, served, "admin", "#/sessions")
+    try:
+        for route in ("#/sessions", f"#/session/{OTHER}", "#/recall?q=ryokan+budget"):
+            await go(page, route)
+            assert "globex only" not in await page.locator("main").text_content(), route
+    finally:
+        await page.context.close()
