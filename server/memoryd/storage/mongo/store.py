@@ -4,19 +4,24 @@ Every mutation is one multi-document transaction that also appends its events, s
 change and its events commit together or not at all. Seqs come from counter documents
 bumped with `$inc` inside the transaction: `sessions` holds each session's last_seq and
 `event_log` each tenant's last event seq. Within a process, writers of one tenant take
-turns; writers in different replicas conflict on the counter and the loser's transaction
-is retried by `with_transaction`. Either way event seqs commit in seq order and are never
-reused. Transactions need a replica set (or mongos).
+turns; writers in different replicas conflict on the tenant's counter document, which every
+transaction writes first (`_claim`), and the loser backs off (jittered) and retries. Either
+way a tenant's event seqs commit in seq order and are never reused. Transactions need a
+replica set (or mongos).
 
-Each call runs under a client-side operation timeout (`pymongo.timeout`), so an
-unreachable server surfaces as StorageUnavailable within `timeout_ms` instead of
-`with_transaction`'s two-minute retry budget.
+Each call runs under a client-side operation timeout (`pymongo.timeout`, which sends the
+remaining budget as maxTimeMS / maxCommitTimeMS), cut to the caller's deadline, so an
+unreachable server surfaces as StorageUnavailable within `timeout_ms`; a transaction whose
+caller gave up is aborted on the server at once (`_abort`), not left holding its locks
+until the server's transaction lifetime limit reaps it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
+import random
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
@@ -116,6 +121,54 @@ RECENT_NEWEST_FIRST = [("timestamp", DESCENDING), ("session_id", DESCENDING), ("
 
 _SESSION_EVENT_TYPES = [int(t) for t in erasure.SESSION_EVENT_TYPES]
 
+# Conflict retries between replicas pause a random time up to this bound, growing per attempt.
+CONFLICT_BACKOFF_INITIAL = 0.004
+CONFLICT_BACKOFF_MAX = 0.2
+# An abort runs after its caller may have given up: it has a budget of its own.
+ABORT_BUDGET = 2.0
+
+
+async def _claim(db: AsyncDatabase, s: AsyncClientSession, tenant: str) -> None:
+    """A transaction's first statement: write the tenant's counter document, so two replicas'
+    writers of one tenant conflict here, before either has done any work (the one that
+    holds it commits; the other backs off and retries). Raises the server's WriteConflict.
+    A tenant without a counter yet claims nothing: its first writers meet on the counter's
+    insert (a duplicate key, retried by the caller)."""
+    await db[EVENT_LOG].update_one({"tenant": tenant}, {"$inc": {"claims": 1}}, session=s)
+
+
+async def _abort_now(session: AsyncClientSession) -> None:
+    with pymongo.timeout(ABORT_BUDGET):
+        try:
+            await session.abort_transaction()
+        except PyMongoError:
+            pass  # the server reaps it at its lifetime limit; nothing else to do
+
+
+async def _abort(session: AsyncClientSession) -> None:
+    """Abort the session's transaction, if any, outside the caller's (maybe spent) operation
+    timeout and through a cancellation of the caller."""
+    if not session.in_transaction:
+        return
+    # A fresh context: pymongo.timeout's deadline is a context variable, and the caller's may be spent.
+    task = asyncio.get_running_loop().create_task(_abort_now(session), context=contextvars.Context())
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task
+        raise
+
+
+async def _backoff(attempt: int, left: float, error: PyMongoError) -> None:
+    """Pause before a conflict retry, or raise `error` when the pause would pass the deadline."""
+    pause = random.uniform(0, min(CONFLICT_BACKOFF_INITIAL * 2**attempt, CONFLICT_BACKOFF_MAX))  # noqa: S311
+    log.debug(
+        "mongodb_transaction_retry", attempt=attempt, code=getattr(error, "code", None), pause_ms=round(pause * 1000)
+    )
+    if pause >= left:
+        raise error
+    await asyncio.sleep(pause)
+
 
 async def _touch(
     db: AsyncDatabase, s: AsyncClientSession | None, tenant: str, session_ids: Sequence[str], now: int
@@ -181,6 +234,41 @@ def _message_to_doc(tenant: str, session_id: str, msg: Message) -> dict[str, Any
     if msg.platform is not None:
         doc["platform"] = msg.platform
     return doc
+
+
+# Branches of one $unionWith read (context windows): a bound on one command's size.
+UNION_CHUNK = 100
+BRANCH = "_branch"
+
+
+async def _union_read(
+    db: AsyncDatabase, queries: Sequence[tuple[dict[str, Any], list[tuple[str, int]], int]]
+) -> list[list[Message]]:
+    """Each (filter, sort, limit) query's messages, in its sort order, read by one aggregate
+    per UNION_CHUNK queries: the first query is the pipeline, the others $unionWith branches,
+    each tagged with its number. Chunks run concurrently."""
+
+    def branch(n: int, where: dict[str, Any], order: list[tuple[str, int]], limit: int) -> list[dict[str, Any]]:
+        return [{"$match": where}, {"$sort": dict(order)}, {"$limit": limit},
+                {"$project": MESSAGE_FIELDS}, {"$addFields": {BRANCH: n}}]  # fmt: skip
+
+    async def chunk(first: int, part: Sequence[tuple[dict[str, Any], list[tuple[str, int]], int]]) -> None:
+        pipeline = branch(first, *part[0])
+        pipeline += [
+            {"$unionWith": {"coll": MESSAGES, "pipeline": branch(first + i, *q)}} for i, q in enumerate(part[1:], 1)
+        ]
+        cursor = await raw_collection(db, MESSAGES).aggregate(pipeline)
+        async for raw in cursor:
+            doc = bson.decode(raw.raw)
+            n = doc.pop(BRANCH)
+            results[n].append(sized_message(doc, len(bson.encode(doc))))
+
+    results: list[list[Message]] = [[] for _ in queries]
+    await asyncio.gather(*(chunk(i, queries[i : i + UNION_CHUNK]) for i in range(0, len(queries), UNION_CHUNK)))
+    # A branch's order is its own sort, whatever order the server interleaves branches in.
+    for rows, (_, order, _) in zip(results, queries, strict=True):
+        rows.sort(key=lambda m: (m.timestamp, m.seq), reverse=order[0][1] == DESCENDING)
+    return results
 
 
 def _kind_filter(kinds: Sequence[str], exclude_kinds: Sequence[str]) -> dict[str, Any]:
@@ -425,9 +513,17 @@ class MongoStore(Store):
 
         Every mutation of a tenant bumps that tenant's event counter, so two of them always
         conflict. Writers of one tenant in this process therefore take turns (as SQLite's
-        single writer does); only writers in other replicas still meet as transaction
-        conflicts, which `with_transaction` retries. Without the turn-taking, conflict
-        retries with backoff collapse throughput under concurrency.
+        single writer does); writers in other replicas meet as transaction conflicts. Each
+        transaction's first statement claims the tenant's counter document (`_claim`), so a
+        conflict between replicas surfaces at that statement, before any work, and the
+        loser retries with jittered backoff (`_run_transaction`) instead of redoing its
+        whole transaction only to conflict again at commit.
+
+        The whole call, queueing, conflict retries and commit included, is bounded by the
+        call's timeout cut to the caller's deadline; every statement carries the remaining
+        budget as maxTimeMS and the commit as maxCommitTimeMS, and a transaction that fails
+        or outlives its caller (deadline passed, task cancelled) is aborted on the server
+        under a budget of its own, so it never holds its locks until the server reaps it.
         """
         db = self.db
         timeout = self._budget(self._bulk_timeout if bulk else self._timeout)
@@ -444,13 +540,8 @@ class MongoStore(Store):
         try:
             for attempt in range(1, DUPLICATE_RETRIES + 1):
                 try:
-                    with pymongo.timeout(max(until - loop.time(), MIN_BUDGET)), translated_errors():
-                        async with db.client.start_session() as session:
-                            return await session.with_transaction(
-                                lambda s: job(db, s),
-                                read_concern=ReadConcern("snapshot"),
-                                write_concern=self._write_concern,
-                            )
+                    with translated_errors():
+                        return await self._run_transaction(db, tenant, job, until)
                 except PyMongoError as exc:
                     if attempt < DUPLICATE_RETRIES and _is_duplicate_key(exc):
                         continue
@@ -458,6 +549,65 @@ class MongoStore(Store):
             raise AssertionError("unreachable")
         finally:
             lock.release()
+
+    async def _run_transaction(
+        self,
+        db: AsyncDatabase,
+        tenant: str,
+        job: Callable[[AsyncDatabase, AsyncClientSession], Awaitable[T]],
+        until: float,
+    ) -> T:
+        """`with_transaction`'s loop, bounded by `until` (loop time) instead of two minutes.
+
+        TransientTransactionError (a WriteConflict with another replica, a transaction the
+        server aborted) runs the transaction again after a jittered, growing pause; an
+        UnknownTransactionCommitResult retries the commit. Past `until` the last error is
+        raised (pymongo's timeout errors read as StorageUnavailable)."""
+        loop = asyncio.get_running_loop()
+        attempt = 0
+        async with db.client.start_session() as session:
+            try:
+                while True:
+                    left = until - loop.time()
+                    if left <= 0:
+                        raise pymongo.errors.ExecutionTimeout("MongoDB: the transaction ran past its deadline")
+                    with pymongo.timeout(left):
+                        await session.start_transaction(
+                            read_concern=ReadConcern("snapshot"),
+                            write_concern=self._write_concern,
+                            max_commit_time_ms=max(int(left * 1000), 1),
+                        )
+                        try:
+                            await _claim(db, session, tenant)
+                            result = await job(db, session)
+                        except PyMongoError as exc:
+                            await _abort(session)
+                            if not exc.has_error_label("TransientTransactionError"):
+                                raise
+                            attempt += 1
+                            await _backoff(attempt, until - loop.time(), exc)
+                            continue
+                        except BaseException:
+                            await _abort(session)
+                            raise
+                        while True:
+                            try:
+                                await session.commit_transaction()
+                                return result
+                            except PyMongoError as exc:
+                                if exc.has_error_label("UnknownTransactionCommitResult") and not isinstance(
+                                    exc, pymongo.errors.ExecutionTimeout
+                                ) and loop.time() < until:
+                                    continue
+                                if not exc.has_error_label("TransientTransactionError"):
+                                    raise
+                                attempt += 1
+                                await _backoff(attempt, until - loop.time(), exc)
+                                break
+            finally:
+                # Whatever ended the call (its deadline, a cancellation), the server forgets
+                # the transaction now rather than when its lifetime limit reaps it.
+                await _abort(session)
 
     async def _write(
         self, tenant: str, job: Callable[[AsyncDatabase, AsyncClientSession], Awaitable[T]], *, bulk: bool = False
@@ -745,32 +895,40 @@ class MongoStore(Store):
         return await self._read(read)
 
     async def context_windows(self, tenant: str, requests: Sequence[WindowRequest]) -> list[Window]:
-        # Per window three index walks bounded by its size (anchor, before, after) instead of
-        # the default's paged range scans: SearchMemory reads a window of 1 around each of
-        # its best candidates (domain/recall.py, adjacency) besides the hits' windows.
-        async def window(db: AsyncDatabase, request: WindowRequest) -> Window:
-            messages = raw_collection(db, MESSAGES)
-
-            async def rows(where: dict[str, Any], order: Any, limit: int) -> list[Message]:
-                return await read_sized(messages.find(where, MESSAGE_FIELDS).sort(order), limit, None, sized_message)
-
-            ts, size = request.timestamp, request.size
-            base = RangeQuery(request.session_id, 1, exclude_kinds=request.exclude_kinds)
-            which = {"id": request.message_id} if request.message_id else {"role": request.role}
-            found = await rows({**range_filter(tenant, replace(base, from_ts=ts, to_ts=ts)), **which}, OLDEST_FIRST, 1)
-            anchor = found[0] if found else None
-            if size <= 0:
-                return Window(anchor)
-            # Without its message, everything at the anchor's timestamp is after it.
-            origin = Position(anchor.timestamp, anchor.seq) if anchor is not None else Position(ts, -1)
-            after = {**range_filter(tenant, replace(base, after=origin)), "role": {"$ne": "system"}}
-            older = await rows(window_before_filter(tenant, request, origin), NEWEST_FIRST, size)
-            newer = await rows(after, OLDEST_FIRST, size)
-            return Window(anchor, older[::-1], newer)
-
+        # Two round trips per call however many windows it asks for (SearchMemory reads a
+        # window of 1 around each of its best candidates besides the hits' windows, see
+        # domain/recall.py): one aggregate locates every anchor, another reads every window's
+        # before and after, each a $unionWith branch bounded by its size and served by
+        # messages_range as the single reads were. Bounded by the call's deadline (_read).
         async def read(db: AsyncDatabase) -> list[Window]:
-            return list(await asyncio.gather(*(window(db, r) for r in requests)))
+            bases = [RangeQuery(r.session_id, 1, exclude_kinds=r.exclude_kinds) for r in requests]
+            found = await _union_read(db, [
+                ({**range_filter(tenant, replace(base, from_ts=r.timestamp, to_ts=r.timestamp)),
+                  **({"id": r.message_id} if r.message_id else {"role": r.role})}, OLDEST_FIRST, 1)
+                for r, base in zip(requests, bases, strict=True)
+            ])  # fmt: skip
+            anchors = [rows[0] if rows else None for rows in found]
+            sides: list[tuple[dict[str, Any], list[tuple[str, int]], int]] = []
+            for r, base, anchor in zip(requests, bases, anchors, strict=True):
+                if r.size <= 0:
+                    continue
+                # Without its message, everything at the anchor's timestamp is after it.
+                origin = Position(anchor.timestamp, anchor.seq) if anchor is not None else Position(r.timestamp, -1)
+                after = {**range_filter(tenant, replace(base, after=origin)), "role": {"$ne": "system"}}
+                sides.append((window_before_filter(tenant, r, origin), NEWEST_FIRST, r.size))
+                sides.append((after, OLDEST_FIRST, r.size))
+            rows = iter(await _union_read(db, sides))
+            windows = []
+            for r, anchor in zip(requests, anchors, strict=True):
+                if r.size <= 0:
+                    windows.append(Window(anchor))
+                else:
+                    older, newer = next(rows), next(rows)
+                    windows.append(Window(anchor, older[::-1], newer))
+            return windows
 
+        if not requests:
+            return []
         return await self._read(read)
 
     async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
