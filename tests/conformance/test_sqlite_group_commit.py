@@ -205,3 +205,50 @@ async def test_a_loop_that_never_runs_out_of_ready_work_still_commits_within_the
     assert result.messages[0].content == "m0"
     assert placement.groups == [(threading.current_thread().name, 1)]
     assert waited >= commits.INLINE_LINGER_SECONDS  # it lingered while the loop was busy, then committed
+
+
+async def test_the_wal_is_restarted_at_its_bound_while_readers_keep_reading(tmp_path, monkeypatch):
+    """Readers that never all stop (two connections with overlapping read transactions, as
+    under load) keep a passive checkpoint from ever starting the WAL over; past its bound the
+    writer thread restarts it, so the WAL stays near WAL_BOUND_PAGES however many commits."""
+    monkeypatch.setattr(commits, "WAL_BOUND_PAGES", 64)
+    monkeypatch.setattr(commits, "CHECKPOINT_EVERY", 8)
+    path = tmp_path / "m.db"
+    store = SqliteStore(path)
+    await store.open()
+    stop = threading.Event()
+
+    def read_forever() -> None:
+        readers = [sqlite3.connect(path, isolation_level=None, check_same_thread=False) for _ in range(2)]
+        readers[0].execute("BEGIN")
+        readers[0].execute("SELECT count(*) FROM messages").fetchone()
+        held = 0
+        while not stop.is_set():  # the other one begins before this one ends: never no reader
+            other = 1 - held
+            readers[other].execute("BEGIN")
+            readers[other].execute("SELECT count(*) FROM messages").fetchone()
+            stop.wait(0.002)
+            readers[held].execute("COMMIT")
+            held = other
+        readers[held].execute("COMMIT")
+        for reader in readers:
+            reader.close()
+
+    reading = threading.Thread(target=read_forever)
+    reading.start()
+    frames: list[int] = []  # pages in the WAL since it last started over
+    looking = sqlite3.connect(path, isolation_level=None)
+    try:
+        for i in range(400):
+            await store.append("t", f"s{i % 50}", _one(i), None, 1)  # one loop commit each
+            if i % 40 == 39:
+                await asyncio.sleep(0.05)  # the queued checkpoints run
+                frames.append(looking.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1])
+    finally:
+        stop.set()
+        reading.join()
+        looking.close()
+        await store.close()
+    # Over a dozen pages a commit: 400 commits leave thousands of pages in an unbounded WAL
+    # (4,000-8,000 here with the bound lifted); a restart every 8 commits past 64 pages.
+    assert max(frames) <= 1000, frames

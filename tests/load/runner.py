@@ -42,13 +42,14 @@ from loadlib import (
     ServerProcess,
     env_float,
     env_int,
+    free_port,
     human_bytes,
     human_kb,
     indexing_stats,
-    role_rss_bytes,
     measure,
     memoryd_supports,
     now_ms,
+    role_rss_bytes,
     run_ghz,
     scenario_call,
     seed,
@@ -57,7 +58,6 @@ from loadlib import (
     start_memoryd,
     start_noop,
     which,
-    free_port,
 )
 
 DURATION = env_float("LOAD_DURATION", 10)

@@ -24,7 +24,18 @@ Where a group commits:
 
 The loop's connection never checkpoints the WAL (`wal_autocheckpoint=0`: a checkpoint's
 fsyncs would stall the loop); after every CHECKPOINT_EVERY loop commits the writer thread
-runs a passive checkpoint, as SQLite's own auto-checkpoint would after ~1,000 pages.
+runs a passive checkpoint, as SQLite's own auto-checkpoint would after ~1,000 pages (and so
+after every CHECKPOINT_EVERY groups of its own).
+
+The WAL is bounded: a passive checkpoint copies pages back into the database but never makes
+the next commit write from the WAL's start while readers keep reading, which under load they
+always do; the WAL then grew with every commit (issue 43: 516-777 MB in one 10 s run of
+SaveMessage) and every read searched a longer WAL index. So once a passive checkpoint finds
+WAL_BOUND_PAGES or more in the WAL, the writer thread checkpoints it in RESTART mode, waiting
+at most WAL_RESTART_WAIT_MS for readers to move off it (else it tries again at the next
+checkpoint), and the next commit writes from the WAL's start; `journal_size_limit`
+(schema.PRAGMAS) then truncates the file to schema.WAL_LIMIT_BYTES. The WAL file stays at
+about WAL_BOUND_PAGES pages plus what CHECKPOINT_EVERY groups add (docs/OPERATIONS.md).
 """
 
 from __future__ import annotations
@@ -56,6 +67,10 @@ CHECKPOINT_EVERY = 64
 # times (asyncio's timers are at least a millisecond), before the writer thread waits for it.
 BUSY_RETRY_SECONDS = 0.001
 BUSY_RETRIES = 10
+# WAL pages (4 KiB each: 16 MiB) from which a checkpoint restarts the WAL (module docstring).
+WAL_BOUND_PAGES = 4096
+# How long that restart waits for readers still reading the WAL (the writes queue meanwhile).
+WAL_RESTART_WAIT_MS = 50
 
 
 @dataclass(slots=True)
@@ -123,6 +138,7 @@ class GroupCommit:
         self._lock = threading.Lock()
         self._draining = False  # one drain at a time: on the loop or on the thread
         self._loop_commits = 0
+        self._thread_groups = 0
         self._checkpoint_queued = False
         self._busy_tries = 0
         self.closed = False
@@ -250,6 +266,7 @@ class GroupCommit:
                 batch = [self._queue.popleft() for _ in range(min(GROUP_COMMIT_MAX, len(self._queue)))]
             take_small = False
             outcomes = self._commit(conn, batch, on_loop=False)
+            self._thread_groups += 1
             # One wake-up per event loop for the whole group, not one per write.
             by_loop: dict[asyncio.AbstractEventLoop, list] = {}
             for write, (ok, value) in zip(batch, outcomes, strict=True):
@@ -257,12 +274,24 @@ class GroupCommit:
             for loop, settled in by_loop.items():
                 with contextlib.suppress(RuntimeError):  # the caller's loop has closed
                     loop.call_soon_threadsafe(_settle_all, settled)
+            if self._thread_groups % CHECKPOINT_EVERY == 0:
+                self._checkpoint()
         self._hand_on(None)
 
     def _checkpoint(self) -> None:
+        """A passive checkpoint; a restart too once the WAL holds WAL_BOUND_PAGES (module docstring)."""
         self._checkpoint_queued = False
         try:
-            self._thread_connection().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            conn = self._thread_connection()
+            row = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if row is not None and row[1] >= WAL_BOUND_PAGES:
+                waits = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+                conn.execute(f"PRAGMA busy_timeout={WAL_RESTART_WAIT_MS}")
+                try:
+                    busy, frames, done = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout={waits}")
+                log.debug("sqlite_wal_restart", busy=busy, frames=frames, checkpointed=done)
         except sqlite3.Error as exc:  # the next one tries again; SQLite's own would have failed alike
             log.info("sqlite_checkpoint_failed", error=str(exc))
 

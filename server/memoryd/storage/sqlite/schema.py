@@ -1,7 +1,11 @@
 """SQLite schema. Every table and index starts with `tenant`, so tenancy never needs a migration."""
 
+# The size a WAL file is truncated to when a commit starts it over (commits.py, the WAL bound).
+WAL_LIMIT_BYTES = 16 * 1024 * 1024
+
 PRAGMAS = (
     "PRAGMA journal_mode=WAL",
+    f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}",
     "PRAGMA foreign_keys=OFF",
     "PRAGMA temp_store=MEMORY",
     "PRAGMA busy_timeout=10000",
