@@ -241,8 +241,51 @@ async def test_a_token_bound_to_a_user_reaches_only_that_users_formed_memory(tmp
                     assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
                 as_admin = (("authorization", f"Bearer {admin}"),)
                 assert (await formation.GetFormationStatus(fpb.GetFormationStatusRequest(), metadata=as_admin)).enabled
+
+                # Formed-memory events are keyed by the user they are about: alice's watch gets
+                # her facts' and profile's (and her slices', by session), never bob's.
+                memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
+                events = event_service_pb2_grpc.EventServiceStub(channel)
+                await memory.SaveMessages(_said("b1", "bob", "my city is Oslo", "my city is Rome"), metadata=as_admin)
+                await memory.SaveMessages(_said("a1", "alice", "my city is Paris", "my city is Lyon"), metadata=as_admin)
+                wrote = await memory.SaveMessages(_said("a2", "alice", "my pet is cat"), metadata=as_alice)
+                await formation.WaitForFormation(
+                    fpb.WaitForFormationRequest(event_seq=wrote.event_seq, timeout_ms=20_000), metadata=as_admin
+                )
+                marker = await events.PublishEvent(
+                    event_service_pb2.PublishEventRequest(session_id="a2", compress_requested=event_pb2.CompressRequested()),
+                    metadata=as_alice,
+                )
+                seen = {}
+                for token in (alice, admin):
+                    watch = events.Watch(
+                        event_service_pb2.WatchRequest(after_seq=0), metadata=(("authorization", f"Bearer {token}"),)
+                    )
+                    changes = []
+                    async for item in watch:
+                        if item.HasField("event"):
+                            if item.event.seq >= marker.event.seq:
+                                break
+                            kind = item.event.WhichOneof("payload")
+                            if kind in ("memory_formed", "memory_superseded", "memory_removed"):
+                                change = getattr(item.event, kind)
+                                changes.append((kind, change.kind, change.user_id))
+                    watch.cancel()
+                    seen[token] = changes
+                assert {c[2] for c in seen[admin]} == {"alice", "bob"}
+                assert seen[alice] == [c for c in seen[admin] if c[2] == "alice"]
+                assert {(k, what) for k, what, _ in seen[alice]} >= {
+                    ("memory_formed", "fact"), ("memory_superseded", "fact"), ("memory_formed", "profile"),
+                }
         finally:
             await app.stop(0)
+
+
+def _said(session: str, user: str, *texts: str) -> mpb.SaveMessagesRequest:
+    request = mpb.SaveMessagesRequest(session_id=session, session_attributes=message_pb2.SessionAttributes(user_id=user))
+    for text in texts:
+        request.messages.add(role="user", content=text)
+    return request
 
 
 def test_formation_settings_are_checked_at_startup(tmp_path):

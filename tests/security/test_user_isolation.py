@@ -463,11 +463,19 @@ async def _events(a: Attack) -> None:
     for request in (ev.WatchRequest(after_seq=0), ev.WatchRequest(after_seq=0, session_ids=[*w.victim_sessions, w.alice_session])):
         events = await a.transport.watch(a.token, request, await publish_marker(a.transport, a.token, w.alice_session))
         a.checks += 1
-        foreign = [e for e in events if not _alices(e.session_id)]
+        # Events of no session reach her only when they are about her (formed memory, keyed by user).
+        foreign = [e for e in events if not (_alices(e.session_id) if e.session_id else _about_alice(e))]
         leaks = [e for e in events if any(m in e.SerializeToString() for m in w.markers())]
         if foreign or leaks:
             a.crossings.append(f"Watch delivered {len(foreign)} events of other sessions, {len(leaks)} with bob's or the tenant's data")
         a.expect(any(e.type == event_pb2.EVENT_TYPE_MESSAGES_APPENDED for e in events), "alice's own appends were not watched")
+        a.expect(any(e.type == event_pb2.EVENT_TYPE_MEMORY_FORMED and e.memory_formed.kind == "fact" for e in events),
+                 "alice's own formed facts were not watched")  # fmt: skip
+
+
+def _about_alice(event: event_pb2.Event) -> bool:
+    kind = event.WhichOneof("payload")
+    return kind in ("memory_formed", "memory_superseded", "memory_removed") and getattr(event, kind).user_id == "alice"
 
 
 @case("VectorService.UpsertVectors", "VectorService.SearchMemory", "VectorService.DeleteVectors")

@@ -128,13 +128,15 @@ def memory_changed(
     reason: str = "",
 ) -> EventDraft:
     """Memory formation (docs/MEMORY.md) formed, superseded or removed a record: `kind` is
-    MEMORY_FORMED, MEMORY_SUPERSEDED or MEMORY_REMOVED, `what` "summary", "fact" or "profile"."""
+    MEMORY_FORMED, MEMORY_SUPERSEDED or MEMORY_REMOVED, `what` "summary", "fact" or "profile".
+    A fact's or profile's event (no session) is keyed by its user, so only the tenant's
+    tokens and that user's own receive it; a slice's goes with its session."""
     payload = {"kind": what, "id": record_id, "user_id": user_id}
     if superseded_by:
         payload["superseded_by"] = superseded_by
     if reason:
         payload["reason"] = reason
-    return EventDraft(kind, session_id, payload)
+    return EventDraft(kind, session_id, payload, user_id)
 
 
 def vectors_cleared(session_id: str | None) -> EventDraft:

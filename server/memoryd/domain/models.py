@@ -413,6 +413,10 @@ class EventDraft:
     type: EventType
     session_id: str
     payload: dict[str, Any]
+    # The end user an event of no session is about (memory formation's fact and profile
+    # events): stamped as its Event.user_id, so a Watch by that user's token delivers it.
+    # An event of a session is stamped with the session's owner instead.
+    user_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,11 +68,12 @@ def numbered_events(
     tenant: str, drafts: Sequence[EventDraft], last_seq: int, now: int, owners: Mapping[str, str] | None = None
 ) -> list[Event]:
     """The drafts as events, given the tenant's last event seq after reserving len(drafts),
-    each stamped with its session's owner (`owners`: session id -> user id)."""
+    each stamped with its session's owner (`owners`: session id -> user id), or, for an
+    event of no session, with the user it names (EventDraft.user_id; "" when tenant-wide)."""
     first = last_seq - len(drafts) + 1
     owners = owners or {}
     return [
-        Event(first + i, now, tenant, d.session_id, d.type, d.payload, owners.get(d.session_id, "") if d.session_id else "")
+        Event(first + i, now, tenant, d.session_id, d.type, d.payload, owners.get(d.session_id, "") if d.session_id else d.user_id)
         for i, d in enumerate(drafts)
     ]
 
