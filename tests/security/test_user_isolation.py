@@ -26,17 +26,16 @@ from google.protobuf import json_format, message_factory, struct_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 
+from memoryd.app import SERVICES, start
+from memoryd.config import Config
 from memoryd.v1 import entry_service_pb2 as ent
-from memoryd.v1 import event_pb2
+from memoryd.v1 import event_pb2, message_pb2
 from memoryd.v1 import event_service_pb2 as ev
 from memoryd.v1 import formation_service_pb2 as form
 from memoryd.v1 import memory_service_pb2 as mem
-from memoryd.v1 import message_pb2
 from memoryd.v1 import metadata_service_pb2 as meta
 from memoryd.v1 import summary_service_pb2 as summ
 from memoryd.v1 import vector_service_pb2 as vec
-from memoryd.app import SERVICES, start
-from memoryd.config import Config
 from tests.conftest import BACKENDS, mongo_uri_for
 from tests.formation.script import Model
 from tests.http.calls import POOL, path
