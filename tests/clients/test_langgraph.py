@@ -687,6 +687,10 @@ def test_a_keyword_only_search_says_so(sync_client, store: MemorydStore) -> None
     store.put(("w",), "k", {"text": "a warning about tea"})
     with pytest.warns(MemorydSearchWarning, match="keyword-only"):
         assert [i.key for i in store.search(("w",), query="tea")] == ["k"]
+    # A query no keyword matches warns too: the empty answer is no "nothing similar".
+    fresh = MemorydStore(sync_client, root=store.root)
+    with pytest.warns(MemorydSearchWarning, match="keyword-only"):
+        assert fresh.search(("w",), query="coffee") == []
 
 
 class LetterEmbeddings(Embeddings):

@@ -25,8 +25,12 @@ A search with a `query` ranks by meaning, two ways:
   fused with meaning when the server has an embedder). Each item's indexed text is one
   entry, saved with the item's key (one entry per key, whatever the interleaving of puts),
   in a scope named like its namespace; the record keeps a hash of that text, so a hit
-  whose text a later put replaced is never returned. When the server answers without its
-  embedder, the store warns (MemorydSearchWarning) that the search was keyword-only.
+  whose text a later put replaced is never returned. Unlike LangGraph's stores, it returns
+  only the items that match: a shared keyword, or (with the server's embedder) a
+  similarity at least the server's threshold, not every item of the filter. When the
+  server answers without its embedder, the store warns (MemorydSearchWarning, a
+  UserWarning, which Python shows by default) that the search was keyword-only, whether
+  or not a keyword matched.
 docs/INTEGRATIONS.md, "LangGraph", explains the choice and what differs.
 """
 
@@ -311,7 +315,8 @@ class MemorydStore(BaseStore):
         ranked: list[tuple[float, _Found]] = []
         for namespace in (yield from self._namespaces_under(op.namespace_prefix)):
             response = yield rpc.search_entries(namespace, op.query, limit=_SEARCH_ALL)
-            if response.hits and not response.semantic and not self._warned:
+            # Also with no hits: an empty answer of a keyword-only search is no "nothing similar".
+            if not response.semantic and not self._warned:
                 self._warned = True
                 warnings.warn(
                     "memoryd: a query search was keyword-only (the memoryd server has no embedder);"
