@@ -25,6 +25,7 @@ from typing import Any
 import agents
 import agents.memory
 import agents.memory.sqlite_session as sqlite_session
+
 from memoryd_client import MemoryClient
 from memoryd_client.openai_agents import MemorydSession
 
