@@ -28,6 +28,7 @@ recall (SearchMemory, keywords, and meaning with a server embedder) over that pl
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from datetime import datetime
 from typing import Any
@@ -43,6 +44,7 @@ from google.adk.sessions import _session_util
 from google.adk.sessions.base_session_service import BaseSessionService, GetSessionConfig, ListSessionsResponse
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
+from google.genai import types
 from typing_extensions import override
 
 from memoryd.v1 import memory_service_pb2, message_pb2, metadata_service_pb2, vector_service_pb2
@@ -58,6 +60,9 @@ _CLEAR_EVERYTHING = [
     memory_service_pb2.CLEAR_TARGET_VECTORS,
     memory_service_pb2.CLEAR_TARGET_METADATA,  # the session's record (keyed by its id) and attributes
 ]
+
+
+_WORD = re.compile(r"\w+")
 
 
 def _part(text: str) -> str:
@@ -305,6 +310,13 @@ class MemorydMemoryService(BaseMemoryService):
         client: a MemoryClient.
         prefix: the first part of the memory sessions' ids and platform ("adk-memory").
         top_k: memories a search returns at most (1 to 100; ADK's InMemory service: 10).
+        formed_facts: also return the facts memoryd formed about the user (memory formation
+            on, docs/MEMORY.md): the memory sessions are owned by the ADK user id (so a
+            token bound to an end user must be that user's), and a search returns first the
+            user's current facts sharing a word with the query (of the newest 100; at most
+            top_k; author "memoryd", custom_metadata "memoryd_fact" with the source message
+            ids), then the recalled events. Facts form in the background: a fact of what
+            was just added appears once formation has processed it.
 
     add_session_to_memory copies a session's events that have content (replacing an
     earlier copy of the same session: ReplaceHistory); add_events_to_memory appends events
@@ -315,10 +327,13 @@ class MemorydMemoryService(BaseMemoryService):
     the index holds what this service added for the (app, user), so it finds it at once.
     """
 
-    def __init__(self, client: MemoryClient, *, prefix: str = "adk-memory", top_k: int = 10) -> None:
+    def __init__(
+        self, client: MemoryClient, *, prefix: str = "adk-memory", top_k: int = 10, formed_facts: bool = False
+    ) -> None:
         self.client = client
         self.prefix = prefix
         self.top_k = top_k
+        self.formed_facts = formed_facts
         self._written: dict[str, int] = {}  # platform -> event_seq of the newest write added
 
     def _wrote(self, platform: str, event_seq: int) -> None:
@@ -334,7 +349,10 @@ class MemorydMemoryService(BaseMemoryService):
     async def add_session_to_memory(self, session: Session) -> None:
         platform = self._platform(session.app_name, session.user_id)
         events = [to_memoryd(e, platform=platform) for e in session.events if e.content and e.content.parts]
-        response = await self.client.replace_history(self._session_id(session.app_name, session.user_id, session.id), events)
+        memoryd_id = self._session_id(session.app_name, session.user_id, session.id)
+        if self.formed_facts:  # the facts formed from it are the user's
+            await self.client.update_session(memoryd_id, session_attributes(session.user_id))
+        response = await self.client.replace_history(memoryd_id, events)
         self._wrote(platform, response.event_seq)
 
     @override
@@ -352,7 +370,10 @@ class MemorydMemoryService(BaseMemoryService):
         for event in events:
             if event.content and event.content.parts:
                 response = await self.client.save_message(
-                    memoryd_id, to_memoryd(event, platform=platform), idempotency_key=f"adk-memory:{event.id}"
+                    memoryd_id,
+                    to_memoryd(event, platform=platform),
+                    idempotency_key=f"adk-memory:{event.id}",
+                    attributes=session_attributes(user_id) if self.formed_facts else None,
                 )
                 self._wrote(platform, response.event_seq)
 
@@ -367,7 +388,7 @@ class MemorydMemoryService(BaseMemoryService):
             keep_repeated_texts=True,  # two events with the same words are two memories, as in ADK
             wait_for_event_seq=self._written.get(self._platform(app_name, user_id), 0),
         )
-        memories = []
+        memories = await self._facts(user_id, query) if self.formed_facts else []
         for hit in found.hits:
             event = await self._event(hit)
             if event is not None and event.content is not None:
@@ -380,6 +401,23 @@ class MemorydMemoryService(BaseMemoryService):
                     )
                 )
         return SearchMemoryResponse(memories=memories)
+
+    async def _facts(self, user_id: str, query: str) -> list[MemoryEntry]:
+        """The user's current formed facts (the newest 100) sharing a word with `query`."""
+        words = set(_WORD.findall(query.lower()))
+        entries = []
+        for fact in (await self.client.list_facts(user_id, page_size=100)).facts:
+            if words & set(_WORD.findall(" ".join([fact.text, *fact.keywords]).lower())):
+                entries.append(
+                    MemoryEntry(
+                        id=fact.id,
+                        content=types.Content(role="user", parts=[types.Part(text=fact.text)]),
+                        author="memoryd",
+                        timestamp=datetime.fromtimestamp(fact.update_time / 1000).isoformat(),
+                        custom_metadata={"memoryd_fact": True, "sources": [s.message_id for s in fact.sources]},
+                    )
+                )
+        return entries[: self.top_k]
 
     async def _event(self, hit: vector_service_pb2.MemoryHit) -> Event | None:
         """The event a hit is: its message, read back whole (a hit carries only its text)."""
