@@ -78,7 +78,7 @@ VIEWS = [
     ("recall", "#/recall?q=ryokan", "table[data-testid=hits]"),
     ("summaries", "#/recall?q=Kyoto&what=summaries", "table[data-testid=summary-hits]"),
     ("memory", "#/memory?user=ann&superseded=1", "table[data-testid=facts]"),
-    ("live", "#/live", "[data-testid=live-state][data-live=true]"),
+    ("live", "#/live?after=0", "[data-testid=events] li[data-type=EVENT_TYPE_MESSAGES_APPENDED]"),  # replayed
     ("ops", "#/ops", "table[data-testid=vector-stats]"),
 ]
 

@@ -9,21 +9,24 @@ const MAX_SHOWN = 500;
 
 function payload(event) {
   for (const [key, value] of Object.entries(event)) {
-    if (!["seq", "time", "tenant", "session_id", "type"].includes(key)) return `${key} ${JSON.stringify(value)}`;
+    if (!["seq", "time", "tenant", "session_id", "type"].includes(key)) return JSON.stringify(value);
   }
   return "";
 }
 
 export async function liveView({ params, signal, stillShown }) {
   const session = params.get("session") || "";
+  const after = params.get("after") || "";
   const input = h("input", { name: "session", value: session, placeholder: "all sessions the token reads" });
+  const from = h("input", { name: "after", value: after, inputmode: "numeric", size: 8, placeholder: "now" });
   const form = h("form", { class: "filters", onsubmit: (event) => {
     event.preventDefault();
-    location.hash = link("live", "", { session: input.value.trim() });
-  } }, field("Session", input), h("button", { type: "submit" }, "Watch"));
+    location.hash = link("live", "", { session: input.value.trim(), after: from.value.trim() });
+  } }, field("Session", input), field("After seq (replay the log from there)", from), h("button", { type: "submit" }, "Watch"));
   const state = h("p", { "data-testid": "live-state", "aria-live": "polite" }, "connecting…");
-  const list = h("ol", { class: "events", "data-testid": "events", reversed: true });
+  const list = h("ul", { class: "events", "data-testid": "events" });
   const request = session ? { session_ids: [session] } : {};
+  if (/^\d+$/.test(after)) request.after_seq = after;
   stream("EventService", "Watch", request, (message) => {
     if (!stillShown()) return;
     if (message.progress) {
