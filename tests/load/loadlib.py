@@ -178,6 +178,24 @@ def role_rss_bytes(pid: int) -> dict[str, int]:
     return {role: sum(rss_bytes(p) for p in pids) for role, pids in process_roles(pid).items()}
 
 
+def anon_rss_bytes(pid: int) -> int:
+    """The anonymous part of a process's RSS (RssAnon: heap, not file pages it maps, which
+    the kernel can drop: the vector engine maps its segments and WAL); 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def role_anon_rss_bytes(pid: int) -> dict[str, int]:
+    """RssAnon of each role of a memoryd serve tree (process_roles)."""
+    return {role: sum(anon_rss_bytes(p) for p in pids) for role, pids in process_roles(pid).items()}
+
+
 class RssSampler:
     """Samples a process tree's RSS every `interval` seconds in a thread: the tree's total
     (`samples`, `peak`) and each process role's (`peaks`, `last`: serving, engine, workers)."""

@@ -49,6 +49,7 @@ from loadlib import (
     measure,
     memoryd_supports,
     now_ms,
+    role_anon_rss_bytes,
     role_rss_bytes,
     run_ghz,
     scenario_call,
@@ -273,7 +274,7 @@ class Suite:
                 t.join()
             log(f"rss: settling for {RSS_SETTLE:g}s")
             time.sleep(RSS_SETTLE)
-            settled = role_rss_bytes(server.pid)
+            settled, settled_anon = role_rss_bytes(server.pid), role_anon_rss_bytes(server.pid)
         early, late = rss.at(10), rss.at(RSS_DURATION)
         self.extra["rss"] = {
             "seconds": RSS_DURATION,
@@ -281,6 +282,7 @@ class Suite:
             "rss_end": late,
             "peak_by_process": dict(rss.peaks),
             "settled_by_process": settled,
+            "settled_anon_by_process": settled_anon,
             "settle_seconds": RSS_SETTLE,
             "growth": (late - early) / early if early else None,
             "save_rps": round(out["save_message"].rps, 1),
@@ -451,6 +453,9 @@ def checks(suite: Suite) -> list[str]:
         out.append(
             f"RSS per process, peak / settled {rss['settle_seconds']:g} s after the run: "
             + ", ".join(f"{role} {human_bytes(peaks.get(role, 0))} / {human_bytes(settled[role])}" for role in settled)
+            + " (settled, of it anonymous: "
+            + ", ".join(f"{role} {human_bytes(n)}" for role, n in rss.get("settled_anon_by_process", {}).items())
+            + "; the rest are file pages mapped, which the kernel can drop)"
         )
     decay = suite.extra.get("decay")
     if isinstance(decay, dict) and decay.get("runs"):
