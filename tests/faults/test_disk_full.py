@@ -56,6 +56,11 @@ WAIT_SECONDS = 60.0
 # The largest message written once the disk is full (a message's content may have 1 MiB).
 LARGE_TEXT = 900_000
 
+# Two server starts and stops, a 324 MB fill and a few hundred writes: 96 s of one test on a
+# loaded 2-core machine (2 busy loops beside load 9-12), against 15 s quiet. The timeout
+# detects a stall, it never paces.
+pytestmark = pytest.mark.timeout(600)
+
 
 @pytest.fixture
 def disk(tmp_path: Path) -> Iterator[Path]:
