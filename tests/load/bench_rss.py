@@ -73,9 +73,13 @@ def _tree(pid: int) -> list[int]:
     return found
 
 
+def _is_engine(command: str) -> bool:
+    return "memoryd.engine" in command or "edge_process" in command  # engine.py, or edge_process.py
+
+
 def process_rss(server_pid: int) -> dict[str, int]:
     """RSS of the server process alone and of its vector engine process with its descendants."""
-    engines = [child for child in _children(server_pid) if "edge_process" in _cmdline(child)]
+    engines = [child for child in _children(server_pid) if _is_engine(_cmdline(child))]
     return {"server": _rss(server_pid), "engine": sum(_rss(pid) for engine in engines for pid in _tree(engine))}
 
 

@@ -53,7 +53,7 @@ def _engine_cpu_seconds(pid: int) -> float:
             command = Path(f"/proc/{current}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"memoryd.storage.qdrant.edge_process" in command:
+        if b"memoryd.engine" in command or b"memoryd.storage.qdrant.edge_process" in command:
             total += tree_cpu_seconds(current)
         else:
             stack.extend(_children(current))

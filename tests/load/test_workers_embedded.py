@@ -42,7 +42,8 @@ def _engines(data_dir: Path) -> list[int]:
     for entry in os.listdir("/proc"):
         if entry.isdigit() and alive(int(entry)):
             line = _cmdline(int(entry))
-            if "memoryd.storage.qdrant.edge_process" in line and str(data_dir / "vectors") in line:
+            engine = "memoryd.engine" in line or "memoryd.storage.qdrant.edge_process" in line
+            if engine and str(data_dir / "vectors") in line:
                 found.append(int(entry))
     return found
 

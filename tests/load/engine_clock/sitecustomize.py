@@ -9,7 +9,9 @@ they ran one at a time anyway. Any other process, memoryd's server included, is 
 import os
 import sys
 
-if "memoryd.storage.qdrant.edge_process" in getattr(sys, "orig_argv", ()) and os.environ.get("BENCH_ENGINE_CLOCK"):
+ENGINE_MODULES = {"memoryd.engine", "memoryd.storage.qdrant.edge_process"}  # engine.py, or edge_process.py
+
+if ENGINE_MODULES & set(getattr(sys, "orig_argv", ())) and os.environ.get("BENCH_ENGINE_CLOCK"):
     import json
     import signal
     import threading
