@@ -193,9 +193,8 @@ async def test_formed_memory_shows_the_facts_with_their_sources(browser, served)
 
 
 async def test_a_read_only_token_sees_no_write_controls(browser, served):
-    writes = (
-        "[data-testid=delete-message], [data-testid=forget-user], [data-testid=delete-fact], [data-testid=correct-fact]"
-    )
+    controls = ("delete-message", "edit-message", "forget-user", "delete-fact", "correct-fact")
+    writes = ", ".join(f"[data-testid={name}]" for name in controls)
     for who, expected in (("admin", True), ("reader", False)):
         page = await open_console(browser, served, who, "#/sessions")
         try:
@@ -225,7 +224,10 @@ async def test_deleting_a_message_changes_the_timeline_and_the_live_view(browser
         assert await page.locator("tr[data-seq='5']").count() == 1
         await row.get_by_test_id("delete-message").click()
         await page.locator("#confirm-ok").click()
-        await page.wait_for_selector("tr[data-seq='5']", state="detached")
+        # the timeline is drawn again (it shows "Loading…" in between): seq 4 back, seq 5 gone
+        await page.wait_for_function(
+            "() => document.querySelector(\"tr[data-seq='4']\") && !document.querySelector(\"tr[data-seq='5']\")"
+        )
         history = await served.call("admin", "MemoryService/GetFullHistory", {"session_id": SESSION, "page_size": 100})
         assert "5" not in [m["seq"] for m in history["messages"]]
         assert await attrs(page, "tr[data-seq]", "data-seq") == [m["seq"] for m in history["messages"]]
@@ -262,5 +264,28 @@ async def test_a_tenants_page_never_shows_another_tenants_data(browser, served):
         for route in ("#/sessions", f"#/session/{OTHER}", "#/recall?q=ryokan+budget"):
             await go(page, route)
             assert "globex only" not in await page.locator("main").text_content(), route
+    finally:
+        await page.context.close()
+
+
+async def test_editing_a_messages_text_is_update_message_content(browser, served):
+    page = await open_console(browser, served, "admin", f"#/session/{SESSION}")
+    try:
+        await page.locator("tr[data-seq='3']").get_by_test_id("edit-message").click()
+        await page.get_by_label("New text of message 3").fill("Book the ryokan near Gion, thanks 🙏")
+        await page.get_by_role("button", name="Save text").click()
+        dialog = page.locator("dialog#confirm")
+        await dialog.wait_for(state="visible")
+        assert "seq 3" in await dialog.text_content()
+        await page.locator("#confirm-ok").click()
+        await page.wait_for_function(
+            "() => document.querySelector(\"tr[data-seq='3'] td.content\")?.textContent.includes('thanks')"
+        )
+        history = await served.call("admin", "MemoryService/GetFullHistory", {"session_id": SESSION, "page_size": 100})
+        assert [m["content"] for m in history["messages"] if m["seq"] == "3"] == [
+            "Book the ryokan near Gion, thanks 🙏"
+        ]
+        contents = await texts(page, "tr[data-seq] td.content")
+        assert [c.strip() for c in contents] == [m["content"] for m in history["messages"]]
     finally:
         await page.context.close()

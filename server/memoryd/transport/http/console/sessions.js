@@ -95,6 +95,34 @@ function images(message) {
   return out;
 }
 
+// UpdateMessageContent rewrites text among the newest `recent_limit` messages (at most 1000):
+// offered for the messages within reach, naming what else it may change.
+const MAX_RECENT = 1000;
+
+function editButton(m, sessionId, lastSeq, status) {
+  const reach = lastSeq - Number(m.seq) + 1;
+  if (!m.content || reach > MAX_RECENT) return "";
+  return h("button", { class: "small", "data-testid": "edit-message", onclick: () => {
+    const text = h("textarea", { rows: 3, "aria-label": `New text of message ${m.seq}` }, m.content);
+    const form = h("form", { class: "inline", onsubmit: async (event) => {
+      event.preventDefault();
+      const value = text.value;
+      if (value === m.content) return;
+      const ask = `Replace the text of message seq ${m.seq} ("${m.content.slice(0, 80)}") with "${value.slice(0, 80)}"? `
+        + `Every occurrence of that text among the newest ${reach} messages of session ${sessionId} is replaced, so a newer message holding it changes too.`;
+      if (!(await confirmAction(ask, "Replace"))) return;
+      try {
+        await call("MemoryService", "UpdateMessageContent", { session_id: sessionId, old_text: m.content, new_text: value, recent_limit: reach });
+        window.dispatchEvent(new HashChangeEvent("hashchange"));
+      } catch (error) {
+        status.replaceChildren(errorBox(error));
+      }
+    } }, text, h("button", { type: "submit" }, "Save text"));
+    status.replaceChildren(form);
+    text.focus();
+  } }, "Edit…");
+}
+
 export async function timelineView({ arg: sessionId, params, signal }) {
   const page = params.get("page") || "";
   const size = Math.min(Number(params.get("size")) || 100, 1000);
@@ -143,7 +171,7 @@ export async function timelineView({ arg: sessionId, params, signal }) {
       } catch (error) {
         status.replaceChildren(errorBox(error));
       }
-    } }, "Delete…")) : "";
+    } }, "Delete…"), " ", editButton(m, sessionId, Number(cursor.last_seq || 0), status)) : "";
     rows.push(h("tr", { "data-seq": m.seq, class: m.archived ? "archived" : "" },
       ranges,
       h("td", { class: "num" }, m.seq),
