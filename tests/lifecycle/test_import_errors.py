@@ -76,7 +76,7 @@ async def test_several_exports_in_one_stream_each_import_whole(open_store, backe
         (lambda a, g: a + a, r"^line {a1}: a second export of tenant 'acme' in this stream \(the export at line 1"),
         (lambda a, g: a + g[1:], r"^line {a1} follows the end record of the export that began at line 1 and is not"),
         (lambda a, g: a + g[:-1], r"^the stream ends after line {ag} without its end record"),
-        (lambda a, g: a + [{**g[0], "version": 2}, *g[1:]], r"^line {a1}: this export is format version 2"),
+        (lambda a, g: a + [{**g[0], "version": 3}, *g[1:]], r"^line {a1}: this export is format version 3"),
         (lambda a, g: a + g[:-1] + [{**g[-1], "messages": 1}], r"^line {ag}: the export's end record counts"),
     ],
     ids=["tenant-twice", "no-header-after-end", "second-cut-short", "second-newer", "second-altered"],

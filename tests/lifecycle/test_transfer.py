@@ -140,8 +140,8 @@ async def test_a_newer_format_an_altered_stream_and_a_conflicting_target_are_ref
     await fill(origin, "acme", big=False)
     exported = await export(origin)
 
-    with pytest.raises(TransferError, match="format version 2, newer than this memoryd reads"):
-        await load(copy, [{**exported[0], "version": 2}, *exported[1:]])
+    with pytest.raises(TransferError, match="format version 3, newer than this memoryd reads"):
+        await load(copy, [{**exported[0], "version": 3}, *exported[1:]])
     with pytest.raises(TransferError, match="not a memoryd export"):
         await load(copy, exported[1:])
     assert await copy.event_bounds("acme") == (0, 0)  # nothing was written

@@ -347,6 +347,11 @@ class SessionRecord:
     last_timestamp: int
     last_activity: int
     attributes: SessionAttributes = SessionAttributes()
+    # Its owner (sessions "Ownership": a user id, sessions.TENANT, None for no owner), as the
+    # store holds it; owner_stated False: not known (an export written before exports carried
+    # owners), so an import derives it from the attributes as a write would.
+    owner: str | None = None
+    owner_stated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from memoryd.domain import events as ev
 from memoryd.domain import paging
-from memoryd.domain.models import Event, EventDraft, Message, SessionInfo, new_message_id
+from memoryd.domain.models import Event, EventDraft, Message, SessionInfo, SessionRecord, new_message_id
 from memoryd.domain.sessions import (
     TENANT,
     SessionAttributes,
@@ -186,6 +186,19 @@ def imported_attributes(
     and its session-updated event when they changed."""
     after = apply(session_id, current, SessionUpdate(incoming, max_labels=sys.maxsize))
     return after, ev.session_updated(session_id, current, after)
+
+
+def imported_owner(session_id: str, current: str | None, after: SessionAttributes, record: SessionRecord) -> str | None:
+    """An imported session's owner: the one its export states, exactly (no owner included: a
+    forgotten session stays claimable), where the target's row has none or the same one; the
+    tenant's session goes to the user the export names (as the tenant would give it); another
+    user's is refused (SESSION_OWNER_MISMATCH). An export without owners: owner_after, as a
+    write leaving `after` would (its user_id, else the tenant)."""
+    if not record.owner_stated:
+        return owner_after(session_id, current, after)
+    if record.owner is None:
+        return current
+    return owner_after(session_id, current, SessionAttributes(user_id=record.owner))
 
 
 def importable(

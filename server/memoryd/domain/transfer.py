@@ -6,7 +6,7 @@ The stream, one JSON object per line, UTF-8:
     {"format": "memoryd.export", "version": 1, "created": ms, "tenants": {"<tenant>": {"event_seq": n}},
      "vectors": bool}
     {"type": "session", "tenant": t, "session_id": s, "last_seq", "last_timestamp", "last_activity",
-     "user_id", "agent_id", "labels"}                         every session row, by tenant and id
+     "user_id", "agent_id", "labels", "owner"}                every session row, by tenant and id
     {"type": "message", "tenant": t, "session_id": s, "message": {...}}   its messages, by seq
     {"type": "metadata", "tenant": t, "namespace", "key", "data", "update_time"}   every record
     {"type": "vector", "tenant": t, "point": {...}}           with --vectors: the dense vectors
@@ -51,14 +51,17 @@ from memoryd.domain.errors import FailedPrecondition, StorageUnavailable
 from memoryd.domain.identifiers import id_problem
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import SYSTEM_TENANT, Message, MetadataEntry, SessionRecord, now_ms
-from memoryd.domain.sessions import SessionAttributes, owner_after
+from memoryd.domain.sessions import SessionAttributes
 from memoryd.domain.store import Snapshot, SnapshotLost, Store
-from memoryd.domain.store_rules import ImportConflict, imported_attributes
+from memoryd.domain.store_rules import ImportConflict, imported_attributes, imported_owner
 from memoryd.domain.vectors import VectorIndex, VectorPoint, VectorRecord, finite
 
 T = TypeVar("T")
 FORMAT = "memoryd.export"
-VERSION = 1
+# 2: sessions carry their owner, vectors their owner stamp (version 1 files import as before:
+# the owner from the attributes, vectors unstamped); an older memoryd refuses version 2 rather
+# than lose who the data belongs to.
+VERSION = 2
 # Export reads and import writes this many rows (or this many bytes of them) at a time.
 PAGE = 500
 PAGE_BYTES = 4 << 20
@@ -119,15 +122,21 @@ def session_json(tenant: str, record: SessionRecord) -> dict[str, Any]:
     return {
         "type": "session", "tenant": tenant, "session_id": record.session_id, "last_seq": record.last_seq,
         "last_timestamp": record.last_timestamp, "last_activity": record.last_activity,
-        "user_id": a.user_id, "agent_id": a.agent_id, "labels": dict(a.labels),
+        "user_id": a.user_id, "agent_id": a.agent_id, "labels": dict(a.labels), "owner": record.owner,
     }  # fmt: skip
 
 
 def session_from_json(data: dict[str, Any]) -> SessionRecord:
+    """`owner` (sessions "Ownership": a user id, "" the tenant's, null none) restored as stated;
+    a record without it (format version 1) leaves the import to derive it from the attributes."""
     attributes = SessionAttributes(data.get("user_id", ""), data.get("agent_id", ""), dict(data.get("labels") or {}))
+    owner = data.get("owner")
+    if owner is not None and not isinstance(owner, str):
+        raise TypeError("owner is not a string")
     return SessionRecord(
-        data["session_id"], int(data["last_seq"]), int(data["last_timestamp"]), int(data["last_activity"]), attributes
-    )
+        data["session_id"], int(data["last_seq"]), int(data["last_timestamp"]), int(data["last_activity"]), attributes,
+        owner, "owner" in data,
+    )  # fmt: skip
 
 
 def metadata_json(tenant: str, entry: MetadataEntry) -> dict[str, Any]:
@@ -280,7 +289,8 @@ async def _reachable(vectors: VectorIndex | None) -> None:
 
 def point_json(point: VectorPoint) -> dict[str, Any]:
     """A dense point as a memoryd.v1.VectorPoint in JSON (proto field names; `legacy` for a
-    vector without a model), defaults left out."""
+    vector without a model), defaults left out; `owner`, beside them, is its owner stamp
+    (VectorRecord.owner), left out for a point written before points were stamped."""
     r = point.record
     data: dict[str, Any] = {"vector": point.vector, "session_id": r.session_id, "timestamp": r.timestamp}
     if r.model_id is None:
@@ -292,6 +302,8 @@ def point_json(point: VectorPoint) -> dict[str, Any]:
             data[name] = value
     if r.mentioned_ids:
         data["mentioned_ids"] = list(r.mentioned_ids)
+    if r.owner is not None:  # the owner stamp it was written under (sessions.record_owner)
+        data["owner"] = r.owner
     return data
 
 
@@ -310,6 +322,7 @@ def point_from_json(tenant: str, data: dict[str, Any]) -> VectorPoint:
         mentioned_ids=tuple(str(x) for x in data.get("mentioned_ids") or ()),
         speaker_label=str(data.get("speaker_label", "")),
         text=str(data.get("text", "")),
+        owner=str(data["owner"]) if data.get("owner") else None,  # unstamped: written before stamps
     )
     return VectorPoint(tenant, vector, record)
 
@@ -549,7 +562,7 @@ class Importer:
         current = await self._retried(number, number, lambda: store.get_session(tenant, record.session_id))
         if current is not None:
             after, _ = imported_attributes(record.session_id, current.attributes, record.attributes)
-            owner_after(record.session_id, current.owner, after)
+            imported_owner(record.session_id, current.owner, after, record)
 
     def _check_ids(self, number: int, tenant: str, ids: Iterable[tuple[str, str, bool]]) -> None:
         """The id rule (domain/identifiers.py), as requests meet it, on the record's ids: each

@@ -87,6 +87,9 @@ class MongoSnapshot(Snapshot):
                 doc.get("last_timestamp", 0),
                 doc.get("last_activity", 0),
                 session_doc_attributes(doc),
+                # A document written before owners were kept apart: its user_id, else the tenant's.
+                doc["owner"] if "owner" in doc else doc.get("user_id", ""),
+                owner_stated=True,
             )
             for doc in docs
         ]

@@ -69,7 +69,6 @@ from memoryd.domain.sessions import (
     SessionAttributes,
     SessionFilter,
     SessionUpdate,
-    owner_after,
 )
 from memoryd.domain.store import (
     Clearing,
@@ -1483,7 +1482,7 @@ class MongoStore(Store):
             doc = await db[SESSIONS].find_one_and_update(
                 where,
                 {"$setOnInsert": {"last_seq": 0, "message_count": 0, "unarchived_count": 0, "last_activity": 0,
-                                  "last_timestamp": 0}},
+                                  "last_timestamp": 0, "owner": None}},  # a new row: no owner yet
                 upsert=True,
                 return_document=ReturnDocument.AFTER,
                 projection={"_id": 0},
@@ -1500,11 +1499,11 @@ class MongoStore(Store):
             changed = any(doc.get(name, 0) != value for name, value in marks.items())
             if drafts or changed:
                 await db[SESSIONS].update_one(where, {"$set": {**_attributes_fields(attributes), **marks}}, session=s)
-            owner = owner_after(sid, current.owner, attributes)
+            owner = store_rules.imported_owner(sid, current.owner, attributes, record)
             if owner != current.owner:
                 await self._store_owner(db, s, tenant, sid, owner)
             await self._append_events(db, s, tenant, drafts, now)
-            return bool(drafts or changed)
+            return bool(drafts or changed or owner != current.owner)
 
         return await self._write(tenant, tx)
 

@@ -78,13 +78,15 @@ class SqliteSnapshot(Snapshot):
 
     async def sessions(self, tenant: str, after: str | None, limit: int) -> list[SessionRecord]:
         sql = (
-            "SELECT session_id, last_seq, last_timestamp, last_activity, user_id, agent_id, labels FROM sessions"
-            " WHERE tenant = ? AND session_id > ? ORDER BY session_id LIMIT ?"
+            "SELECT session_id, last_seq, last_timestamp, last_activity, user_id, agent_id, labels, owner"
+            " FROM sessions WHERE tenant = ? AND session_id > ? ORDER BY session_id LIMIT ?"
         )
         rows = await self._run(lambda c: c.execute(sql, (tenant, after or "", limit)).fetchall())
         return [
-            SessionRecord(sid, last_seq, last_ts, last_activity, SessionAttributes(user, agent, json.loads(labels)))
-            for sid, last_seq, last_ts, last_activity, user, agent, labels in rows
+            SessionRecord(
+                sid, last_seq, last_ts, last_activity, SessionAttributes(user, agent, json.loads(labels)), owner, True
+            )
+            for sid, last_seq, last_ts, last_activity, user, agent, labels, owner in rows
         ]
 
     async def messages(

@@ -42,7 +42,7 @@ from memoryd.domain.models import (
 )
 from memoryd.domain.paging import read_within
 from memoryd.domain.retention import RETENTION_LABEL, active_sessions
-from memoryd.domain.sessions import TENANT, SessionAttributes, SessionFilter, SessionUpdate, owner_after
+from memoryd.domain.sessions import TENANT, SessionAttributes, SessionFilter, SessionUpdate
 from memoryd.domain.store import (
     Clearing,
     CountedOutcome,
@@ -1155,7 +1155,7 @@ class SqliteStore(Store):
             attributes, drafts = store_rules.imported_attributes(sid, current.attributes, record.attributes)
             if drafts:
                 self._store_attributes(conn, tenant, sid, current.attributes, attributes, now)
-            owner = owner_after(sid, current.owner, attributes)
+            owner = store_rules.imported_owner(sid, current.owner, attributes, record)
             if owner != current.owner:
                 self._store_owner(conn, tenant, sid, owner)
             changed = conn.execute(
@@ -1166,7 +1166,7 @@ class SqliteStore(Store):
                  record.last_seq, record.last_timestamp, max(current.last_activity, record.last_activity)),
             ).rowcount  # fmt: skip
             self._append_events(conn, tenant, drafts, now)
-            return bool(drafts or changed)
+            return bool(drafts or changed or owner != current.owner)
 
         return await self._write(tx)
 
