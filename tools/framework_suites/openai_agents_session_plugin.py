@@ -14,6 +14,7 @@ docs/INTEGRATIONS.md, "Frameworks' own suites", has the files, the counts and th
 for what does not pass."""
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,6 +66,7 @@ _ids: dict[tuple[str, str], str] = {}
 def pytest_unconfigure(config: Any) -> None:
     os.killpg(_proc.pid, 15)
     _proc.wait(30)
+    shutil.rmtree(_work, ignore_errors=True)
 
 
 def _memoryd_id(db_path: Any, session_id: str) -> str:
