@@ -293,8 +293,10 @@ async def test_duplicate_ids_missing_and_stale_sessions(get_session_service, ser
     stale = await service.get_session(app_name="app", user_id="u", session_id="s1")
     await service.append_event(session, Event(author="user", timestamp=session.last_update_time + 1))
     if service_type == SessionServiceType.MEMORYD:  # ADK's persistent services refuse a stale copy
-        with pytest.raises(StaleSessionError):
+        # in the words of both (DatabaseSessionService's and SqliteSessionService's, ADK 2.15)
+        with pytest.raises(StaleSessionError, match="modified in storage since it was loaded") as refused:
             await service.append_event(stale, Event(author="user", timestamp=stale.last_update_time + 2))
+        assert "Please check if it is a stale session." in str(refused.value)
     await service.delete_session(app_name="app", user_id="u", session_id="s1")
     with pytest.raises(SessionNotFoundError):
         await service.append_event(session, Event(author="user"))

@@ -211,8 +211,11 @@ class MemorydSessionService(BaseSessionService):
             raise SessionNotFoundError(f"Session {session.id} not found.")
         stored = _session(record)
         if stored.last_update_time > session.last_update_time:
+            # ADK 2.15's words: DatabaseSessionService's, then SqliteSessionService's.
             raise StaleSessionError(
-                "The last_update_time provided in the session object is earlier than the update_time in storage."
+                "The session has been modified in storage since it was loaded."
+                " Please reload the session before appending more events."
+                " The last_update_time provided in the session object is earlier than the update_time in storage."
                 " Please check if it is a stale session."
             )
         # ADK's own steps: temp: keys reach the in-memory session only, never storage.
