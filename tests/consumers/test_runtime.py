@@ -7,6 +7,7 @@ appended events it saw, per tenant), so what the runtime did is exactly what it 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Sequence
 
@@ -230,3 +231,71 @@ async def test_consumers_keep_cursors_of_their_own(store):
     assert two.seen == {tenant: seqs}
     with pytest.raises(ValueError):
         runtime.add(Seen(one.name))
+
+
+async def test_with_quiet_seconds_a_burst_of_commits_is_served_first(store):
+    """Work that can wait (memory formation): no pass while local commits keep coming; once
+    they pause, one pass takes the burst; a waiter starts a pass at once; defer_seconds bounds
+    the wait under commits that never pause."""
+    tenant = f"t-{uuid.uuid4().hex[:6]}"
+    memory = Memory(store, Limits())
+
+    async def commit(i: int) -> None:
+        await memory.save_messages(tenant, "s", [message(f"m{i}", 1000 * (i + 1))])
+
+    async def saver(stop: asyncio.Event, count: list[int]) -> None:
+        while not stop.is_set() and count[0] < 5000:
+            count[0] += 1
+            await commit(count[0])
+            await asyncio.sleep(0.01)
+
+    async def run(runtime: Runtime, body) -> None:
+        task = asyncio.create_task(runtime.run())
+        try:
+            await body()
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await runtime.close()
+
+    consumer = Seen(name())
+    runtime = Runtime(store, [consumer], poll_seconds=0.05, quiet_seconds=5.0, defer_seconds=WAIT_SECONDS)
+
+    async def burst() -> None:
+        for i in range(20):
+            await commit(i)
+        assert consumer.batches == []  # commits kept coming: nothing applied yet
+        latest = (await store.event_bounds(tenant))[1]
+        async with asyncio.timeout(WAIT_SECONDS):
+            while runtime.track(consumer.name).position(tenant) < latest:
+                await asyncio.sleep(0.05)
+        assert consumer.batches == [(tenant, 20)]  # then one pass took the burst
+
+        # A waiter does not wait for the commits to pause.
+        stop, count = asyncio.Event(), [0]
+        saving = asyncio.create_task(saver(stop, count))
+        while count[0] < 3:
+            await asyncio.sleep(0.01)
+        async with asyncio.timeout(WAIT_SECONDS):
+            await runtime.track(consumer.name).wait_for(tenant, (await store.event_bounds(tenant))[1])
+        assert not saving.done()  # still saving when the wait returned
+        stop.set()
+        await saving
+
+    await run(runtime, burst)
+
+    bounded = Seen(name())
+    runtime = Runtime(store, [bounded], poll_seconds=0.05, quiet_seconds=WAIT_SECONDS, defer_seconds=0.2)
+
+    async def never_quiet() -> None:
+        stop, count = asyncio.Event(), [0]
+        saving = asyncio.create_task(saver(stop, count))
+        async with asyncio.timeout(WAIT_SECONDS):
+            while not bounded.batches:
+                await asyncio.sleep(0.05)
+        assert not saving.done()  # applied while the commits went on: the deferral is bounded
+        stop.set()
+        await saving
+
+    await run(runtime, never_quiet)

@@ -32,7 +32,10 @@ index: vectors/sync.py); the `Runtime` does everything else, the same for every 
 
 Wake-ups: every local commit (the store's notifier, as Watch uses; then `linger_seconds` so a
 stream of saves makes batches), a waiter (`wake(tenant)`, at once, even during that tenant's
-backoff), and a poll every `poll_seconds` (other processes' commits).
+backoff), and a poll every `poll_seconds` (other processes' commits). With `quiet_seconds`
+(work that can wait: memory formation) a pass also waits while local commits keep coming,
+until they pause that long, at most `defer_seconds`: a burst of saves is served first, its
+consumers' work done after it (a waiter still starts a pass at once).
 """
 
 from __future__ import annotations
@@ -441,6 +444,8 @@ class Runtime:
         lease: bool = False,
         tenants: Collection[str] | None = None,
         system_tenant: str = SYSTEM_TENANT,
+        quiet_seconds: float = 0.0,
+        defer_seconds: float = 0.0,
     ) -> None:
         """`lease`: several processes run the same consumers on this store (one applies each
         consumer's logs at a time). `tenants`: only these logs (`memoryd reindex --tenant`,
@@ -448,6 +453,8 @@ class Runtime:
         self.store = store
         self.poll_seconds = poll_seconds
         self.linger_seconds = linger_seconds
+        self.quiet_seconds = quiet_seconds
+        self.defer_seconds = defer_seconds
         self.min_backoff = min_backoff_seconds
         self.max_backoff = max_backoff_seconds
         self.turn_seconds = turn_seconds
@@ -542,6 +549,21 @@ class Runtime:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.linger_seconds):
                         await self._wake.wait()
+            await self._until_quiet()
+
+    async def _until_quiet(self) -> None:
+        """While local commits keep coming (`quiet_seconds`), wait, at most `defer_seconds`;
+        a waiter's wake ends it."""
+        if not self.quiet_seconds:
+            return
+        end = time.monotonic() + self.defer_seconds
+        while not self._wake.is_set() and self.store.notifier.notified_within(self.quiet_seconds):
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(self.quiet_seconds, left)):
+                    await self._wake.wait()
 
     def _delay(self) -> float:
         """Until the next poll, or the next retry of a tenant that backs off."""

@@ -58,6 +58,10 @@ class Options:
     lease: bool = False
     poll_seconds: float = 1.0
     linger_seconds: float = 1.0  # a stream of writes makes batches: fewer, larger model calls
+    # A burst of writes is served first: formation waits until local commits pause this long,
+    # at most defer_seconds (WaitForFormation starts it at once).
+    quiet_seconds: float = 0.5
+    defer_seconds: float = 10.0
     min_backoff_seconds: float = 0.5
     max_backoff_seconds: float = 60.0
     sweep_seconds: float = SWEEP_SECONDS
@@ -129,6 +133,8 @@ class Formation:
             store,
             poll_seconds=options.poll_seconds,
             linger_seconds=options.linger_seconds,
+            quiet_seconds=options.quiet_seconds,
+            defer_seconds=options.defer_seconds,
             min_backoff_seconds=options.min_backoff_seconds,
             max_backoff_seconds=options.max_backoff_seconds,
             lease=options.lease,
