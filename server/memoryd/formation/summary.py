@@ -29,6 +29,7 @@ from memoryd.consumers.runtime import Consumer
 from memoryd.domain import events as ev
 from memoryd.domain.errors import Aborted, FailedPrecondition
 from memoryd.domain.models import Event, EventType, Message, now_ms
+from memoryd.domain.sessions import owner_stamps
 from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
 from memoryd.domain.summaries import CURSOR_NAMESPACE, Summaries, Summary, cursor_key, slice_key, slices_namespace
 from memoryd.formation import common, llm
@@ -136,7 +137,12 @@ class SummaryConsumer(Consumer):
             chunk = self._chunk(rows, settings, idle=idle and saved == 0)
             if not chunk:
                 return saved
-            previous = state.latest.text if state.latest is not None else ""
+            # The earlier slice is context only when written under the session's owner now (or
+            # before stamps): a slice the tenant wrote before giving the session to a user stays
+            # the tenant's, never text of a slice stamped with the user (docs/SECURITY.md).
+            stamp = (await owner_stamps(self.store, tenant, [session_id]))[session_id]
+            latest = state.latest
+            previous = latest.text if latest is not None and latest.owner in (None, stamp) else ""
             text = await self._summarize(tenant, chunk, previous)
             meta = {FORMED_KEY: {"strategy": STRATEGY, "message_count": len(chunk), "model": self.meter.model.model}}
             try:
