@@ -32,8 +32,9 @@ the next commit write from the WAL's start while readers keep reading, which und
 always do; the WAL then grew with every commit (issue 43: 516-777 MB in one 10 s run of
 SaveMessage) and every read searched a longer WAL index. So once a passive checkpoint finds
 WAL_BOUND_PAGES or more in the WAL, the writer thread checkpoints it in RESTART mode, waiting
-at most WAL_RESTART_WAIT_MS for readers to move off it (else it tries again at the next
-checkpoint), and the next commit writes from the WAL's start; `journal_size_limit`
+at most WAL_RESTART_WAIT_MS for readers to move off it, and the next commit writes from the
+WAL's start. A restart blocks writers while it waits, so one that readers kept from finishing
+(a long read: an export's snapshot) is tried again only once the WAL has doubled; `journal_size_limit`
 (schema.PRAGMAS) then truncates the file to schema.WAL_LIMIT_BYTES. The WAL file stays at
 about WAL_BOUND_PAGES pages plus what CHECKPOINT_EVERY groups add (docs/OPERATIONS.md).
 """
@@ -139,6 +140,7 @@ class GroupCommit:
         self._draining = False  # one drain at a time: on the loop or on the thread
         self._loop_commits = 0
         self._thread_groups = 0
+        self._restart_at = 0  # WAL pages that make a restart (0: WAL_BOUND_PAGES; module docstring)
         self._checkpoint_queued = False
         self._busy_tries = 0
         self.closed = False
@@ -284,13 +286,16 @@ class GroupCommit:
         try:
             conn = self._thread_connection()
             row = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-            if row is not None and row[1] >= WAL_BOUND_PAGES:
+            if row is not None and row[1] < self._restart_at // 2:
+                self._restart_at = 0  # the WAL started over meanwhile
+            if row is not None and row[1] >= (self._restart_at or WAL_BOUND_PAGES):
                 waits = conn.execute("PRAGMA busy_timeout").fetchone()[0]
                 conn.execute(f"PRAGMA busy_timeout={WAL_RESTART_WAIT_MS}")
                 try:
                     busy, frames, done = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
                 finally:
                     conn.execute(f"PRAGMA busy_timeout={waits}")
+                self._restart_at = 2 * frames if busy else 0  # readers refused: once it doubled
                 log.debug("sqlite_wal_restart", busy=busy, frames=frames, checkpointed=done)
         except sqlite3.Error as exc:  # the next one tries again; SQLite's own would have failed alike
             log.info("sqlite_checkpoint_failed", error=str(exc))
