@@ -69,11 +69,12 @@ class Served:
 
 @pytest.fixture(scope="module")
 async def served(tmp_path_factory):
-    tokens = {"admin": new_token(), "reader": new_token(), "globex": new_token()}
+    tokens = {"admin": new_token(), "reader": new_token(), "ann": new_token(), "globex": new_token()}
     text = "\n".join(
         [
             f"acme: {tokens['admin']}",  # every scope
             f"acme: {tokens['reader']} memory:read",
+            f"acme: {tokens['ann']} memory:read memory:write user=ann",  # end user ann's memory only
             f"globex: {tokens['globex']}",
         ]
     )

@@ -289,3 +289,55 @@ async def test_editing_a_messages_text_is_update_message_content(browser, served
         assert [c.strip() for c in contents] == [m["content"] for m in history["messages"]]
     finally:
         await page.context.close()
+
+
+async def test_a_token_bound_to_an_end_user_sees_only_that_users_memory(browser, served):
+    page = await open_console(browser, served, "ann", "#/sessions")
+    try:
+        assert "user ann" in await page.locator("#caller").text_content()
+        listed = await served.call("ann", "MemoryService/ListSessions", {"page_size": 50})
+        assert (
+            await attrs(page, "tr[data-session]", "data-session")
+            == [s["session_id"] for s in listed["sessions"]]
+            == [OWNED]
+        )
+        assert not await page.get_by_test_id("forget-user").count()  # forgetting a user is an operator's call
+        await go(page, f"#/session/{SESSION}")  # the tenant's session, not ann's: refused, nothing of it shown
+        assert "permission_denied" in await page.locator("main .error").text_content()
+        assert "京都" not in await page.locator("main").text_content()
+        await go(page, "#/memory")  # her own facts, without naming her
+        facts = await served.call("ann", "FormationService/ListFacts", {"user_id": "ann", "page_size": 200})
+        assert await attrs(page, "tr[data-fact]", "data-fact") == [f["id"] for f in facts["facts"]]
+        await go(page, "#/ops")  # tenant-wide figures are not hers: each part says so in place
+        assert await page.locator("main .error").count() >= 1
+        assert "SERVING" in await page.locator("main").text_content()
+    finally:
+        await page.context.close()
+
+
+async def test_a_formed_fact_is_corrected_then_deleted_after_asking(browser, served):
+    page = await open_console(browser, served, "admin", "#/memory?user=ann")
+    try:
+        fact = page.locator("tr[data-fact]").first
+        fact_id = await fact.get_attribute("data-fact")
+        await fact.get_by_test_id("correct-fact").click()
+        await page.get_by_label("Corrected fact").fill("user's city is Lyon")
+        await page.get_by_role("button", name="Save correction").click()
+        assert "Lyon" in await page.locator("dialog#confirm").text_content()
+        await page.locator("#confirm-ok").click()
+        await page.wait_for_function(
+            "() => document.querySelector('table[data-testid=facts]')?.textContent.includes('Lyon')"
+        )
+        facts = await served.call("admin", "FormationService/ListFacts", {"user_id": "ann", "page_size": 200})
+        assert [(f["id"], f["text"], f.get("corrected", False)) for f in facts["facts"]] == [
+            (fact_id, "user's city is Lyon", True)
+        ]
+
+        await page.locator(f"tr[data-fact='{fact_id}']").get_by_test_id("delete-fact").click()
+        assert "user's city is Lyon" in await page.locator("dialog#confirm").text_content()
+        await page.locator("#confirm-ok").click()
+        await page.wait_for_selector("main p.empty:has-text('No facts.')")
+        facts = await served.call("admin", "FormationService/ListFacts", {"user_id": "ann", "page_size": 200})
+        assert facts.get("facts", []) == []
+    finally:
+        await page.context.close()
