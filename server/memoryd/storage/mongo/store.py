@@ -12,7 +12,7 @@ replica set (or mongos).
 Each call runs under a client-side operation timeout (`pymongo.timeout`, which sends the
 remaining budget as maxTimeMS / maxCommitTimeMS), cut to the caller's deadline, so an
 unreachable server surfaces as StorageUnavailable within `timeout_ms`; a transaction whose
-caller gave up is aborted on the server at once (`_abort`), not left holding its locks
+caller gave up is aborted on the server at once (`_release`), not left holding its locks
 until the server's transaction lifetime limit reaps it.
 """
 
@@ -81,6 +81,7 @@ from memoryd.domain.store import (
 )
 from memoryd.domain.windows import Window, WindowRequest
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
+from memoryd.storage.mongo.orphans import STALL_S, OrphanReaper
 from memoryd.storage.mongo.reads import (
     MESSAGE_FIELDS,
     doc_to_message,
@@ -136,26 +137,35 @@ async def _claim(db: AsyncDatabase, s: AsyncClientSession, tenant: str) -> None:
     await db[EVENT_LOG].update_one({"tenant": tenant}, {"$inc": {"claims": 1}}, session=s)
 
 
-async def _abort_now(session: AsyncClientSession) -> None:
-    with pymongo.timeout(ABORT_BUDGET):
-        try:
-            await session.abort_transaction()
-        except PyMongoError:
-            pass  # the server reaps it at its lifetime limit; nothing else to do
+# Sessions whose transaction is being aborted in the background (strong references).
+_RETIRING: set[asyncio.Task] = set()
 
 
-async def _abort(session: AsyncClientSession) -> None:
-    """Abort the session's transaction, if any, outside the caller's (maybe spent) operation
-    timeout and through a cancellation of the caller."""
-    if not session.in_transaction:
-        return
-    # A fresh context: pymongo.timeout's deadline is a context variable, and the caller's may be spent.
-    task = asyncio.get_running_loop().create_task(_abort_now(session), context=contextvars.Context())
+async def _abort_and_end(session: AsyncClientSession) -> None:
     try:
-        await asyncio.shield(task)
-    except asyncio.CancelledError:
-        await task
-        raise
+        with pymongo.timeout(ABORT_BUDGET):
+            await session.abort_transaction()
+    except PyMongoError:
+        pass  # unreachable server: it reaps the transaction at its lifetime limit
+    finally:
+        await session.end_session()
+
+
+async def _release(session: AsyncClientSession, orphans: OrphanReaper, *, server_aborted: bool) -> None:
+    """End a transaction's session. One still in its transaction (it failed, or its caller's
+    deadline passed or it was cancelled) is aborted and ended by a task of its own, in a fresh
+    context (the caller's pymongo.timeout may be spent) and under its own budget: the server
+    forgets the transaction now, and the caller answers without waiting for that. Unless the
+    server aborted it itself (a conflict), the session is not pooled again and the reaper may
+    kill it later: an abort that never arrived (a hung server) leaves no lock behind."""
+    if not session.in_transaction:
+        await session.end_session()
+        return
+    if not server_aborted:
+        orphans.abandon(session)
+    task = asyncio.get_running_loop().create_task(_abort_and_end(session), context=contextvars.Context())
+    _RETIRING.add(task)
+    task.add_done_callback(_RETIRING.discard)
 
 
 async def _backoff(attempt: int, left: float, error: PyMongoError) -> None:
@@ -487,6 +497,7 @@ class MongoStore(Store):
         self._db: AsyncDatabase | None = None
         # Locks of tenants with a write in flight; idle ones are dropped with their last user.
         self._tenant_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._orphans = OrphanReaper()
 
     # -- plumbing ----------------------------------------------------------
     @property
@@ -559,54 +570,50 @@ class MongoStore(Store):
         """`with_transaction`'s loop, bounded by `until` (loop time) instead of two minutes.
 
         TransientTransactionError (a WriteConflict with another replica, a transaction the
-        server aborted) runs the transaction again after a jittered, growing pause; an
-        UnknownTransactionCommitResult retries the commit. Past `until` the last error is
-        raised (pymongo's timeout errors read as StorageUnavailable)."""
+        server aborted) runs the transaction again, in a new session, after a jittered,
+        growing pause; an UnknownTransactionCommitResult retries the commit. Past `until`
+        the last error is raised (pymongo's timeout errors read as StorageUnavailable).
+        Conflicts that last STALL_S make the reaper look for a dead replica's transaction."""
         loop = asyncio.get_running_loop()
         attempt = 0
-        async with db.client.start_session() as session:
+        conflicts_since: float | None = None
+        while True:
+            left = until - loop.time()
+            if left <= 0:
+                raise pymongo.errors.ExecutionTimeout("MongoDB: the transaction ran past its deadline")
+            if conflicts_since is not None and loop.time() - conflicts_since > STALL_S:
+                self._orphans.reap()  # a dead replica's transaction may hold the tenant
+            session = db.client.start_session()
+            server_aborted = False
             try:
-                while True:
-                    left = until - loop.time()
-                    if left <= 0:
-                        raise pymongo.errors.ExecutionTimeout("MongoDB: the transaction ran past its deadline")
-                    with pymongo.timeout(left):
-                        await session.start_transaction(
-                            read_concern=ReadConcern("snapshot"),
-                            write_concern=self._write_concern,
-                            max_commit_time_ms=max(int(left * 1000), 1),
-                        )
-                        try:
-                            await _claim(db, session, tenant)
-                            result = await job(db, session)
-                        except PyMongoError as exc:
-                            await _abort(session)
-                            if not exc.has_error_label("TransientTransactionError"):
-                                raise
-                            attempt += 1
-                            await _backoff(attempt, until - loop.time(), exc)
-                            continue
-                        except BaseException:
-                            await _abort(session)
-                            raise
+                await self._orphans.register(session, left)
+                with pymongo.timeout(left):
+                    await session.start_transaction(
+                        read_concern=ReadConcern("snapshot"),
+                        write_concern=self._write_concern,
+                        max_commit_time_ms=max(int(left * 1000), 1),
+                    )
+                    try:
+                        await _claim(db, session, tenant)
+                        result = await job(db, session)
                         while True:
                             try:
                                 await session.commit_transaction()
                                 return result
                             except PyMongoError as exc:
-                                if exc.has_error_label("UnknownTransactionCommitResult") and not isinstance(
-                                    exc, pymongo.errors.ExecutionTimeout
-                                ) and loop.time() < until:
-                                    continue
-                                if not exc.has_error_label("TransientTransactionError"):
+                                unknown = exc.has_error_label("UnknownTransactionCommitResult")
+                                retry_commit = unknown and not isinstance(exc, pymongo.errors.ExecutionTimeout)
+                                if not (retry_commit and loop.time() < until):
                                     raise
-                                attempt += 1
-                                await _backoff(attempt, until - loop.time(), exc)
-                                break
+                    except PyMongoError as exc:
+                        if not exc.has_error_label("TransientTransactionError"):
+                            raise
+                        attempt += 1
+                        conflicts_since = conflicts_since or loop.time()
+                        server_aborted, error = True, exc
             finally:
-                # Whatever ended the call (its deadline, a cancellation), the server forgets
-                # the transaction now rather than when its lifetime limit reaps it.
-                await _abort(session)
+                await _release(session, self._orphans, server_aborted=server_aborted)
+            await _backoff(attempt, until - loop.time(), error)
 
     async def _write(
         self, tenant: str, job: Callable[[AsyncDatabase, AsyncClientSession], Awaitable[T]], *, bulk: bool = False
@@ -639,6 +646,7 @@ class MongoStore(Store):
                 db = client[self._database]
                 with pymongo.timeout(self._bulk_timeout):
                     await self._create_schema(db)
+                await self._orphans.start(db)
         except BaseException:
             await client.close()
             raise
@@ -670,6 +678,8 @@ class MongoStore(Store):
                     log.warning("mongodb_index_differs", collection=name, index=index.document["name"])
 
     async def close(self) -> None:
+        if self._client is not None:
+            await self._orphans.stop()
         client, self._client, self._db = self._client, None, None
         if client is not None:
             await client.close()
