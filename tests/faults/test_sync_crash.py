@@ -9,6 +9,7 @@ import asyncio
 import random
 
 import grpc
+import pytest
 
 from memoryd.v1 import memory_service_pb2 as mem
 from memoryd.v1 import memory_service_pb2_grpc
@@ -35,6 +36,9 @@ async def _load(channel: grpc.aio.Channel, stop: asyncio.Event, seed: int) -> No
             return  # killed
 
 
+# Ten server starts: 8-14 s each on a machine at load 12-15, so the default 120 s would pace
+# the test, not detect a stall.
+@pytest.mark.timeout(600)
 async def test_the_index_converges_after_kill_9_during_saves(tmp_path):
     server = MemorydServer(tmp_path)
     rng = random.Random(7)
