@@ -3,8 +3,10 @@ server's decisions on the model's proposals, and forgetting that reaches the fac
 
 from __future__ import annotations
 
+import asyncio
+
 from memoryd.domain.models import EventType
-from tests.formation.conftest import check_facts
+from tests.formation.conftest import check_facts, make_formation
 
 
 async def test_facts_carry_their_provenance_and_duplicates_add_sources(rig):
@@ -102,6 +104,39 @@ async def test_a_correction_is_never_undone_and_sessions_without_owner_form_no_f
     assert not await rig.formation.delete_fact(rig.tenant, "alice", facts["user's city is Rome"].id)
     events = await rig.store.read_events(rig.tenant, 0, 10_000, types=[EventType.MEMORY_REMOVED], through_seq=2**62)
     assert [e.payload["reason"] for e in events] == ["caller"]
+
+
+async def test_a_correction_made_by_another_replica_during_the_model_call_holds(rig, settings):
+    """Replica B corrects (UpdateFact) and deletes facts while replica A's extraction waits
+    for the model, which was shown them before: A decides on the facts as stored when it
+    writes, so the correction is not overwritten and the deleted fact is not written back."""
+    await rig.say("s1", "my city is Paris", "my pet is cat")
+    await rig.settle()
+    facts = {f.text: f for f in await rig.facts()}
+    paris, cat = facts["user's city is Paris"], facts["user's pet is cat"]
+    replica = make_formation(rig.store, rig.summaries, rig.llm, settings)  # its own locks: another process
+    loop = asyncio.get_running_loop()
+    scripted = rig.model.facts
+
+    def answer_after_the_other_replica_wrote(prompt: str):
+        rig.model.facts = scripted
+        corrected = replica.update_fact(rig.tenant, "alice", paris.id, "user's city is Lyon", "", [], 0)
+        asyncio.run_coroutine_threadsafe(corrected, loop).result(30)
+        asyncio.run_coroutine_threadsafe(replica.delete_fact(rig.tenant, "alice", cat.id), loop).result(30)
+        return scripted(prompt)  # shown Paris and cat as they were: Rome supersedes F1, dog F2
+
+    rig.model.facts = answer_after_the_other_replica_wrote
+    try:
+        await rig.say("s1", "my city is Rome", "my pet is dog")
+        await rig.settle()
+    finally:
+        await replica.close()
+    facts = {f.id: f for f in await rig.facts(history=True)}
+    lyon = facts[paris.id]
+    assert (lyon.text, lyon.corrected, lyon.current) == ("user's city is Lyon", True, True)
+    assert cat.id not in facts
+    current = {f.text for f in facts.values() if f.current}
+    assert current == {"user's city is Lyon", "user's city is Rome", "user's pet is dog"}
 
 
 async def test_message_text_is_fenced_and_the_answer_bounded(rig):

@@ -308,7 +308,13 @@ class FactsConsumer(Consumer):
     ) -> None:
         """The server's decision on the model's proposals (see the module's docstring)."""
         labels = {f"F{i}": f.id for i, f in enumerate(shown, 1)}
-        state: dict[str, Fact] = {f.id: f for f in shown}  # as changed by this batch
+        # The shown facts as stored now (under the tenant's lock), not as read before the model
+        # call: a correction (UpdateFact) or deletion made meanwhile holds.
+        state: dict[str, Fact] = {}  # as changed by this batch
+        for shown_fact in shown:
+            stored = await self.records.get(tenant, user, shown_fact.id)
+            if stored is not None:
+                state[stored.id] = stored
         for fact_id, (_, after) in change.facts.items():  # a rewrite's unlinking went first
             if after is None:
                 state.pop(fact_id, None)
