@@ -360,6 +360,12 @@ class Methods:
         request = memory_service_pb2.ForgetUserRequest(user_id=user_id)
         return Call("memory", "ForgetUser", request, _response, timeout)
 
+    @unary
+    def get_caller(self, *, timeout: float | None = None) -> Call[memory_service_pb2.GetCallerResponse]:
+        """Who this client's credential is: its tenant, its scopes ("memory:read", ...) and the
+        end user it is bound to ("" for one that reaches the whole tenant)."""
+        return Call("memory", "GetCaller", memory_service_pb2.GetCallerRequest(), _response, timeout)
+
     # -- MetadataService -----------------------------------------------------
 
     @unary
