@@ -245,41 +245,6 @@ def _message_to_doc(tenant: str, session_id: str, msg: Message) -> dict[str, Any
     return doc
 
 
-# Branches of one $unionWith read (context windows): a bound on one command's size.
-UNION_CHUNK = 100
-BRANCH = "_branch"
-
-
-async def _union_read(
-    db: AsyncDatabase, queries: Sequence[tuple[dict[str, Any], list[tuple[str, int]], int]]
-) -> list[list[Message]]:
-    """Each (filter, sort, limit) query's messages, in its sort order, read by one aggregate
-    per UNION_CHUNK queries: the first query is the pipeline, the others $unionWith branches,
-    each tagged with its number. Chunks run concurrently."""
-
-    def branch(n: int, where: dict[str, Any], order: list[tuple[str, int]], limit: int) -> list[dict[str, Any]]:
-        return [{"$match": where}, {"$sort": dict(order)}, {"$limit": limit},
-                {"$project": MESSAGE_FIELDS}, {"$addFields": {BRANCH: n}}]  # fmt: skip
-
-    async def chunk(first: int, part: Sequence[tuple[dict[str, Any], list[tuple[str, int]], int]]) -> None:
-        pipeline = branch(first, *part[0])
-        pipeline += [
-            {"$unionWith": {"coll": MESSAGES, "pipeline": branch(first + i, *q)}} for i, q in enumerate(part[1:], 1)
-        ]
-        cursor = await raw_collection(db, MESSAGES).aggregate(pipeline)
-        async for raw in cursor:
-            doc = bson.decode(raw.raw)
-            n = doc.pop(BRANCH)
-            results[n].append(sized_message(doc, len(bson.encode(doc))))
-
-    results: list[list[Message]] = [[] for _ in queries]
-    await asyncio.gather(*(chunk(i, queries[i : i + UNION_CHUNK]) for i in range(0, len(queries), UNION_CHUNK)))
-    # A branch's order is its own sort, whatever order the server interleaves branches in.
-    for rows, (_, order, _) in zip(results, queries, strict=True):
-        rows.sort(key=lambda m: (m.timestamp, m.seq), reverse=order[0][1] == DESCENDING)
-    return results
-
-
 def _kind_filter(kinds: Sequence[str], exclude_kinds: Sequence[str]) -> dict[str, Any]:
     condition: dict[str, Any] = {}
     if kinds:
@@ -904,40 +869,32 @@ class MongoStore(Store):
         return await self._read(read)
 
     async def context_windows(self, tenant: str, requests: Sequence[WindowRequest]) -> list[Window]:
-        # Two round trips per call however many windows it asks for (SearchMemory reads a
-        # window of 1 around each of its best candidates besides the hits' windows, see
-        # domain/recall.py): one aggregate locates every anchor, another reads every window's
-        # before and after, each a $unionWith branch bounded by its size and served by
-        # messages_range as the single reads were. Bounded by the call's deadline (_read).
-        async def read(db: AsyncDatabase) -> list[Window]:
-            bases = [RangeQuery(r.session_id, 1, exclude_kinds=r.exclude_kinds) for r in requests]
-            found = await _union_read(db, [
-                ({**range_filter(tenant, replace(base, from_ts=r.timestamp, to_ts=r.timestamp)),
-                  **({"id": r.message_id} if r.message_id else {"role": r.role})}, OLDEST_FIRST, 1)
-                for r, base in zip(requests, bases, strict=True)
-            ])  # fmt: skip
-            anchors = [rows[0] if rows else None for rows in found]
-            sides: list[tuple[dict[str, Any], list[tuple[str, int]], int]] = []
-            for r, base, anchor in zip(requests, bases, anchors, strict=True):
-                if r.size <= 0:
-                    continue
-                # Without its message, everything at the anchor's timestamp is after it.
-                origin = Position(anchor.timestamp, anchor.seq) if anchor is not None else Position(r.timestamp, -1)
-                after = {**range_filter(tenant, replace(base, after=origin)), "role": {"$ne": "system"}}
-                sides.append((window_before_filter(tenant, r, origin), NEWEST_FIRST, r.size))
-                sides.append((after, OLDEST_FIRST, r.size))
-            rows = iter(await _union_read(db, sides))
-            windows = []
-            for r, anchor in zip(requests, anchors, strict=True):
-                if r.size <= 0:
-                    windows.append(Window(anchor))
-                else:
-                    older, newer = next(rows), next(rows)
-                    windows.append(Window(anchor, older[::-1], newer))
-            return windows
+        # Per window three index walks bounded by its size (anchor, before, after) instead of
+        # the default's paged range scans: SearchMemory reads a window of 1 around each of
+        # its best candidates (domain/recall.py, adjacency) besides the hits' windows.
+        async def window(db: AsyncDatabase, request: WindowRequest) -> Window:
+            messages = raw_collection(db, MESSAGES)
 
-        if not requests:
-            return []
+            async def rows(where: dict[str, Any], order: Any, limit: int) -> list[Message]:
+                return await read_sized(messages.find(where, MESSAGE_FIELDS).sort(order), limit, None, sized_message)
+
+            ts, size = request.timestamp, request.size
+            base = RangeQuery(request.session_id, 1, exclude_kinds=request.exclude_kinds)
+            which = {"id": request.message_id} if request.message_id else {"role": request.role}
+            found = await rows({**range_filter(tenant, replace(base, from_ts=ts, to_ts=ts)), **which}, OLDEST_FIRST, 1)
+            anchor = found[0] if found else None
+            if size <= 0:
+                return Window(anchor)
+            # Without its message, everything at the anchor's timestamp is after it.
+            origin = Position(anchor.timestamp, anchor.seq) if anchor is not None else Position(ts, -1)
+            after = {**range_filter(tenant, replace(base, after=origin)), "role": {"$ne": "system"}}
+            older = await rows(window_before_filter(tenant, request, origin), NEWEST_FIRST, size)
+            newer = await rows(after, OLDEST_FIRST, size)
+            return Window(anchor, older[::-1], newer)
+
+        async def read(db: AsyncDatabase) -> list[Window]:
+            return list(await asyncio.gather(*(window(db, r) for r in requests)))
+
         return await self._read(read)
 
     async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
