@@ -24,8 +24,10 @@ async def test_a_handed_session_forms_the_users_slices_apart_from_the_tenants(ri
     assert not any("tenant message" in s.text for s in found[1:])
     bobs, _ = await rig.summaries.list_summaries(rig.tenant, "h", 100, "", reader="bob")
     assert [s.text for s in bobs] == ["summary: " + " | ".join(f"bob message {i}" for i in range(5, 9))]
-    cursor = await rig.summaries.get_cursor(rig.tenant, "h")
-    assert cursor.cursor == 8
+    tenants = await rig.summaries.get_cursor(rig.tenant, "h")
+    bobs = await rig.summaries.get_cursor(rig.tenant, "h", "bob")
+    assert (tenants.cursor, tenants.summary_count) == (8, 2)
+    assert (bobs.cursor, bobs.summary_count, bobs.latest.owner) == (8, 1, "bob")
 
 
 async def test_formed_slices_and_facts_are_the_owners(rig):

@@ -39,6 +39,10 @@ CURSOR_NAMESPACE = "memoryd.summary-cursor"
 SLICES_NAMESPACE = "memoryd.summaries/"
 SEQ_MAX = 2**63 - 1
 DEFAULT_PAGE = 100
+# The cursor record's slices saved per owner stamp ({stamp: n}), beside its total `count`:
+# GetSummaryCursor's summary_count for a user-bound reader.
+COUNTS_KEY = "counts"
+_COUNT_PAGE = 500
 DEFAULT_RECALL_TOP_K = 5
 # Unsummarized tail messages read at most per AssembleContext; older ones are reported cut.
 MAX_TAIL_MESSAGES = 1000
@@ -361,7 +365,10 @@ class Summaries:
 
     async def get_cursor(self, tenant: str, session_id: str, reader: str | None = None) -> CursorState:
         """The cursor; its latest slice only when `reader` (a user-bound caller's user) may
-        read it (Summary.readable_by)."""
+        read it (Summary.readable_by), and for a reader the count of its own slices only
+        (`_readers_count`). The cursor itself is the session's, whoever wrote the slices up
+        to it: it is where the next SaveSummary must start (from_seq = cursor + 1), and the
+        seqs below it are the reader's messages' (docs/SECURITY.md)."""
         record = await self._cursor_record(tenant, session_id)
         last_seq = await self.store.last_seq(tenant, session_id)
         if record is None:
@@ -371,7 +378,25 @@ class Summaries:
             latest = None
         if latest is not None:
             latest = await self.with_coverage(tenant, latest)
-        return CursorState(int(record["cursor"]), int(record["count"]), latest, last_seq)
+        count = int(record["count"])
+        if reader is not None:
+            count = await self._readers_count(tenant, session_id, record, reader)
+        return CursorState(int(record["cursor"]), count, latest, last_seq)
+
+    async def _readers_count(self, tenant: str, session_id: str, record: dict[str, Any], reader: str) -> int:
+        """The slices saved under `reader`'s stamp: the cursor record's count per stamp
+        (COUNTS_KEY), when it accounts for every save; else (a record written before it kept
+        them) the stored slices `reader` may read, counted page by page."""
+        counts = record.get(COUNTS_KEY) or {}
+        if sum(counts.values()) == int(record["count"]):
+            return int(counts.get(reader, 0))
+        count, after = 0, None
+        while True:
+            rows = await self.store.list_metadata(tenant, slices_namespace(session_id), after, _COUNT_PAGE)
+            count += sum(Summary.from_record(session_id, row.data).readable_by(reader) for row in rows)
+            if len(rows) < _COUNT_PAGE:
+                return count
+            after = rows[-1].key
 
     async def list_summaries(
         self, tenant: str, session_id: str, page_size: int, page_token: str, reader: str | None = None
@@ -448,9 +473,12 @@ class Summaries:
                 saved_message_count=saved_count,
                 owner=stamp,
             )
+            counts = dict((record or {}).get(COUNTS_KEY) or {})
+            counts[stamp] = counts.get(stamp, 0) + 1
             new_record = {
                 "cursor": to_seq,
                 "count": (int(record["count"]) if record else 0) + 1,
+                COUNTS_KEY: counts,
                 "latest_id": summary.id,
                 "latest_from_seq": from_seq,
                 OWNER_KEY: stamp,
