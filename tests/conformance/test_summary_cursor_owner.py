@@ -17,18 +17,18 @@ async def test_a_users_cursor_counts_only_its_slices(memory, store, tenant):
     await save(memory, tenant, "s", msg("one", 1), msg("two", 2))
     await summaries.save(tenant, "s", 1, 1, "tenant's first", {})
     await summaries.save(tenant, "s", 2, 2, "tenant's second", {})
-    await memory.update_session(tenant, "s", SessionAttributes(user_id="bob"), [])
-    await memory.save_messages(tenant, "s", [msg("three", 3)], claimed_by="bob")
-    await summaries.save(tenant, "s", 3, 3, "bob's", {})
+    await memory.update_session(tenant, "s", SessionAttributes(user_id="bob.smith"), [])
+    await memory.save_messages(tenant, "s", [msg("three", 3)], claimed_by="bob.smith")
+    await summaries.save(tenant, "s", 3, 3, "b's", {})
 
-    tenants, bobs, alices = [await summaries.get_cursor(tenant, "s", reader) for reader in (None, "bob", "alice")]
-    assert (tenants.cursor, tenants.summary_count, tenants.latest.text) == (3, 3, "bob's")
-    assert (bobs.cursor, bobs.summary_count, bobs.latest.text) == (3, 1, "bob's")
+    tenants, bobs, alices = [await summaries.get_cursor(tenant, "s", reader) for reader in (None, "bob.smith", "alice")]
+    assert (tenants.cursor, tenants.summary_count, tenants.latest.text) == (3, 3, "b's")
+    assert (bobs.cursor, bobs.summary_count, bobs.latest.text) == (3, 1, "b's")
     assert (alices.summary_count, alices.latest) == (0, None)
 
     # A record without per-owner counts (written by an earlier version): the stored slices.
     entry = await store.get_metadata(tenant, CURSOR_NAMESPACE, cursor_key("s"))
     legacy = {k: v for k, v in entry.data.items() if k != COUNTS_KEY}
     await store.save_metadata(tenant, CURSOR_NAMESPACE, cursor_key("s"), legacy, 0)
-    assert (await summaries.get_cursor(tenant, "s", "bob")).summary_count == 1
+    assert (await summaries.get_cursor(tenant, "s", "bob.smith")).summary_count == 1
     assert (await summaries.get_cursor(tenant, "s")).summary_count == 3

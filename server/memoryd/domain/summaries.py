@@ -39,7 +39,8 @@ CURSOR_NAMESPACE = "memoryd.summary-cursor"
 SLICES_NAMESPACE = "memoryd.summaries/"
 SEQ_MAX = 2**63 - 1
 DEFAULT_PAGE = 100
-# The cursor record's slices saved per owner stamp ({stamp: n}), beside its total `count`:
+# The cursor record's slices saved per owner stamp ([[stamp, n], ...]: pairs, not an object,
+# since user ids may hold what MongoDB field names must not), beside its total `count`:
 # GetSummaryCursor's summary_count for a user-bound reader.
 COUNTS_KEY = "counts"
 _COUNT_PAGE = 500
@@ -387,7 +388,7 @@ class Summaries:
         """The slices saved under `reader`'s stamp: the cursor record's count per stamp
         (COUNTS_KEY), when it accounts for every save; else (a record written before it kept
         them) the stored slices `reader` may read, counted page by page."""
-        counts = record.get(COUNTS_KEY) or {}
+        counts = dict(record.get(COUNTS_KEY) or ())
         if sum(counts.values()) == int(record["count"]):
             return int(counts.get(reader, 0))
         count, after = 0, None
@@ -473,12 +474,12 @@ class Summaries:
                 saved_message_count=saved_count,
                 owner=stamp,
             )
-            counts = dict((record or {}).get(COUNTS_KEY) or {})
+            counts = dict((record or {}).get(COUNTS_KEY) or ())
             counts[stamp] = counts.get(stamp, 0) + 1
             new_record = {
                 "cursor": to_seq,
                 "count": (int(record["count"]) if record else 0) + 1,
-                COUNTS_KEY: counts,
+                COUNTS_KEY: [[owner, n] for owner, n in sorted(counts.items())],
                 "latest_id": summary.id,
                 "latest_from_seq": from_seq,
                 OWNER_KEY: stamp,
