@@ -34,9 +34,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memoryd.v1 import memory_service_pb2 as mem  # noqa: E402
-from memoryd.v1 import memory_service_pb2_grpc, message_pb2  # noqa: E402
+from memoryd.v1 import (  # noqa: E402
+    memory_service_pb2_grpc,
+    message_pb2,
+    vector_service_pb2_grpc,  # noqa: E402
+)
 from memoryd.v1 import vector_service_pb2 as vpb  # noqa: E402
-from memoryd.v1 import vector_service_pb2_grpc  # noqa: E402
 from tests.conftest import SecantusServer  # noqa: E402
 from tests.processes import MemorydServer  # noqa: E402
 
