@@ -138,7 +138,8 @@ async def exercise_every_method(client: MemoryClient | SyncMemoryClient, tag: st
     assert (forgotten.sessions_forgotten, forgotten.messages_deleted, forgotten.complete) == (1, 1, True)
     assert await resolve(client.get_session(owned)) is None
     caller = await resolve(client.get_caller())
-    assert caller.tenant and caller.user_id == "" and set(caller.scopes) == {"memory:read", "memory:write", "memory:admin"}
+    assert caller.tenant and caller.user_id == ""
+    assert set(caller.scopes) == {"memory:read", "memory:write", "memory:admin"}
 
     # MetadataService
     namespace = f"ns-{tag}"
