@@ -271,12 +271,12 @@ class Formation:
         loop = asyncio.get_running_loop()
         end = loop.time() + (timeout if timeout is not None else DEFAULT_WAIT_SECONDS)
         try:
-            for strategy in ("summary", "facts"):
-                await asyncio.wait_for(self.tracks[strategy].wait_for(tenant, seq), max(0.0, end - loop.time()))
-            formed = (await self.store.event_bounds(tenant))[1]
-            await asyncio.wait_for(
-                self.tracks["profile"].wait_for(tenant, max(seq, formed)), max(0.0, end - loop.time())
-            )
+            # asyncio.timeout, not wait_for (tests/test_source_rules.py says why).
+            async with asyncio.timeout_at(end):
+                for strategy in ("summary", "facts"):
+                    await self.tracks[strategy].wait_for(tenant, seq)
+                formed = (await self.store.event_bounds(tenant))[1]
+                await self.tracks["profile"].wait_for(tenant, max(seq, formed))
         except TimeoutError:
             statuses = self.status(tenant, (await self.store.event_bounds(tenant))[1])
             metadata = {"event_seq": str(seq)}
