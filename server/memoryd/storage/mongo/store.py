@@ -575,7 +575,9 @@ class MongoStore(Store):
                             raise
                         attempt += 1
                         conflicts_since = conflicts_since or loop.time()
-                        server_aborted, error = True, exc
+                        # A server's answer (a WriteConflict) ended the transaction there; a
+                        # network error (labelled transient too) may have left it open.
+                        server_aborted, error = isinstance(exc, OperationFailure), exc
             finally:
                 await _release(session, self._orphans, server_aborted=server_aborted)
             await _backoff(attempt, until - loop.time(), error)
