@@ -11,7 +11,7 @@ import logging
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 
@@ -54,7 +54,8 @@ class _LocalMode:
     def page(self, collection: str, offset: Any) -> tuple[list[tuple[str, list[float], dict[str, Any]]], Any]:
         records, offset = self.client.scroll(collection, limit=BATCH, offset=offset, with_payload=True, with_vectors=True)
         # (with the tenant-and-model key model filters match, which that release did not write)
-        return [(str(r.id), list(r.vector), p.with_tenant_model(dict(r.payload or {}))) for r in records], offset
+        rows = [(str(r.id), list(cast(list[float], r.vector)), p.with_tenant_model(dict(r.payload or {}))) for r in records]
+        return rows, offset
 
     def close(self) -> None:
         self.client.close()
