@@ -63,6 +63,7 @@ T = TypeVar("T")
 
 log = structlog.get_logger("memoryd.app")
 
+
 @dataclass
 class Parts:
     """What a configuration builds before anything listens: storage, domain, the servicers."""
@@ -160,9 +161,7 @@ def open_store(config: Config) -> Store:
     if config.mongodb_uri:
         from memoryd.storage.mongo.store import MongoStore
 
-        return MongoStore(
-            config.mongodb_uri, config.mongodb_database, write_concern=config.mongodb_write_concern
-        )
+        return MongoStore(config.mongodb_uri, config.mongodb_database, write_concern=config.mongodb_write_concern)
     from memoryd.storage.sqlite import reserve
     from memoryd.storage.sqlite.store import SqliteStore
 
@@ -266,7 +265,9 @@ async def _watch_storage_health(app: App) -> None:
 
 def auth_mode(authenticator: Authenticator) -> str:
     """How callers authenticate, for the `serving` log line."""
-    modes = [name for name, on in (("tokens", bool(authenticator.tenants)), ("jwt", authenticator.jwt is not None)) if on]
+    modes = [
+        name for name, on in (("tokens", bool(authenticator.tenants)), ("jwt", authenticator.jwt is not None)) if on
+    ]
     return "+".join(modes) or "none"
 
 
@@ -482,7 +483,9 @@ def _grpc_server(parts: Parts, health_servicer: health.aio.HealthServicer, *, re
         try:
             metrics_port = metrics.start_metrics_server(port, host)
         except OSError as error:
-            listener = f"metrics (--metrics-port {config.metrics_port}" + (f", worker {worker_index})" if worker_index else ")")
+            listener = f"metrics (--metrics-port {config.metrics_port}" + (
+                f", worker {worker_index})" if worker_index else ")"
+            )
             raise addresses.bind_error(listener, addresses.join(host, port), error) from None
         log.info("metrics_serving", port=metrics_port)
     server = grpc.aio.server(options=server_options(config, reuse_port=reuse_port), interceptors=interceptors)
@@ -523,7 +526,11 @@ def _background_tasks(app: App) -> list[asyncio.Task]:
     if config.mongodb_uri:
         from memoryd.storage.mongo.tail import follow_commits
 
-        tail = follow_commits(cast("MongoStore", store), mode=config.mongodb_change_streams, poll_interval=config.watch_poll_interval_seconds)
+        tail = follow_commits(
+            cast("MongoStore", store),
+            mode=config.mongodb_change_streams,
+            poll_interval=config.watch_poll_interval_seconds,
+        )
         tasks.append(asyncio.create_task(tail, name="event-tail"))
     elif config.workers > 1:  # sibling workers commit to the same SQLite file
         from memoryd.storage.sqlite.tail import follow_commits as follow_sqlite_commits

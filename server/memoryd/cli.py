@@ -46,7 +46,9 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         logs.configure("info")
-        structlog.get_logger("memoryd").error("usage_error", error=f"{self.prog}: {message}", usage=self.format_usage().strip())
+        structlog.get_logger("memoryd").error(
+            "usage_error", error=f"{self.prog}: {message}", usage=self.format_usage().strip()
+        )
         sys.exit(2)
 
 

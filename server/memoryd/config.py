@@ -31,7 +31,7 @@ class Config:
     http_read_timeout_seconds: float = setting(
         60.0,
         "HTTP/JSON: a request's headers and body must arrive within this long of its first byte (the first "
-        "request's: of the connection), else the connection is closed (docs/HTTP.md, \"Slow and stalled clients\")",
+        'request\'s: of the connection), else the connection is closed (docs/HTTP.md, "Slow and stalled clients")',
         minimum=0.01,
     )
     http_max_connections: int = setting(
@@ -144,7 +144,10 @@ class Config:
         maximum=3600,
     )
     jwks_min_interval_seconds: float = setting(
-        5.0, "a JWT with an unknown kid re-reads the keys at once, at most once per this many seconds", minimum=0.1, maximum=300
+        5.0,
+        "a JWT with an unknown kid re-reads the keys at once, at most once per this many seconds",
+        minimum=0.1,
+        maximum=300,
     )
     jwks_timeout_seconds: float = setting(5.0, "bound of one read of the issuer's keys", minimum=0.1, maximum=60)
     user_entry_scope: str = setting(
@@ -223,7 +226,9 @@ class Config:
         0, "memory formation: tokens a tenant may spend per hour (prompt + completion); 0: no budget", minimum=0
     )
     formation_summary_max_messages: int = setting(
-        50, "memory formation: summarize a session's tail at this many messages (tenants may lower it)", minimum=1,
+        50,
+        "memory formation: summarize a session's tail at this many messages (tenants may lower it)",
+        minimum=1,
         maximum=50,
     )
     formation_summary_max_chars: int = setting(
@@ -341,7 +346,9 @@ def _kind(value: object) -> type:
 def _settings() -> list[tuple[str, type, str, bool]]:
     """(name, type, help, secret) of every Config setting; the limits come after (`limits`)."""
     return [
-        (f.name, _kind(f.default), f.metadata["help"], f.metadata["secret"]) for f in fields(Config) if f.name != "limits"
+        (f.name, _kind(f.default), f.metadata["help"], f.metadata["secret"])
+        for f in fields(Config)
+        if f.name != "limits"
     ]
 
 
@@ -365,7 +372,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if kind is bool:
             # `--flag` alone means true; `--flag false` (or 0/no/off) sets it false.
             group.add_argument(
-                _flag(name), dest=name, nargs="?", const=True, type=_bool, default=None, help=f"{help_text} [{_env(name)}]"
+                _flag(name),
+                dest=name,
+                nargs="?",
+                const=True,
+                type=_bool,
+                default=None,
+                help=f"{help_text} [{_env(name)}]",
             )
             continue
         group.add_argument(_flag(name), dest=name, type=kind, default=None, help=f"{help_text} [{_env(name)}]")
@@ -408,7 +421,11 @@ def markdown_table() -> str:
     rows = ["| flag | environment | default | meaning |", "|---|---|---|---|"]
     for name, _, help_text, secret in _settings():
         if not secret:
-            rows.append(f"| `{_flag(name)}` | `{_env(name)}` | `{getattr(defaults, name)}` | {help_text} |".replace("``", "(empty)"))
+            rows.append(
+                f"| `{_flag(name)}` | `{_env(name)}` | `{getattr(defaults, name)}` | {help_text} |".replace(
+                    "``", "(empty)"
+                )
+            )
     for name, _, help_text, secret in _settings():
         if secret:
             rows.append(f"| (environment only) | `{_env(name)}` | (empty) | {help_text} |")

@@ -45,7 +45,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="forget a user: every session it owns and its entry scope (MemoryService.ForgetUser, offline or online)",
     )
     config_module.add_arguments(forget)
-    forget.add_argument("user_id", help="the user to forget (SessionAttributes.user_id, and the entry scope of that name)")
+    forget.add_argument(
+        "user_id", help="the user to forget (SessionAttributes.user_id, and the entry scope of that name)"
+    )
     forget.add_argument("--tenant", default=DEFAULT_TENANT, help="the tenant the user is in (default: %(default)s)")
     export = commands.add_parser("export", help="write a consistent snapshot of the store as JSON lines")
     config_module.add_arguments(export)
@@ -60,7 +62,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     load.add_argument(
         "--vectors", action="store_true", help="upsert the export's vectors (Qdrant Edge: only with the server stopped)"
     )
-
 
     reindex = commands.add_parser(
         "reindex",
@@ -97,7 +98,9 @@ async def _with_store(config: config_module.Config, job: Callable[[Store], Await
     return await _opened(open_store(config), job)
 
 
-async def _with_index(config: config_module.Config, wanted: bool, job: Callable[[VectorIndex | None], Awaitable[T]]) -> T:
+async def _with_index(
+    config: config_module.Config, wanted: bool, job: Callable[[VectorIndex | None], Awaitable[T]]
+) -> T:
     """`job` with the vector store of `config` open, when `wanted` (else None)."""
     if not wanted:
         return await job(None)
@@ -149,7 +152,9 @@ async def forget_user(args: argparse.Namespace, config: config_module.Config) ->
         # The vector side as a server has it: on Qdrant Edge held by a running server, its
         # clears wait in the event log for that server's index synchronizer.
         if config.vectors_enabled:
-            forgotten, cleared, event_seq = await _opened(build_vectors(config, store, serving=False), partial(forget, store))
+            forgotten, cleared, event_seq = await _opened(
+                build_vectors(config, store, serving=False), partial(forget, store)
+            )
         else:
             forgotten, cleared, event_seq = await forget(store, None)
         log.info(
@@ -272,14 +277,21 @@ async def reindex(args: argparse.Namespace, config: config_module.Config) -> int
             def progress(tenant: str, done: int, of: int) -> None:
                 if time.monotonic() - last[0] >= PROGRESS_SECONDS:
                     last[0] = time.monotonic()
-                    log.info("reindex_progress", tenant=tenant, **({"messages": done} if of < 0 else {"seq": done, "of": of}))
+                    log.info(
+                        "reindex_progress", tenant=tenant, **({"messages": done} if of < 0 else {"seq": done, "of": of})
+                    )
 
             for tenant in tenants:
                 indexer.progress = progress
                 await runtime.reindex(tenant, indexer.name, progress)
                 indexed = indexer.rebuilt.get(tenant, 0)
                 total += indexed
-                log.info("reindex_tenant_done", tenant=tenant, messages=indexed, indexed_through_seq=vectors.positions.position(tenant))
+                log.info(
+                    "reindex_tenant_done",
+                    tenant=tenant,
+                    messages=indexed,
+                    indexed_through_seq=vectors.positions.position(tenant),
+                )
             seconds = max(time.monotonic() - started, 1e-9)
             log.info("reindex_done", tenants=len(tenants), messages=total, seconds=round(seconds, 2),
                      messages_per_second=round(total / seconds))  # fmt: skip

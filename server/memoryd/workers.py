@@ -120,7 +120,11 @@ def accept_stop_signals() -> None:
 
 
 def _worker(
-    index: int, address: str, worker_main: WorkerMain, ready: multiprocessing.connection.Connection, inherited: list[int]
+    index: int,
+    address: str,
+    worker_main: WorkerMain,
+    ready: multiprocessing.connection.Connection,
+    inherited: list[int],
 ) -> None:
     for sig in STOP_SIGNALS:  # not the parent's handler; still blocked until accept_stop_signals()
         signal.signal(sig, signal.SIG_DFL)
@@ -166,7 +170,9 @@ class _Set:
         reader, writer = self.ctx.Pipe(duplex=False)
         inherited = self.companion.inherited() if self.companion is not None else []
         process = self.ctx.Process(
-            target=_worker, args=(index, self.address, self.worker_main, writer, inherited), name=f"memoryd-worker-{index}"
+            target=_worker,
+            args=(index, self.address, self.worker_main, writer, inherited),
+            name=f"memoryd-worker-{index}",
         )
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
@@ -192,7 +198,12 @@ class _Set:
 
 
 def run_workers(
-    count: int, listen: str, worker_main: WorkerMain, *, port_file: Path | None = None, companion: Companion | None = None
+    count: int,
+    listen: str,
+    worker_main: WorkerMain,
+    *,
+    port_file: Path | None = None,
+    companion: Companion | None = None,
 ) -> int:
     """Fork `count` workers serving `listen` (after starting `companion`); returns the exit
     code for the parent process."""
@@ -241,7 +252,7 @@ def _forward(processes, signum: int) -> None:
 
 
 def _await_started(workers: _Set, stopping: Callable[[], bool]) -> str:
-    """"started" once every worker serves; "stopping" when a stop was asked for first;
+    """ "started" once every worker serves; "stopping" when a stop was asked for first;
     "failed" when a worker exited or the start took too long."""
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while workers.readers:

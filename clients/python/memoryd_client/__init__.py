@@ -1,16 +1,16 @@
 """memoryd_client: idiomatic Python clients for memoryd (memoryd.v1), async and sync.
 
-    from memoryd_client import MemoryClient, SyncMemoryClient, message, EventType
+from memoryd_client import MemoryClient, SyncMemoryClient, message, EventType
 
-    async with MemoryClient("127.0.0.1:50051", token="...") as client:
-        saved = await client.save_message("s1", message("user", "hello"))
-        history = await client.get_history("s1")
-        async with client.watch(["s1"], [EventType.EVENT_TYPE_MESSAGES_DELETED]) as events:
-            async for event in events:
-                ...
+async with MemoryClient("127.0.0.1:50051", token="...") as client:
+    saved = await client.save_message("s1", message("user", "hello"))
+    history = await client.get_history("s1")
+    async with client.watch(["s1"], [EventType.EVENT_TYPE_MESSAGES_DELETED]) as events:
+        async for event in events:
+            ...
 
-    with SyncMemoryClient("127.0.0.1:50051") as client:   # the same methods, blocking
-        history = client.get_history("s1")
+with SyncMemoryClient("127.0.0.1:50051") as client:   # the same methods, blocking
+    history = client.get_history("s1")
 """
 
 from memoryd.v1.event_pb2 import CompressProgress, CompressRequested, Event, EventType

@@ -148,8 +148,12 @@ class MemorydSessionService(BaseSessionService):
         await self._save_scoped_state(app_name, user_id, deltas)
         now = datetime.now().timestamp()
         await self.client.update_session(memoryd_id, session_attributes(user_id=user_id, agent_id=app_name))
-        await self.client.save_metadata(namespace, memoryd_id, _record(app_name, user_id, session_id, deltas["session"], now, now))
-        session = Session(app_name=app_name, user_id=user_id, id=session_id, state=deltas["session"], last_update_time=now)
+        await self.client.save_metadata(
+            namespace, memoryd_id, _record(app_name, user_id, session_id, deltas["session"], now, now)
+        )
+        session = Session(
+            app_name=app_name, user_id=user_id, id=session_id, state=deltas["session"], last_update_time=now
+        )
         return await self._merged(session)
 
     @override
@@ -235,14 +239,16 @@ class MemorydSessionService(BaseSessionService):
         await self._save_scoped_state(session.app_name, session.user_id, deltas)
         state = {**stored.state, **deltas["session"]}
         await self.client.save_metadata(
-            namespace, memoryd_id, _record(
+            namespace,
+            memoryd_id,
+            _record(
                 session.app_name,
                 session.user_id,
                 session.id,
                 state,
                 record.data.fields["create_time"].number_value,
                 event.timestamp,
-            )
+            ),
         )
         session.last_update_time = event.timestamp
         return self._commit_event_to_session(session, event)

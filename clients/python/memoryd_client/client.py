@@ -59,7 +59,11 @@ class MemoryClient(Connection):
         await self.close()
 
     async def _invoke(
-        self, method: Callable[..., Awaitable[Any]], request: Any, timeout: float | None, result: Callable[[Any], Response]
+        self,
+        method: Callable[..., Awaitable[Any]],
+        request: Any,
+        timeout: float | None,
+        result: Callable[[Any], Response],
     ) -> Response:
         try:
             response = await method(request, timeout=self._deadline(timeout), metadata=await self._metadata())

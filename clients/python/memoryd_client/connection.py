@@ -123,7 +123,9 @@ class Connection(Methods):
         `timeout`), bearer token and RpcError mapping; awaitable on MemoryClient."""
         return self._invoke(method, request, timeout, lambda response: response)
 
-    def _invoke(self, method: Callable[..., Any], request: Any, timeout: float | None, result: Callable[[Any], Any]) -> Any:
+    def _invoke(
+        self, method: Callable[..., Any], request: Any, timeout: float | None, result: Callable[[Any], Any]
+    ) -> Any:
         raise NotImplementedError  # sync or async: the client classes
 
     def _deadline(self, timeout: float | None) -> float:

@@ -62,16 +62,19 @@ def install_command(distribution: str, extra: str) -> str:
 
 def missing(feature: str, distribution: str, extra: str, error: ImportError) -> str:
     """One line: what needs which extra, what is missing, and the command that installs it."""
-    return (f"{feature} needs the {extra} extra of {distribution} ({error.name or error} is not installed); "
-            f"install it with: {install_command(distribution, extra)}")
+    return (
+        f"{feature} needs the {extra} extra of {distribution} ({error.name or error} is not installed); "
+        f"install it with: {install_command(distribution, extra)}"
+    )
 
 
 def _refuse(line: str) -> None:
     print(line, file=sys.stderr)
 
 
-def mcp_main(argv: list[str] | None = None, *, prog: str = "memoryd-mcp",
-             refuse: Callable[[str], None] = _refuse) -> int:
+def mcp_main(
+    argv: list[str] | None = None, *, prog: str = "memoryd-mcp", refuse: Callable[[str], None] = _refuse
+) -> int:
     """Run the MCP server (memoryd_client.mcp_server); exit code 2 with one line from
     `missing` when its extra is not installed."""
     try:

@@ -486,7 +486,9 @@ def _json(value: Any) -> str:
     try:
         return json.dumps(dict(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as error:
-        raise ValueError(f"memoryd keeps LangGraph items as JSON; this value is not JSON-serializable: {error}") from None
+        raise ValueError(
+            f"memoryd keeps LangGraph items as JSON; this value is not JSON-serializable: {error}"
+        ) from None
 
 
 def _field(value: dict[str, Any], key: str) -> Any:

@@ -74,7 +74,9 @@ def from_memoryd(message: message_pb2.Message) -> ChatMessage:
     if form is not None:
         return ChatMessage.model_validate(form)
     blocks: list[Any] = [TextBlock(text=message.content)] if message.content else []
-    blocks += [ToolCallBlock(tool_call_id=c.id or None, tool_name=c.name, tool_kwargs=c.arguments) for c in message.tool_calls]
+    blocks += [
+        ToolCallBlock(tool_call_id=c.id or None, tool_name=c.name, tool_kwargs=c.arguments) for c in message.tool_calls
+    ]
     extra = {"tool_call_id": message.tool_call_id} if message.tool_call_id else {}
     role = message.role if message.role in ROLES else MessageRole.USER
     return ChatMessage(role=role, blocks=blocks, additional_kwargs=extra)
@@ -236,7 +238,11 @@ class MemorydDBChatStore(AsyncDBChatStore):
         return every if status is None else [m for m in every if m.archived]
 
     async def get_messages(
-        self, key: str, status: MessageStatus | None = MessageStatus.ACTIVE, limit: int | None = None, offset: int | None = None
+        self,
+        key: str,
+        status: MessageStatus | None = MessageStatus.ACTIVE,
+        limit: int | None = None,
+        offset: int | None = None,
     ) -> list[ChatMessage]:
         messages = (await self._messages(key, status))[offset or 0 :]
         return [from_memoryd(m) for m in (messages if limit is None else messages[:limit])]
@@ -258,12 +264,16 @@ class MemorydDBChatStore(AsyncDBChatStore):
         self._active_only(status)
         await self._client.save_message(key, to_memoryd(message), attributes=self._attributes)
 
-    async def add_messages(self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE) -> None:
+    async def add_messages(
+        self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
+    ) -> None:
         self._active_only(status)
         if messages:
             await self._client.save_messages(key, [to_memoryd(m) for m in messages], attributes=self._attributes)
 
-    async def set_messages(self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE) -> None:
+    async def set_messages(
+        self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
+    ) -> None:
         """Replaces every message of the key (archived ones too, as LlamaIndex's SQL store does)."""
         self._active_only(status)
         if self._attributes is not None:

@@ -147,7 +147,9 @@ def tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
 
 def as_json(message: ProtoMessage) -> dict[str, Any]:
     """The contract's JSON form, with every field (false, 0, [] included: a model reads them)."""
-    return json_format.MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    return json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
 
 
 def bearer_token(ctx: Context) -> str | None:
@@ -228,9 +230,7 @@ def build_server(client_for: ClientFor, *, name: str = "memoryd") -> MCPServer:
     async def assemble_context(
         session_id: Annotated[str, Field(description="The conversation")],
         ctx: Context,
-        budget_chars: Annotated[
-            int, Field(description="Character budget; 0 means unlimited", ge=0, le=INT64_MAX)
-        ] = 0,
+        budget_chars: Annotated[int, Field(description="Character budget; 0 means unlimited", ge=0, le=INT64_MAX)] = 0,
         recent_raw_n: Annotated[
             int, Field(description="Newest raw messages to add; 0: the server's default", ge=0, le=INT32_MAX)
         ] = 0,
@@ -269,19 +269,29 @@ def build_server(client_for: ClientFor, *, name: str = "memoryd") -> MCPServer:
 
 # -- command line ------------------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", default=os.environ.get("MEMORYD_TARGET", "127.0.0.1:50051"),
-                        help="memoryd's host:port (env MEMORYD_TARGET)")
-    parser.add_argument("--tls-ca", default=os.environ.get("MEMORYD_TLS_CA", ""),
-                        help="PEM CA bundle: talk to memoryd over TLS (env MEMORYD_TLS_CA)")
+    parser.add_argument(
+        "--target",
+        default=os.environ.get("MEMORYD_TARGET", "127.0.0.1:50051"),
+        help="memoryd's host:port (env MEMORYD_TARGET)",
+    )
+    parser.add_argument(
+        "--tls-ca",
+        default=os.environ.get("MEMORYD_TLS_CA", ""),
+        help="PEM CA bundle: talk to memoryd over TLS (env MEMORYD_TLS_CA)",
+    )
     parser.add_argument("--timeout", type=float, default=10.0, help="deadline of each memoryd call, seconds")
-    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                        help="stdio (default) or streamable HTTP")
+    parser.add_argument(
+        "--transport", choices=("stdio", "http"), default="stdio", help="stdio (default) or streamable HTTP"
+    )
     parser.add_argument("--host", default="127.0.0.1", help="HTTP: address to listen on")
     parser.add_argument("--port", type=int, default=8000, help="HTTP: port (0 picks a free one)")
     parser.add_argument("--path", default="/mcp", help="HTTP: the MCP endpoint's path")
     parser.add_argument("--port-file", default="", help="HTTP: write the bound port to this file once serving")
-    parser.add_argument("--allow-remote", action="store_true",
-                        help="HTTP: listen on a non-loopback address (put TLS in front: tokens travel in headers)")
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="HTTP: listen on a non-loopback address (put TLS in front: tokens travel in headers)",
+    )
 
 
 def _credentials(tls_ca: str) -> grpc.ChannelCredentials | None:
@@ -299,7 +309,9 @@ def _is_loopback(host: str) -> bool:
 
 async def serve_stdio(args: argparse.Namespace) -> None:
     token = os.environ.get("MEMORYD_TOKEN") or None
-    async with MemoryClient(args.target, token=token, credentials=_credentials(args.tls_ca), timeout=args.timeout) as client:
+    async with MemoryClient(
+        args.target, token=token, credentials=_credentials(args.tls_ca), timeout=args.timeout
+    ) as client:
         await build_server(lambda ctx: client).run_stdio_async()
 
 

@@ -161,7 +161,10 @@ class Methods:
     ) -> Call[memory_service_pb2.SaveMessagesResponse]:
         """Appends a batch atomically (all or nothing). Idempotency and attributes as in save_message."""
         request = memory_service_pb2.SaveMessagesRequest(
-            session_id=session_id, messages=list(messages), idempotency_key=idempotency_key, session_attributes=attributes
+            session_id=session_id,
+            messages=list(messages),
+            idempotency_key=idempotency_key,
+            session_attributes=attributes,
         )
         return Call("memory", "SaveMessages", request, _response, timeout)
 
@@ -530,7 +533,9 @@ class Methods:
         request = vector_service_pb2.DeleteVectorsRequest()
         chosen = [session_id is not None, model_id is not None, everything]
         if sum(chosen) != 1 or (timestamps is not None and session_id is None):
-            raise ValueError("delete_vectors takes exactly one of session_id (with optional timestamps), model_id, everything")
+            raise ValueError(
+                "delete_vectors takes exactly one of session_id (with optional timestamps), model_id, everything"
+            )
         if timestamps is not None:
             request.timestamps.session_id = str(session_id)  # not None: checked above
             request.timestamps.timestamps.extend(timestamps)
@@ -565,8 +570,13 @@ class Methods:
         """Stores a summary of messages [from_seq, to_seq] and advances the session's cursor to to_seq;
         `vector` (of `model_id`) makes the slice searchable by meaning (search_summaries)."""
         request = summary_service_pb2.SaveSummaryRequest(
-            session_id=session_id, from_seq=from_seq, to_seq=to_seq, text=text, metadata=to_struct(metadata),
-            vector=vector, model_id=model_id,
+            session_id=session_id,
+            from_seq=from_seq,
+            to_seq=to_seq,
+            text=text,
+            metadata=to_struct(metadata),
+            vector=vector,
+            model_id=model_id,
         )
         return Call("summaries", "SaveSummary", request, _response, timeout)
 

@@ -57,9 +57,7 @@ class Resumption:
         self.resume_on_expiry = False
 
     def request(self) -> event_service_pb2.WatchRequest:
-        return event_service_pb2.WatchRequest(
-            session_ids=self.session_ids, types=self.types, after_seq=self.last_seq
-        )
+        return event_service_pb2.WatchRequest(session_ids=self.session_ids, types=self.types, after_seq=self.last_seq)
 
     def receive(self, response: event_service_pb2.WatchResponse) -> event_pb2.Event | None:
         """Advances the resume point; returns the event to deliver, if the response is one."""
@@ -89,7 +87,9 @@ class Resumption:
             raise from_rpc_error(error) from None
         why = code.name if code is not None else "end of stream"
         if self.max_reconnects is not None and self.failures >= self.max_reconnects:
-            raise UnavailableError(grpc.StatusCode.UNAVAILABLE, f"watch gave up after {self.failures} reconnects ({why})")
+            raise UnavailableError(
+                grpc.StatusCode.UNAVAILABLE, f"watch gave up after {self.failures} reconnects ({why})"
+            )
         delay = min(self.max_backoff, self.initial_backoff * (2**self.failures))
         self.failures += 1
         self.reconnects += 1
@@ -198,7 +198,10 @@ class SyncEventWatch(_Watch):
     """
 
     def __init__(
-        self, stub: event_service_pb2_grpc.EventServiceStub, state: Resumption, metadata: Callable[[], tuple[tuple[str, str], ...]]
+        self,
+        stub: event_service_pb2_grpc.EventServiceStub,
+        state: Resumption,
+        metadata: Callable[[], tuple[tuple[str, str], ...]],
     ) -> None:
         super().__init__(state, metadata)
         self._stub = stub

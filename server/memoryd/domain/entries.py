@@ -180,7 +180,12 @@ def rank(
     semantic: list[float | None] = [None] * len(newest_first)
     semantic_used = False
     for i, entry in enumerate(newest_first):
-        if use_vectors and entry.embedding and entry.model_id == model_id and len(entry.embedding) == len(query_embedding):
+        if (
+            use_vectors
+            and entry.embedding
+            and entry.model_id == model_id
+            and len(entry.embedding) == len(query_embedding)
+        ):
             semantic_used = True
             similarity = cosine(entry.embedding, query_embedding)
             semantic[i] = similarity if similarity >= MIN_SEMANTIC else None
@@ -191,7 +196,9 @@ def rank(
         scores = [semantic[i] or 0.0 for i in found]
     else:
         scores = recall.fuse([semantic[i] for i in found], [keyword[i] or None for i in found], keyword_weight, fusion)
-    hits = [EntryHit(newest_first[i], score, keyword[i], semantic[i] or 0.0) for i, score in zip(found, scores, strict=True)]
+    hits = [
+        EntryHit(newest_first[i], score, keyword[i], semantic[i] or 0.0) for i, score in zip(found, scores, strict=True)
+    ]
     hits.sort(key=lambda h: -h.score)  # stable: equal scores stay newest first
     return hits[:limit], semantic_used
 
@@ -336,9 +343,7 @@ class Entries:
         entries = await self._all(tenant, scope)
         return rank(entries, query, size, query_embedding, model_id, weight, fusion or self.defaults.fusion)
 
-    async def list_entries(
-        self, tenant: str, scope: str, page_size: int, page_token: str
-    ) -> tuple[list[Entry], str]:
+    async def list_entries(self, tenant: str, scope: str, page_size: int, page_token: str) -> tuple[list[Entry], str]:
         """Newest first. A scope holds at most `capacity` entries of bounded text, so it is read
         whole and pages need no byte bound."""
         size = min(page_size or DEFAULT_PAGE, self.limits.max_page_size)

@@ -47,7 +47,10 @@ def _deleted_chunks(session_id: str, removed: Sequence[Message], cause: EventTyp
 def deleted(session_id: str, removed: Sequence[Message]) -> list[EventDraft]:
     if not removed:
         return []
-    return [*_deleted_chunks(session_id, removed, EventType.MESSAGES_DELETED), _changed(session_id, EventType.MESSAGES_DELETED)]
+    return [
+        *_deleted_chunks(session_id, removed, EventType.MESSAGES_DELETED),
+        _changed(session_id, EventType.MESSAGES_DELETED),
+    ]
 
 
 def rewritten(session_id: str, changed: Sequence[Message]) -> list[EventDraft]:
@@ -63,7 +66,9 @@ def trimmed(session_id: str, archived_count: int, keep_recent: int) -> list[Even
     if not archived_count:
         return []
     return [
-        EventDraft(EventType.HISTORY_TRIMMED, session_id, {"archived_count": archived_count, "keep_recent": keep_recent}),
+        EventDraft(
+            EventType.HISTORY_TRIMMED, session_id, {"archived_count": archived_count, "keep_recent": keep_recent}
+        ),
         _changed(session_id, EventType.HISTORY_TRIMMED),
     ]
 
@@ -124,7 +129,13 @@ def session_updated(session_id: str, before: SessionAttributes, after: SessionAt
 
 
 def memory_changed(
-    kind: EventType, what: str, record_id: str, user_id: str, session_id: str = "", *, superseded_by: str = "",
+    kind: EventType,
+    what: str,
+    record_id: str,
+    user_id: str,
+    session_id: str = "",
+    *,
+    superseded_by: str = "",
     reason: str = "",
 ) -> EventDraft:
     """Memory formation (docs/MEMORY.md) formed, superseded or removed a record: `kind` is

@@ -16,7 +16,9 @@ MAX_JSON_DEPTH = 20
 QDRANT_MAX_DIMENSION = 65_536
 
 
-def setting(default, help_text: str, *, minimum: float | None = None, maximum: float | None = None, secret: bool = False):
+def setting(
+    default, help_text: str, *, minimum: float | None = None, maximum: float | None = None, secret: bool = False
+):
     """A configurable field: its help text, its bounds (memoryd.config refuses values outside
     them at startup), and whether it is a secret (read from the environment only, never shown)."""
     metadata = {"help": help_text, "minimum": minimum, "maximum": maximum, "secret": secret}
@@ -52,7 +54,9 @@ class Limits:
     max_text_bytes: int = _limit(64 << 10, "UpdateMessageContent old/new text")
     max_request_bytes: int = _limit(16 << 20, "gRPC receive limit; larger requests get RESOURCE_EXHAUSTED")
     max_vector_dimension: int = _limit(
-        QDRANT_MAX_DIMENSION, "numbers per vector or embedding (at most Qdrant's own limit)", maximum=QDRANT_MAX_DIMENSION
+        QDRANT_MAX_DIMENSION,
+        "numbers per vector or embedding (at most Qdrant's own limit)",
+        maximum=QDRANT_MAX_DIMENSION,
     )
     max_response_bytes: int = _limit(
         3 << 20,

@@ -57,7 +57,9 @@ def _writable(namespace: str) -> None:
     them: only memoryd's services do, through the store."""
     if namespace.startswith(RESERVED_NAMESPACE_PREFIX):
         raise InvalidArgument(
-            FieldViolation("namespace", f"namespaces starting with {RESERVED_NAMESPACE_PREFIX!r} are written by memoryd only")
+            FieldViolation(
+                "namespace", f"namespaces starting with {RESERVED_NAMESPACE_PREFIX!r} are written by memoryd only"
+            )
         )
 
 
@@ -165,9 +167,7 @@ class Memory:
             deleted += len(removed)
         return deleted
 
-    async def clear(
-        self, tenant: str, session_id: str | None, targets: Sequence[ClearTarget]
-    ) -> list[ClearResult]:
+    async def clear(self, tenant: str, session_id: str | None, targets: Sequence[ClearTarget]) -> list[ClearResult]:
         """ClearSession (session_id given) or ClearAll (None); one result per target."""
         wanted = list(dict.fromkeys(targets or [ClearTarget.MESSAGES]))
         names = [t.name.lower() for t in wanted]
@@ -269,7 +269,7 @@ class Memory:
         max_bytes = self.limits.max_response_bytes
         rows = await self.store.recent_across_sessions(tenant, replace(query, limit=limit, max_bytes=max_bytes))
         kept, truncated = paging.fit([r.message for r in reversed(rows)], limit, max_bytes)
-        return rows[len(rows) - len(kept):], truncated
+        return rows[len(rows) - len(kept) :], truncated
 
     async def _keyed_page(
         self, tenant: str, scope: tuple[Any, ...], page_size: int, page_token: str, fetch, key_of, *, bounded: bool
@@ -369,9 +369,7 @@ class Memory:
             bounded=True,
         )
 
-    async def list_namespaces(
-        self, tenant: str, prefix: str, page_size: int, page_token: str
-    ) -> tuple[list[str], str]:
+    async def list_namespaces(self, tenant: str, prefix: str, page_size: int, page_token: str) -> tuple[list[str], str]:
         # Namespaces are names (at most max_id_length characters): no byte bound needed.
         return await self._keyed_page(
             tenant,

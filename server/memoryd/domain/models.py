@@ -198,7 +198,6 @@ class EncodedBodyMessage(Message):
     _decode: Callable[[bytes], dict[str, Any]]
     _platform: str | None
 
-
     segments = _decoded_on_access("segments")
     metadata = _decoded_on_access("metadata")
     reasoning_content = _decoded_on_access("reasoning_content")
@@ -220,7 +219,13 @@ class EncodedBodyMessage(Message):
     ) -> EncodedBodyMessage:
         msg = cls.__new__(cls)
         msg.id, msg.seq, msg.role, msg.content, msg.kind, msg.timestamp, msg.archived = (
-            msg_id, seq, role, content, kind, timestamp, archived
+            msg_id,
+            seq,
+            role,
+            content,
+            kind,
+            timestamp,
+            archived,
         )
         msg._encoded, msg._decode, msg._platform = encoded_body, decode, _UNKNOWN
         msg.stored_bytes = utf8_len(content) + len(encoded_body)

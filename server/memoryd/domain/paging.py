@@ -42,7 +42,6 @@ TAG_BYTES = 16
 MAX_TOKEN_CHARS = 2048
 
 
-
 def _invalid() -> InvalidArgument:
     return InvalidArgument(FieldViolation("page_token", "is not a page token this server issued for this query"))
 

@@ -21,6 +21,8 @@ def user_namespaces(user_id: str) -> str:
     writes only these (transport/access.py), and ForgetUser removes them. User ids of
     tokens hold no "/", so no user's prefix is another's."""
     return f"users/{user_id}/"
+
+
 SURROGATES = range(0xD800, 0xE000)  # never in a valid (UTF-8 encodable) string
 
 

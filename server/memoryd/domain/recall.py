@@ -89,6 +89,7 @@ AGREEMENT_FULL = 0.4
 # replies): never context. Callers override per request.
 DEFAULT_CONTROL_KINDS = ("summary", "compress-marker", "directive", "directive-reply")
 
+
 class RecallScope(enum.IntEnum):
     # Values mirror memoryd.v1.RecallScope.
     SESSION = 1
@@ -358,7 +359,13 @@ def fusion_of(
     w = fusion_keyword_weight(keyword_weight, semantic_agreement(semantic, normalized))
     if fusion is Fusion.RECIPROCAL_RANK:
         best = 1.0 / (RRF_K + 1)
-        return Fused([((1 - w) * s + w * k) / best for s, k in zip(reciprocal_ranks(semantic), reciprocal_ranks(keyword), strict=True)], w)
+        return Fused(
+            [
+                ((1 - w) * s + w * k) / best
+                for s, k in zip(reciprocal_ranks(semantic), reciprocal_ranks(keyword), strict=True)
+            ],
+            w,
+        )
     return Fused([(1 - w) * s + w * k for s, k in zip(min_max(semantic), normalized, strict=True)], w)
 
 
@@ -410,7 +417,10 @@ def relevances(candidates: Iterable[Candidate], query: RecallQuery) -> list[Scor
         return [Scored(c, r, 0.0) for c, r in zip(kept, relevance, strict=True)]
     semantic = [c.semantic for c in kept]
     fused = fusion_of(semantic, [c.keyword for c in kept], query.keyword_weight, query.fusion, keyword_cut)
-    return [Scored(c, r, 1 - fused.keyword_weight) for c, r in zip(kept, on_semantic_scale(fused.relevance, semantic), strict=True)]
+    return [
+        Scored(c, r, 1 - fused.keyword_weight)
+        for c, r in zip(kept, on_semantic_scale(fused.relevance, semantic), strict=True)
+    ]
 
 
 def semantic_weight(query: RecallQuery, semantic: bool, keyword: bool, ranked: Sequence[Ranked]) -> float:

@@ -142,9 +142,7 @@ class Snapshot(abc.ABC):
         """Every session row (listed or not: an emptied session still holds its marks), by id."""
 
     @abc.abstractmethod
-    async def messages(
-        self, tenant: str, session_id: str, after_seq: int, limit: int, max_bytes: int
-    ) -> list[Message]:
+    async def messages(self, tenant: str, session_id: str, after_seq: int, limit: int, max_bytes: int) -> list[Message]:
         """The session's messages whole, archived included, by seq; byte-bounded like Store's reads."""
 
     @abc.abstractmethod
@@ -184,7 +182,12 @@ class Store(abc.ABC):
     # -- messages --------------------------------------------------------
     @abc.abstractmethod
     async def append(
-        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int,
+        self,
+        tenant: str,
+        session_id: str,
+        messages: Sequence[Message],
+        idempotency_key: str | None,
+        now: int,
         attributes: SessionUpdate | None = None,
     ) -> AppendResult:
         """Store messages atomically, assigning id and seq (and timestamp when 0).
@@ -273,7 +276,11 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def list_sessions(
-        self, tenant: str, after_session_id: str | None, limit: int, where: SessionFilter = SessionFilter(),
+        self,
+        tenant: str,
+        after_session_id: str | None,
+        limit: int,
+        where: SessionFilter = SessionFilter(),
         max_bytes: int | None = None,
     ) -> list[SessionInfo]:
         """Listed sessions (memoryd.domain.sessions.listed) matching `where`, by session id,
@@ -355,7 +362,13 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def read_events(
-        self, tenant: str, after_seq: int, limit: int, *, types: Sequence[EventType] = (), through_seq: int | None = None
+        self,
+        tenant: str,
+        after_seq: int,
+        limit: int,
+        *,
+        types: Sequence[EventType] = (),
+        through_seq: int | None = None,
     ) -> list[Event]:
         """Events with seq > after_seq in seq order; with `types`, only those types and
         never past `through_seq` (the filter may skip many rows, so the scan needs an end)."""
@@ -382,7 +395,11 @@ class Store(abc.ABC):
     # Added for SummaryService/EntryService; kept together at the end of the class.
     @abc.abstractmethod
     async def write_metadata_guarded(
-        self, tenant: str, writes: Sequence[MetadataWrite], guard: MetadataGuard | None, events: Sequence[EventDraft],
+        self,
+        tenant: str,
+        writes: Sequence[MetadataWrite],
+        guard: MetadataGuard | None,
+        events: Sequence[EventDraft],
         now: int,
     ) -> bool:
         """Apply `writes` atomically, with a metadata-changed event per write and then
@@ -437,7 +454,9 @@ class Store(abc.ABC):
         transaction. Returns whether anything changed."""
 
     @abc.abstractmethod
-    async def import_messages(self, tenant: str, session_id: str, messages: Sequence[Message], now: int) -> list[Message]:
+    async def import_messages(
+        self, tenant: str, session_id: str, messages: Sequence[Message], now: int
+    ) -> list[Message]:
         """Store exported messages as they are (ids, seqs, timestamps, archived, bodies) in one
         transaction, with a messages-appended event of those inserted: a message whose id the
         session already holds at its seq is skipped (an import run again), any other clash of

@@ -53,9 +53,7 @@ def stored_messages(messages: Sequence[Message], last_seq: int, stamp: int) -> l
     seqs, unarchived, `stamp` where the caller left the timestamp 0. New objects: the
     caller's messages are left as they were."""
     first = last_seq - len(messages) + 1
-    return [
-        m.stored_as(new_message_id(), first + offset, m.timestamp or stamp) for offset, m in enumerate(messages)
-    ]
+    return [m.stored_as(new_message_id(), first + offset, m.timestamp or stamp) for offset, m in enumerate(messages)]
 
 
 def event_sessions(drafts: Sequence[EventDraft]) -> list[str]:
@@ -73,7 +71,15 @@ def numbered_events(
     first = last_seq - len(drafts) + 1
     owners = owners or {}
     return [
-        Event(first + i, now, tenant, d.session_id, d.type, d.payload, owners.get(d.session_id, "") if d.session_id else d.user_id)
+        Event(
+            first + i,
+            now,
+            tenant,
+            d.session_id,
+            d.type,
+            d.payload,
+            owners.get(d.session_id, "") if d.session_id else d.user_id,
+        )
         for i, d in enumerate(drafts)
     ]
 
@@ -136,9 +142,7 @@ def cleared_attributes(session: SessionInfo, release_owner: bool) -> tuple[Sessi
     return owned_attributes(session.owner, session.attributes), session.owner
 
 
-def updated_session(
-    current: SessionInfo, update: SessionUpdate, now: int
-) -> tuple[SessionInfo, list[EventDraft]]:
+def updated_session(current: SessionInfo, update: SessionUpdate, now: int) -> tuple[SessionInfo, list[EventDraft]]:
     """The session after merging `update` (sessions.apply; a claim only where
     sessions.check_claim lets it), and its session-updated event when the attributes
     changed; the store writes the attributes only then."""

@@ -435,7 +435,9 @@ class Summaries:
         """Returns (slice, cursor, deduplicated). Input was validated (1 <= from_seq <= to_seq).
         A caller's vector is indexed after it (`_index`), on a retry too; the rest from the log."""
         if vector and isinstance(self.slices, NoSliceIndex):  # refused before anything is stored
-            await self.slices.index(tenant, Summary("", session_id, from_seq, to_seq, text, metadata, 0, 0), vector, model_id)
+            await self.slices.index(
+                tenant, Summary("", session_id, from_seq, to_seq, text, metadata, 0, 0), vector, model_id
+            )
         summary, cursor, deduplicated = await self._save(tenant, session_id, from_seq, to_seq, text, metadata)
         await self._index(tenant, summary, vector, model_id)
         return summary, cursor, deduplicated

@@ -255,7 +255,6 @@ class Exporter:
                 return
             after = (page[-1].namespace, page[-1].key)
 
-
     async def _vectors(self, tenant: str) -> None:
         """The tenant's dense points as the vector store holds them now (the store has no
         snapshot of them): caller-supplied vectors exist nowhere else."""

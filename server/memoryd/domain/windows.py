@@ -155,7 +155,9 @@ class WindowMemo:
         for request in (*requests, *self._ahead):
             anchor = self._anchor(request)
             kept = self._kept.get(anchor)
-            if (kept is None or kept[0] < request.size) and (anchor not in wanted or wanted[anchor].size < request.size):
+            if (kept is None or kept[0] < request.size) and (
+                anchor not in wanted or wanted[anchor].size < request.size
+            ):
                 wanted[anchor] = request
         self._ahead = []
         if wanted:

@@ -52,8 +52,12 @@ SERVER_HANDLING_SECONDS = Histogram(
     _RPC_LABELS,
     buckets=_BUCKETS,
 )
-SERVER_MSG_RECEIVED = Counter("grpc_server_msg_received", "Total number of RPC stream messages received on the server.", _RPC_LABELS)
-SERVER_MSG_SENT = Counter("grpc_server_msg_sent", "Total number of RPC stream messages sent by the server.", _RPC_LABELS)
+SERVER_MSG_RECEIVED = Counter(
+    "grpc_server_msg_received", "Total number of RPC stream messages received on the server.", _RPC_LABELS
+)
+SERVER_MSG_SENT = Counter(
+    "grpc_server_msg_sent", "Total number of RPC stream messages sent by the server.", _RPC_LABELS
+)
 STORE_LATENCY = Histogram(
     "memoryd_store_operation_duration_seconds",
     "Storage adapter call duration by operation and outcome (ok or the exception type).",
@@ -66,7 +70,8 @@ VECTOR_SYNC_LAG = Gauge(
     "Events of the tenants' logs not yet applied to the recall index by this process's synchronizer.",
 )
 VECTOR_SYNC_RETRIES = Counter(
-    "memoryd_vector_sync_retries", "Index synchronizer passes retried (index or embedder unavailable); nothing is skipped."
+    "memoryd_vector_sync_retries",
+    "Index synchronizer passes retried (index or embedder unavailable); nothing is skipped.",
 )
 
 WATCH = ("memoryd.v1.EventService", "Watch")
@@ -177,7 +182,9 @@ def _stream_behavior(recorder: RpcRecorder, behavior: Callable[..., Any]) -> Cal
 
     async def observed_gen(request_or_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
         code_of = functools.partial(_code_name, context)
-        async with contextlib.aclosing(recorder.observe_stream(behavior(request_or_iterator, context), code_of)) as stream:
+        async with contextlib.aclosing(
+            recorder.observe_stream(behavior(request_or_iterator, context), code_of)
+        ) as stream:
             async for response in stream:
                 yield response
 

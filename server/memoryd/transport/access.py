@@ -96,13 +96,17 @@ ACCESS_OPTION: Any = access_pb2.access
 def method_access(method: MethodDescriptor) -> MethodAccess:
     options = method.GetOptions()
     if not options.HasExtension(ACCESS_OPTION):
-        raise UnclassifiedMethod(f"{method.full_name} has no (memoryd.v1.access) option: give it a scope and a user access")
+        raise UnclassifiedMethod(
+            f"{method.full_name} has no (memoryd.v1.access) option: give it a scope and a user access"
+        )
     option: access_pb2.Access = options.Extensions[ACCESS_OPTION]
     if not option.scope or not option.user_access:
         raise UnclassifiedMethod(f"{method.full_name}: its (memoryd.v1.access) needs a scope and a user_access")
     fields = tuple(option.user_fields)
     if bool(fields) == (option.user_access in _FIELDLESS):
-        raise UnclassifiedMethod(f"{method.full_name}: user_fields are needed exactly when the user access names fields")
+        raise UnclassifiedMethod(
+            f"{method.full_name}: user_fields are needed exactly when the user access names fields"
+        )
     for path in fields:
         _field_path(method.input_type, path)
     return MethodAccess(method.full_name, scope_name(option.scope), option.user_access, fields)
@@ -202,8 +206,10 @@ class Gate:
             raise _denied(f"{access.method} acts on the whole tenant; tokens bound to an end user may not call it")
         named = [(path, value) for path in access.user_fields for value in field_values(request, path)]
         if not named:
-            raise _denied(f"a token bound to an end user must name its own {' or '.join(access.user_fields)}",
-                          access.user_fields[0])
+            raise _denied(
+                f"a token bound to an end user must name its own {' or '.join(access.user_fields)}",
+                access.user_fields[0],
+            )
         checked: set[str] = set()
         for path, value in named:
             if value in checked:

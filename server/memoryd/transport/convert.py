@@ -14,8 +14,17 @@ from memoryd.v1 import event_pb2, memory_service_pb2, message_pb2, metadata_serv
 from memoryd.wire import dict_to_struct, message_from_pb, message_head_to_pb, message_to_pb, struct_to_dict
 
 __all__ = [
-    "attributes_from_proto", "dict_to_struct", "event_to_proto", "fill_payload", "message_from_proto",
-    "message_head_to_proto", "message_to_proto", "messages_to_proto", "metadata_to_proto", "payload_from_proto", "session_to_proto",
+    "attributes_from_proto",
+    "dict_to_struct",
+    "event_to_proto",
+    "fill_payload",
+    "message_from_proto",
+    "message_head_to_proto",
+    "message_to_proto",
+    "messages_to_proto",
+    "metadata_to_proto",
+    "payload_from_proto",
+    "session_to_proto",
     "struct_to_dict",
 ]
 
@@ -45,7 +54,9 @@ def attributes_from_proto(pb: message_pb2.SessionAttributes) -> SessionAttribute
     return SessionAttributes(pb.user_id, pb.agent_id, dict(sorted(pb.labels.items())))
 
 
-def session_to_proto(info: SessionInfo, pb: memory_service_pb2.SessionInfo | None = None) -> memory_service_pb2.SessionInfo:
+def session_to_proto(
+    info: SessionInfo, pb: memory_service_pb2.SessionInfo | None = None
+) -> memory_service_pb2.SessionInfo:
     pb = pb if pb is not None else memory_service_pb2.SessionInfo()
     pb.session_id = info.session_id
     pb.message_count = info.message_count

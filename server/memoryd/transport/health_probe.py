@@ -33,7 +33,10 @@ def _channel(config: Config) -> grpc.Channel:
     trusted = config.health_tls_ca or config.tls_client_ca or config.tls_cert
     identity = {}
     if config.tls_client_ca:
-        identity = {"private_key": Path(config.tls_key).read_bytes(), "certificate_chain": Path(config.tls_cert).read_bytes()}
+        identity = {
+            "private_key": Path(config.tls_key).read_bytes(),
+            "certificate_chain": Path(config.tls_cert).read_bytes(),
+        }
     credentials = grpc.ssl_channel_credentials(root_certificates=Path(trusted).read_bytes(), **identity)
     options = [("grpc.ssl_target_name_override", config.health_tls_name)] if config.health_tls_name else []
     return grpc.secure_channel(target(config), credentials, options=options)

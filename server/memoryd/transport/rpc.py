@@ -252,6 +252,7 @@ def unary(method: Callable[..., Awaitable[Any]]):
         async def body(servicer, request, context: CallerContext):
             if request_type is None:
                 return await confined_call(method, servicer, request, context, rpc)
+
             def start():  # decoding waits for the bytes in flight too
                 return confined_call(method, servicer, decode(request_type, request), context, rpc)
 

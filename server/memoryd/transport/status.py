@@ -82,7 +82,9 @@ def to_status(error: errors.MemorydError) -> grpc.Status:
         details.append(
             _pack(error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=RETRY_DELAY_SECONDS)))
         )
-    return rpc_status.to_status(status_pb2.Status(code=rpc_code, message=str(error)[:MAX_MESSAGE_TEXT], details=details))
+    return rpc_status.to_status(
+        status_pb2.Status(code=rpc_code, message=str(error)[:MAX_MESSAGE_TEXT], details=details)
+    )
 
 
 def internal_status() -> grpc.Status:

@@ -33,5 +33,7 @@ def server_credentials(cert: str, key: str, client_ca: str = "") -> grpc.ServerC
         raise TlsConfigError("TLS needs both --tls-cert and --tls-key")
     pair = [(_read(key, "TLS key"), _read(cert, "TLS certificate"))]
     if client_ca:
-        return grpc.ssl_server_credentials(pair, root_certificates=_read(client_ca, "client CA"), require_client_auth=True)
+        return grpc.ssl_server_credentials(
+            pair, root_certificates=_read(client_ca, "client CA"), require_client_auth=True
+        )
     return grpc.ssl_server_credentials(pair)

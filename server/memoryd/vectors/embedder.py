@@ -46,9 +46,7 @@ def endpoint(url: str) -> str:
 
 
 class OpenAIEmbedder:
-    def __init__(
-        self, url: str, model: str, *, api_key: str = "", model_id: str = "", timeout: float = 30.0
-    ) -> None:
+    def __init__(self, url: str, model: str, *, api_key: str = "", model_id: str = "", timeout: float = 30.0) -> None:
         self.url = endpoint(url)
         self.model = model
         self.model_id = model_id or f"openai:{model}"

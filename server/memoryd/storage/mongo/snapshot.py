@@ -43,6 +43,7 @@ SNAPSHOT_ADVICE = (
     "export while writes pause, or export one tenant at a time"
 )
 
+
 class MongoSnapshot(Snapshot):
     def __init__(self, db: AsyncDatabase) -> None:
         self._db = db
@@ -59,7 +60,9 @@ class MongoSnapshot(Snapshot):
         if self._session is not None:
             await self._session.end_session()
 
-    async def _find(self, collection: str, where: dict, order: list, limit: int, projection: dict | None = None) -> list:
+    async def _find(
+        self, collection: str, where: dict, order: list, limit: int, projection: dict | None = None
+    ) -> list:
         with translated_errors():
             try:
                 cursor = self._db[collection].find(where, projection, session=self._session).sort(order).limit(limit)
@@ -94,11 +97,13 @@ class MongoSnapshot(Snapshot):
             for doc in docs
         ]
 
-    async def messages(
-        self, tenant: str, session_id: str, after_seq: int, limit: int, max_bytes: int
-    ) -> list[Message]:
+    async def messages(self, tenant: str, session_id: str, after_seq: int, limit: int, max_bytes: int) -> list[Message]:
         where = {"tenant": tenant, "session_id": session_id, "seq": {"$gt": after_seq}}
-        cursor = raw_collection(self._db, MESSAGES).find(where, MESSAGE_FIELDS, session=self._session).sort("seq", pymongo.ASCENDING)
+        cursor = (
+            raw_collection(self._db, MESSAGES)
+            .find(where, MESSAGE_FIELDS, session=self._session)
+            .sort("seq", pymongo.ASCENDING)
+        )
         # Batches of about `max_bytes`, by the size of the messages read so far: the server fills
         # a batch up to 16 MiB, and the driver holds a batch about three times over (the reply,
         # its documents, their decoding), which for large messages would be most of the memory.

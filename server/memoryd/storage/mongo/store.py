@@ -104,9 +104,7 @@ IN_CHUNK = 500
 # counter, metadata or idempotency document; running the transaction again sees the winner's.
 DUPLICATE_RETRIES = 3
 
-REPLICA_SET_REQUIRED = (
-    "MongoDB transactions need a replica set; start mongod with --replSet or use a sharded cluster"
-)
+REPLICA_SET_REQUIRED = "MongoDB transactions need a replica set; start mongod with --replSet or use a sharded cluster"
 
 INT64_MAX = 2**63 - 1
 
@@ -355,7 +353,9 @@ def sessions_filter(tenant: str, after_session_id: str | None, where: SessionFil
     return query
 
 
-def idle_sessions_filter(tenant: str, idle_before: int, after: tuple[int, str] | None, *, unarchived: bool) -> dict[str, Any]:
+def idle_sessions_filter(
+    tenant: str, idle_before: int, after: tuple[int, str] | None, *, unarchived: bool
+) -> dict[str, Any]:
     """Retention's walk of idle sessions, sorted by (last_activity, session_id): a range of
     sessions_activity (hinted)."""
     activity: dict[str, int] = {"$lt": idle_before}
@@ -705,7 +705,9 @@ class MongoStore(Store):
         owners = dict(owners or {})
         if sessions:
             async for d in db[SESSIONS].find(
-                {"tenant": tenant, "session_id": {"$in": sessions}}, {"_id": 0, "session_id": 1, "user_id": 1}, session=s
+                {"tenant": tenant, "session_id": {"$in": sessions}},
+                {"_id": 0, "session_id": 1, "user_id": 1},
+                session=s,
             ):
                 owners[d["session_id"]] = d.get("user_id", "")
         events = store_rules.numbered_events(tenant, drafts, counter["last_seq"], now, owners)
@@ -713,8 +715,15 @@ class MongoStore(Store):
             await _touch(db, s, tenant, active_sessions(drafts), now)
         await db[EVENTS].insert_many(
             [
-                {"tenant": tenant, "seq": e.seq, "time": e.time, "session_id": e.session_id,
-                 "type": int(e.type), "payload": e.payload, "user_id": e.user_id}
+                {
+                    "tenant": tenant,
+                    "seq": e.seq,
+                    "time": e.time,
+                    "session_id": e.session_id,
+                    "type": int(e.type),
+                    "payload": e.payload,
+                    "user_id": e.user_id,
+                }
                 for e in events
             ],
             ordered=True,
@@ -818,7 +827,12 @@ class MongoStore(Store):
 
     # -- messages ------------------------------------------------------------
     async def append(
-        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int,
+        self,
+        tenant: str,
+        session_id: str,
+        messages: Sequence[Message],
+        idempotency_key: str | None,
+        now: int,
         attributes: SessionUpdate | None = None,
     ) -> AppendResult:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> AppendResult:
@@ -834,11 +848,18 @@ class MongoStore(Store):
             stored, owner = await self._insert_messages(db, s, tenant, session_id, messages, now)
             if idempotency_key:
                 await db[IDEMPOTENCY].insert_one(
-                    {"tenant": tenant, "session_id": session_id, "key": idempotency_key,
-                     "result": [m.to_dict() for m in stored], "created": now},
+                    {
+                        "tenant": tenant,
+                        "session_id": session_id,
+                        "key": idempotency_key,
+                        "result": [m.to_dict() for m in stored],
+                        "created": now,
+                    },
                     session=s,
                 )
-            events = await self._append_events(db, s, tenant, drafts + ev.appended(session_id, stored), now, {session_id: owner})
+            events = await self._append_events(
+                db, s, tenant, drafts + ev.appended(session_id, stored), now, {session_id: owner}
+            )
             return AppendResult(stored, event_seq=events[-1].seq if events else 0)
 
         return await self._write(tenant, tx)
@@ -857,7 +878,11 @@ class MongoStore(Store):
         db: AsyncDatabase, s: AsyncClientSession | None, tenant: str, session_id: str, limit: int, max_bytes: int | None
     ) -> list[Message]:
         """GetHistory's selection, newest first, byte-bounded; PopMessages removes these."""
-        cursor = raw_collection(db, MESSAGES).find(history_filter(tenant, session_id), MESSAGE_FIELDS, session=s).sort(NEWEST_FIRST)
+        cursor = (
+            raw_collection(db, MESSAGES)
+            .find(history_filter(tenant, session_id), MESSAGE_FIELDS, session=s)
+            .sort(NEWEST_FIRST)
+        )
         return await read_sized(cursor, limit, max_bytes, sized_message)
 
     async def range(self, tenant: str, query: RangeQuery) -> list[Message]:
@@ -937,8 +962,11 @@ class MongoStore(Store):
                 return 0
             ts, seq = boundary["timestamp"], boundary["seq"]
             result = await db[MESSAGES].update_many(
-                {**session, "archived": False,
-                 "$or": [{"timestamp": {"$lt": ts}}, {"timestamp": ts, "seq": {"$lte": seq}}]},
+                {
+                    **session,
+                    "archived": False,
+                    "$or": [{"timestamp": {"$lt": ts}}, {"timestamp": ts, "seq": {"$lte": seq}}],
+                },
                 {"$set": {"archived": True}},
                 session=s,
             )
@@ -1045,7 +1073,9 @@ class MongoStore(Store):
                 fields = {"_id": 0, "seq": 1, "type": 1, "payload": 1}
                 found = db[EVENTS].find({**session_filter, **erasable}, fields, session=s)
                 await _write_redacted(db, s, tenant, [d async for d in found])
-            drafts = store_rules.session_cleared_events(session_id, removed, clearing.targets, records, attributes, after)
+            drafts = store_rules.session_cleared_events(
+                session_id, removed, clearing.targets, records, attributes, after
+            )
             await self._append_events(db, s, tenant, drafts, now)
             return len(removed or ()), len(records)
 
@@ -1085,7 +1115,11 @@ class MongoStore(Store):
         return await self._write(tenant, tx, bulk=True)
 
     async def list_sessions(
-        self, tenant: str, after_session_id: str | None, limit: int, where: SessionFilter = SessionFilter(),
+        self,
+        tenant: str,
+        after_session_id: str | None,
+        limit: int,
+        where: SessionFilter = SessionFilter(),
         max_bytes: int | None = None,
     ) -> list[SessionInfo]:
         if limit <= 0:
@@ -1268,9 +1302,11 @@ class MongoStore(Store):
             for select in selects:
                 if len(docs) >= limit:
                     break
-                found = db[EVENTS].find(
-                    {"tenant": tenant, **select}, {"_id": 0, "seq": 1, "type": 1, "payload": 1}, session=s
-                ).limit(limit - len(docs))
+                found = (
+                    db[EVENTS]
+                    .find({"tenant": tenant, **select}, {"_id": 0, "seq": 1, "type": 1, "payload": 1}, session=s)
+                    .limit(limit - len(docs))
+                )
                 docs.update({d["seq"]: d async for d in found})
             await _write_redacted(db, s, tenant, list(docs.values()))
             return len(docs)
@@ -1278,7 +1314,13 @@ class MongoStore(Store):
         return await self._write(tenant, tx)
 
     async def read_events(
-        self, tenant: str, after_seq: int, limit: int, *, types: Sequence[EventType] = (), through_seq: int | None = None
+        self,
+        tenant: str,
+        after_seq: int,
+        limit: int,
+        *,
+        types: Sequence[EventType] = (),
+        through_seq: int | None = None,
     ) -> list[Event]:
         check_event_filter(types, through_seq)
         if limit <= 0:
@@ -1291,14 +1333,17 @@ class MongoStore(Store):
             query["type"] = {"$in": [int(t) for t in types]}
 
         async def read(db: AsyncDatabase) -> list[Event]:
-            cursor = (
-                db[EVENTS]
-                .find(query, {"_id": 0})
-                .sort("seq", pymongo.ASCENDING)
-                .limit(limit)
-            )
+            cursor = db[EVENTS].find(query, {"_id": 0}).sort("seq", pymongo.ASCENDING).limit(limit)
             return [
-                Event(d["seq"], d["time"], tenant, d["session_id"], EventType(d["type"]), d["payload"], d.get("user_id", ""))
+                Event(
+                    d["seq"],
+                    d["time"],
+                    tenant,
+                    d["session_id"],
+                    EventType(d["type"]),
+                    d["payload"],
+                    d.get("user_id", ""),
+                )
                 async for d in cursor
             ]
 
@@ -1338,7 +1383,10 @@ class MongoStore(Store):
         aged = None
         if older_than is not None:
             aged = await db[EVENTS].find_one(
-                {"tenant": tenant, "time": {"$lt": older_than}}, {"_id": 0, "seq": 1}, sort=[("seq", DESCENDING)], session=s
+                {"tenant": tenant, "time": {"$lt": older_than}},
+                {"_id": 0, "seq": 1},
+                sort=[("seq", DESCENDING)],
+                session=s,
             )
         new_floor = store_rules.compaction_floor(floor, log_doc["last_seq"], keep_last, aged and aged["seq"])
         if new_floor <= floor:
@@ -1349,7 +1397,11 @@ class MongoStore(Store):
 
     # -- guarded metadata writes and seq reads (summaries, long-term entries) --
     async def write_metadata_guarded(
-        self, tenant: str, writes: Sequence[MetadataWrite], guard: MetadataGuard | None, events: Sequence[EventDraft],
+        self,
+        tenant: str,
+        writes: Sequence[MetadataWrite],
+        guard: MetadataGuard | None,
+        events: Sequence[EventDraft],
         now: int,
     ) -> bool:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> bool:
@@ -1387,9 +1439,7 @@ class MongoStore(Store):
             # one in another replica conflicts on the event log and runs this again.
             doc = await db[METADATA].find_one(record, {"_id": 0, "data": 1}, session=s)
             previous = None if doc is None else doc["data"]
-            count = await db[METADATA].count_documents(
-                {"tenant": tenant, "namespace": write.namespace}, session=s
-            )
+            count = await db[METADATA].count_documents({"tenant": tenant, "namespace": write.namespace}, session=s)
             written, after = store_rules.counted_write(previous, count, write.data is not None, capacity, replace)
             if not written:
                 return CountedOutcome(False, previous, count)
@@ -1476,7 +1526,9 @@ class MongoStore(Store):
 
         return await self._write(tenant, tx)
 
-    async def import_messages(self, tenant: str, session_id: str, messages: Sequence[Message], now: int) -> list[Message]:
+    async def import_messages(
+        self, tenant: str, session_id: str, messages: Sequence[Message], now: int
+    ) -> list[Message]:
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> list[Message]:
             new = await _importable(db, s, tenant, session_id, messages)
             if not new:
@@ -1529,7 +1581,9 @@ async def _importable(
     projection = {"_id": 0, "id": 1, "session_id": 1, "seq": 1}
     for start in range(0, len(messages), IN_CHUNK):
         chunk = messages[start : start + IN_CHUNK]
-        async for doc in db[MESSAGES].find({"tenant": tenant, "id": {"$in": [m.id for m in chunk]}}, projection, session=s):
+        async for doc in db[MESSAGES].find(
+            {"tenant": tenant, "id": {"$in": [m.id for m in chunk]}}, projection, session=s
+        ):
             held_ids[doc["id"]] = (doc["session_id"], doc["seq"])
         where = {"tenant": tenant, "session_id": session_id, "seq": {"$in": [m.seq for m in chunk]}}
         async for doc in db[MESSAGES].find(where, projection, session=s):

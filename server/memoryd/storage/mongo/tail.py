@@ -28,12 +28,14 @@ log = logging.getLogger(__name__)
 MODES = ("auto", "poll")
 
 # Server answers that mean "this deployment has no change streams" (not "try again later").
-NO_CHANGE_STREAMS = frozenset({
-    40573,  # The $changeStream stage is only supported on replica sets
-    40324,  # Unrecognized pipeline stage name: '$changeStream'
-    115,    # CommandNotSupported
-    20,     # IllegalOperation
-})
+NO_CHANGE_STREAMS = frozenset(
+    {
+        40573,  # The $changeStream stage is only supported on replica sets
+        40324,  # Unrecognized pipeline stage name: '$changeStream'
+        115,  # CommandNotSupported
+        20,  # IllegalOperation
+    }
+)
 
 # Counter documents are inserted (a tenant's first event) or updated (every later mutation).
 PIPELINE: list[dict[str, Any]] = [

@@ -40,6 +40,8 @@ def no_space(error: BaseException) -> bool:
     if isinstance(error, OSError):
         return error.errno == errno.ENOSPC
     return "No space left on device" in str(error)
+
+
 Row = tuple[str, Vector, dict[str, Any]]
 KeywordRow = tuple[str, str, dict[str, Any]]  # a keyword point: id, text, payload
 
@@ -210,7 +212,9 @@ class QdrantIndexBase(abc.ABC):
             [found, pool], looked_up = await self._search_with(dimension, [candidates_search, pool_search], lookup)
             return _candidates(found), pool, looked_up
         span = max(query.limit, query.pool_limit) * SHARED_SPAN
-        [nearest], looked_up = await self._search_with(dimension, [replace(pool_search, limit=span, payload=True)], lookup)
+        [nearest], looked_up = await self._search_with(
+            dimension, [replace(pool_search, limit=span, payload=True)], lookup
+        )
         pool = nearest[: query.pool_limit]
         admitted, complete = _admitted(nearest, flt, query.limit, query.min_score, span)
         if not complete:
@@ -274,7 +278,9 @@ class QdrantIndexBase(abc.ABC):
         if not await self._exists(dimension):
             return [], None
         rows, after = await self._scroll(dimension, p.tenant_filter(tenant), offset, limit)
-        return [VectorPoint(tenant, [float(x) for x in vector], p.record_of(payload)) for vector, payload in rows], after
+        return [
+            VectorPoint(tenant, [float(x) for x in vector], p.record_of(payload)) for vector, payload in rows
+        ], after
 
     async def messages(
         self, tenant: str, dimension: int, offset: str | None, limit: int
@@ -282,7 +288,9 @@ class QdrantIndexBase(abc.ABC):
         if not await self._exists(dimension):
             return [], None
         rows, after = await self._scroll(dimension, p.tenant_filter(tenant), offset, limit, False)
-        return [(str(payload.get("session_id", "")), str(payload.get("message_id") or "")) for _, payload in rows], after
+        return [
+            (str(payload.get("session_id", "")), str(payload.get("message_id") or "")) for _, payload in rows
+        ], after
 
 
 def _candidates(found: list[Found]) -> list[Candidate]:

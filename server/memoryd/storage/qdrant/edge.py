@@ -416,10 +416,14 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         """Refuse a write (StorageFull) while the disk is below the reserve: see the module doc."""
         if self._low_on_space(extra_mb):
             need = self.min_free_mb + extra_mb
-            raise StorageFull(f"vector store: its disk has less than the {need} MB free this write needs", store="vectors")
+            raise StorageFull(
+                f"vector store: its disk has less than the {need} MB free this write needs", store="vectors"
+            )
 
     # -- calls -----------------------------------------------------------------------
-    async def _run(self, fn: Callable[..., T], *args: Any, budget: float | None | bool = True, handle: _Handle | None = None) -> T:
+    async def _run(
+        self, fn: Callable[..., T], *args: Any, budget: float | None | bool = True, handle: _Handle | None = None
+    ) -> T:
         """fn(*args) in the thread pool, bounded by the caller's deadline (budget=True) or not
         at all (None). Failures become StorageUnavailable."""
         pool = self._pool
@@ -537,7 +541,9 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         requests = [_request(s) for s in searches]
 
         def run(shard: qe.EdgeShard) -> list[list[Found]]:
-            results = shard.query_batch(qe.QueryBatchRequest(requests)) if len(requests) > 1 else [shard.query(requests[0])]
+            results = (
+                shard.query_batch(qe.QueryBatchRequest(requests)) if len(requests) > 1 else [shard.query(requests[0])]
+            )
             return [[Found(str(pt.id), pt.score, pt.payload or {}) for pt in r] for r in results]
 
         return await self._read(space, run)
@@ -615,9 +621,16 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
             purged, pair.erase_since = pair.erase_count, None
             extra = [str(self.build_threads), str(self.indexing_threshold_kb)]
         pair.builder = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "memoryd.storage.qdrant.edge_build",
-            str(pair.folder), standby, str(pair.state.standby_seq), str(pair.space), *extra,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "memoryd.storage.qdrant.edge_build",
+            str(pair.folder),
+            standby,
+            str(pair.state.standby_seq),
+            str(pair.space),
+            *extra,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         out, err = await pair.builder.communicate()
         code, pair.builder = pair.builder.returncode, None
@@ -632,8 +645,14 @@ class EdgeIndex(EdgeFolder, QdrantIndexBase):
         log.info(
             "vector shard %s %s: %d points, %d indexed, %d segments; %d logged writes applied in %.1fs, "
             "indexed in %.1fs; %.1fs in all",
-            pair.folder.name, "rewritten (erasure)" if purge else "rebuilt", report["points"], report["indexed"],
-            report["segments"], report["applied"], report["apply_seconds"], report["optimize_seconds"],
+            pair.folder.name,
+            "rewritten (erasure)" if purge else "rebuilt",
+            report["points"],
+            report["indexed"],
+            report["segments"],
+            report["applied"],
+            report["apply_seconds"],
+            report["optimize_seconds"],
             time.monotonic() - started,
         )
         return True

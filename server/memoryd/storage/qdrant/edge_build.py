@@ -91,5 +91,6 @@ def main(argv: list[str]) -> int:
     print(json.dumps(build(folder, standby, after, space, purge)), flush=True)
     return 0
 
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

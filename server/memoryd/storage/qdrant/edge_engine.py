@@ -86,7 +86,9 @@ def ensure_indexes(shard: qe.EdgeShard, space: int) -> bool:
     for key in missing:
         if key == p.TENANT_MODEL_FIELD:
             rewritten = _backfill_tenant_model(shard)
-        params = qe.KeywordIndexParams(is_tenant=True) if key == p.TENANT_FIELD else qe.KeywordIndexParams(enable_hnsw=False)
+        params = (
+            qe.KeywordIndexParams(is_tenant=True) if key == p.TENANT_FIELD else qe.KeywordIndexParams(enable_hnsw=False)
+        )
         shard.update(qe.UpdateOperation.create_field_index(key, params))
     return rewritten
 
@@ -234,7 +236,9 @@ def apply(shard: qe.EdgeShard, op: Op, rows: Sequence[Row] | None = None) -> Non
                     (point_id, _decode(raw), payload if isinstance(raw, tuple) else p.with_tenant_model(payload))
                     for point_id, raw, payload in op.rows
                 ]
-            shard.update(qe.UpdateOperation.upsert_points([qe.Point(i, to_vector(v), payload) for i, v, payload in rows]))
+            shard.update(
+                qe.UpdateOperation.upsert_points([qe.Point(i, to_vector(v), payload) for i, v, payload in rows])
+            )
         case Delete():
             shard.update(qe.UpdateOperation.delete_points_by_filter(to_filter(op.filter)))
         case SetPayload():
@@ -358,7 +362,10 @@ class PairState:
         except FileNotFoundError:
             return None
         return cls(
-            data["serving"], int(data["serving_seq"]), int(data["standby_seq"]), bool(data.get("reindex")),
+            data["serving"],
+            int(data["serving_seq"]),
+            int(data["standby_seq"]),
+            bool(data.get("reindex")),
             int(data.get("purge", 0)),
         )
 
@@ -368,8 +375,11 @@ class PairState:
         with open(tmp, "w") as handle:
             json.dump(
                 {
-                    "serving": self.serving, "serving_seq": self.serving_seq, "standby_seq": self.standby_seq,
-                    "reindex": self.reindex, "purge": self.purge,
+                    "serving": self.serving,
+                    "serving_seq": self.serving_seq,
+                    "standby_seq": self.standby_seq,
+                    "reindex": self.reindex,
+                    "purge": self.purge,
                 },
                 handle,
             )

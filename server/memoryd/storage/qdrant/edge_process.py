@@ -89,14 +89,40 @@ def _pickle_by_fields(cls: type) -> None:
     copyreg.pickle(cls, lambda obj: (cls, tuple(getattr(obj, name) for name in names)))
 
 
-for _cls in (VectorRecord, Candidate, IndexResult, IndexQuery, PointFilter, Scope, VectorPoint, KeywordPoint, VectorSelector, Deleted, ModelCount, CollectionCount):
+for _cls in (
+    VectorRecord,
+    Candidate,
+    IndexResult,
+    IndexQuery,
+    PointFilter,
+    Scope,
+    VectorPoint,
+    KeywordPoint,
+    VectorSelector,
+    Deleted,
+    ModelCount,
+    CollectionCount,
+):
     _pickle_by_fields(_cls)
 
 # The calls a child answers: the VectorIndex protocol (domain/vectors.py) and, as both Qdrant
 # adapters have it, `dimensions`.
 CALLS = frozenset(
-    {"open", "ping", "upsert", "upsert_keywords", "delete", "query", "has_point", "has_keyword_point",
-     "model_dimensions", "stats", "dimensions", "scroll", "messages"}
+    {
+        "open",
+        "ping",
+        "upsert",
+        "upsert_keywords",
+        "delete",
+        "query",
+        "has_point",
+        "has_keyword_point",
+        "model_dimensions",
+        "stats",
+        "dimensions",
+        "scroll",
+        "messages",
+    }
 )
 # How long a child may take to start, and to close its shards on stop (then it is killed).
 START_SECONDS = 30.0
@@ -212,7 +238,9 @@ class EdgeProcessIndex(EdgeFolder):
         try:
             child = await asyncio.create_subprocess_exec(
                 *command(str(parent.fileno()), self.log_level, self.root, self.settings, self.host, self.entry),
-                pass_fds=(parent.fileno(),), stdin=asyncio.subprocess.DEVNULL, env=environment(self.host),
+                pass_fds=(parent.fileno(),),
+                stdin=asyncio.subprocess.DEVNULL,
+                env=environment(self.host),
             )
         finally:
             parent.close()
@@ -240,8 +268,12 @@ class EdgeProcessIndex(EdgeFolder):
         if not self._closed:
             if self.socket_path is None:  # a shared engine's restarts are its supervisor's
                 self._pause_respawn()
-            log.warning("vector engine process %s exited (code %s); the next call starts another in %.1fs or later",
-                        child.pid, code, self._respawn_delay)
+            log.warning(
+                "vector engine process %s exited (code %s); the next call starts another in %.1fs or later",
+                child.pid,
+                code,
+                self._respawn_delay,
+            )
         await self._forget(child, f"vector engine process exited (code {code})")
 
     def _pause_respawn(self) -> None:
@@ -249,7 +281,9 @@ class EdgeProcessIndex(EdgeFolder):
         self._quick_deaths = self._quick_deaths + 1 if now - self._started_at < RESPAWN_RESET_SECONDS else 1
         # The first death is replaced at once (a kill, the OOM killer); the next ones wait, doubling.
         repeats = self._quick_deaths - 1
-        self._respawn_delay = min(RESPAWN_MAX_SECONDS, self.respawn_first_seconds * 2 ** (repeats - 1)) if repeats else 0.0
+        self._respawn_delay = (
+            min(RESPAWN_MAX_SECONDS, self.respawn_first_seconds * 2 ** (repeats - 1)) if repeats else 0.0
+        )
         self._next_start = now + self._respawn_delay
 
     async def _forget(self, child: asyncio.subprocess.Process | Remote, reason: str) -> None:
@@ -295,7 +329,9 @@ class EdgeProcessIndex(EdgeFolder):
             raise StorageUnavailable("the caller's deadline passed before the vector engine call")
         return await self._roundtrip(writer, name, args, remaining)
 
-    async def _roundtrip(self, writer: asyncio.StreamWriter | None, name: str, args: tuple, remaining: float | None) -> Any:
+    async def _roundtrip(
+        self, writer: asyncio.StreamWriter | None, name: str, args: tuple, remaining: float | None
+    ) -> Any:
         if writer is None:
             raise StorageUnavailable("vector engine process exited")
         call_id = next(self._ids)
@@ -445,7 +481,9 @@ class Engine:
         await asyncio.gather(*self._background, return_exceptions=True)
         await self.index.close()
 
-    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stop: asyncio.Event | None = None) -> None:
+    async def serve(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stop: asyncio.Event | None = None
+    ) -> None:
         """Answer one connection's calls until it closes (or `stop` is set)."""
         tasks: set[asyncio.Task] = set()
 
@@ -486,7 +524,9 @@ class Engine:
         writer.close()
 
 
-async def _serve(fd: int, root: Path, settings: dict[str, Any], host: dict[str, Any], background: Background | None) -> None:
+async def _serve(
+    fd: int, root: Path, settings: dict[str, Any], host: dict[str, Any], background: Background | None
+) -> None:
     engine = Engine(root, settings, host, background)
     reader, writer = await asyncio.open_connection(sock=socket.socket(fileno=fd))
     stop = asyncio.Event()

@@ -127,4 +127,3 @@ def _select(stream, timeout: float):
     import select
 
     return select.select([stream], [], [], max(0.0, timeout))
-

@@ -36,6 +36,7 @@ class Target(Protocol):
 
     async def retrieve(self, space: int, ids: list[str]) -> list[Any]: ...
 
+
 BATCH = 1000
 VECTOR_TOLERANCE = 1e-5  # float32; compared after normalizing (cosine only sees directions)
 
@@ -52,9 +53,13 @@ class _LocalMode:
         return [c.name for c in self.client.get_collections().collections]
 
     def page(self, collection: str, offset: Any) -> tuple[list[tuple[str, list[float], dict[str, Any]]], Any]:
-        records, offset = self.client.scroll(collection, limit=BATCH, offset=offset, with_payload=True, with_vectors=True)
+        records, offset = self.client.scroll(
+            collection, limit=BATCH, offset=offset, with_payload=True, with_vectors=True
+        )
         # (with the tenant-and-model key model filters match, which that release did not write)
-        rows = [(str(r.id), list(cast(list[float], r.vector)), p.with_tenant_model(dict(r.payload or {}))) for r in records]
+        rows = [
+            (str(r.id), list(cast(list[float], r.vector)), p.with_tenant_model(dict(r.payload or {}))) for r in records
+        ]
         return rows, offset
 
     def close(self) -> None:
@@ -93,7 +98,11 @@ async def migrate_local_mode(old: Path, index: Target) -> bool:
             if mismatched:
                 log.error(
                     "vector migration of %s: %d of %d points differ after the copy; %s is kept and the "
-                    "migration runs again on the next start", collection, mismatched, copied, old,
+                    "migration runs again on the next start",
+                    collection,
+                    mismatched,
+                    copied,
+                    old,
                 )
                 return False
             counts[collection] = copied
@@ -101,8 +110,13 @@ async def migrate_local_mode(old: Path, index: Target) -> bool:
     finally:
         await index._run(source.close, budget=None)
     await index._run(shutil.rmtree, old, budget=None)
-    log.info("vector migration from qdrant-client local mode done: %d points in %d collections (%s); removed %s",
-             sum(counts.values()), len(counts), ", ".join(f"{k}={v}" for k, v in counts.items()) or "none", old)
+    log.info(
+        "vector migration from qdrant-client local mode done: %d points in %d collections (%s); removed %s",
+        sum(counts.values()),
+        len(counts),
+        ", ".join(f"{k}={v}" for k, v in counts.items()) or "none",
+        old,
+    )
     return True
 
 

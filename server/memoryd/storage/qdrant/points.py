@@ -34,7 +34,14 @@ TENANT_FIELD = "tenant"
 TENANT_MODEL_FIELD = "tenant_model"
 # (TENANT_MODEL_FIELD last: its index, created after the backfill, marks that done.)
 KEYWORD_FIELDS = (
-    "model_id", "session_id", "platform", "message_id", "sender_id", "mentioned_ids", "role", TENANT_MODEL_FIELD
+    "model_id",
+    "session_id",
+    "platform",
+    "message_id",
+    "sender_id",
+    "mentioned_ids",
+    "role",
+    TENANT_MODEL_FIELD,
 )
 DENSE_ONLY_FIELDS = ("model_id", TENANT_MODEL_FIELD)
 # Multitenancy (Qdrant's guide): no global graph (m=0), a graph per tenant (payload_m).
@@ -103,7 +110,10 @@ def with_tenant_model(payload: dict[str, Any]) -> dict[str, Any]:
     """A dense point's payload with its TENANT_MODEL_FIELD (points written before the field
     existed, read back from an operation log, lack it)."""
     if TENANT_MODEL_FIELD not in payload:
-        payload = {**payload, TENANT_MODEL_FIELD: tenant_model_key(str(payload.get(TENANT_FIELD, "")), payload.get("model_id"))}
+        payload = {
+            **payload,
+            TENANT_MODEL_FIELD: tenant_model_key(str(payload.get(TENANT_FIELD, "")), payload.get("model_id")),
+        }
     return payload
 
 
@@ -149,7 +159,9 @@ def tenant_model_backfill() -> Generator[BackfillStep, Any, bool]:
                 models.append(None)
             for model in models:
                 model_cond = Missing("model_id") if model is None else Match("model_id", model)
-                yield SetPayloadWhere(tenant_filter(tenant, unkeyed, model_cond), {TENANT_MODEL_FIELD: tenant_model_key(tenant, model)})
+                yield SetPayloadWhere(
+                    tenant_filter(tenant, unkeyed, model_cond), {TENANT_MODEL_FIELD: tenant_model_key(tenant, model)}
+                )
         left: int = yield Count(unkeyed)
         if left >= remaining:  # points without a tenant: no search can reach them anyway
             break
@@ -198,7 +210,9 @@ def point_filter(flt: PointFilter, *extra: Cond) -> All:
     if flt.model_id is None:
         owner: Cond = Match(TENANT_FIELD, flt.tenant)
     elif flt.legacy:
-        owner = AnyOf(TENANT_MODEL_FIELD, (tenant_model_key(flt.tenant, flt.model_id), tenant_model_key(flt.tenant, None)))
+        owner = AnyOf(
+            TENANT_MODEL_FIELD, (tenant_model_key(flt.tenant, flt.model_id), tenant_model_key(flt.tenant, None))
+        )
     else:
         owner = Match(TENANT_MODEL_FIELD, tenant_model_key(flt.tenant, flt.model_id))
     must: list[Cond] = [owner, *sessions_condition(flt), *extra]

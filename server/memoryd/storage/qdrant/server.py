@@ -194,7 +194,9 @@ class QdrantServerIndex(QdrantIndexBase):
                             vectors_config=vectors,
                             sparse_vectors_config=sparse,
                             hnsw_config=qm.HnswConfigDiff(
-                                m=p.HNSW_M, payload_m=p.HNSW_PAYLOAD_M, ef_construct=p.HNSW_EF_CONSTRUCT,
+                                m=p.HNSW_M,
+                                payload_m=p.HNSW_PAYLOAD_M,
+                                ef_construct=p.HNSW_EF_CONSTRUCT,
                                 full_scan_threshold=p.FULL_SCAN_THRESHOLD_KB,
                             ),
                         )
@@ -220,7 +222,8 @@ class QdrantServerIndex(QdrantIndexBase):
             await self._call(client.delete_payload_index(name, key))
         await self._call(
             client.create_payload_index(
-                name, p.TENANT_FIELD,
+                name,
+                p.TENANT_FIELD,
                 field_schema=qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True),
             )
         )
@@ -228,7 +231,9 @@ class QdrantServerIndex(QdrantIndexBase):
             if key == p.TENANT_MODEL_FIELD and key not in present:
                 await self._backfill_tenant_model(space)
             await self._index(
-                name, key, qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, enable_hnsw=False),
+                name,
+                key,
+                qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, enable_hnsw=False),
                 qm.PayloadSchemaType.KEYWORD,
             )
 
@@ -249,7 +254,9 @@ class QdrantServerIndex(QdrantIndexBase):
                     answer = [str(value) for value, _ in await self._facet(space, key, flt)]
                 case p.SetPayloadWhere(flt, payload):
                     await self._call(
-                        self._require().set_payload(self.collection(space), payload=payload, points=to_filter(flt), wait=True)
+                        self._require().set_payload(
+                            self.collection(space), payload=payload, points=to_filter(flt), wait=True
+                        )
                     )
                     answer = None
 

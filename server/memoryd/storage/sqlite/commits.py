@@ -209,7 +209,11 @@ class GroupCommit:
         since = now if lingering_since is None else lingering_since
         # asyncio's ready queue: callbacks this loop runs before it next waits for I/O. Other
         # loops (no such attribute) commit at once.
-        if getattr(loop, "_ready", None) and len(self._queue) < GROUP_COMMIT_MAX and now - since < INLINE_LINGER_SECONDS:
+        if (
+            getattr(loop, "_ready", None)
+            and len(self._queue) < GROUP_COMMIT_MAX
+            and now - since < INLINE_LINGER_SECONDS
+        ):
             loop.call_soon(self._commit_on_loop, since)
             return
         with self._lock:

@@ -73,7 +73,9 @@ class SqliteSnapshot(Snapshot):
         return [tenant for (tenant,) in rows if tenant != SYSTEM_TENANT]
 
     async def position(self, tenant: str) -> int:
-        row = await self._run(lambda c: c.execute("SELECT last_seq FROM event_log WHERE tenant = ?", (tenant,)).fetchone())
+        row = await self._run(
+            lambda c: c.execute("SELECT last_seq FROM event_log WHERE tenant = ?", (tenant,)).fetchone()
+        )
         return row[0] if row else 0
 
     async def sessions(self, tenant: str, after: str | None, limit: int) -> list[SessionRecord]:
@@ -89,14 +91,14 @@ class SqliteSnapshot(Snapshot):
             for sid, last_seq, last_ts, last_activity, user, agent, labels, owner in rows
         ]
 
-    async def messages(
-        self, tenant: str, session_id: str, after_seq: int, limit: int, max_bytes: int
-    ) -> list[Message]:
+    async def messages(self, tenant: str, session_id: str, after_seq: int, limit: int, max_bytes: int) -> list[Message]:
         sql = (
             f"SELECT {MESSAGE_COLUMNS} FROM messages"
             " WHERE tenant = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?"
         )
-        return await self._run(lambda c: read_messages(c.execute(sql, (tenant, session_id, after_seq, limit)), max_bytes))
+        return await self._run(
+            lambda c: read_messages(c.execute(sql, (tenant, session_id, after_seq, limit)), max_bytes)
+        )
 
     async def metadata(
         self, tenant: str, after: tuple[str, str] | None, limit: int, max_bytes: int

@@ -258,9 +258,7 @@ def retention_labelled_query(tenant: str, after: tuple[str, str] | None, limit: 
     return sql, [*params, limit]
 
 
-def metadata_prefix_query(
-    tenant: str, prefix: str, after: tuple[str, str] | None, limit: int
-) -> tuple[str, list[Any]]:
+def metadata_prefix_query(tenant: str, prefix: str, after: tuple[str, str] | None, limit: int) -> tuple[str, list[Any]]:
     """ListMetadata by prefix: a range of the primary key (tenant, namespace, key)."""
     clauses = ["tenant = ?", "namespace >= ?"]
     params: list[Any] = [tenant, prefix]
@@ -434,8 +432,13 @@ class SqliteStore(Store):
     # -- shared transaction steps ---------------------------------------------
     @staticmethod
     def _append_events(
-        conn: sqlite3.Connection, tenant: str, drafts: Sequence[EventDraft], now: int,
-        owners: dict[str, str] | None = None, *, touch: bool = True,
+        conn: sqlite3.Connection,
+        tenant: str,
+        drafts: Sequence[EventDraft],
+        now: int,
+        owners: dict[str, str] | None = None,
+        *,
+        touch: bool = True,
     ) -> list[Event]:
         """Write `drafts` as the tenant's next events. `owners`: session id -> user id as this
         transaction left them, for sessions the caller has just read or written (the others'
@@ -575,7 +578,12 @@ class SqliteStore(Store):
 
     # -- messages ------------------------------------------------------------
     async def append(
-        self, tenant: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None, now: int,
+        self,
+        tenant: str,
+        session_id: str,
+        messages: Sequence[Message],
+        idempotency_key: str | None,
+        now: int,
         attributes: SessionUpdate | None = None,
     ) -> AppendResult:
         def tx(conn: sqlite3.Connection) -> AppendResult:
@@ -624,10 +632,7 @@ class SqliteStore(Store):
         kind_clauses, kind_params = _kind_filters((), query.exclude_kinds)
         clauses += kind_clauses
         params += kind_params
-        sql = (
-            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE {' AND '.join(clauses)}"
-            " ORDER BY timestamp, seq LIMIT ?"
-        )
+        sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE {' AND '.join(clauses)} ORDER BY timestamp, seq LIMIT ?"
         params.append(query.limit)
 
         def read(conn: sqlite3.Connection) -> list[Message]:
@@ -755,7 +760,11 @@ class SqliteStore(Store):
         clauses: list[str] = []
         params: list[Any] = []
         for selector in store_rules.session_record_selectors(session_id, clearing.session_records):
-            named = [(column, value) for column, value in zip(("namespace", "key"), selector, strict=True) if value is not None]
+            named = [
+                (column, value)
+                for column, value in zip(("namespace", "key"), selector, strict=True)
+                if value is not None
+            ]
             clauses.append("(" + " AND ".join(f"{column} = ?" for column, _ in named) + ")")
             params += [value for _, value in named]
         where = f"tenant = ? AND ({' OR '.join(clauses)})"
@@ -772,7 +781,9 @@ class SqliteStore(Store):
             attributes = None
             after = SessionAttributes()
             if clearing.metadata:
-                records = conn.execute(f"SELECT namespace, key FROM metadata WHERE {where}", (tenant, *params)).fetchall()
+                records = conn.execute(
+                    f"SELECT namespace, key FROM metadata WHERE {where}", (tenant, *params)
+                ).fetchall()
                 conn.execute(f"DELETE FROM metadata WHERE {where}", (tenant, *params))
             if session is not None and (clearing.metadata or clearing.release_owner):
                 attributes = session.attributes
@@ -783,7 +794,9 @@ class SqliteStore(Store):
                     self._store_owner(conn, tenant, session_id, owner)
             if clearing.redact_events:
                 self._redact_session_events(conn, tenant, session_id)
-            drafts = store_rules.session_cleared_events(session_id, removed, clearing.targets, records, attributes, after)
+            drafts = store_rules.session_cleared_events(
+                session_id, removed, clearing.targets, records, attributes, after
+            )
             self._append_events(conn, tenant, drafts, now)
             return len(removed or ()), len(records)
 
@@ -819,7 +832,11 @@ class SqliteStore(Store):
         return await self._write(tx)
 
     async def list_sessions(
-        self, tenant: str, after_session_id: str | None, limit: int, where: SessionFilter = SessionFilter(),
+        self,
+        tenant: str,
+        after_session_id: str | None,
+        limit: int,
+        where: SessionFilter = SessionFilter(),
         max_bytes: int | None = None,
     ) -> list[SessionInfo]:
         sql, params = list_sessions_query(tenant, after_session_id, limit, where)
@@ -851,7 +868,9 @@ class SqliteStore(Store):
             popped, truncated = store_rules.popped(newest, n, max_bytes)
             if popped:
                 seqs = [m.seq for m in popped]
-                removed = self._delete_where(conn, tenant, session_id, f"seq IN ({_placeholders(len(seqs))})", seqs, now)
+                removed = self._delete_where(
+                    conn, tenant, session_id, f"seq IN ({_placeholders(len(seqs))})", seqs, now
+                )
                 self._append_events(conn, tenant, ev.deleted(session_id, removed), now)
             return popped, truncated
 
@@ -979,7 +998,13 @@ class SqliteStore(Store):
         return await self._write(tx)
 
     async def read_events(
-        self, tenant: str, after_seq: int, limit: int, *, types: Sequence[EventType] = (), through_seq: int | None = None
+        self,
+        tenant: str,
+        after_seq: int,
+        limit: int,
+        *,
+        types: Sequence[EventType] = (),
+        through_seq: int | None = None,
     ) -> list[Event]:
         check_event_filter(types, through_seq)
         where = "tenant = ? AND seq > ?"
@@ -1010,7 +1035,9 @@ class SqliteStore(Store):
         return await self._query_inline(read)
 
     async def event_tenants(self) -> list[str]:
-        return await self._query(lambda conn: [r[0] for r in conn.execute("SELECT tenant FROM event_log ORDER BY tenant")])
+        return await self._query(
+            lambda conn: [r[0] for r in conn.execute("SELECT tenant FROM event_log ORDER BY tenant")]
+        )
 
     async def compact_events(self, *, older_than: int | None, keep_last: int | None) -> int:
         def tx(conn: sqlite3.Connection) -> int:
@@ -1028,16 +1055,18 @@ class SqliteStore(Store):
                     removed += conn.execute(
                         "DELETE FROM events WHERE tenant = ? AND seq <= ?", (tenant, new_floor)
                     ).rowcount
-                    conn.execute(
-                        "UPDATE event_log SET compacted_through = ? WHERE tenant = ?", (new_floor, tenant)
-                    )
+                    conn.execute("UPDATE event_log SET compacted_through = ? WHERE tenant = ?", (new_floor, tenant))
             return removed
 
         return await self._write(tx)
 
     # -- guarded metadata writes and seq reads (summaries, long-term entries) --
     async def write_metadata_guarded(
-        self, tenant: str, writes: Sequence[MetadataWrite], guard: MetadataGuard | None, events: Sequence[EventDraft],
+        self,
+        tenant: str,
+        writes: Sequence[MetadataWrite],
+        guard: MetadataGuard | None,
+        events: Sequence[EventDraft],
         now: int,
     ) -> bool:
         def tx(conn: sqlite3.Connection) -> bool:
@@ -1149,7 +1178,9 @@ class SqliteStore(Store):
         sid = record.session_id
 
         def tx(conn: sqlite3.Connection) -> bool:
-            conn.execute("INSERT INTO sessions (tenant, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING", (tenant, sid))
+            conn.execute(
+                "INSERT INTO sessions (tenant, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING", (tenant, sid)
+            )
             current = self._session_row(conn, tenant, sid)
             assert current is not None  # inserted above
             attributes, drafts = store_rules.imported_attributes(sid, current.attributes, record.attributes)
@@ -1170,7 +1201,9 @@ class SqliteStore(Store):
 
         return await self._write(tx)
 
-    async def import_messages(self, tenant: str, session_id: str, messages: Sequence[Message], now: int) -> list[Message]:
+    async def import_messages(
+        self, tenant: str, session_id: str, messages: Sequence[Message], now: int
+    ) -> list[Message]:
         # Bodies are encoded here, not on the writer thread, which other writes wait for.
         bodies = {m.id: encode_body(m) for m in messages}
 

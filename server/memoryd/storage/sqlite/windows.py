@@ -74,11 +74,14 @@ def read(
     for row in _run(conn, anchor_parts(tenant, requests, columns)):
         anchors[row[0]] = to_message(row[1:])
     # The anchor's position; a gone anchor's timestamp counts as after (seq -1).
-    origins = [(m.timestamp, m.seq) if m is not None else (r.timestamp, -1) for r, m in zip(requests, anchors, strict=True)]
+    origins = [
+        (m.timestamp, m.seq) if m is not None else (r.timestamp, -1) for r, m in zip(requests, anchors, strict=True)
+    ]
     before: list[list[Message]] = [[] for _ in requests]
     after: list[list[Message]] = [[] for _ in requests]
     for row in _run(conn, window_parts(tenant, requests, origins, columns)):
         (before if row[1] == 0 else after)[row[0]].append(to_message(row[2:]))
+
     # UNION ALL does not promise to keep each part's order: sort each side.
     def ordered(rows: list[Message]) -> list[Message]:
         return sorted(rows, key=lambda m: (m.timestamp, m.seq))

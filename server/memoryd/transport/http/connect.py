@@ -80,7 +80,9 @@ class _Detail(ErrorDetail):
         except KeyError:
             return  # not a type this process knows: bytes only
         message = message_factory.GetMessageClass(descriptor).FromString(packed.value)
-        self._debug = message_from_json_value(Struct, json_format.MessageToDict(message, preserving_proto_field_name=True))
+        self._debug = message_from_json_value(
+            Struct, json_format.MessageToDict(message, preserving_proto_field_name=True)
+        )
 
     def value(self, *args: Any) -> Any:
         return super().value(*args) if args else self._debug
@@ -116,7 +118,11 @@ class _Codec:
 
 
 CODECS = [
-    _Codec("proto", lambda message: message.SerializeToString(), lambda data, message_class: rpc.decode(message_class, data)),
+    _Codec(
+        "proto",
+        lambda message: message.SerializeToString(),
+        lambda data, message_class: rpc.decode(message_class, data),
+    ),
     _Codec("json", protojson.render, protojson.parse),
 ]
 
@@ -131,7 +137,9 @@ async def _unary(core, servicer, method: MethodDescriptor, request: Any, context
         raise connect_error(rpc.failure_status(method.name, error)) from None
 
 
-async def _server_stream(core, servicer, method: MethodDescriptor, request: Any, context: RequestContext) -> AsyncIterator[Any]:
+async def _server_stream(
+    core, servicer, method: MethodDescriptor, request: Any, context: RequestContext
+) -> AsyncIterator[Any]:
     def body(servicer, request, context):
         return rpc.confined_stream(core, servicer, request, context, method.full_name)
 
@@ -164,7 +172,9 @@ def endpoints(servicers: Mapping[str, Any]) -> dict[str, Endpoint]:
             handler = getattr(type(servicer), method.name)
             core = getattr(handler, "__wrapped__", None)  # the body under rpc.unary / rpc.server_stream
             if core is None:
-                raise TypeError(f"{type(servicer).__name__}.{method.name} must be wrapped by rpc.unary or rpc.server_stream")
+                raise TypeError(
+                    f"{type(servicer).__name__}.{method.name} must be wrapped by rpc.unary or rpc.server_stream"
+                )
             info = _method_info(method)
             path = f"/{service_name}/{method.name}"
             if method.server_streaming:

@@ -36,8 +36,10 @@ _ANY_JSON: dict[str, Any] = {"description": "Any JSON value (google.protobuf.Val
 def _walk(node: Any) -> None:
     if isinstance(node, dict):
         enum = node.get("enum")
-        if isinstance(enum, list) and any(isinstance(v, str) for v in enum) and any(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in enum
+        if (
+            isinstance(enum, list)
+            and any(isinstance(v, str) for v in enum)
+            and any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in enum)
         ):
             node["enum"] = [v for v in enum if isinstance(v, str)]
             node["type"] = "string"

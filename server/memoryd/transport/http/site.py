@@ -1,18 +1,18 @@
 """The ASGI application on the HTTP port: the Connect endpoints and the contract's description.
 
-    POST /<package>.<Service>/<Method>   every RPC (transport/http/connect.py); a body of a
-                                         content type it does not read answers 415 with a
-                                         JSON body naming the ones it does
-    GET  /openapi.json                   OpenAPI 3.1 description of those endpoints,
-                                         generated from the proto by scripts/gen-proto and
-                                         made readable to client generators (openapi.py),
-                                         `servers` naming the address it was fetched from
-    GET  /healthz                        200 while gRPC health says SERVING, else 503 (for
-                                         load balancers and probes that speak only HTTP)
-    GET  /console/...                    the web console (docs/CONSOLE.md): static files
-                                         shipped in this package (console/), unless
-                                         --console false; they call the endpoints above
-                                         with the user's own token, like any client
+POST /<package>.<Service>/<Method>   every RPC (transport/http/connect.py); a body of a
+                                     content type it does not read answers 415 with a
+                                     JSON body naming the ones it does
+GET  /openapi.json                   OpenAPI 3.1 description of those endpoints,
+                                     generated from the proto by scripts/gen-proto and
+                                     made readable to client generators (openapi.py),
+                                     `servers` naming the address it was fetched from
+GET  /healthz                        200 while gRPC health says SERVING, else 503 (for
+                                     load balancers and probes that speak only HTTP)
+GET  /console/...                    the web console (docs/CONSOLE.md): static files
+                                     shipped in this package (console/), unless
+                                     --console false; they call the endpoints above
+                                     with the user's own token, like any client
 """
 
 from __future__ import annotations
@@ -41,8 +41,11 @@ _CONSOLE_TYPES = {
 # The console's pages load only their own files and call only this server; images are the
 # data: URIs messages carry (a remote image URL is shown as text, never fetched).
 _CONSOLE_HEADERS = [
-    (b"content-security-policy", b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-     b"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    ),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
     (b"cache-control", b"no-cache"),
@@ -91,7 +94,9 @@ class Site:
                 return
             if scope["path"] == HEALTH_PATH:
                 status = await overall_health(self._health)
-                await _respond(send, scope, 200 if status == "SERVING" else 503, json.dumps({"status": status}).encode())
+                await _respond(
+                    send, scope, 200 if status == "SERVING" else 503, json.dumps({"status": status}).encode()
+                )
                 return
             if self._console and scope["path"] in ("/console", *self._console):
                 await _console(send, scope, self._console)
@@ -113,11 +118,13 @@ def _is_grpc(scope: dict) -> bool:
 
 def unsupported_media_type(accepted: tuple[str, ...]) -> bytes:
     """The body of a 415: connectrpc answers it with none."""
-    return json.dumps({
-        "code": "invalid_argument",
-        "message": f"Content-Type must be one of {', '.join(accepted)} (gRPC is served on the gRPC port)",
-        "accepted_content_types": list(accepted),
-    }).encode()
+    return json.dumps(
+        {
+            "code": "invalid_argument",
+            "message": f"Content-Type must be one of {', '.join(accepted)} (gRPC is served on the gRPC port)",
+            "accepted_content_types": list(accepted),
+        }
+    ).encode()
 
 
 def _explaining_415(send: Any, accepted: tuple[str, ...]) -> Any:
@@ -129,7 +136,9 @@ def _explaining_415(send: Any, accepted: tuple[str, ...]) -> Any:
         if message["type"] == "http.response.start" and message["status"] == 415:
             replaced = True
             body = unsupported_media_type(accepted)
-            headers = [(k, v) for k, v in message.get("headers", ()) if k.lower() not in (b"content-type", b"content-length")]
+            headers = [
+                (k, v) for k, v in message.get("headers", ()) if k.lower() not in (b"content-type", b"content-length")
+            ]
             await send({**message, "headers": [*headers, _JSON, (b"content-length", str(len(body)).encode())]})
             await send({"type": "http.response.body", "body": body})
         elif not replaced:
@@ -147,7 +156,7 @@ def console_files() -> dict[str, tuple[bytes, bytes]]:
         for entry in folder.iterdir():
             if entry.is_dir():
                 walk(entry, f"{prefix}{entry.name}/")
-            elif (kind := _CONSOLE_TYPES.get(entry.name[entry.name.rfind("."):])) is not None:
+            elif (kind := _CONSOLE_TYPES.get(entry.name[entry.name.rfind(".") :])) is not None:
                 files[f"{CONSOLE_PATH}{prefix}{entry.name}"] = (kind, entry.read_bytes())
 
     walk(resources.files("memoryd.transport.http").joinpath("console"), "")

@@ -232,7 +232,9 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
                 check.non_negative(f"timestamps[{i}]", ts)
         check.done()
         deleted = await self.memory.delete_by_timestamps(tenant, request.session_id, list(request.timestamps))
-        return pb.DeleteMessagesByTimestampsResponse(deleted_count=deleted, event_seq=await self.memory.position(tenant))
+        return pb.DeleteMessagesByTimestampsResponse(
+            deleted_count=deleted, event_seq=await self.memory.position(tenant)
+        )
 
     @unary
     async def DeleteMessages(

@@ -86,5 +86,7 @@ class MetadataServicer(pb_grpc.MetadataServiceServicer):
         check.name("prefix", request.prefix, required=False)
         check.page_size("page_size", request.page_size)
         check.done()
-        namespaces, token = await self.memory.list_namespaces(tenant, request.prefix, request.page_size, request.page_token)
+        namespaces, token = await self.memory.list_namespaces(
+            tenant, request.prefix, request.page_size, request.page_token
+        )
         return pb.ListNamespacesResponse(namespaces=namespaces, next_page_token=token)

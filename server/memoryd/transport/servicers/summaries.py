@@ -198,7 +198,9 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
         check = Check(self.limits)
         check.recall_query(request)
         if request.scope not in (0, *SLICE_SCOPES):
-            check.fail("scope", "must be RECALL_SCOPE_ALL or RECALL_SCOPE_SESSION (slices have no platform or speakers)")
+            check.fail(
+                "scope", "must be RECALL_SCOPE_ALL or RECALL_SCOPE_SESSION (slices have no platform or speakers)"
+            )
         session_scope = request.scope == vector_pb.RECALL_SCOPE_SESSION
         check.name("session_id", request.session_id, required=session_scope)
         if not 0 <= request.max_messages_per_hit <= self.limits.max_page_size:

@@ -161,7 +161,9 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             exclude_message_ids=frozenset(request.exclude_message_ids),
             control_kinds=tuple(request.control_kinds) or self.vectors.control_kinds,
             keep_repeated_texts=request.keep_repeated_texts,
-            neighbor_weight=request.neighbor_weight if request.HasField("neighbor_weight") else defaults.neighbor_weight,
+            neighbor_weight=request.neighbor_weight
+            if request.HasField("neighbor_weight")
+            else defaults.neighbor_weight,
             date_weight=request.date_weight if request.HasField("date_weight") else recall.DEFAULT_DATE_WEIGHT,
             sessions=await self.auth.user_sessions(context.caller),  # in the index query
             slices=recall.SliceMode(request.slices or recall.SliceMode.OFF),
@@ -173,7 +175,9 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
             model_id=result.model_id,
             excluded_other_models=result.excluded_other_models,
             retrieval=RETRIEVALS[(result.semantic, result.keyword)],
-            semantic_weight=recall.semantic_weight(query, result.semantic, result.keyword, [h.ranked for h in result.hits]),
+            semantic_weight=recall.semantic_weight(
+                query, result.semantic, result.keyword, [h.ranked for h in result.hits]
+            ),
         )
         for hit in result.hits:
             r, candidate = hit.record, hit.ranked.candidate
