@@ -81,7 +81,8 @@ async def test_two_workers_share_one_engine_and_find_each_others_saves_by_keywor
         assert len(engines) == 1, engines  # one per data dir, the supervisor's child
         assert engines[0] in [int(p) for p in Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()]
         assert len(_workers(server)) == 2
-        saved: dict[str, str] = {}
+        # Every save of a word has the same text: recall shows one hit of repeated texts, any of them.
+        saved: dict[str, set[str]] = {}
         for attempt in range(64):  # new connections until each worker has taken saves
             if len(saved) >= len(words) and all(_saves_handled(metrics + i) for i in range(2)):
                 break
@@ -93,11 +94,11 @@ async def test_two_workers_share_one_engine_and_find_each_others_saves_by_keywor
                     ),
                     timeout=10,
                 )
-            saved.setdefault(word, reply.message.id)
+            saved.setdefault(word, set()).add(reply.message.id)
         assert all(_saves_handled(metrics + i) for i in range(2)), "the kernel gave every connection to one worker"
 
         deadline = time.monotonic() + 60  # keyword points are written in the background
-        for word, message_id in saved.items():
+        for word, message_ids in saved.items():
             for _ in range(4):  # asked over several connections: each worker finds every save
                 while True:
                     async with _channel(port) as channel:
@@ -105,7 +106,7 @@ async def test_two_workers_share_one_engine_and_find_each_others_saves_by_keywor
                             vector_service_pb2.SearchMemoryRequest(query_text=word, top_k=3, context_window=0), timeout=10
                         )
                     found = [hit.message_id for hit in reply.hits]
-                    if message_id in found:
+                    if message_ids & set(found):
                         break
                     assert time.monotonic() < deadline, (word, found)
                     await asyncio.sleep(0.1)
