@@ -196,6 +196,19 @@ async def test_watch_from_now_resumes_without_a_gap_before_its_first_event(proxy
     assert watch_requests[1].HasField("after_seq") and watch_requests[1].after_seq < event.seq
 
 
+async def _until_reconnected(call):
+    """The channel may still be in its reconnect backoff from the stop (UNAVAILABLE at once,
+    round_robin): the same idempotent call again until the restarted server answers (bounded)."""
+    from memoryd_client.errors import UnavailableError
+
+    async with asyncio.timeout(60):
+        while True:
+            try:
+                return await call()
+            except UnavailableError:
+                await asyncio.sleep(0.2)
+
+
 async def test_watch_resumes_across_a_server_restart(private_memoryd: MemorydServer, session_id: str):
     async with MemoryClient(private_memoryd.target) as client:
         async with client.watch([session_id], [EventType.EVENT_TYPE_MESSAGES_APPENDED]) as events:
@@ -206,7 +219,7 @@ async def test_watch_resumes_across_a_server_restart(private_memoryd: MemorydSer
             await asyncio.to_thread(private_memoryd.stop)
             await asyncio.to_thread(private_memoryd.start)
             # Written while the watcher may still be reconnecting: delivered once all the same.
-            second = (await client.save_message(session_id, message("user", "after restart"))).message
+            second = (await _until_reconnected(lambda: client.save_message(session_id, message("user", "after restart")))).message
             after = await asyncio.wait_for(anext(events), 60)
 
     assert before.messages_appended.messages[0].id == first.id
