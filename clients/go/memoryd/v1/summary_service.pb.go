@@ -738,7 +738,8 @@ type GetSummaryCursorResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Last message seq covered by a summary slice; 0 when the session has none.
 	Cursor int64 `protobuf:"varint,1,opt,name=cursor,proto3" json:"cursor,omitempty"`
-	// Number of slices saved for the session.
+	// Number of slices saved for the session that the caller may read: a token
+	// bound to an end user counts only the slices written under that user.
 	SummaryCount int64 `protobuf:"varint,2,opt,name=summary_count,json=summaryCount,proto3" json:"summary_count,omitempty"`
 	// The latest slice, when there is one.
 	Latest *Summary `protobuf:"bytes,3,opt,name=latest,proto3" json:"latest,omitempty"`

@@ -316,7 +316,8 @@ export type GetSummaryCursorResponse = Message<"memoryd.v1.GetSummaryCursorRespo
   cursor: bigint;
 
   /**
-   * Number of slices saved for the session.
+   * Number of slices saved for the session that the caller may read: a token
+   * bound to an end user counts only the slices written under that user.
    *
    * @generated from field: int64 summary_count = 2;
    */
