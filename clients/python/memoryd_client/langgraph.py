@@ -31,6 +31,21 @@ A search with a `query` ranks by meaning, two ways:
   server answers without its embedder, the store warns (MemorydSearchWarning, a
   UserWarning, which Python shows by default) that the search was keyword-only, whether
   or not a keyword matched.
+
+Formed memory (docs/MEMORY.md; a server run with --llm-url) reads through the same interface,
+under namespaces whose first label is "memoryd" (the `formed` argument; reserved):
+- ("memoryd", "facts", user_id): the user's formed facts, one item per fact (key: the fact's
+  id; value: text, category, keywords, event_time, sources (provenance: session_id,
+  message_id, seq of each message it came from), corrected, valid_to, superseded_by).
+  `search` lists the current facts, newest first (`query` ranks them: with `embed` by
+  similarity, else by the query's words they share); `get` finds any fact, superseded ones
+  too. `put` of a fact's id with a value holding "text" is UpdateFact (a correction that
+  extraction never overrides); `delete` is DeleteFact. A put of a key that is no fact, and
+  any write to the profile, raises FormedMemoryError: memoryd forms memory from messages.
+- ("memoryd", "profile", user_id): one item, key "profile": the profile document (text,
+  fact_ids); read-only.
+A user id label writes "%" as "%25" and "." as "%2E" (LangGraph labels hold no "."). These
+namespaces are not listed by list_namespaces, nor searched from a shorter prefix.
 docs/INTEGRATIONS.md, "LangGraph", explains the choice and what differs.
 """
 
@@ -41,12 +56,14 @@ import base64
 import hashlib
 import json
 import math
+import re
 import time
 import warnings
 from array import array
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import unquote
 
 from google.protobuf import json_format
 from langgraph.store.base import (
@@ -71,10 +88,11 @@ from langgraph.store.base import (
 # LangGraph's reference semantics (InMemoryStore): filter values and namespace conditions.
 from langgraph.store.memory import _compare_values, _does_match
 
-from memoryd.v1 import metadata_service_pb2
+from memoryd.v1 import formation_service_pb2, metadata_service_pb2
 
 from . import frameworks
 from .client import MemoryClient
+from .errors import NotFoundError
 from .frameworks import Program, every, rpc
 from .sync import SyncMemoryClient
 
@@ -86,6 +104,18 @@ _SEARCH_ALL = 1000  # hits per scope asked of SearchEntries (the server clamps t
 class MemorydSearchWarning(UserWarning):
     """A query search could not be served as asked: it was keyword-only (the memoryd server
     has no embedder and the store no `embed`)."""
+
+
+class FormedMemoryError(ValueError):
+    """A write to formed memory that memoryd does not do: facts are formed from messages (a
+    put may only correct an existing fact), and the profile is written from the facts."""
+
+
+FORMED_ROOT = "memoryd"  # the first label of formed memory's namespaces
+PROFILE_KEY = "profile"
+_FORMED_KINDS = ("facts", "profile")
+_WORD = re.compile(r"\w+")
+_EMBEDDED_CACHE = 10_000  # fact texts whose vectors a store keeps (formed-memory searches with embed)
 
 
 class MemorydStore(BaseStore):
@@ -110,6 +140,9 @@ class MemorydStore(BaseStore):
         ttl: LangGraph's TTLConfig; `default_ttl` (minutes) applies to puts without a ttl.
             An item expires `ttl` minutes after its last put, or its last read when
             `refresh_on_read` (default True; a get or search may also say `refresh_ttl`).
+        formed: the first label of formed memory's namespaces ("memoryd": (formed, "facts",
+            user_id) and (formed, "profile", user_id), module docstring); None leaves out
+            formed memory, and the label is then an ordinary one.
     """
 
     supports_ttl = True
@@ -122,6 +155,7 @@ class MemorydStore(BaseStore):
         root: str = DEFAULT_ROOT,
         index: IndexConfig | dict[str, Any] | None = None,
         ttl: TTLConfig | None = None,
+        formed: str | None = FORMED_ROOT,
     ) -> None:
         if isinstance(client, MemoryClient):
             client, async_client = None, client
@@ -142,7 +176,10 @@ class MemorydStore(BaseStore):
                     raise ValueError("index['dims'] is required with index['embed'] (LangGraph's IndexConfig)")
         self.index_fields: list[str] = list((index or {}).get("fields") or ["$"])
         self.ttl_config = ttl
+        self.formed = formed
         self._warned = False
+        self._warned_formed = False
+        self._fact_vectors: dict[str, list[float]] = {}
 
     # -- BaseStore ------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -161,7 +198,14 @@ class MemorydStore(BaseStore):
                 vectors.update(zip(documents, self.embeddings.embed_documents(documents), strict=True))
             for query in queries:
                 vectors[query] = self.embeddings.embed_query(query)
-        return frameworks.run(self.client, self._batch(ops, vectors))
+        results = frameworks.run(self.client, self._batch(ops, vectors))
+        for position, result in enumerate(results):
+            if isinstance(result, _Ranking):
+                missing = [t for t in dict.fromkeys(result.texts) if t not in self._fact_vectors]
+                if missing:
+                    self._keep_vectors(missing, self.embeddings.embed_documents(missing))
+                results[position] = result.ranked(self._fact_vectors)
+        return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         if self.async_client is None:
@@ -174,7 +218,19 @@ class MemorydStore(BaseStore):
                 vectors.update(zip(documents, await self.embeddings.aembed_documents(documents), strict=True))
             for query in queries:
                 vectors[query] = await self.embeddings.aembed_query(query)
-        return await frameworks.run_async(self.async_client, self._batch(ops, vectors))
+        results = await frameworks.run_async(self.async_client, self._batch(ops, vectors))
+        for position, result in enumerate(results):
+            if isinstance(result, _Ranking):
+                missing = [t for t in dict.fromkeys(result.texts) if t not in self._fact_vectors]
+                if missing:
+                    self._keep_vectors(missing, await self.embeddings.aembed_documents(missing))
+                results[position] = result.ranked(self._fact_vectors)
+        return results
+
+    def _keep_vectors(self, texts: list[str], vectors: list[list[float]]) -> None:
+        if len(self._fact_vectors) + len(texts) > _EMBEDDED_CACHE:
+            self._fact_vectors.clear()
+        self._fact_vectors.update(zip(texts, vectors, strict=True))
 
     @staticmethod
     def _checked(ops: Iterable[Op]) -> list[Op]:
@@ -187,7 +243,9 @@ class MemorydStore(BaseStore):
 
     def _to_embed(self, ops: list[Op]) -> tuple[list[str], list[str]]:
         """(texts of the puts, queries of the searches) that `embed` turns into vectors."""
-        documents = [text for op in ops if isinstance(op, PutOp) for text in self._texts(op)]
+        documents = [
+            text for op in ops if isinstance(op, PutOp) and self._formed_of(op) is None for text in self._texts(op)
+        ]
         queries = [op.query for op in ops if isinstance(op, SearchOp) and op.query]
         return list(dict.fromkeys(documents)), list(dict.fromkeys(queries))
 
@@ -195,7 +253,10 @@ class MemorydStore(BaseStore):
     def _batch(self, ops: list[Op], vectors: dict[str, list[float]]) -> Program[list[Result]]:
         results: list[Result] = []
         for op in ops:  # in order: a read after a put in one batch sees it
-            if isinstance(op, GetOp):
+            formed = self._formed_of(op)
+            if formed is not None:
+                results.append((yield from self._formed_op(op, *formed, vectors)))
+            elif isinstance(op, GetOp):
                 results.append((yield from self._get(op)))
             elif isinstance(op, PutOp):
                 yield from self._put(op, vectors)
@@ -361,6 +422,90 @@ class MemorydStore(BaseStore):
             found = list({labels[: op.max_depth] for labels in found})
         return sorted(found)[op.offset : op.offset + op.limit]
 
+    # -- formed memory: (formed, "facts" | "profile", user) ---------------------------------
+    def _formed_of(self, op: Op) -> tuple[str, str] | None:
+        """(kind, user id) when `op` addresses formed memory; None otherwise."""
+        if self.formed is None or isinstance(op, ListNamespacesOp):
+            return None
+        labels = op.namespace_prefix if isinstance(op, SearchOp) else op.namespace
+        if not labels or labels[0] != self.formed:
+            return None
+        if len(labels) != 3 or labels[1] not in _FORMED_KINDS:
+            raise InvalidNamespaceError(
+                f"{labels}: formed memory's namespaces are ({self.formed!r}, 'facts', user_id) and"
+                f" ({self.formed!r}, 'profile', user_id); the label {self.formed!r} is reserved for them"
+            )
+        return labels[1], unquote(labels[2])
+
+    def _formed_op(self, op: Op, kind: str, user: str, vectors: dict[str, list[float]]) -> Program[Any]:
+        labels = (self.formed or "", kind, user_label(user))
+        if isinstance(op, GetOp):
+            if kind == "profile":
+                profile = yield rpc.get_profile(user)
+                return _profile_item(labels, profile, Item) if profile is not None and op.key == PROFILE_KEY else None
+            for fact in (yield from every("list_facts", "facts", user, include_superseded=True, page_size=1000)):
+                if fact.id == op.key:
+                    return _fact_item(labels, fact, Item)
+            return None
+        if isinstance(op, PutOp):
+            yield from self._formed_put(op, kind, user)
+            return None
+        assert isinstance(op, SearchOp)
+        candidates: list[tuple[SearchItem, str]]
+        if kind == "profile":
+            profile = yield rpc.get_profile(user)
+            candidates = [] if profile is None else [(_profile_item(labels, profile, SearchItem), profile.text)]
+        else:
+            facts = yield from every("list_facts", "facts", user, page_size=1000)
+            candidates = [(_fact_item(labels, f, SearchItem), " ".join([f.text, *f.keywords])) for f in facts]
+        candidates = [(item, text) for item, text in candidates if _filter_matches(item.value, op.filter)]
+        if not op.query:
+            return [item for item, _ in candidates[op.offset : op.offset + op.limit]]
+        if self.embeddings is not None:
+            return _Ranking(candidates, vectors.get(op.query, []), op.offset, op.limit)
+        if not self._warned_formed:
+            self._warned_formed = True
+            warnings.warn(
+                "memoryd: a query search of formed memory ranks by the words shared with the query;"
+                " give the store index['embed'] to rank by meaning",
+                MemorydSearchWarning,
+                stacklevel=2,
+            )
+        return _by_words(candidates, op.query)[op.offset : op.offset + op.limit]
+
+    def _formed_put(self, op: PutOp, kind: str, user: str) -> Program[None]:
+        if kind == "profile":
+            raise FormedMemoryError(
+                "memoryd writes a user's profile from the user's facts; it cannot be put or deleted"
+                " (correct or delete facts under (formed, 'facts', user_id) instead)"
+            )
+        if op.value is None:  # DeleteFact; deleting what is not there is no error, as in LangGraph
+            yield rpc.delete_fact(user, op.key)
+            return None
+        value = dict(op.value)
+        text = value.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise FormedMemoryError("a put of a formed fact corrects it: its value needs the fact's 'text'")
+        keywords = value.get("keywords") or []
+        if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
+            raise FormedMemoryError("a formed fact's 'keywords' is a list of strings")
+        try:
+            yield rpc.update_fact(
+                user,
+                op.key,
+                text,
+                category=str(value.get("category") or ""),
+                keywords=keywords,
+                event_time=int(value.get("event_time") or 0),
+            )
+        except NotFoundError:
+            raise FormedMemoryError(
+                f"user {user!r} has no formed fact {op.key!r}: memoryd forms facts from conversations;"
+                " a put under (formed, 'facts', user_id) corrects one of them (keep your own memories"
+                " in a namespace of your own)"
+            ) from None
+        return None
+
     # -- helpers --------------------------------------------------------------------------
     def _namespace(self, labels: Sequence[str]) -> str:
         return self.root + ".".join(labels)
@@ -412,6 +557,83 @@ class MemorydStore(BaseStore):
             created_at=_datetime(_number(record, "created_at")),
             updated_at=_datetime(record.update_time),
         )
+
+
+def user_label(user_id: str) -> str:
+    """The namespace label of a user id in formed memory's namespaces: "%" as "%25" and "."
+    as "%2E" (a LangGraph label holds no "."); other ids are their own label."""
+    return user_id.replace("%", "%25").replace(".", "%2E")
+
+
+def _fact_item(labels: tuple[str, ...], fact: formation_service_pb2.Fact, kind: type[Item]) -> Any:
+    value = {
+        "text": fact.text,
+        "category": fact.category,
+        "keywords": list(fact.keywords),
+        "event_time": fact.event_time,
+        "sources": [{"session_id": s.session_id, "message_id": s.message_id, "seq": s.seq} for s in fact.sources],
+        "corrected": fact.corrected,
+        "valid_to": fact.valid_to,
+        "superseded_by": fact.superseded_by,
+    }
+    return kind(
+        namespace=labels,
+        key=fact.id,
+        value=value,
+        created_at=_datetime(fact.create_time),
+        updated_at=_datetime(fact.update_time),
+    )
+
+
+def _profile_item(labels: tuple[str, ...], profile: formation_service_pb2.UserProfile, kind: type[Item]) -> Any:
+    return kind(
+        namespace=labels,
+        key=PROFILE_KEY,
+        value={"text": profile.text, "fact_ids": list(profile.fact_ids)},
+        created_at=_datetime(profile.update_time),
+        updated_at=_datetime(profile.update_time),
+    )
+
+
+def _filter_matches(value: dict[str, Any], filter: dict[str, Any] | None) -> bool:
+    return all(_compare_values(_field(value, key), wanted) for key, wanted in (filter or {}).items())
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.casefold()))
+
+
+def _by_words(candidates: list[tuple[SearchItem, str]], query: str) -> list[SearchItem]:
+    """The candidates sharing a word with `query`, by the share of the query's words they hold
+    (ties keep their order: newest first)."""
+    asked = _words(query)
+    scored: list[tuple[float, int, SearchItem]] = []
+    for position, (item, text) in enumerate(candidates):
+        shared = len(asked & _words(text))
+        if shared:
+            item.score = shared / len(asked)
+            scored.append((item.score, position, item))
+    scored.sort(key=lambda entry: (-entry[0], entry[1]))
+    return [item for _, _, item in scored]
+
+
+class _Ranking:
+    """A formed-memory search with `embed`: its candidates, ranked once `batch` has embedded
+    their texts (the embedder is sync or async, outside the calls' program)."""
+
+    def __init__(self, candidates: list[tuple[SearchItem, str]], query: list[float], offset: int, limit: int) -> None:
+        self.candidates = candidates
+        self.texts = [text for _, text in candidates]
+        self.query = query
+        self.offset = offset
+        self.limit = limit
+
+    def ranked(self, vectors: dict[str, list[float]]) -> list[SearchItem]:
+        found = [(_Found(_NO_RECORD, item), [vectors[text]]) for item, text in self.candidates]
+        return [f.item for f in _by_similarity(found, self.query)][self.offset : self.offset + self.limit]
+
+
+_NO_RECORD = metadata_service_pb2.MetadataEntry()
 
 
 def _loop_running() -> bool:
@@ -538,4 +760,4 @@ def _datetime(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
-__all__ = ["DEFAULT_ROOT", "MemorydSearchWarning", "MemorydStore"]
+__all__ = ["DEFAULT_ROOT", "FORMED_ROOT", "FormedMemoryError", "MemorydSearchWarning", "MemorydStore", "user_label"]
