@@ -179,6 +179,24 @@ class Config:
     )
     qdrant_collection_prefix: str = setting("memoryd", "collections are <prefix>_d<dimension>")
     qdrant_timeout_seconds: float = setting(5.0, "bound of one Qdrant call without a caller deadline", minimum=0.001)
+    qdrant_shards: int = setting(
+        0,
+        "shards of each collection memoryd creates on a Qdrant server (a cluster spreads them over its nodes); "
+        "0: the server's default (one per node at creation; docs/SCALING.md)",
+        minimum=0,
+    )
+    qdrant_replication_factor: int = setting(
+        0,
+        "copies of each shard on a Qdrant cluster, on different nodes (2: a node can be lost); "
+        "0: the server's default (1)",
+        minimum=0,
+    )
+    qdrant_write_consistency: int = setting(
+        0,
+        "copies of a shard that must apply a write before it is acknowledged (at most the replication factor); "
+        "0: the server's default (1)",
+        minimum=0,
+    )
     vector_engine_process: bool = setting(
         True,
         "Qdrant Edge: run the engine in a child process (its calls hold the GIL: in the server process each "
@@ -298,6 +316,8 @@ class Config:
             raise ValueError("--llm-url needs --llm-model (the model name the endpoint serves; docs/MEMORY.md)")
         if self.llm_api_key_file and not os.access(self.llm_api_key_file, os.R_OK):
             raise ValueError(f"--llm-api-key-file {self.llm_api_key_file}: not a readable file")
+        if 0 < self.qdrant_replication_factor < self.qdrant_write_consistency:
+            raise ValueError("--qdrant-write-consistency cannot exceed --qdrant-replication-factor")
 
     @property
     def retention(self) -> retention.Settings:

@@ -3,6 +3,12 @@ API key). One collection per dimension (`<prefix>_d<dim>`); several memoryd repl
 share it. Every failure of the server surfaces as StorageUnavailable except a full disk
 (Qdrant says "No space left on device"): StorageFull.
 
+On a Qdrant cluster the collections memoryd creates get CollectionLayout's shard count,
+replication factor and write consistency (docs/SCALING.md, "A Qdrant cluster"); tenants share
+them, the tenant payload index marked `is_tenant` (Qdrant's layout for multitenancy: points
+of one tenant stored together, one HNSW graph per tenant). memoryd talks to one node (its URL),
+which routes each call to the shards' replicas on the other nodes.
+
 The url ":memory:" runs qdrant-client's own in-process implementation of the server API
 instead (not a store: nothing is kept). The tests use it to run this adapter's code
 against the same cases as Qdrant Edge where no server is at hand.
@@ -14,6 +20,7 @@ import asyncio
 import logging
 import warnings
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from qdrant_client import AsyncQdrantClient
@@ -88,6 +95,26 @@ def _request(search: Search) -> qm.QueryRequest:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class CollectionLayout:
+    """How a collection memoryd creates is spread over a Qdrant cluster; 0 leaves a number to
+    the server (its defaults: one shard per node at creation, 1 copy, 1 acknowledgement).
+    Fixed when the collection is created: a collection that exists is left as it is."""
+
+    shards: int = 0  # shard_number
+    replication_factor: int = 0  # copies of each shard, on different nodes
+    write_consistency: int = 0  # copies that must apply a write before it is acknowledged
+
+    def differences(self, params: qm.CollectionParams) -> dict[str, tuple[int, int | None]]:
+        """(wanted, found) of each set number that an existing collection's params differ in."""
+        pairs = {
+            "shard_number": (self.shards, params.shard_number),
+            "replication_factor": (self.replication_factor, params.replication_factor),
+            "write_consistency_factor": (self.write_consistency, params.write_consistency_factor),
+        }
+        return {key: pair for key, pair in pairs.items() if pair[0] > 0 and pair[0] != pair[1]}
+
+
 class QdrantServerIndex(QdrantIndexBase):
     def __init__(
         self,
@@ -98,8 +125,10 @@ class QdrantServerIndex(QdrantIndexBase):
         grpc_port: int = 6334,
         prefix: str = "memoryd",
         timeout: float = 5.0,
+        layout: CollectionLayout | None = None,
     ) -> None:
         super().__init__(prefix)
+        self.layout = layout or CollectionLayout()
         self.url = url
         self.api_key = api_key
         self.prefer_grpc = prefer_grpc
@@ -193,6 +222,9 @@ class QdrantServerIndex(QdrantIndexBase):
                             name,
                             vectors_config=vectors,
                             sparse_vectors_config=sparse,
+                            shard_number=self.layout.shards or None,
+                            replication_factor=self.layout.replication_factor or None,
+                            write_consistency_factor=self.layout.write_consistency or None,
                             hnsw_config=qm.HnswConfigDiff(
                                 m=p.HNSW_M,
                                 payload_m=p.HNSW_PAYLOAD_M,
@@ -217,6 +249,10 @@ class QdrantServerIndex(QdrantIndexBase):
         client = self._require()
         wanted = p.indexed_fields(space)
         info = await self._call(client.get_collection(name))
+        differences = self.layout.differences(info.config.params)
+        if differences:
+            # Shards are fixed at creation; copies change through Qdrant's cluster API.
+            log.warning("vector collection %s keeps its layout (wanted, found): %s", name, differences)
         present = set(info.payload_schema or {})
         for key in sorted(present - wanted):
             await self._call(client.delete_payload_index(name, key))
