@@ -1,53 +1,37 @@
-"""The facts strategy: a log consumer that extracts facts about each session's owner, with
-provenance (the ids of the messages they came from), and makes forgetting reach them.
+"""The facts strategy: a sourced-records consumer (sourced.py: batching, provenance, and
+forgetting that reaches the facts on every delete path, rewrite, clear, forget and expiry)
+that extracts facts about each session's owner.
 
-- messages appended: the session's messages after its extraction progress, at most
-  CHUNK_MESSAGES / CHUNK_CHARS a call, go to the model with the user's related current facts
-  (keyword overlap, labelled F1..Fn: the model never sees or writes a fact id). The model
-  proposes each fact as new, a duplicate of Fk or superseding Fk; the server decides: a
-  duplicate adds the messages to Fk's sources, a superseding fact keeps Fk with valid_to and
-  superseded_by (never a corrected one), a text equal to a current fact is a duplicate
-  whatever the model said, sources outside the batch are dropped. The facts and the moved
-  progress are one guarded write (records.py): a batch is stored once or not at all.
-- messages deleted (every delete path writes their ids: DeleteMessages, by timestamps,
-  PopMessages, ReplaceHistory, ClearSession, ClearAll, ForgetUser, retention): each id leaves
-  the sources of its facts; a fact with none left is removed, and the facts it had superseded
-  are current again (the log no longer says otherwise).
-- messages rewritten (UpdateMessageContent) at or before the progress: the message leaves
-  its facts' sources as on a delete, and is extracted again alone, in one write.
-
-Sessions without an owner (user_id) form no facts. Every failure of the model raises: the
-runtime keeps the cursor and retries the batch with backoff; nothing is skipped.
-"""
+Each batch goes to the model with the user's related current facts (keyword overlap, labelled
+F1..Fn: the model never sees or writes a fact id). The model proposes each fact as new, a
+duplicate of Fk or superseding Fk; the server decides: a duplicate adds the messages to Fk's
+sources, a superseding fact keeps Fk with valid_to and superseded_by (never a corrected one),
+a text equal to a current fact is a duplicate whatever the model said, sources outside the
+batch are dropped. A fact removed because its sources are gone makes the facts it had
+superseded current again (the log no longer says otherwise)."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from memoryd.consumers.runtime import Consumer
-from memoryd.domain.models import Event, EventType, Message, now_ms
+from memoryd.domain.models import EventType, Message
 from memoryd.domain.store import Store
 from memoryd.formation import common, llm
 from memoryd.formation.meter import Meter
 from memoryd.formation.records import Change, Fact, FactRecords, Source, memory_event, new_fact_id
 from memoryd.formation.settings import SettingsStore
-
-log = logging.getLogger(__name__)
+from memoryd.formation.sourced import Batch, Lane, SourcedConsumer
 
 STRATEGY = "facts"
 NAME = "memoryd.formation.facts"
 VERSION = "facts-1"
-CHUNK_MESSAGES = 20
-CHUNK_CHARS = 12_000
 RELATED = 20
 MAX_FACT_CHARS = 500
 MAX_KEYWORDS = 16
 MAX_KEYWORD_CHARS = 64
 MAX_FACTS_PER_CALL = 20
 CATEGORIES = ("preference", "biography", "plan", "event", "relationship", "opinion", "other")
-SEQ_MAX = 2**63 - 1
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -108,27 +92,24 @@ def related(facts: Sequence[Fact], messages: Sequence[Message], limit: int = REL
     return [f for score, _, f in scored[:limit] if score > 0] or list(facts[:limit])
 
 
-class FactsConsumer(Consumer):
+class FactsConsumer(SourcedConsumer[Fact]):
     name = NAME
-    event_types: Collection[EventType] = (
-        EventType.MESSAGES_APPENDED,
-        EventType.MESSAGES_DELETED,
-        EventType.MESSAGES_REWRITTEN,
-    )
-    batch = 2000  # events an apply takes: a backlog becomes few, large calls per session
+    strategy = STRATEGY
+    records: FactRecords
 
     def __init__(self, store: Store, meter: Meter, settings: SettingsStore, locks: common.Locks) -> None:
-        self.store = store
-        self.meter = meter
-        self.settings = settings
-        self.records = FactRecords(store)
-        self.locks = locks
+        super().__init__(store, meter, settings, locks, FactRecords(store))
         self._cache: dict[tuple[str, str], list[Fact]] = {}  # (tenant, user) -> current facts, within an apply
 
     def fingerprint(self) -> str:
         return VERSION
 
-    # -- the log ---------------------------------------------------------------
+    async def lanes(self, tenant: str, session_id: str) -> Sequence[Lane]:
+        return (Lane("", (await self.settings.effective(tenant, session_id)).facts_enabled),)
+
+    def reset(self) -> None:
+        self._cache = {}
+
     async def _current(self, tenant: str, user: str) -> list[Fact]:
         """The user's current facts, read once per apply and kept up to date by its writes
         (an apply's sessions of one user do not read them again each)."""
@@ -137,12 +118,12 @@ class FactsConsumer(Consumer):
             self._cache[key] = await self.records.facts(tenant, user)
         return self._cache[key]
 
-    def _remember(self, tenant: str, change: Change | None) -> None:
+    def committed(self, tenant: str, change: Change | None) -> None:
         """Apply a written change to the cached facts (None: a write failed, forget them)."""
         if change is None:
             self._cache = {k: v for k, v in self._cache.items() if k[0] != tenant}
             return
-        for before, after in change.facts.values():
+        for before, after in change.records.values():
             fact = after or before
             if fact is None or (tenant, fact.user_id) not in self._cache:
                 continue
@@ -152,141 +133,11 @@ class FactsConsumer(Consumer):
             cached.sort(key=lambda f: f.id)  # ids sort newest first, as the store lists them
             self._cache[(tenant, fact.user_id)] = cached
 
-    async def apply(self, tenant: str, events: Sequence[Event]) -> None:
-        """Events in order; consecutive appends of a session are extracted together."""
-        self._cache = {}
-        try:
-            await self._apply(tenant, events)
-        finally:
-            self._cache = {}
-
-    async def _apply(self, tenant: str, events: Sequence[Event]) -> None:
-        pending: dict[str, int] = {}  # session -> newest appended seq not yet extracted
-        for event in events:
-            if event.type == EventType.MESSAGES_APPENDED:
-                seqs = [int(r.get("seq") or 0) for r in event.payload.get("messages", ())]
-                if seqs:
-                    pending[event.session_id] = max(pending.get(event.session_id, 0), *seqs)
-                continue
-            # A delete or rewrite applies after the appends before it.
-            if event.session_id in pending:
-                await self.extract(tenant, event.session_id, pending.pop(event.session_id))
-            if event.type == EventType.MESSAGES_DELETED:
-                await self.forget(tenant, event.session_id, event.payload.get("ids", ()))
-            elif event.type == EventType.MESSAGES_REWRITTEN:
-                await self.rederive(tenant, event)
-        for session_id, through in pending.items():
-            await self.extract(tenant, session_id, through)
-        self.meter.succeeded(tenant, STRATEGY)
-
-    async def rebuild(self, tenant: str) -> int | None:
-        """Converge from the store: sources whose message is gone leave their facts, then every
-        session's messages after its progress are extracted."""
-        self._cache = {}
-        try:
-            return await self._rebuild(tenant)
-        finally:
-            self._cache = {}
-
-    async def _rebuild(self, tenant: str) -> int | None:
-        latest = (await self.store.event_bounds(tenant))[1]
-        for session_id in await self.records.indexed_sessions(tenant):
-            gone: list[str] = []
-            for message_id, user, fact_id in await self.records.sources_of_session(tenant, session_id):
-                fact = await self.records.get(tenant, user, fact_id)
-                source = next((s for s in fact.sources if s.message_id == message_id), None) if fact else None
-                if source is None or not await self._stored(tenant, source):
-                    gone.append(message_id)
-            if gone:
-                await self.forget(tenant, session_id, gone)
-        after: str | None = None
-        while True:
-            sessions = await self.store.list_sessions(tenant, after, 100)
-            for info in sessions:
-                await self.extract(tenant, info.session_id, SEQ_MAX)
-            if len(sessions) < 100:
-                return latest
-            after = sessions[-1].session_id
-
-    async def _stored(self, tenant: str, source: Source) -> bool:
-        rows = await self.store.messages_by_seq(tenant, source.session_id, source.seq, source.seq, 1)
-        return bool(rows) and rows[0].id == source.message_id
-
     # -- extraction ------------------------------------------------------------
-    async def extract(self, tenant: str, session_id: str, through: int) -> None:
-        """Extract the session's messages after its progress through seq `through`. A session
-        without an owner, or with facts off, is left as it is (no progress is written: once it
-        has an owner and facts on, its whole history is extracted for that owner)."""
-        if (
-            not await self._owner(tenant, session_id)
-            or not (await self.settings.effective(tenant, session_id)).facts_enabled
-        ):
-            return
-        while True:
-            progress = await self.records.progress(tenant, session_id)
-            done = int(progress["seq"]) if progress else 0
-            if done >= through:
-                return
-            rows = await self.store.messages_by_seq(tenant, session_id, done + 1, through, CHUNK_MESSAGES)
-            if not rows:
-                last = min(through, await self.store.last_seq(tenant, session_id))
-                if last <= done:
-                    return
-                async with self.locks(tenant):
-                    await self.records.commit_progress(
-                        tenant, session_id, progress, last, _event(progress), Change(), now_ms()
-                    )
-                continue
-            chunk: list[Message] = []
-            chars = 0
-            for message in rows:
-                if chunk and chars + common.message_chars(message) > CHUNK_CHARS:
-                    break
-                chunk.append(message)
-                chars += common.message_chars(message)
-            # The read returned all there was through `through` when it was not full.
-            to_seq = through if len(chunk) == len(rows) and len(rows) < CHUNK_MESSAGES else chunk[-1].seq
-            if to_seq == SEQ_MAX:
-                to_seq = chunk[-1].seq
-            await self._batch(tenant, session_id, progress, chunk, to_seq, _event(progress))
-
-    async def _owner(self, tenant: str, session_id: str) -> str:
-        info = await self.store.get_session(tenant, session_id)
-        return info.attributes.user_id if info is not None else ""
-
-    async def _batch(
-        self,
-        tenant: str,
-        session_id: str,
-        progress: dict[str, Any] | None,
-        messages: Sequence[Message],
-        to_seq: int,
-        event_seq: int,
-        replacing: Sequence[str] = (),
-    ) -> bool:
-        """One extraction call over `messages` and its guarded write (with the removal of the
-        message ids `replacing` from their facts: a rewrite). False when the progress moved."""
-        user = await self._owner(tenant, session_id)
-        settings = await self.settings.effective(tenant, session_id)
-        candidates = [m for m in messages if m.role in common.PROMPT_ROLES and m.content.strip() and not m.archived]
-        answer: dict[str, Any] | None = None
-        shown: list[Fact] = []
-        if user and settings.facts_enabled and candidates:
-            current = await self._current(tenant, user)
-            shown = related(current, candidates)
-            answer = (await self.meter.complete(tenant, STRATEGY, self._request(shown, candidates))).data
-        async with self.locks(tenant):
-            now = now_ms()
-            change = Change()
-            if replacing:
-                await self._unlink(tenant, session_id, replacing, change, now, reason="rederived")
-            if answer is not None:
-                await self._decide(tenant, user, session_id, answer, shown, candidates, change, now, to_seq)
-            written = await self.records.commit_progress(tenant, session_id, progress, to_seq, event_seq, change, now)
-            self._remember(tenant, change if written else None)
-        if not written:
-            log.info("formation facts: progress moved under a batch; reading it again", extra={"tenant": tenant})
-        return written
+    async def propose(self, batch: Batch) -> tuple[dict[str, Any], list[Fact]]:
+        shown = related(await self._current(batch.tenant, batch.user), batch.messages)
+        request = self._request(shown, batch.messages)
+        return (await self.meter.complete(batch.tenant, STRATEGY, request)).data, shown
 
     @staticmethod
     def _request(shown: Sequence[Fact], messages: Sequence[Message]) -> llm.ChatRequest:
@@ -294,19 +145,10 @@ class FactsConsumer(Consumer):
         user = "Known facts about the user:\n" + llm.fence(known) + "\n\nNew messages:\n" + common.render(messages)
         return llm.ChatRequest(SYSTEM, user, "memoryd_facts", SCHEMA, max_tokens=2048)
 
-    async def _decide(
-        self,
-        tenant: str,
-        user: str,
-        session_id: str,
-        answer: dict[str, Any],
-        shown: Sequence[Fact],
-        messages: Sequence[Message],
-        change: Change,
-        now: int,
-        to_seq: int,
-    ) -> None:
+    async def decide(self, batch: Batch, proposal: Any, change: Change, now: int) -> None:
         """The server's decision on the model's proposals (see the module's docstring)."""
+        tenant, user, session_id, messages = batch.tenant, batch.user, batch.session_id, batch.messages
+        answer, shown = proposal
         labels = {f"F{i}": f.id for i, f in enumerate(shown, 1)}
         # The shown facts as stored now (under the tenant's lock), not as read before the model
         # call: a correction (UpdateFact) or deletion made meanwhile holds.
@@ -315,7 +157,7 @@ class FactsConsumer(Consumer):
             stored = await self.records.get(tenant, user, shown_fact.id)
             if stored is not None:
                 state[stored.id] = stored
-        for fact_id, (_, after) in change.facts.items():  # a rewrite's unlinking went first
+        for fact_id, (_, after) in change.records.items():  # a rewrite's unlinking went first
             if after is None:
                 state.pop(fact_id, None)
             elif fact_id in state:
@@ -342,7 +184,7 @@ class FactsConsumer(Consumer):
                     state[target.id] = after
                 continue
             fact = Fact(
-                id=new_fact_id(now, tenant, session_id, to_seq, ordinal, text),
+                id=new_fact_id(now, tenant, session_id, batch.to_seq, ordinal, text),
                 user_id=user,
                 text=text,
                 category=item["category"] if item["category"] in CATEGORIES else "other",
@@ -369,70 +211,13 @@ class FactsConsumer(Consumer):
                 )
 
     # -- forgetting --------------------------------------------------------------
-    async def forget(self, tenant: str, session_id: str, message_ids: Sequence[str]) -> None:
-        if not message_ids:
-            return
-        async with self.locks(tenant):
-            change = Change()
-            now = now_ms()
-            await self._unlink(tenant, session_id, message_ids, change, now, reason="sources_gone")
-            await self.records.commit(tenant, change, now)
-            self._remember(tenant, change)
-
-    async def _unlink(
-        self, tenant: str, session_id: str, message_ids: Sequence[str], change: Change, now: int, *, reason: str
-    ) -> None:
-        """Take the messages out of their facts' sources in `change`; a fact left without
-        sources is removed, and the facts it superseded become current again."""
-        gone = set(message_ids)
-        touched: dict[tuple[str, str], None] = {}
-        for message_id in message_ids:
-            for user, fact_id in await self.records.by_message(tenant, session_id, message_id):
-                touched[(user, fact_id)] = None
-        for user, fact_id in touched:
-            if fact_id in change.facts:
-                before = change.facts[fact_id][1]  # as this change leaves it so far
-            else:
-                before = await self.records.get(tenant, user, fact_id)
-            if before is None:
+    async def released(self, tenant: str, record: Fact, change: Change, now: int) -> None:
+        """The facts a removed fact had superseded are current again (the log no longer says
+        otherwise)."""
+        for old in await self.records.facts(tenant, record.user_id, include_superseded=True):
+            if old.superseded_by != record.id:
                 continue
-            left = tuple(s for s in before.sources if not (s.session_id == session_id and s.message_id in gone))
-            if left:
-                change.put(before, before.changed(now, sources=left))
+            pending = change.records[old.id][1] if old.id in change.records else old
+            if pending is None:
                 continue
-            change.put(before, None)
-            change.events.append(memory_event(EventType.MEMORY_REMOVED, "fact", fact_id, user, reason=reason))
-            for old in await self.records.facts(tenant, user, include_superseded=True):
-                if old.superseded_by != fact_id:
-                    continue
-                pending = change.facts[old.id][1] if old.id in change.facts else old
-                if pending is None:
-                    continue
-                change.put(pending, pending.changed(now, valid_to=0, superseded_by=""))
-
-    async def rederive(self, tenant: str, event: Event) -> None:
-        """A rewrite of messages already extracted: they leave their facts and are extracted
-        again (together, as they read now), in one write."""
-        refs = [(int(r.get("seq") or 0), r.get("id", "")) for r in event.payload.get("messages", ())]
-        while True:
-            progress = await self.records.progress(tenant, event.session_id)
-            if progress is None or int(progress.get("event", 0)) >= event.seq:
-                return  # never extracted (the extraction reads the new content), or done
-            done = int(progress["seq"])
-            mine = [(seq, mid) for seq, mid in refs if mid and seq <= done]
-            if not mine:
-                return
-            rows: list[Message] = []
-            for seq, message_id in mine:
-                rows += [
-                    m
-                    for m in await self.store.messages_by_seq(tenant, event.session_id, seq, seq, 1)
-                    if m.id == message_id
-                ]
-            replacing = [mid for _, mid in mine]
-            if await self._batch(tenant, event.session_id, progress, rows, done, event.seq, replacing=replacing):
-                return
-
-
-def _event(progress: dict[str, Any] | None) -> int:
-    return int(progress.get("event", 0)) if progress else 0
+            change.put(pending, pending.changed(now, valid_to=0, superseded_by=""))

@@ -93,15 +93,19 @@ class ChatModel(Protocol):
 
 
 _VALIDATORS: dict[int, Any] = {}
+MAX_VALIDATORS = 256
 
 
 def _validator(schema: Mapping[str, Any]) -> Any:
-    """A validator per schema (the strategies' schemas are module constants), the schema
-    itself checked once: jsonschema.validate checks it against the metaschema every call."""
+    """A validator per schema (the built-in strategies' are module constants), the schema
+    itself checked once: jsonschema.validate checks it against the metaschema every call.
+    A custom strategy's schema is kept alive by its consumer's envelope cache while in use."""
     validator = _VALIDATORS.get(id(schema))
     if validator is None or validator.schema is not schema:
         cls = jsonschema.validators.validator_for(schema)
         cls.check_schema(dict(schema))
+        if len(_VALIDATORS) >= MAX_VALIDATORS:  # custom strategies' schemas come and go
+            _VALIDATORS.clear()
         validator = _VALIDATORS[id(schema)] = cls(schema)
     return validator
 

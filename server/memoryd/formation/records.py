@@ -1,28 +1,34 @@
-"""Formed facts and profiles, stored once for every adapter: metadata records written with the
-Store's guarded (compare-and-set) write, so SQLite and MongoDB behave the same
+"""Formed facts, custom records and profiles, stored once for every adapter: metadata records
+written with the Store's guarded (compare-and-set) write, so SQLite and MongoDB behave the same
 (tests/conformance/test_formation_records.py runs these rules against both).
 
     "memoryd.facts/<user>"          key = fact id           -> one fact (sources = provenance)
     "memoryd.fact-sources/<session>" key = "<message id>\\t<fact id>" -> {"user": user}
     "memoryd.formation-progress/facts" key = session id     -> {"seq", "version", "event"}
+    "memoryd.custom/<user>"         key = record id         -> one custom record (with its strategy)
+    "memoryd.custom-sources/<session>" key = "<message id>\\t<record id>" -> {"user": user}
+    "memoryd.formation-progress/custom/<strategy>" key = session id -> as the facts' progress
     "memoryd.profiles"              key = user id           -> one profile
 
-The sources index answers "which facts came from this message" (forgetting: every deleted
-message id reaches its facts). A fact's record and its index entries are always written in
-the same transaction (`fact_writes`). The progress record of a session is the last seq whose
-messages were given to extraction; every extraction writes it guarded on its `version`, in the
-transaction of the facts it formed, so a batch is stored once or not at all (a crash between
-the model's answer and the write leaves the batch to do again, never half of it).
+Facts and custom records are both *sourced* records (a `Kind` says where each lives;
+`SourcedRecords` reads and writes them the same way). The sources index answers "which records
+came from this message" (forgetting: every deleted message id reaches its records). A record
+and its index entries are always written in the same transaction (`sourced_writes`). The
+progress record of a session (per custom strategy: its own) is the last seq whose messages
+were given to extraction; every extraction writes it guarded on its `version`, in the
+transaction of the records it formed, so a batch is stored once or not at all (a crash
+between the model's answer and the write leaves the batch to do again, never half of it).
 
-Fact ids start with the inverted creation time, so key order is newest first.
+Record ids start with the inverted creation time, so key order is newest first.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from memoryd.domain import events as ev
 from memoryd.domain.models import EventDraft, EventType
@@ -31,9 +37,12 @@ from memoryd.domain.store import MetadataGuard, MetadataWrite, Store
 FACTS_NAMESPACE = "memoryd.facts/"
 SOURCES_NAMESPACE = "memoryd.fact-sources/"
 PROGRESS_NAMESPACE = "memoryd.formation-progress/facts"
+CUSTOM_NAMESPACE = "memoryd.custom/"
+CUSTOM_SOURCES_NAMESPACE = "memoryd.custom-sources/"
+CUSTOM_PROGRESS_NAMESPACE = "memoryd.formation-progress/custom/"
 PROFILES_NAMESPACE = "memoryd.profiles"
 SEPARATOR = "\t"  # message ids never hold control characters (transport validation)
-# A user's facts read at most, for recall before extraction and for the profile.
+# A user's records read at most, for recall before extraction and for the profile.
 MAX_FACTS_READ = 2000
 _PAGE = 500
 
@@ -46,14 +55,28 @@ def sources_namespace(session_id: str) -> str:
     return SOURCES_NAMESPACE + session_id
 
 
-def source_key(message_id: str, fact_id: str) -> str:
-    return message_id + SEPARATOR + fact_id
+def source_key(message_id: str, record_id: str) -> str:
+    return message_id + SEPARATOR + record_id
 
 
 def new_fact_id(create_time: int, *parts: object) -> str:
     inverted = (1 << 48) - 1 - max(0, create_time)
     digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=6).hexdigest()
     return f"{inverted:012x}{digest}"
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """Where one kind of sourced record lives: its records per user, its sources index per
+    session, and its extraction progress (one namespace, or one per lane: a custom strategy)."""
+
+    what: str  # the kind in memory events: "fact", "custom"
+    records: str
+    sources: str
+    progress: str
+
+    def progress_namespace(self, lane: str = "") -> str:
+        return self.progress + lane
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +89,40 @@ class Source:
         return {"session_id": self.session_id, "message_id": self.message_id, "seq": self.seq}
 
 
+def _sources(data: dict[str, Any]) -> tuple[Source, ...]:
+    return tuple(Source(s["session_id"], s["message_id"], int(s.get("seq") or 0)) for s in data.get("sources") or ())
+
+
+class Sourced(Protocol):
+    """A record derived from messages: its provenance (`sources`) is indexed by message."""
+
+    KIND: ClassVar[Kind]
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def user_id(self) -> str: ...
+
+    @property
+    def sources(self) -> tuple[Source, ...]: ...
+
+    @property
+    def version(self) -> int: ...
+
+    def record(self) -> dict[str, Any]: ...
+
+    def changed(self, now: int, **values: Any) -> Self: ...
+
+
+FACT_KIND = Kind("fact", FACTS_NAMESPACE, SOURCES_NAMESPACE, PROGRESS_NAMESPACE)
+CUSTOM_KIND = Kind("custom", CUSTOM_NAMESPACE, CUSTOM_SOURCES_NAMESPACE, CUSTOM_PROGRESS_NAMESPACE)
+
+
 @dataclass(frozen=True, slots=True)
 class Fact:
+    KIND: ClassVar[Kind] = FACT_KIND
+
     id: str
     user_id: str
     text: str
@@ -110,9 +165,7 @@ class Fact:
             category=data.get("category", "other"),
             event_time=int(data.get("event_time") or 0),
             keywords=tuple(data.get("keywords") or ()),
-            sources=tuple(
-                Source(s["session_id"], s["message_id"], int(s.get("seq") or 0)) for s in data.get("sources") or ()
-            ),
+            sources=_sources(data),
             create_time=int(data.get("create_time") or 0),
             update_time=int(data.get("update_time") or 0),
             valid_to=int(data.get("valid_to") or 0),
@@ -122,6 +175,59 @@ class Fact:
         )
 
     def changed(self, now: int, **values: Any) -> Fact:
+        return replace(self, update_time=now, version=self.version + 1, **values)
+
+
+def canonical_json(value: Any) -> str:
+    """One text per JSON value (sorted keys, no spaces): what "the same value" means."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class CustomRecord:
+    """A record of a custom strategy: the caller's JSON value, kept as its canonical JSON text
+    (any key a model may write is safe in every adapter; numbers keep their digits)."""
+
+    KIND: ClassVar[Kind] = CUSTOM_KIND
+
+    id: str
+    user_id: str
+    strategy: str
+    value_json: str
+    sources: tuple[Source, ...]
+    create_time: int
+    update_time: int
+    version: int = 1
+
+    @property
+    def value(self) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads(self.value_json)
+        return loaded
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "value": self.value_json,
+            "sources": [s.record() for s in self.sources],
+            "create_time": self.create_time,
+            "update_time": self.update_time,
+            "version": self.version,
+        }
+
+    @classmethod
+    def from_record(cls, user_id: str, record_id: str, data: dict[str, Any]) -> CustomRecord:
+        return cls(
+            id=record_id,
+            user_id=user_id,
+            strategy=data["strategy"],
+            value_json=data["value"],
+            sources=_sources(data),
+            create_time=int(data.get("create_time") or 0),
+            update_time=int(data.get("update_time") or 0),
+            version=int(data.get("version") or 1),
+        )
+
+    def changed(self, now: int, **values: Any) -> CustomRecord:
         return replace(self, update_time=now, version=self.version + 1, **values)
 
 
@@ -168,89 +274,83 @@ def memory_event(
     return ev.memory_changed(kind, what, record_id, user_id, session_id, superseded_by=superseded_by, reason=reason)
 
 
-def fact_writes(before: Fact | None, after: Fact | None) -> list[MetadataWrite]:
+def sourced_writes(before: Sourced | None, after: Sourced | None) -> list[MetadataWrite]:
     """The record and sources-index writes that turn `before` into `after` (None: absent)."""
-    fact = after or before
-    assert fact is not None
+    rec = after or before
+    assert rec is not None
+    kind = rec.KIND
     old = {(s.session_id, s.message_id) for s in before.sources} if before else set()
     new = {(s.session_id, s.message_id) for s in after.sources} if after else set()
-    writes = [MetadataWrite(facts_namespace(fact.user_id), fact.id, after.record() if after else None)]
+    writes = [MetadataWrite(kind.records + rec.user_id, rec.id, after.record() if after else None)]
     for session_id, message_id in sorted(new - old):
-        writes.append(
-            MetadataWrite(sources_namespace(session_id), source_key(message_id, fact.id), {"user": fact.user_id})
-        )
+        writes.append(MetadataWrite(kind.sources + session_id, source_key(message_id, rec.id), {"user": rec.user_id}))
     for session_id, message_id in sorted(old - new):
-        writes.append(MetadataWrite(sources_namespace(session_id), source_key(message_id, fact.id), None))
+        writes.append(MetadataWrite(kind.sources + session_id, source_key(message_id, rec.id), None))
     return writes
 
 
 @dataclass(slots=True)
 class Change:
-    """Facts to write in one transaction (before -> after), guarded, with their events."""
+    """Sourced records to write in one transaction (before -> after), guarded, with their
+    events."""
 
-    facts: dict[str, tuple[Fact | None, Fact | None]] = field(default_factory=dict)
+    records: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     extra: list[MetadataWrite] = field(default_factory=list)
     events: list[EventDraft] = field(default_factory=list)
 
-    def put(self, before: Fact | None, after: Fact | None) -> None:
-        fact = after or before
-        assert fact is not None
-        first = self.facts.get(fact.id, (before, after))[0]
-        self.facts[fact.id] = (first, after)
+    def put(self, before: Sourced | None, after: Sourced | None) -> None:
+        rec = after or before
+        assert rec is not None
+        first = self.records.get(rec.id, (before, after))[0]
+        self.records[rec.id] = (first, after)
 
     def writes(self) -> list[MetadataWrite]:
         out: list[MetadataWrite] = []
-        for before, after in self.facts.values():
+        for before, after in self.records.values():
             if before is None and after is None:
                 continue
-            out += fact_writes(before, after)
+            out += sourced_writes(before, after)
         return out + self.extra
 
 
-class FactRecords:
-    def __init__(self, store: Store) -> None:
+R = TypeVar("R", bound=Sourced)
+
+
+class SourcedRecords(Generic[R]):
+    """One kind of sourced record in the store: reads, the sources index, the progress of
+    extraction per session (and lane), and the guarded writes."""
+
+    def __init__(self, store: Store, kind: Kind, load: Callable[[str, str, dict[str, Any]], R]) -> None:
         self.store = store
+        self.kind = kind
+        self.load = load
 
     # -- reads -----------------------------------------------------------------
-    async def get(self, tenant: str, user_id: str, fact_id: str) -> Fact | None:
-        entry = await self.store.get_metadata(tenant, facts_namespace(user_id), fact_id)
-        return Fact.from_record(user_id, fact_id, entry.data) if entry else None
+    async def get(self, tenant: str, user_id: str, record_id: str) -> R | None:
+        entry = await self.store.get_metadata(tenant, self.kind.records + user_id, record_id)
+        return self.load(user_id, record_id, entry.data) if entry else None
 
-    async def facts(self, tenant: str, user_id: str, *, include_superseded: bool = False) -> list[Fact]:
-        """The user's facts, newest first, at most MAX_FACTS_READ read."""
-        found: list[Fact] = []
-        after: str | None = None
-        read = 0
-        while read < MAX_FACTS_READ:
-            rows = await self.store.list_metadata(tenant, facts_namespace(user_id), after, _PAGE)
-            read += len(rows)
-            for row in rows:
-                fact = Fact.from_record(user_id, row.key, row.data)
-                if include_superseded or fact.current:
-                    found.append(fact)
-            if len(rows) < _PAGE:
-                break
-            after = rows[-1].key
+    async def all(self, tenant: str, user_id: str, keep: Callable[[R], bool] = lambda r: True) -> list[R]:
+        """The user's records that `keep`, newest first, at most MAX_FACTS_READ read."""
+        found, _ = await self.scan(tenant, user_id, None, MAX_FACTS_READ, keep)
         return found
 
-    async def page(
-        self, tenant: str, user_id: str, after: str | None, size: int, *, session_id: str = "", include_superseded: bool
-    ) -> tuple[list[Fact], str | None]:
-        """Up to `size` facts after the key `after`, newest first; and the key to go on after
-        (None: the last page). Reads at most MAX_FACTS_READ records for one page."""
-        found: list[Fact] = []
+    async def scan(
+        self, tenant: str, user_id: str, after: str | None, size: int, keep: Callable[[R], bool] = lambda r: True
+    ) -> tuple[list[R], str | None]:
+        """Up to `size` records that `keep` after the key `after`, newest first; and the key to
+        go on after (None: the last page). Reads at most MAX_FACTS_READ records for one page."""
+        found: list[R] = []
         read = 0
         while read < MAX_FACTS_READ:
-            rows = await self.store.list_metadata(tenant, facts_namespace(user_id), after, _PAGE)
+            rows = await self.store.list_metadata(tenant, self.kind.records + user_id, after, _PAGE)
             read += len(rows)
             for row in rows:
-                fact = Fact.from_record(user_id, row.key, row.data)
+                rec = self.load(user_id, row.key, row.data)
                 after = row.key
-                if not include_superseded and not fact.current:
+                if not keep(rec):
                     continue
-                if session_id and all(s.session_id != session_id for s in fact.sources):
-                    continue
-                found.append(fact)
+                found.append(rec)
                 if len(found) == size:
                     return found, after
             if len(rows) < _PAGE:
@@ -258,12 +358,12 @@ class FactRecords:
         return found, after
 
     async def by_message(self, tenant: str, session_id: str, message_id: str) -> list[tuple[str, str]]:
-        """(user, fact id) of the facts with this message among their sources."""
+        """(user, record id) of the records with this message among their sources."""
         prefix = message_id + SEPARATOR
         found: list[tuple[str, str]] = []
         after = prefix[:-1] + chr(ord(SEPARATOR) - 1) + "\U0010ffff"  # just below every "<id>\t..." key
         while True:
-            rows = await self.store.list_metadata(tenant, sources_namespace(session_id), after, _PAGE)
+            rows = await self.store.list_metadata(tenant, self.kind.sources + session_id, after, _PAGE)
             for row in rows:
                 if not row.key.startswith(prefix):
                     return found
@@ -273,35 +373,34 @@ class FactRecords:
             after = rows[-1].key
 
     async def sources_of_session(self, tenant: str, session_id: str) -> list[tuple[str, str, str]]:
-        """(message id, user, fact id) of every index entry of the session."""
+        """(message id, user, record id) of every index entry of the session."""
         found: list[tuple[str, str, str]] = []
         after: str | None = None
         while True:
-            rows = await self.store.list_metadata(tenant, sources_namespace(session_id), after, _PAGE)
+            rows = await self.store.list_metadata(tenant, self.kind.sources + session_id, after, _PAGE)
             for row in rows:
-                message_id, _, fact_id = row.key.partition(SEPARATOR)
-                found.append((message_id, row.data.get("user", ""), fact_id))
+                message_id, _, record_id = row.key.partition(SEPARATOR)
+                found.append((message_id, row.data.get("user", ""), record_id))
             if len(rows) < _PAGE:
                 return found
             after = rows[-1].key
 
     async def indexed_sessions(self, tenant: str) -> list[str]:
-        sessions: list[str] = []
+        return await self._namespaces(tenant, self.kind.sources)
+
+    async def _namespaces(self, tenant: str, prefix: str) -> list[str]:
+        found: list[str] = []
         after: str | None = None
         while True:
-            names = await self.store.list_namespaces(tenant, SOURCES_NAMESPACE, after, _PAGE)
-            sessions += [n[len(SOURCES_NAMESPACE) :] for n in names]
+            names = await self.store.list_namespaces(tenant, prefix, after, _PAGE)
+            found += [n[len(prefix) :] for n in names]
             if len(names) < _PAGE:
-                return sessions
+                return found
             after = names[-1]
 
-    async def progress(self, tenant: str, session_id: str) -> dict[str, Any] | None:
-        entry = await self.store.get_metadata(tenant, PROGRESS_NAMESPACE, session_id)
+    async def progress(self, tenant: str, session_id: str, lane: str = "") -> dict[str, Any] | None:
+        entry = await self.store.get_metadata(tenant, self.kind.progress_namespace(lane), session_id)
         return dict(entry.data) if entry else None
-
-    async def profile(self, tenant: str, user_id: str) -> Profile | None:
-        entry = await self.store.get_metadata(tenant, PROFILES_NAMESPACE, user_id)
-        return Profile.from_record(user_id, entry.data) if entry else None
 
     # -- writes ----------------------------------------------------------------
     async def commit_progress(
@@ -313,27 +412,56 @@ class FactRecords:
         event: int,
         change: Change,
         now: int,
+        lane: str = "",
     ) -> bool:
-        """Write `change` with the session's progress moved to (seq, event), guarded on the
-        progress version read as `before`; False (nothing written) when it moved meanwhile."""
+        """Write `change` with the session's progress (of the lane) moved to (seq, event),
+        guarded on the progress version read as `before`; False (nothing written) when it moved
+        meanwhile."""
+        namespace = self.kind.progress_namespace(lane)
         version = int(before["version"]) if before else None
         record = {"seq": seq, "event": event, "version": (version or 0) + 1}
-        writes = [*change.writes(), MetadataWrite(PROGRESS_NAMESPACE, session_id, record)]
-        guard = MetadataGuard(PROGRESS_NAMESPACE, session_id, "version", version)
+        writes = [*change.writes(), MetadataWrite(namespace, session_id, record)]
+        guard = MetadataGuard(namespace, session_id, "version", version)
         return await self.store.write_metadata_guarded(tenant, writes, guard, change.events, now)
 
-    async def commit_fact(
-        self, tenant: str, before: Fact, after: Fact | None, events: Sequence[EventDraft], now: int
-    ) -> bool:
-        """Replace one fact (None: delete it) guarded on the version read as `before`."""
-        guard = MetadataGuard(facts_namespace(before.user_id), before.id, "version", before.version)
-        return await self.store.write_metadata_guarded(tenant, fact_writes(before, after), guard, list(events), now)
+    async def commit_one(self, tenant: str, before: R, after: R | None, events: Sequence[EventDraft], now: int) -> bool:
+        """Replace one record (None: delete it) guarded on the version read as `before`."""
+        guard = MetadataGuard(self.kind.records + before.user_id, before.id, "version", before.version)
+        return await self.store.write_metadata_guarded(tenant, sourced_writes(before, after), guard, list(events), now)
 
     async def commit(self, tenant: str, change: Change, now: int) -> None:
         """Write `change` unguarded (the caller holds the tenant's formation lock)."""
         writes = change.writes()
         if writes or change.events:
             await self.store.write_metadata_guarded(tenant, writes, None, change.events, now)
+
+
+class FactRecords(SourcedRecords[Fact]):
+    def __init__(self, store: Store) -> None:
+        super().__init__(store, FACT_KIND, Fact.from_record)
+
+    async def facts(self, tenant: str, user_id: str, *, include_superseded: bool = False) -> list[Fact]:
+        """The user's facts, newest first, at most MAX_FACTS_READ read."""
+        return await self.all(tenant, user_id, lambda f: include_superseded or f.current)
+
+    async def page(
+        self, tenant: str, user_id: str, after: str | None, size: int, *, session_id: str = "", include_superseded: bool
+    ) -> tuple[list[Fact], str | None]:
+        def keep(fact: Fact) -> bool:
+            if not include_superseded and not fact.current:
+                return False
+            return not session_id or any(s.session_id == session_id for s in fact.sources)
+
+        return await self.scan(tenant, user_id, after, size, keep)
+
+    async def commit_fact(
+        self, tenant: str, before: Fact, after: Fact | None, events: Sequence[EventDraft], now: int
+    ) -> bool:
+        return await self.commit_one(tenant, before, after, events, now)
+
+    async def profile(self, tenant: str, user_id: str) -> Profile | None:
+        entry = await self.store.get_metadata(tenant, PROFILES_NAMESPACE, user_id)
+        return Profile.from_record(user_id, entry.data) if entry else None
 
     async def save_profile(
         self, tenant: str, before: Profile | None, after: Profile | None, events: Sequence[EventDraft], now: int
@@ -347,6 +475,24 @@ class FactRecords:
         return await self.store.write_metadata_guarded(
             tenant, [MetadataWrite(PROFILES_NAMESPACE, user, data)], guard, list(events), now
         )
+
+
+class CustomRecords(SourcedRecords[CustomRecord]):
+    def __init__(self, store: Store) -> None:
+        super().__init__(store, CUSTOM_KIND, CustomRecord.from_record)
+
+    async def of_strategy(self, tenant: str, user_id: str, strategy: str) -> list[CustomRecord]:
+        return await self.all(tenant, user_id, lambda r: r.strategy == strategy)
+
+    async def listed(
+        self, tenant: str, user_id: str, after: str | None, size: int, *, strategy: str = "", session_id: str = ""
+    ) -> tuple[list[CustomRecord], str | None]:
+        def keep(rec: CustomRecord) -> bool:
+            if strategy and rec.strategy != strategy:
+                return False
+            return not session_id or any(s.session_id == session_id for s in rec.sources)
+
+        return await self.scan(tenant, user_id, after, size, keep)
 
 
 def unique(values: Iterable[str]) -> list[str]:
