@@ -39,7 +39,7 @@ from memoryd.transport.rpc import GenericOnly, InflightBytes, add_service
 from memoryd.transport.servicers.entries import EntryServicer
 from memoryd.transport.servicers.events import EventServicer
 from memoryd.transport.servicers.formation import FormationServicer
-from memoryd.transport.servicers.memory import MemoryServicer
+from memoryd.transport.servicers.memory import MemoryServicer, RetentionInEffect
 from memoryd.transport.servicers.metadata import MetadataServicer
 from memoryd.transport.servicers.summaries import SummaryServicer
 from memoryd.transport.servicers.vectors import VectorServicer
@@ -107,7 +107,14 @@ def _present(part: T | None) -> T:
 # Every service memoryd serves, over gRPC and HTTP alike. Adding an RPC to an existing
 # service needs no change here; a new service is one row (docs/ARCHITECTURE.md).
 SERVICES: tuple[Service, ...] = (
-    Service(_service(memory_service_pb2, "MemoryService"), lambda p: MemoryServicer(p.memory, p.auth)),
+    Service(
+        _service(memory_service_pb2, "MemoryService"),
+        lambda p: MemoryServicer(
+            p.memory,
+            p.auth,
+            RetentionInEffect(p.config.retention, p.config.event_retention_seconds, p.config.event_retention_count),
+        ),
+    ),
     Service(_service(metadata_service_pb2, "MetadataService"), lambda p: MetadataServicer(p.memory, p.auth)),
     Service(
         _service(event_service_pb2, "EventService"), lambda p: EventServicer(p.store, p.hub, p.config.limits, p.auth)

@@ -132,6 +132,11 @@ async def exercise_every_method(client: MemoryClient | SyncMemoryClient, tag: st
     assert (await resolve(client.get_session(owned))).message_count == 2
     assert await resolve(client.get_session(f"{owned}-none")) is None
     assert [i.session_id for i in await collect(client.iter_sessions(user_id=user, labels={"lang": "en"}, page_size=1))] == [owned]
+    active = (await resolve(client.get_session(owned))).last_activity
+    assert [i.session_id for i in (await resolve(client.list_sessions(user_id=user, active_since=active))).sessions] == [owned]
+    assert not (await resolve(client.list_sessions(user_id=user, active_before=active))).sessions
+    stats = await resolve(client.get_memory_stats())
+    assert stats.sessions >= 2 and stats.messages >= 3 and stats.session_retention.action in ("delete", "archive")
     popped = await resolve(client.pop_messages(owned))
     assert [m.content for m in popped.messages] == ["yours"] and not popped.truncated
     forgotten = await resolve(client.forget_user(user))

@@ -104,6 +104,7 @@ CASES: dict[str, Case] = {
     ),
     "memoryd.v1.MemoryService.ForgetUser": Case({"user_id": "ann"}, setup=[SEED, OWNER]),
     "memoryd.v1.MemoryService.GetCaller": Case({}, setup=[]),
+    "memoryd.v1.MemoryService.GetMemoryStats": Case({}, setup=[SEED, OWNER]),
     "memoryd.v1.MetadataService.SaveMetadata": Case(METADATA[1], setup=[]),
     "memoryd.v1.MetadataService.GetMetadata": Case({"namespace": "app", "key": "k"}, setup=[METADATA]),
     "memoryd.v1.MetadataService.ListMetadata": Case({"namespace": "app"}, setup=[METADATA]),

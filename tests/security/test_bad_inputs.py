@@ -121,6 +121,7 @@ def baselines() -> dict[str, object]:
         "UpdateSession": mem.UpdateSessionRequest(session_id="gen-attr", attributes=_attributes(), remove_labels=["old"]),
         "ForgetUser": mem.ForgetUserRequest(user_id="gen-nobody"),
         "GetCaller": mem.GetCallerRequest(),
+        "GetMemoryStats": mem.GetMemoryStatsRequest(),
         "SaveMetadata": meta.SaveMetadataRequest(namespace="gen", key="k", data={"a": 1}),
         "GetMetadata": meta.GetMetadataRequest(namespace=NS, key="a"),
         "ListMetadata": meta.ListMetadataRequest(namespace=NS, page_size=1),

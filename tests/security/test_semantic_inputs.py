@@ -330,6 +330,17 @@ CASES = [
         "labels",
     ),
     Case("sessions-long-label-value", "memory", "ListSessions", mem.ListSessionsRequest(labels={"k": LONG_ID}), "labels"),
+    Case(
+        "sessions-negative-since", "memory", "ListSessions", mem.ListSessionsRequest(active_since=-1), "active_since"
+    ),
+    Case("sessions-zero-before", "memory", "ListSessions", mem.ListSessionsRequest(active_before=0), "active_before"),
+    Case(
+        "sessions-empty-time-range",
+        "memory",
+        "ListSessions",
+        mem.ListSessionsRequest(active_since=2000, active_before=2000),
+        "active_before",
+    ),
     Case("get-session-empty", "memory", "GetSession", mem.GetSessionRequest(), "session_id"),
     # -- session attributes --------------------------------------------------------------
     Case(
@@ -899,7 +910,7 @@ def test_corpus_is_large_enough():
     expected |= {("vectors", m) for m in vec.DESCRIPTOR.services_by_name["VectorService"].methods_by_name}
     expected |= {("summaries", m) for m in summ.DESCRIPTOR.services_by_name["SummaryService"].methods_by_name}
     expected |= {("entries", m) for m in ent.DESCRIPTOR.services_by_name["EntryService"].methods_by_name}
-    expected -= {("vectors", "GetVectorStats"), ("memory", "GetCaller")}  # take no input
+    expected -= {("vectors", "GetVectorStats"), ("memory", "GetCaller"), ("memory", "GetMemoryStats")}  # no input
     assert expected <= methods, f"RPCs without a bad-input case: {sorted(expected - methods)}"
 
 

@@ -407,12 +407,13 @@ async def _session_writes(a: Attack) -> None:
         await a.refused("memoryd.v1.MemoryService.PopMessages", mem.PopMessagesRequest(session_id=session, n=10))
 
 
-@case("MemoryService.ClearAll", "MemoryService.ForgetUser", "VectorService.GetVectorStats")
+@case("MemoryService.ClearAll", "MemoryService.ForgetUser", "VectorService.GetVectorStats", "MemoryService.GetMemoryStats")
 async def _tenant_wide(a: Attack) -> None:
     await a.refused("memoryd.v1.MemoryService.ClearAll", mem.ClearAllRequest(targets=[mem.CLEAR_TARGET_MESSAGES]))
     for user in ("bob", "alice"):  # an operator's call, forgetting someone: never a user's token
         await a.refused("memoryd.v1.MemoryService.ForgetUser", mem.ForgetUserRequest(user_id=user))
     await a.refused("memoryd.v1.VectorService.GetVectorStats", vec.GetVectorStatsRequest())
+    await a.refused("memoryd.v1.MemoryService.GetMemoryStats", mem.GetMemoryStatsRequest())  # tenant-wide counts
 
 
 @case("MemoryService.GetCaller")
@@ -431,6 +432,8 @@ async def _reads_across_sessions(a: Attack) -> None:
     listed = await a.clean("memoryd.v1.MemoryService.ListSessions", mem.ListSessionsRequest(page_size=1000))
     a.expect(listed is not None and w.alice_session in {s.session_id for s in listed.sessions}, "alice's session is not listed")
     a.expect(listed is not None and {s.attributes.user_id for s in listed.sessions} == {"alice"}, "another user's session was listed")
+    ranged = await a.clean("memoryd.v1.MemoryService.ListSessions", mem.ListSessionsRequest(page_size=1000, active_since=0))
+    a.expect(ranged is not None and {s.attributes.user_id for s in ranged.sessions} == {"alice"}, "a time range listed another user's session")
     theirs = await a.clean("memoryd.v1.MemoryService.ListSessions", mem.ListSessionsRequest(user_id="bob"))
     a.expect(theirs is not None and not theirs.sessions, "ListSessions(user_id=bob) listed sessions")
 

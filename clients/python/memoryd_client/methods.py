@@ -312,13 +312,20 @@ class Methods:
         labels: Mapping[str, str] | None = None,
         page_size: int = 100,
         page_token: str = "",
+        active_since: int | None = None,
+        active_before: int | None = None,
         timeout: float | None = None,
     ) -> Call[memory_service_pb2.ListSessionsResponse]:
         """One page of sessions holding messages or attributes, ordered by session id; only
-        those of `user_id` / `agent_id` and carrying every one of `labels`, when given."""
+        those of `user_id` / `agent_id` and carrying every one of `labels`, when given, and
+        last written at or after `active_since` and before `active_before` (ms), when given."""
         request = memory_service_pb2.ListSessionsRequest(
             user_id=user_id, agent_id=agent_id, labels=dict(labels or {}), page_size=page_size, page_token=page_token
         )
+        if active_since is not None:
+            request.active_since = active_since
+        if active_before is not None:
+            request.active_before = active_before
         return Call("memory", "ListSessions", request, _response, timeout)
 
     iter_sessions: pages[memory_service_pb2.SessionInfo] = pages(list_sessions, "sessions")
@@ -368,6 +375,12 @@ class Methods:
         """Who this client's credential is: its tenant, its scopes ("memory:read", ...) and the
         end user it is bound to ("" for one that reaches the whole tenant)."""
         return Call("memory", "GetCaller", memory_service_pb2.GetCallerRequest(), _response, timeout)
+
+    @unary
+    def get_memory_stats(self, *, timeout: float | None = None) -> Call[memory_service_pb2.GetMemoryStatsResponse]:
+        """The tenant's session and message counts and the retention settings in effect for it
+        (a token bound to an end user is refused)."""
+        return Call("memory", "GetMemoryStats", memory_service_pb2.GetMemoryStatsRequest(), _response, timeout)
 
     # -- MetadataService -----------------------------------------------------
 

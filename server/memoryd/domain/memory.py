@@ -316,6 +316,10 @@ class Memory:
         info = await self.store.get_session(tenant, session_id)
         return info if info is not None and sessions.listed(info.message_count, info.attributes) else None
 
+    async def session_totals(self, tenant: str) -> sessions.SessionTotals:
+        """The tenant's listed sessions and their messages, counted (GetMemoryStats)."""
+        return await self.store.session_totals(tenant)
+
     async def update_session(
         self,
         tenant: str,

@@ -81,15 +81,40 @@ class SessionUpdate:
 
 @dataclass(frozen=True, slots=True)
 class SessionFilter:
-    """ListSessions filters; empty fields filter nothing, labels must all match."""
+    """ListSessions filters; empty fields filter nothing, labels must all match.
+
+    The time range is on a session's last activity, half open: `active_since` <=
+    last_activity < `active_before` (None: unbounded). Every adapter puts exactly
+    `matches_activity`'s condition into its query (tests/conformance/test_sessions.py)."""
 
     user_id: str = ""
     agent_id: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
+    active_since: int | None = None
+    active_before: int | None = None
 
     def scope(self) -> tuple:
-        """What a page token is bound to."""
-        return (self.user_id, self.agent_id, sorted(self.labels.items()))
+        """What a page token is bound to (without a time range, what it was before there was one)."""
+        scope: tuple = (self.user_id, self.agent_id, sorted(self.labels.items()))
+        if self.active_since is not None or self.active_before is not None:
+            scope += (self.active_since, self.active_before)
+        return scope
+
+    def matches_activity(self, last_activity: int) -> bool:
+        """Whether a session last written at `last_activity` is in the time range."""
+        if self.active_since is not None and last_activity < self.active_since:
+            return False
+        return self.active_before is None or last_activity < self.active_before
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTotals:
+    """A tenant's listed sessions (`listed`) added up: GetMemoryStats."""
+
+    sessions: int = 0
+    messages: int = 0  # archived included
+    unarchived: int = 0
+    labelled: int = 0  # carrying the retention label (retention.RETENTION_LABEL)
 
 
 def _owner(field_name: str, current: str, wanted: str, session_id: str) -> str:

@@ -30,7 +30,7 @@ from memoryd.domain.models import (
     SessionRecord,
 )
 from memoryd.domain.notifier import EventNotifier
-from memoryd.domain.sessions import SessionFilter, SessionUpdate
+from memoryd.domain.sessions import SessionFilter, SessionTotals, SessionUpdate
 from memoryd.domain.windows import Window, WindowRequest, read_windows
 
 
@@ -286,6 +286,11 @@ class Store(abc.ABC):
         """Listed sessions (memoryd.domain.sessions.listed) matching `where`, by session id,
         byte-bounded (each SessionInfo's stored_bytes: its attributes)."""
 
+    @abc.abstractmethod
+    async def session_totals(self, tenant: str) -> SessionTotals:
+        """The tenant's listed sessions (sessions.listed) added up from their counters, in one
+        read of the session records (no message is read)."""
+
     # -- retention (domain/retention.py) ---------------------------------------
     @abc.abstractmethod
     async def idle_sessions(
@@ -401,12 +406,17 @@ class Store(abc.ABC):
         guard: MetadataGuard | None,
         events: Sequence[EventDraft],
         now: int,
+        *,
+        guards: Sequence[MetadataGuard] = (),
     ) -> bool:
         """Apply `writes` atomically, with a metadata-changed event per write and then
-        `events`, only when `guard` holds; otherwise write nothing and return False.
+        `events`, only when `guard` and every one of `guards` hold (each read in the write's
+        transaction: `MetadataGuard.holds`); otherwise write nothing and return False.
 
-        The guarded record must be among `writes` (a compare-and-set), so two writers
-        that read the same guard value can never both commit.
+        Each guarded record must be among `writes` (a compare-and-set), so two writers
+        that read the same guard value can never both commit (formation: an extraction's
+        batch is guarded on the version of every fact it changes, so a caller's correction
+        written meanwhile by another process fails it instead of being overwritten).
         """
 
     @abc.abstractmethod

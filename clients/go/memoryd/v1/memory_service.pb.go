@@ -2003,7 +2003,17 @@ type ListSessionsRequest struct {
 	AgentId string `protobuf:"bytes,4,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	// Only sessions carrying every one of these labels with exactly these
 	// values. At most the server's filter-item limit (100 by default).
-	Labels        map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Labels map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// When set, only sessions whose last activity (SessionInfo.last_activity,
+	// the time of the last write to the session) is at or after this time, in
+	// ms since the Unix epoch. Must be >= 0. Pages stay in session id order and
+	// a page token stays bound to the filter; a session written while a caller
+	// pages can enter the range (it is listed if its id is still ahead).
+	ActiveSince *int64 `protobuf:"varint,6,opt,name=active_since,json=activeSince,proto3,oneof" json:"active_since,omitempty"`
+	// When set, only sessions whose last activity is before this time
+	// (exclusive), in ms since the Unix epoch. Must be > 0, and greater than
+	// active_since when both are set.
+	ActiveBefore  *int64 `protobuf:"varint,7,opt,name=active_before,json=activeBefore,proto3,oneof" json:"active_before,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2073,6 +2083,20 @@ func (x *ListSessionsRequest) GetLabels() map[string]string {
 	return nil
 }
 
+func (x *ListSessionsRequest) GetActiveSince() int64 {
+	if x != nil && x.ActiveSince != nil {
+		return *x.ActiveSince
+	}
+	return 0
+}
+
+func (x *ListSessionsRequest) GetActiveBefore() int64 {
+	if x != nil && x.ActiveBefore != nil {
+		return *x.ActiveBefore
+	}
+	return 0
+}
+
 // Response of ListSessions.
 type ListSessionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2131,6 +2155,254 @@ func (x *ListSessionsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// Request of GetMemoryStats.
+type GetMemoryStatsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMemoryStatsRequest) Reset() {
+	*x = GetMemoryStatsRequest{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMemoryStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMemoryStatsRequest) ProtoMessage() {}
+
+func (x *GetMemoryStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMemoryStatsRequest.ProtoReflect.Descriptor instead.
+func (*GetMemoryStatsRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{30}
+}
+
+// Session retention in effect for a tenant (domain/retention.py): sessions
+// nobody wrote to for longer than `days` are expired by the server's retention
+// task. A session's label `memoryd.retention-days` overrides it (see
+// SessionAttributes.labels).
+type SessionRetention struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The window in days; 0 keeps sessions (no retention). From
+	// MEMORYD_SESSION_RETENTION_TENANTS when it names the tenant, else
+	// MEMORYD_SESSION_RETENTION_DAYS.
+	Days float64 `protobuf:"fixed64,1,opt,name=days,proto3" json:"days,omitempty"`
+	// What expiry does: "delete" (the session whole, as ForgetUser does) or
+	// "archive" (its messages are archived).
+	Action string `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"`
+	// Sessions of the tenant carrying the `memoryd.retention-days` label (their
+	// own window, or "never"), among those counted in `sessions` of the response.
+	LabelledSessions int64 `protobuf:"varint,3,opt,name=labelled_sessions,json=labelledSessions,proto3" json:"labelled_sessions,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SessionRetention) Reset() {
+	*x = SessionRetention{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionRetention) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionRetention) ProtoMessage() {}
+
+func (x *SessionRetention) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionRetention.ProtoReflect.Descriptor instead.
+func (*SessionRetention) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *SessionRetention) GetDays() float64 {
+	if x != nil {
+		return x.Days
+	}
+	return 0
+}
+
+func (x *SessionRetention) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *SessionRetention) GetLabelledSessions() int64 {
+	if x != nil {
+		return x.LabelledSessions
+	}
+	return 0
+}
+
+// Event log retention (the same for every tenant): events older than
+// `max_age_seconds` are dropped, and at most `max_events` of a tenant's newest
+// are kept (Watch's after_seq cannot resume from before them).
+type EventRetention struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// MEMORYD_EVENT_RETENTION_SECONDS.
+	MaxAgeSeconds int64 `protobuf:"varint,1,opt,name=max_age_seconds,json=maxAgeSeconds,proto3" json:"max_age_seconds,omitempty"`
+	// MEMORYD_EVENT_RETENTION_COUNT.
+	MaxEvents     int64 `protobuf:"varint,2,opt,name=max_events,json=maxEvents,proto3" json:"max_events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventRetention) Reset() {
+	*x = EventRetention{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventRetention) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventRetention) ProtoMessage() {}
+
+func (x *EventRetention) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventRetention.ProtoReflect.Descriptor instead.
+func (*EventRetention) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *EventRetention) GetMaxAgeSeconds() int64 {
+	if x != nil {
+		return x.MaxAgeSeconds
+	}
+	return 0
+}
+
+func (x *EventRetention) GetMaxEvents() int64 {
+	if x != nil {
+		return x.MaxEvents
+	}
+	return 0
+}
+
+// Response of GetMemoryStats.
+type GetMemoryStatsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Sessions of the tenant that ListSessions lists (holding messages or
+	// carrying attributes).
+	Sessions int64 `protobuf:"varint,1,opt,name=sessions,proto3" json:"sessions,omitempty"`
+	// Stored messages of those sessions, archived included.
+	Messages int64 `protobuf:"varint,2,opt,name=messages,proto3" json:"messages,omitempty"`
+	// Unarchived messages (those GetHistory and recall read).
+	UnarchivedMessages int64 `protobuf:"varint,3,opt,name=unarchived_messages,json=unarchivedMessages,proto3" json:"unarchived_messages,omitempty"`
+	// Session retention in effect for the tenant.
+	SessionRetention *SessionRetention `protobuf:"bytes,4,opt,name=session_retention,json=sessionRetention,proto3" json:"session_retention,omitempty"`
+	// Event log retention.
+	EventRetention *EventRetention `protobuf:"bytes,5,opt,name=event_retention,json=eventRetention,proto3" json:"event_retention,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GetMemoryStatsResponse) Reset() {
+	*x = GetMemoryStatsResponse{}
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMemoryStatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMemoryStatsResponse) ProtoMessage() {}
+
+func (x *GetMemoryStatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMemoryStatsResponse.ProtoReflect.Descriptor instead.
+func (*GetMemoryStatsResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *GetMemoryStatsResponse) GetSessions() int64 {
+	if x != nil {
+		return x.Sessions
+	}
+	return 0
+}
+
+func (x *GetMemoryStatsResponse) GetMessages() int64 {
+	if x != nil {
+		return x.Messages
+	}
+	return 0
+}
+
+func (x *GetMemoryStatsResponse) GetUnarchivedMessages() int64 {
+	if x != nil {
+		return x.UnarchivedMessages
+	}
+	return 0
+}
+
+func (x *GetMemoryStatsResponse) GetSessionRetention() *SessionRetention {
+	if x != nil {
+		return x.SessionRetention
+	}
+	return nil
+}
+
+func (x *GetMemoryStatsResponse) GetEventRetention() *EventRetention {
+	if x != nil {
+		return x.EventRetention
+	}
+	return nil
+}
+
 // Request of PopMessages.
 type PopMessagesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2146,7 +2418,7 @@ type PopMessagesRequest struct {
 
 func (x *PopMessagesRequest) Reset() {
 	*x = PopMessagesRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[30]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2158,7 +2430,7 @@ func (x *PopMessagesRequest) String() string {
 func (*PopMessagesRequest) ProtoMessage() {}
 
 func (x *PopMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[30]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2171,7 +2443,7 @@ func (x *PopMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PopMessagesRequest.ProtoReflect.Descriptor instead.
 func (*PopMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{30}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PopMessagesRequest) GetSessionId() string {
@@ -2211,7 +2483,7 @@ type PopMessagesResponse struct {
 
 func (x *PopMessagesResponse) Reset() {
 	*x = PopMessagesResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[31]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2223,7 +2495,7 @@ func (x *PopMessagesResponse) String() string {
 func (*PopMessagesResponse) ProtoMessage() {}
 
 func (x *PopMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[31]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2236,7 +2508,7 @@ func (x *PopMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PopMessagesResponse.ProtoReflect.Descriptor instead.
 func (*PopMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{31}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PopMessagesResponse) GetMessages() []*Message {
@@ -2271,7 +2543,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[32]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2283,7 +2555,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[32]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2296,7 +2568,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{32}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -2320,7 +2592,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[33]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2332,7 +2604,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[33]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2345,7 +2617,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{33}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetSessionResponse) GetFound() bool {
@@ -2378,7 +2650,7 @@ type UpdateSessionRequest struct {
 
 func (x *UpdateSessionRequest) Reset() {
 	*x = UpdateSessionRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[34]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2390,7 +2662,7 @@ func (x *UpdateSessionRequest) String() string {
 func (*UpdateSessionRequest) ProtoMessage() {}
 
 func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[34]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2403,7 +2675,7 @@ func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSessionRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{34}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *UpdateSessionRequest) GetSessionId() string {
@@ -2438,7 +2710,7 @@ type UpdateSessionResponse struct {
 
 func (x *UpdateSessionResponse) Reset() {
 	*x = UpdateSessionResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[35]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2450,7 +2722,7 @@ func (x *UpdateSessionResponse) String() string {
 func (*UpdateSessionResponse) ProtoMessage() {}
 
 func (x *UpdateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[35]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2463,7 +2735,7 @@ func (x *UpdateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSessionResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{35}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *UpdateSessionResponse) GetSession() *SessionInfo {
@@ -2486,7 +2758,7 @@ type ForgetUserRequest struct {
 
 func (x *ForgetUserRequest) Reset() {
 	*x = ForgetUserRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[36]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2498,7 +2770,7 @@ func (x *ForgetUserRequest) String() string {
 func (*ForgetUserRequest) ProtoMessage() {}
 
 func (x *ForgetUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[36]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2511,7 +2783,7 @@ func (x *ForgetUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetUserRequest.ProtoReflect.Descriptor instead.
 func (*ForgetUserRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{36}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ForgetUserRequest) GetUserId() string {
@@ -2557,7 +2829,7 @@ type ForgetUserResponse struct {
 
 func (x *ForgetUserResponse) Reset() {
 	*x = ForgetUserResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[37]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2569,7 +2841,7 @@ func (x *ForgetUserResponse) String() string {
 func (*ForgetUserResponse) ProtoMessage() {}
 
 func (x *ForgetUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[37]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2582,7 +2854,7 @@ func (x *ForgetUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetUserResponse.ProtoReflect.Descriptor instead.
 func (*ForgetUserResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{37}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ForgetUserResponse) GetSessionsForgotten() int64 {
@@ -2643,7 +2915,7 @@ type GetCallerRequest struct {
 
 func (x *GetCallerRequest) Reset() {
 	*x = GetCallerRequest{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[38]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2655,7 +2927,7 @@ func (x *GetCallerRequest) String() string {
 func (*GetCallerRequest) ProtoMessage() {}
 
 func (x *GetCallerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[38]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2668,7 +2940,7 @@ func (x *GetCallerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCallerRequest.ProtoReflect.Descriptor instead.
 func (*GetCallerRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{38}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{42}
 }
 
 // Who the calling credential is (GetCaller).
@@ -2691,7 +2963,7 @@ type GetCallerResponse struct {
 
 func (x *GetCallerResponse) Reset() {
 	*x = GetCallerResponse{}
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[39]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2703,7 +2975,7 @@ func (x *GetCallerResponse) String() string {
 func (*GetCallerResponse) ProtoMessage() {}
 
 func (x *GetCallerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_memory_service_proto_msgTypes[39]
+	mi := &file_memoryd_v1_memory_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2716,7 +2988,7 @@ func (x *GetCallerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCallerResponse.ProtoReflect.Descriptor instead.
 func (*GetCallerResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{39}
+	return file_memoryd_v1_memory_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetCallerResponse) GetTenant() string {
@@ -2883,20 +3155,39 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\rlast_activity\x18\x04 \x01(\x03R\flastActivity\x12=\n" +
 	"\n" +
 	"attributes\x18\x05 \x01(\v2\x1d.memoryd.v1.SessionAttributesR\n" +
-	"attributes\"\x85\x02\n" +
+	"attributes\"\xfa\x02\n" +
 	"\x13ListSessionsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x02 \x01(\tR\tpageToken\x12\x17\n" +
 	"\auser_id\x18\x03 \x01(\tR\x06userId\x12\x19\n" +
 	"\bagent_id\x18\x04 \x01(\tR\aagentId\x12C\n" +
-	"\x06labels\x18\x05 \x03(\v2+.memoryd.v1.ListSessionsRequest.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\x05 \x03(\v2+.memoryd.v1.ListSessionsRequest.LabelsEntryR\x06labels\x12&\n" +
+	"\factive_since\x18\x06 \x01(\x03H\x00R\vactiveSince\x88\x01\x01\x12(\n" +
+	"\ractive_before\x18\a \x01(\x03H\x01R\factiveBefore\x88\x01\x01\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"s\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0f\n" +
+	"\r_active_sinceB\x10\n" +
+	"\x0e_active_before\"s\n" +
 	"\x14ListSessionsResponse\x123\n" +
 	"\bsessions\x18\x01 \x03(\v2\x17.memoryd.v1.SessionInfoR\bsessions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"A\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x17\n" +
+	"\x15GetMemoryStatsRequest\"k\n" +
+	"\x10SessionRetention\x12\x12\n" +
+	"\x04days\x18\x01 \x01(\x01R\x04days\x12\x16\n" +
+	"\x06action\x18\x02 \x01(\tR\x06action\x12+\n" +
+	"\x11labelled_sessions\x18\x03 \x01(\x03R\x10labelledSessions\"W\n" +
+	"\x0eEventRetention\x12&\n" +
+	"\x0fmax_age_seconds\x18\x01 \x01(\x03R\rmaxAgeSeconds\x12\x1d\n" +
+	"\n" +
+	"max_events\x18\x02 \x01(\x03R\tmaxEvents\"\x91\x02\n" +
+	"\x16GetMemoryStatsResponse\x12\x1a\n" +
+	"\bsessions\x18\x01 \x01(\x03R\bsessions\x12\x1a\n" +
+	"\bmessages\x18\x02 \x01(\x03R\bmessages\x12/\n" +
+	"\x13unarchived_messages\x18\x03 \x01(\x03R\x12unarchivedMessages\x12I\n" +
+	"\x11session_retention\x18\x04 \x01(\v2\x1c.memoryd.v1.SessionRetentionR\x10sessionRetention\x12C\n" +
+	"\x0fevent_retention\x18\x05 \x01(\v2\x1a.memoryd.v1.EventRetentionR\x0eeventRetention\"A\n" +
 	"\x12PopMessagesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\f\n" +
@@ -2946,7 +3237,7 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"\x15CLEAR_OUTCOME_CLEARED\x10\x01\x12\x19\n" +
 	"\x15CLEAR_OUTCOME_SKIPPED\x10\x02\x12\x1a\n" +
 	"\x16CLEAR_OUTCOME_DEFERRED\x10\x03\x12\x18\n" +
-	"\x14CLEAR_OUTCOME_FAILED\x10\x042\xfc\x0f\n" +
+	"\x14CLEAR_OUTCOME_FAILED\x10\x042\xdf\x10\n" +
 	"\rMemoryService\x12d\n" +
 	"\vSaveMessage\x12\x1e.memoryd.v1.SaveMessageRequest\x1a\x1f.memoryd.v1.SaveMessageResponse\"\x14\x9a\xa1\x19\x10\b\x02\x10\x02\x1a\n" +
 	"session_id\x12g\n" +
@@ -2983,7 +3274,8 @@ const file_memoryd_v1_memory_service_proto_rawDesc = "" +
 	"session_id\x12U\n" +
 	"\n" +
 	"ForgetUser\x12\x1d.memoryd.v1.ForgetUserRequest\x1a\x1e.memoryd.v1.ForgetUserResponse\"\b\x9a\xa1\x19\x04\b\x03\x10\x06\x12R\n" +
-	"\tGetCaller\x12\x1c.memoryd.v1.GetCallerRequest\x1a\x1d.memoryd.v1.GetCallerResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x03Bb\n" +
+	"\tGetCaller\x12\x1c.memoryd.v1.GetCallerRequest\x1a\x1d.memoryd.v1.GetCallerResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x03\x12a\n" +
+	"\x0eGetMemoryStats\x12!.memoryd.v1.GetMemoryStatsRequest\x1a\".memoryd.v1.GetMemoryStatsResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x06Bb\n" +
 	"\x0edev.memoryd.v1B\x12MemoryServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -2999,7 +3291,7 @@ func file_memoryd_v1_memory_service_proto_rawDescGZIP() []byte {
 }
 
 var file_memoryd_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_memoryd_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(ClearTarget)(0),                           // 0: memoryd.v1.ClearTarget
 	(ClearOutcome)(0),                          // 1: memoryd.v1.ClearOutcome
@@ -3033,91 +3325,99 @@ var file_memoryd_v1_memory_service_proto_goTypes = []any{
 	(*SessionInfo)(nil),                        // 29: memoryd.v1.SessionInfo
 	(*ListSessionsRequest)(nil),                // 30: memoryd.v1.ListSessionsRequest
 	(*ListSessionsResponse)(nil),               // 31: memoryd.v1.ListSessionsResponse
-	(*PopMessagesRequest)(nil),                 // 32: memoryd.v1.PopMessagesRequest
-	(*PopMessagesResponse)(nil),                // 33: memoryd.v1.PopMessagesResponse
-	(*GetSessionRequest)(nil),                  // 34: memoryd.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),                 // 35: memoryd.v1.GetSessionResponse
-	(*UpdateSessionRequest)(nil),               // 36: memoryd.v1.UpdateSessionRequest
-	(*UpdateSessionResponse)(nil),              // 37: memoryd.v1.UpdateSessionResponse
-	(*ForgetUserRequest)(nil),                  // 38: memoryd.v1.ForgetUserRequest
-	(*ForgetUserResponse)(nil),                 // 39: memoryd.v1.ForgetUserResponse
-	(*GetCallerRequest)(nil),                   // 40: memoryd.v1.GetCallerRequest
-	(*GetCallerResponse)(nil),                  // 41: memoryd.v1.GetCallerResponse
-	nil,                                        // 42: memoryd.v1.ListSessionsRequest.LabelsEntry
-	(*Message)(nil),                            // 43: memoryd.v1.Message
-	(*SessionAttributes)(nil),                  // 44: memoryd.v1.SessionAttributes
-	(*SessionMessage)(nil),                     // 45: memoryd.v1.SessionMessage
+	(*GetMemoryStatsRequest)(nil),              // 32: memoryd.v1.GetMemoryStatsRequest
+	(*SessionRetention)(nil),                   // 33: memoryd.v1.SessionRetention
+	(*EventRetention)(nil),                     // 34: memoryd.v1.EventRetention
+	(*GetMemoryStatsResponse)(nil),             // 35: memoryd.v1.GetMemoryStatsResponse
+	(*PopMessagesRequest)(nil),                 // 36: memoryd.v1.PopMessagesRequest
+	(*PopMessagesResponse)(nil),                // 37: memoryd.v1.PopMessagesResponse
+	(*GetSessionRequest)(nil),                  // 38: memoryd.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),                 // 39: memoryd.v1.GetSessionResponse
+	(*UpdateSessionRequest)(nil),               // 40: memoryd.v1.UpdateSessionRequest
+	(*UpdateSessionResponse)(nil),              // 41: memoryd.v1.UpdateSessionResponse
+	(*ForgetUserRequest)(nil),                  // 42: memoryd.v1.ForgetUserRequest
+	(*ForgetUserResponse)(nil),                 // 43: memoryd.v1.ForgetUserResponse
+	(*GetCallerRequest)(nil),                   // 44: memoryd.v1.GetCallerRequest
+	(*GetCallerResponse)(nil),                  // 45: memoryd.v1.GetCallerResponse
+	nil,                                        // 46: memoryd.v1.ListSessionsRequest.LabelsEntry
+	(*Message)(nil),                            // 47: memoryd.v1.Message
+	(*SessionAttributes)(nil),                  // 48: memoryd.v1.SessionAttributes
+	(*SessionMessage)(nil),                     // 49: memoryd.v1.SessionMessage
 }
 var file_memoryd_v1_memory_service_proto_depIdxs = []int32{
 	0,  // 0: memoryd.v1.ClearResult.target:type_name -> memoryd.v1.ClearTarget
 	1,  // 1: memoryd.v1.ClearResult.outcome:type_name -> memoryd.v1.ClearOutcome
-	43, // 2: memoryd.v1.SaveMessageRequest.message:type_name -> memoryd.v1.Message
-	44, // 3: memoryd.v1.SaveMessageRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
-	43, // 4: memoryd.v1.SaveMessageResponse.message:type_name -> memoryd.v1.Message
-	43, // 5: memoryd.v1.SaveMessagesRequest.messages:type_name -> memoryd.v1.Message
-	44, // 6: memoryd.v1.SaveMessagesRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
-	43, // 7: memoryd.v1.SaveMessagesResponse.messages:type_name -> memoryd.v1.Message
-	43, // 8: memoryd.v1.GetHistoryResponse.messages:type_name -> memoryd.v1.Message
-	43, // 9: memoryd.v1.GetFullHistoryResponse.messages:type_name -> memoryd.v1.Message
-	43, // 10: memoryd.v1.ListMessagesInRangeResponse.messages:type_name -> memoryd.v1.Message
-	45, // 11: memoryd.v1.GetRecentAcrossSessionsResponse.messages:type_name -> memoryd.v1.SessionMessage
-	43, // 12: memoryd.v1.ReplaceHistoryRequest.messages:type_name -> memoryd.v1.Message
-	43, // 13: memoryd.v1.ReplaceHistoryResponse.messages:type_name -> memoryd.v1.Message
+	47, // 2: memoryd.v1.SaveMessageRequest.message:type_name -> memoryd.v1.Message
+	48, // 3: memoryd.v1.SaveMessageRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
+	47, // 4: memoryd.v1.SaveMessageResponse.message:type_name -> memoryd.v1.Message
+	47, // 5: memoryd.v1.SaveMessagesRequest.messages:type_name -> memoryd.v1.Message
+	48, // 6: memoryd.v1.SaveMessagesRequest.session_attributes:type_name -> memoryd.v1.SessionAttributes
+	47, // 7: memoryd.v1.SaveMessagesResponse.messages:type_name -> memoryd.v1.Message
+	47, // 8: memoryd.v1.GetHistoryResponse.messages:type_name -> memoryd.v1.Message
+	47, // 9: memoryd.v1.GetFullHistoryResponse.messages:type_name -> memoryd.v1.Message
+	47, // 10: memoryd.v1.ListMessagesInRangeResponse.messages:type_name -> memoryd.v1.Message
+	49, // 11: memoryd.v1.GetRecentAcrossSessionsResponse.messages:type_name -> memoryd.v1.SessionMessage
+	47, // 12: memoryd.v1.ReplaceHistoryRequest.messages:type_name -> memoryd.v1.Message
+	47, // 13: memoryd.v1.ReplaceHistoryResponse.messages:type_name -> memoryd.v1.Message
 	0,  // 14: memoryd.v1.ClearSessionRequest.targets:type_name -> memoryd.v1.ClearTarget
 	2,  // 15: memoryd.v1.ClearSessionResponse.results:type_name -> memoryd.v1.ClearResult
 	0,  // 16: memoryd.v1.ClearAllRequest.targets:type_name -> memoryd.v1.ClearTarget
 	2,  // 17: memoryd.v1.ClearAllResponse.results:type_name -> memoryd.v1.ClearResult
-	44, // 18: memoryd.v1.SessionInfo.attributes:type_name -> memoryd.v1.SessionAttributes
-	42, // 19: memoryd.v1.ListSessionsRequest.labels:type_name -> memoryd.v1.ListSessionsRequest.LabelsEntry
+	48, // 18: memoryd.v1.SessionInfo.attributes:type_name -> memoryd.v1.SessionAttributes
+	46, // 19: memoryd.v1.ListSessionsRequest.labels:type_name -> memoryd.v1.ListSessionsRequest.LabelsEntry
 	29, // 20: memoryd.v1.ListSessionsResponse.sessions:type_name -> memoryd.v1.SessionInfo
-	43, // 21: memoryd.v1.PopMessagesResponse.messages:type_name -> memoryd.v1.Message
-	29, // 22: memoryd.v1.GetSessionResponse.session:type_name -> memoryd.v1.SessionInfo
-	44, // 23: memoryd.v1.UpdateSessionRequest.attributes:type_name -> memoryd.v1.SessionAttributes
-	29, // 24: memoryd.v1.UpdateSessionResponse.session:type_name -> memoryd.v1.SessionInfo
-	2,  // 25: memoryd.v1.ForgetUserResponse.vectors:type_name -> memoryd.v1.ClearResult
-	3,  // 26: memoryd.v1.MemoryService.SaveMessage:input_type -> memoryd.v1.SaveMessageRequest
-	5,  // 27: memoryd.v1.MemoryService.SaveMessages:input_type -> memoryd.v1.SaveMessagesRequest
-	7,  // 28: memoryd.v1.MemoryService.GetHistory:input_type -> memoryd.v1.GetHistoryRequest
-	9,  // 29: memoryd.v1.MemoryService.GetFullHistory:input_type -> memoryd.v1.GetFullHistoryRequest
-	11, // 30: memoryd.v1.MemoryService.ListMessagesInRange:input_type -> memoryd.v1.ListMessagesInRangeRequest
-	13, // 31: memoryd.v1.MemoryService.GetRecentAcrossSessions:input_type -> memoryd.v1.GetRecentAcrossSessionsRequest
-	15, // 32: memoryd.v1.MemoryService.TrimHistory:input_type -> memoryd.v1.TrimHistoryRequest
-	17, // 33: memoryd.v1.MemoryService.ReplaceHistory:input_type -> memoryd.v1.ReplaceHistoryRequest
-	19, // 34: memoryd.v1.MemoryService.UpdateMessageContent:input_type -> memoryd.v1.UpdateMessageContentRequest
-	21, // 35: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:input_type -> memoryd.v1.DeleteMessagesByTimestampsRequest
-	23, // 36: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
-	25, // 37: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
-	27, // 38: memoryd.v1.MemoryService.ClearAll:input_type -> memoryd.v1.ClearAllRequest
-	30, // 39: memoryd.v1.MemoryService.ListSessions:input_type -> memoryd.v1.ListSessionsRequest
-	32, // 40: memoryd.v1.MemoryService.PopMessages:input_type -> memoryd.v1.PopMessagesRequest
-	34, // 41: memoryd.v1.MemoryService.GetSession:input_type -> memoryd.v1.GetSessionRequest
-	36, // 42: memoryd.v1.MemoryService.UpdateSession:input_type -> memoryd.v1.UpdateSessionRequest
-	38, // 43: memoryd.v1.MemoryService.ForgetUser:input_type -> memoryd.v1.ForgetUserRequest
-	40, // 44: memoryd.v1.MemoryService.GetCaller:input_type -> memoryd.v1.GetCallerRequest
-	4,  // 45: memoryd.v1.MemoryService.SaveMessage:output_type -> memoryd.v1.SaveMessageResponse
-	6,  // 46: memoryd.v1.MemoryService.SaveMessages:output_type -> memoryd.v1.SaveMessagesResponse
-	8,  // 47: memoryd.v1.MemoryService.GetHistory:output_type -> memoryd.v1.GetHistoryResponse
-	10, // 48: memoryd.v1.MemoryService.GetFullHistory:output_type -> memoryd.v1.GetFullHistoryResponse
-	12, // 49: memoryd.v1.MemoryService.ListMessagesInRange:output_type -> memoryd.v1.ListMessagesInRangeResponse
-	14, // 50: memoryd.v1.MemoryService.GetRecentAcrossSessions:output_type -> memoryd.v1.GetRecentAcrossSessionsResponse
-	16, // 51: memoryd.v1.MemoryService.TrimHistory:output_type -> memoryd.v1.TrimHistoryResponse
-	18, // 52: memoryd.v1.MemoryService.ReplaceHistory:output_type -> memoryd.v1.ReplaceHistoryResponse
-	20, // 53: memoryd.v1.MemoryService.UpdateMessageContent:output_type -> memoryd.v1.UpdateMessageContentResponse
-	22, // 54: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:output_type -> memoryd.v1.DeleteMessagesByTimestampsResponse
-	24, // 55: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
-	26, // 56: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
-	28, // 57: memoryd.v1.MemoryService.ClearAll:output_type -> memoryd.v1.ClearAllResponse
-	31, // 58: memoryd.v1.MemoryService.ListSessions:output_type -> memoryd.v1.ListSessionsResponse
-	33, // 59: memoryd.v1.MemoryService.PopMessages:output_type -> memoryd.v1.PopMessagesResponse
-	35, // 60: memoryd.v1.MemoryService.GetSession:output_type -> memoryd.v1.GetSessionResponse
-	37, // 61: memoryd.v1.MemoryService.UpdateSession:output_type -> memoryd.v1.UpdateSessionResponse
-	39, // 62: memoryd.v1.MemoryService.ForgetUser:output_type -> memoryd.v1.ForgetUserResponse
-	41, // 63: memoryd.v1.MemoryService.GetCaller:output_type -> memoryd.v1.GetCallerResponse
-	45, // [45:64] is the sub-list for method output_type
-	26, // [26:45] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	33, // 21: memoryd.v1.GetMemoryStatsResponse.session_retention:type_name -> memoryd.v1.SessionRetention
+	34, // 22: memoryd.v1.GetMemoryStatsResponse.event_retention:type_name -> memoryd.v1.EventRetention
+	47, // 23: memoryd.v1.PopMessagesResponse.messages:type_name -> memoryd.v1.Message
+	29, // 24: memoryd.v1.GetSessionResponse.session:type_name -> memoryd.v1.SessionInfo
+	48, // 25: memoryd.v1.UpdateSessionRequest.attributes:type_name -> memoryd.v1.SessionAttributes
+	29, // 26: memoryd.v1.UpdateSessionResponse.session:type_name -> memoryd.v1.SessionInfo
+	2,  // 27: memoryd.v1.ForgetUserResponse.vectors:type_name -> memoryd.v1.ClearResult
+	3,  // 28: memoryd.v1.MemoryService.SaveMessage:input_type -> memoryd.v1.SaveMessageRequest
+	5,  // 29: memoryd.v1.MemoryService.SaveMessages:input_type -> memoryd.v1.SaveMessagesRequest
+	7,  // 30: memoryd.v1.MemoryService.GetHistory:input_type -> memoryd.v1.GetHistoryRequest
+	9,  // 31: memoryd.v1.MemoryService.GetFullHistory:input_type -> memoryd.v1.GetFullHistoryRequest
+	11, // 32: memoryd.v1.MemoryService.ListMessagesInRange:input_type -> memoryd.v1.ListMessagesInRangeRequest
+	13, // 33: memoryd.v1.MemoryService.GetRecentAcrossSessions:input_type -> memoryd.v1.GetRecentAcrossSessionsRequest
+	15, // 34: memoryd.v1.MemoryService.TrimHistory:input_type -> memoryd.v1.TrimHistoryRequest
+	17, // 35: memoryd.v1.MemoryService.ReplaceHistory:input_type -> memoryd.v1.ReplaceHistoryRequest
+	19, // 36: memoryd.v1.MemoryService.UpdateMessageContent:input_type -> memoryd.v1.UpdateMessageContentRequest
+	21, // 37: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:input_type -> memoryd.v1.DeleteMessagesByTimestampsRequest
+	23, // 38: memoryd.v1.MemoryService.DeleteMessages:input_type -> memoryd.v1.DeleteMessagesRequest
+	25, // 39: memoryd.v1.MemoryService.ClearSession:input_type -> memoryd.v1.ClearSessionRequest
+	27, // 40: memoryd.v1.MemoryService.ClearAll:input_type -> memoryd.v1.ClearAllRequest
+	30, // 41: memoryd.v1.MemoryService.ListSessions:input_type -> memoryd.v1.ListSessionsRequest
+	36, // 42: memoryd.v1.MemoryService.PopMessages:input_type -> memoryd.v1.PopMessagesRequest
+	38, // 43: memoryd.v1.MemoryService.GetSession:input_type -> memoryd.v1.GetSessionRequest
+	40, // 44: memoryd.v1.MemoryService.UpdateSession:input_type -> memoryd.v1.UpdateSessionRequest
+	42, // 45: memoryd.v1.MemoryService.ForgetUser:input_type -> memoryd.v1.ForgetUserRequest
+	44, // 46: memoryd.v1.MemoryService.GetCaller:input_type -> memoryd.v1.GetCallerRequest
+	32, // 47: memoryd.v1.MemoryService.GetMemoryStats:input_type -> memoryd.v1.GetMemoryStatsRequest
+	4,  // 48: memoryd.v1.MemoryService.SaveMessage:output_type -> memoryd.v1.SaveMessageResponse
+	6,  // 49: memoryd.v1.MemoryService.SaveMessages:output_type -> memoryd.v1.SaveMessagesResponse
+	8,  // 50: memoryd.v1.MemoryService.GetHistory:output_type -> memoryd.v1.GetHistoryResponse
+	10, // 51: memoryd.v1.MemoryService.GetFullHistory:output_type -> memoryd.v1.GetFullHistoryResponse
+	12, // 52: memoryd.v1.MemoryService.ListMessagesInRange:output_type -> memoryd.v1.ListMessagesInRangeResponse
+	14, // 53: memoryd.v1.MemoryService.GetRecentAcrossSessions:output_type -> memoryd.v1.GetRecentAcrossSessionsResponse
+	16, // 54: memoryd.v1.MemoryService.TrimHistory:output_type -> memoryd.v1.TrimHistoryResponse
+	18, // 55: memoryd.v1.MemoryService.ReplaceHistory:output_type -> memoryd.v1.ReplaceHistoryResponse
+	20, // 56: memoryd.v1.MemoryService.UpdateMessageContent:output_type -> memoryd.v1.UpdateMessageContentResponse
+	22, // 57: memoryd.v1.MemoryService.DeleteMessagesByTimestamps:output_type -> memoryd.v1.DeleteMessagesByTimestampsResponse
+	24, // 58: memoryd.v1.MemoryService.DeleteMessages:output_type -> memoryd.v1.DeleteMessagesResponse
+	26, // 59: memoryd.v1.MemoryService.ClearSession:output_type -> memoryd.v1.ClearSessionResponse
+	28, // 60: memoryd.v1.MemoryService.ClearAll:output_type -> memoryd.v1.ClearAllResponse
+	31, // 61: memoryd.v1.MemoryService.ListSessions:output_type -> memoryd.v1.ListSessionsResponse
+	37, // 62: memoryd.v1.MemoryService.PopMessages:output_type -> memoryd.v1.PopMessagesResponse
+	39, // 63: memoryd.v1.MemoryService.GetSession:output_type -> memoryd.v1.GetSessionResponse
+	41, // 64: memoryd.v1.MemoryService.UpdateSession:output_type -> memoryd.v1.UpdateSessionResponse
+	43, // 65: memoryd.v1.MemoryService.ForgetUser:output_type -> memoryd.v1.ForgetUserResponse
+	45, // 66: memoryd.v1.MemoryService.GetCaller:output_type -> memoryd.v1.GetCallerResponse
+	35, // 67: memoryd.v1.MemoryService.GetMemoryStats:output_type -> memoryd.v1.GetMemoryStatsResponse
+	48, // [48:68] is the sub-list for method output_type
+	28, // [28:48] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_memory_service_proto_init() }
@@ -3128,13 +3428,14 @@ func file_memoryd_v1_memory_service_proto_init() {
 	file_memoryd_v1_access_proto_init()
 	file_memoryd_v1_message_proto_init()
 	file_memoryd_v1_memory_service_proto_msgTypes[11].OneofWrappers = []any{}
+	file_memoryd_v1_memory_service_proto_msgTypes[28].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_memory_service_proto_rawDesc), len(file_memoryd_v1_memory_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   41,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -38,6 +38,7 @@ const (
 	MemoryService_UpdateSession_FullMethodName              = "/memoryd.v1.MemoryService/UpdateSession"
 	MemoryService_ForgetUser_FullMethodName                 = "/memoryd.v1.MemoryService/ForgetUser"
 	MemoryService_GetCaller_FullMethodName                  = "/memoryd.v1.MemoryService/GetCaller"
+	MemoryService_GetMemoryStats_FullMethodName             = "/memoryd.v1.MemoryService/GetMemoryStats"
 )
 
 // MemoryServiceClient is the client API for MemoryService service.
@@ -109,6 +110,14 @@ type MemoryServiceClient interface {
 	// the credential may make. Without authentication configured, the caller is
 	// the default tenant with every scope.
 	GetCaller(ctx context.Context, in *GetCallerRequest, opts ...grpc.CallOption) (*GetCallerResponse, error)
+	// Counts the caller's tenant's sessions and messages and says which
+	// retention settings are in effect for the tenant (docs/OPERATIONS.md,
+	// "Retention"). Tenant-wide figures: a token bound to an end user is refused.
+	// It reads every session record of the tenant (not its messages), so its cost
+	// grows with the number of sessions. The recall index's figures are
+	// VectorService.GetVectorStats', memory formation's
+	// FormationService.GetFormationStatus'.
+	GetMemoryStats(ctx context.Context, in *GetMemoryStatsRequest, opts ...grpc.CallOption) (*GetMemoryStatsResponse, error)
 }
 
 type memoryServiceClient struct {
@@ -309,6 +318,16 @@ func (c *memoryServiceClient) GetCaller(ctx context.Context, in *GetCallerReques
 	return out, nil
 }
 
+func (c *memoryServiceClient) GetMemoryStats(ctx context.Context, in *GetMemoryStatsRequest, opts ...grpc.CallOption) (*GetMemoryStatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetMemoryStatsResponse)
+	err := c.cc.Invoke(ctx, MemoryService_GetMemoryStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MemoryServiceServer is the server API for MemoryService service.
 // All implementations must embed UnimplementedMemoryServiceServer
 // for forward compatibility.
@@ -378,6 +397,14 @@ type MemoryServiceServer interface {
 	// the credential may make. Without authentication configured, the caller is
 	// the default tenant with every scope.
 	GetCaller(context.Context, *GetCallerRequest) (*GetCallerResponse, error)
+	// Counts the caller's tenant's sessions and messages and says which
+	// retention settings are in effect for the tenant (docs/OPERATIONS.md,
+	// "Retention"). Tenant-wide figures: a token bound to an end user is refused.
+	// It reads every session record of the tenant (not its messages), so its cost
+	// grows with the number of sessions. The recall index's figures are
+	// VectorService.GetVectorStats', memory formation's
+	// FormationService.GetFormationStatus'.
+	GetMemoryStats(context.Context, *GetMemoryStatsRequest) (*GetMemoryStatsResponse, error)
 	mustEmbedUnimplementedMemoryServiceServer()
 }
 
@@ -444,6 +471,9 @@ func (UnimplementedMemoryServiceServer) ForgetUser(context.Context, *ForgetUserR
 }
 func (UnimplementedMemoryServiceServer) GetCaller(context.Context, *GetCallerRequest) (*GetCallerResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetCaller not implemented")
+}
+func (UnimplementedMemoryServiceServer) GetMemoryStats(context.Context, *GetMemoryStatsRequest) (*GetMemoryStatsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetMemoryStats not implemented")
 }
 func (UnimplementedMemoryServiceServer) mustEmbedUnimplementedMemoryServiceServer() {}
 func (UnimplementedMemoryServiceServer) testEmbeddedByValue()                       {}
@@ -808,6 +838,24 @@ func _MemoryService_GetCaller_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryService_GetMemoryStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetMemoryStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).GetMemoryStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_GetMemoryStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).GetMemoryStats(ctx, req.(*GetMemoryStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MemoryService_ServiceDesc is the grpc.ServiceDesc for MemoryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -890,6 +938,10 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetCaller",
 			Handler:    _MemoryService_GetCaller_Handler,
+		},
+		{
+			MethodName: "GetMemoryStats",
+			Handler:    _MemoryService_GetMemoryStats_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -310,7 +310,7 @@ class SessionInfo(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., message_count: _Optional[int] = ..., unarchived_count: _Optional[int] = ..., last_activity: _Optional[int] = ..., attributes: _Optional[_Union[_message_pb2.SessionAttributes, _Mapping]] = ...) -> None: ...
 
 class ListSessionsRequest(_message.Message):
-    __slots__ = ("page_size", "page_token", "user_id", "agent_id", "labels")
+    __slots__ = ("page_size", "page_token", "user_id", "agent_id", "labels", "active_since", "active_before")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -323,12 +323,16 @@ class ListSessionsRequest(_message.Message):
     USER_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_SINCE_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_BEFORE_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
     user_id: str
     agent_id: str
     labels: _containers.ScalarMap[str, str]
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., user_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    active_since: int
+    active_before: int
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., user_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., active_since: _Optional[int] = ..., active_before: _Optional[int] = ...) -> None: ...
 
 class ListSessionsResponse(_message.Message):
     __slots__ = ("sessions", "next_page_token")
@@ -337,6 +341,42 @@ class ListSessionsResponse(_message.Message):
     sessions: _containers.RepeatedCompositeFieldContainer[SessionInfo]
     next_page_token: str
     def __init__(self, sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetMemoryStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SessionRetention(_message.Message):
+    __slots__ = ("days", "action", "labelled_sessions")
+    DAYS_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    LABELLED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    days: float
+    action: str
+    labelled_sessions: int
+    def __init__(self, days: _Optional[float] = ..., action: _Optional[str] = ..., labelled_sessions: _Optional[int] = ...) -> None: ...
+
+class EventRetention(_message.Message):
+    __slots__ = ("max_age_seconds", "max_events")
+    MAX_AGE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    MAX_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    max_age_seconds: int
+    max_events: int
+    def __init__(self, max_age_seconds: _Optional[int] = ..., max_events: _Optional[int] = ...) -> None: ...
+
+class GetMemoryStatsResponse(_message.Message):
+    __slots__ = ("sessions", "messages", "unarchived_messages", "session_retention", "event_retention")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    UNARCHIVED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    SESSION_RETENTION_FIELD_NUMBER: _ClassVar[int]
+    EVENT_RETENTION_FIELD_NUMBER: _ClassVar[int]
+    sessions: int
+    messages: int
+    unarchived_messages: int
+    session_retention: SessionRetention
+    event_retention: EventRetention
+    def __init__(self, sessions: _Optional[int] = ..., messages: _Optional[int] = ..., unarchived_messages: _Optional[int] = ..., session_retention: _Optional[_Union[SessionRetention, _Mapping]] = ..., event_retention: _Optional[_Union[EventRetention, _Mapping]] = ...) -> None: ...
 
 class PopMessagesRequest(_message.Message):
     __slots__ = ("session_id", "n")

@@ -135,6 +135,11 @@ class MemoryServiceStub:
                 request_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetCallerRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetCallerResponse.FromString,
                 _registered_method=True)
+        self.GetMemoryStats = channel.unary_unary(
+                '/memoryd.v1.MemoryService/GetMemoryStats',
+                request_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetMemoryStatsRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetMemoryStatsResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -299,6 +304,19 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetMemoryStats(self, request, context):
+        """Counts the caller's tenant's sessions and messages and says which
+        retention settings are in effect for the tenant (docs/OPERATIONS.md,
+        "Retention"). Tenant-wide figures: a token bound to an end user is refused.
+        It reads every session record of the tenant (not its messages), so its cost
+        grows with the number of sessions. The recall index's figures are
+        VectorService.GetVectorStats', memory formation's
+        FormationService.GetFormationStatus'.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -396,6 +414,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.GetCaller,
                     request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetCallerRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetCallerResponse.SerializeToString,
+            ),
+            'GetMemoryStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMemoryStats,
+                    request_deserializer=memoryd_dot_v1_dot_memory__service__pb2.GetMemoryStatsRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_memory__service__pb2.GetMemoryStatsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -917,6 +940,33 @@ class MemoryService:
             '/memoryd.v1.MemoryService/GetCaller',
             memoryd_dot_v1_dot_memory__service__pb2.GetCallerRequest.SerializeToString,
             memoryd_dot_v1_dot_memory__service__pb2.GetCallerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMemoryStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.MemoryService/GetMemoryStats',
+            memoryd_dot_v1_dot_memory__service__pb2.GetMemoryStatsRequest.SerializeToString,
+            memoryd_dot_v1_dot_memory__service__pb2.GetMemoryStatsResponse.FromString,
             options,
             channel_credentials,
             insecure,

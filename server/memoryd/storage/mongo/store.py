@@ -68,6 +68,7 @@ from memoryd.domain.sessions import (
     TENANT,
     SessionAttributes,
     SessionFilter,
+    SessionTotals,
     SessionUpdate,
 )
 from memoryd.domain.store import (
@@ -350,6 +351,13 @@ def sessions_filter(tenant: str, after_session_id: str | None, where: SessionFil
         query["label_pairs"] = pairs[0]
         if pairs[1:]:
             query["$and"] = [{"label_pairs": pair} for pair in pairs[1:]]
+    activity: dict[str, int] = {}  # SessionFilter.matches_activity
+    if where.active_since is not None:
+        activity["$gte"] = where.active_since
+    if where.active_before is not None:
+        activity["$lt"] = where.active_before
+    if activity:
+        query["last_activity"] = activity
     return query
 
 
@@ -1136,6 +1144,30 @@ class MongoStore(Store):
 
         return await self._read(read)
 
+    async def session_totals(self, tenant: str) -> SessionTotals:
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"tenant": tenant, "$or": [{"message_count": {"$gt": 0}}, {"attributed": True}]}},
+            {
+                "$group": {
+                    "_id": None,
+                    "sessions": {"$sum": 1},
+                    "messages": {"$sum": "$message_count"},
+                    "unarchived": {"$sum": "$unarchived_count"},
+                    # a label value is never empty: a string is true here, null and missing false
+                    "labelled": {"$sum": {"$cond": [{"$ifNull": ["$retention_label", False]}, 1, 0]}},
+                }
+            },
+        ]
+
+        async def read(db: AsyncDatabase) -> SessionTotals:
+            rows = await (await db[SESSIONS].aggregate(pipeline)).to_list()
+            if not rows:
+                return SessionTotals()
+            row = rows[0]
+            return SessionTotals(row["sessions"], row["messages"], row["unarchived"], row["labelled"])
+
+        return await self._read(read)
+
     async def idle_sessions(
         self, tenant: str, idle_before: int, after: tuple[int, str] | None, limit: int, *, unarchived: bool
     ) -> list[SessionInfo]:
@@ -1403,15 +1435,19 @@ class MongoStore(Store):
         guard: MetadataGuard | None,
         events: Sequence[EventDraft],
         now: int,
+        *,
+        guards: Sequence[MetadataGuard] = (),
     ) -> bool:
+        checks = [*([guard] if guard is not None else []), *guards]
+
         async def tx(db: AsyncDatabase, s: AsyncClientSession) -> bool:
-            # The guarded record is among `writes`: a writer that read the same guard value
+            # Each guarded record is among `writes`: a writer that read the same guard value
             # conflicts on it, and its retried transaction sees the new value and fails the guard.
-            if guard is not None:
+            for check in checks:
                 doc = await db[METADATA].find_one(
-                    {"tenant": tenant, "namespace": guard.namespace, "key": guard.key}, {"_id": 0, "data": 1}, session=s
+                    {"tenant": tenant, "namespace": check.namespace, "key": check.key}, {"_id": 0, "data": 1}, session=s
                 )
-                if not guard.holds(None if doc is None else doc["data"]):
+                if not check.holds(None if doc is None else doc["data"]):
                     return False
             drafts: list[EventDraft] = []
             for write in writes:

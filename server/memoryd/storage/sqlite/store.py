@@ -42,7 +42,7 @@ from memoryd.domain.models import (
 )
 from memoryd.domain.paging import read_within
 from memoryd.domain.retention import RETENTION_LABEL, active_sessions
-from memoryd.domain.sessions import TENANT, SessionAttributes, SessionFilter, SessionUpdate
+from memoryd.domain.sessions import TENANT, SessionAttributes, SessionFilter, SessionTotals, SessionUpdate
 from memoryd.domain.store import (
     Clearing,
     CountedOutcome,
@@ -218,6 +218,13 @@ def list_sessions_query(
             " AND x.session_id = s.session_id)"
         )
         params += [key, value]
+    # SessionFilter.matches_activity
+    if where.active_since is not None:
+        clauses.append("s.last_activity >= ?")
+        params.append(where.active_since)
+    if where.active_before is not None:
+        clauses.append("s.last_activity < ?")
+        params.append(where.active_before)
     columns = ", ".join(f"s.{c.strip()}" for c in SESSION_COLUMNS.split(","))
     order = "l.session_id" if source != "sessions s" else "s.session_id"
     return f"SELECT {columns} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY {order} LIMIT ?", [*params, limit]
@@ -846,6 +853,15 @@ class SqliteStore(Store):
 
         return await self._query(read)
 
+    async def session_totals(self, tenant: str) -> SessionTotals:
+        sql = (
+            "SELECT COUNT(*), COALESCE(SUM(message_count), 0), COALESCE(SUM(unarchived_count), 0),"
+            " COALESCE(SUM(json_extract(labels, ?) IS NOT NULL), 0)"
+            f" FROM sessions WHERE tenant = ? AND {LISTED}"
+        )
+        params = ("$." + json.dumps(RETENTION_LABEL), tenant)
+        return await self._query(lambda conn: SessionTotals(*conn.execute(sql, params).fetchone()))
+
     async def idle_sessions(
         self, tenant: str, idle_before: int, after: tuple[int, str] | None, limit: int, *, unarchived: bool
     ) -> list[SessionInfo]:
@@ -1068,15 +1084,19 @@ class SqliteStore(Store):
         guard: MetadataGuard | None,
         events: Sequence[EventDraft],
         now: int,
+        *,
+        guards: Sequence[MetadataGuard] = (),
     ) -> bool:
+        checks = [*([guard] if guard is not None else []), *guards]
+
         def tx(conn: sqlite3.Connection) -> bool:
-            # BEGIN IMMEDIATE serializes writers, so the guard read and the writes are atomic.
-            if guard is not None:
+            # BEGIN IMMEDIATE serializes writers, so the guard reads and the writes are atomic.
+            for check in checks:
                 row = conn.execute(
                     "SELECT data FROM metadata WHERE tenant = ? AND namespace = ? AND key = ?",
-                    (tenant, guard.namespace, guard.key),
+                    (tenant, check.namespace, check.key),
                 ).fetchone()
-                if not guard.holds(None if row is None else json.loads(row[0])):
+                if not check.holds(None if row is None else json.loads(row[0])):
                     return False
             drafts: list[EventDraft] = []
             for write in writes:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import cast
 
+from memoryd.domain import retention
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import DEFAULT_RECENT_ROLES, ClearTarget, RecentQuery
 from memoryd.domain.sessions import SessionFilter
@@ -24,11 +26,23 @@ from memoryd.v1 import memory_service_pb2_grpc as pb_grpc
 CLEAR_TARGETS = [t.value for t in ClearTarget]
 
 
+@dataclass(frozen=True, slots=True)
+class RetentionInEffect:
+    """The retention settings GetMemoryStats reports (config: session_retention_*, event_retention_*)."""
+
+    sessions: retention.Settings = retention.Settings()
+    event_max_age_seconds: int = 0
+    event_max_count: int = 0
+
+
 class MemoryServicer(pb_grpc.MemoryServiceServicer):
-    def __init__(self, memory: Memory, auth: Gate) -> None:
+    def __init__(
+        self, memory: Memory, auth: Gate, retention_in_effect: RetentionInEffect = RetentionInEffect()
+    ) -> None:
         self.memory = memory
         self.auth = auth
         self.limits = memory.limits
+        self.retention = retention_in_effect
 
     def _check(self, session_id: str | None = None) -> Check:
         check = Check(self.limits)
@@ -279,12 +293,20 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         check.name("user_id", request.user_id, required=False)
         check.name("agent_id", request.agent_id, required=False)
         check.labels("labels", request.labels)
+        since = request.active_since if request.HasField("active_since") else None
+        before = request.active_before if request.HasField("active_before") else None
+        if since is not None:
+            check.non_negative("active_since", since)
+        if before is not None:
+            check.positive("active_before", before)
+            if since is not None and before <= since:
+                check.fail("active_before", "must be greater than active_since")
         check.done()
         user = context.caller.user_id
         if user is not None and request.user_id not in ("", user):  # another user's sessions: none of them is
             return pb.ListSessionsResponse()
         # A user-bound caller lists its user's sessions only: the owner filter of the sessions index.
-        where = SessionFilter(user or request.user_id, request.agent_id, dict(request.labels))
+        where = SessionFilter(user or request.user_id, request.agent_id, dict(request.labels), since, before)
         sessions, token = await self.memory.list_sessions(tenant, request.page_size, request.page_token, where)
         return pb.ListSessionsResponse(sessions=[session_to_proto(s) for s in sessions], next_page_token=token)
 
@@ -351,6 +373,24 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
             scopes=sorted(caller.scopes),
             user_id=caller.user_id or "",
             authentication=self.auth.authenticator.enabled,
+        )
+
+    @unary
+    async def GetMemoryStats(
+        self, request: pb.GetMemoryStatsRequest, context, tenant: str
+    ) -> pb.GetMemoryStatsResponse:
+        totals = await self.memory.session_totals(tenant)
+        policy = self.retention.sessions.policy(tenant)
+        return pb.GetMemoryStatsResponse(
+            sessions=totals.sessions,
+            messages=totals.messages,
+            unarchived_messages=totals.unarchived,
+            session_retention=pb.SessionRetention(
+                days=policy.days, action=policy.action.value, labelled_sessions=totals.labelled
+            ),
+            event_retention=pb.EventRetention(
+                max_age_seconds=self.retention.event_max_age_seconds, max_events=self.retention.event_max_count
+            ),
         )
 
 

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memoryd/v1/memory_service.proto.
  */
 export const file_memoryd_v1_memory_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9tZW1vcnlkL3YxL21lbW9yeV9zZXJ2aWNlLnByb3RvEgptZW1vcnlkLnYxIocBCgtDbGVhclJlc3VsdBInCgZ0YXJnZXQYASABKA4yFy5tZW1vcnlkLnYxLkNsZWFyVGFyZ2V0EikKB291dGNvbWUYAiABKA4yGC5tZW1vcnlkLnYxLkNsZWFyT3V0Y29tZRIVCg1yZW1vdmVkX2NvdW50GAMgASgDEg0KBWVycm9yGAQgASgJIqIBChJTYXZlTWVzc2FnZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIkCgdtZXNzYWdlGAIgASgLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCRI5ChJzZXNzaW9uX2F0dHJpYnV0ZXMYBCABKAsyHS5tZW1vcnlkLnYxLlNlc3Npb25BdHRyaWJ1dGVzInoKE1NhdmVNZXNzYWdlUmVzcG9uc2USJAoHbWVzc2FnZRgBIAEoCzITLm1lbW9yeWQudjEuTWVzc2FnZRIUCgxkZWR1cGxpY2F0ZWQYAiABKAgSFAoMYm9keV9vbWl0dGVkGAMgASgIEhEKCWV2ZW50X3NlcRgEIAEoAyKkAQoTU2F2ZU1lc3NhZ2VzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiUKCG1lc3NhZ2VzGAIgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCRI5ChJzZXNzaW9uX2F0dHJpYnV0ZXMYBCABKAsyHS5tZW1vcnlkLnYxLlNlc3Npb25BdHRyaWJ1dGVzIn4KFFNhdmVNZXNzYWdlc1Jlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhQKDGRlZHVwbGljYXRlZBgCIAEoCBIWCg5vbWl0dGVkX2JvZGllcxgDIAEoBRIRCglldmVudF9zZXEYBCABKAMiNgoRR2V0SGlzdG9yeVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBSJOChJHZXRIaXN0b3J5UmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USEQoJdHJ1bmNhdGVkGAIgASgIIlIKFUdldEZ1bGxIaXN0b3J5UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlgKFkdldEZ1bGxIaXN0b3J5UmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIp0BChpMaXN0TWVzc2FnZXNJblJhbmdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB2Zyb21fdHMYAiABKAMSDQoFdG9fdHMYAyABKAMSDQoFcm9sZXMYBCADKAkSFQoNZXhjbHVkZV9raW5kcxgFIAMoCRIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCSJdChtMaXN0TWVzc2FnZXNJblJhbmdlUmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIskBCh5HZXRSZWNlbnRBY3Jvc3NTZXNzaW9uc1JlcXVlc3QSDQoFbGltaXQYASABKAUSFQoIc2luY2VfdHMYAiABKANIAIgBARIVCghwbGF0Zm9ybRgDIAEoCUgBiAEBEhsKE2V4Y2x1ZGVfc2Vzc2lvbl9pZHMYBCADKAkSDQoFcm9sZXMYBSADKAkSDQoFa2luZHMYBiADKAkSFQoNZXhjbHVkZV9raW5kcxgHIAMoCUILCglfc2luY2VfdHNCCwoJX3BsYXRmb3JtImIKH0dldFJlY2VudEFjcm9zc1Nlc3Npb25zUmVzcG9uc2USLAoIbWVzc2FnZXMYASADKAsyGi5tZW1vcnlkLnYxLlNlc3Npb25NZXNzYWdlEhEKCXRydW5jYXRlZBgCIAEoCCI9ChJUcmltSGlzdG9yeVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRITCgtrZWVwX3JlY2VudBgCIAEoBSItChNUcmltSGlzdG9yeVJlc3BvbnNlEhYKDmFyY2hpdmVkX2NvdW50GAEgASgDIlIKFVJlcGxhY2VIaXN0b3J5UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiUKCG1lc3NhZ2VzGAIgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlIoEBChZSZXBsYWNlSGlzdG9yeVJlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhUKDXJlbW92ZWRfY291bnQYAiABKAMSFgoOb21pdHRlZF9ib2RpZXMYAyABKAUSEQoJZXZlbnRfc2VxGAQgASgDImsKG1VwZGF0ZU1lc3NhZ2VDb250ZW50UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCG9sZF90ZXh0GAIgASgJEhAKCG5ld190ZXh0GAMgASgJEhQKDHJlY2VudF9saW1pdBgEIAEoBSJIChxVcGRhdGVNZXNzYWdlQ29udGVudFJlc3BvbnNlEhUKDWNoYW5nZWRfY291bnQYASABKAMSEQoJZXZlbnRfc2VxGAIgASgDIksKIURlbGV0ZU1lc3NhZ2VzQnlUaW1lc3RhbXBzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhIKCnRpbWVzdGFtcHMYAiADKAMiTgoiRGVsZXRlTWVzc2FnZXNCeVRpbWVzdGFtcHNSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDEhEKCWV2ZW50X3NlcRgCIAEoAyI4ChVEZWxldGVNZXNzYWdlc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRILCgNpZHMYAiADKAkiQgoWRGVsZXRlTWVzc2FnZXNSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDEhEKCWV2ZW50X3NlcRgCIAEoAyJTChNDbGVhclNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSKAoHdGFyZ2V0cxgCIAMoDjIXLm1lbW9yeWQudjEuQ2xlYXJUYXJnZXQiUwoUQ2xlYXJTZXNzaW9uUmVzcG9uc2USKAoHcmVzdWx0cxgBIAMoCzIXLm1lbW9yeWQudjEuQ2xlYXJSZXN1bHQSEQoJZXZlbnRfc2VxGAIgASgDIjsKD0NsZWFyQWxsUmVxdWVzdBIoCgd0YXJnZXRzGAEgAygOMhcubWVtb3J5ZC52MS5DbGVhclRhcmdldCJPChBDbGVhckFsbFJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5tZW1vcnlkLnYxLkNsZWFyUmVzdWx0EhEKCWV2ZW50X3NlcRgCIAEoAyKcAQoLU2Vzc2lvbkluZm8SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1tZXNzYWdlX2NvdW50GAIgASgDEhgKEHVuYXJjaGl2ZWRfY291bnQYAyABKAMSFQoNbGFzdF9hY3Rpdml0eRgEIAEoAxIxCgphdHRyaWJ1dGVzGAUgASgLMh0ubWVtb3J5ZC52MS5TZXNzaW9uQXR0cmlidXRlcyLLAQoTTGlzdFNlc3Npb25zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRIPCgd1c2VyX2lkGAMgASgJEhAKCGFnZW50X2lkGAQgASgJEjsKBmxhYmVscxgFIAMoCzIrLm1lbW9yeWQudjEuTGlzdFNlc3Npb25zUmVxdWVzdC5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIloKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEikKCHNlc3Npb25zGAEgAygLMhcubWVtb3J5ZC52MS5TZXNzaW9uSW5mbxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiMwoSUG9wTWVzc2FnZXNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSCQoBbhgCIAEoBSJiChNQb3BNZXNzYWdlc1Jlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhEKCXRydW5jYXRlZBgCIAEoCBIRCglldmVudF9zZXEYAyABKAMiJwoRR2V0U2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJNChJHZXRTZXNzaW9uUmVzcG9uc2USDQoFZm91bmQYASABKAgSKAoHc2Vzc2lvbhgCIAEoCzIXLm1lbW9yeWQudjEuU2Vzc2lvbkluZm8idAoUVXBkYXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIxCgphdHRyaWJ1dGVzGAIgASgLMh0ubWVtb3J5ZC52MS5TZXNzaW9uQXR0cmlidXRlcxIVCg1yZW1vdmVfbGFiZWxzGAMgAygJIkEKFVVwZGF0ZVNlc3Npb25SZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcubWVtb3J5ZC52MS5TZXNzaW9uSW5mbyIkChFGb3JnZXRVc2VyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIswBChJGb3JnZXRVc2VyUmVzcG9uc2USGgoSc2Vzc2lvbnNfZm9yZ290dGVuGAEgASgDEhgKEG1lc3NhZ2VzX2RlbGV0ZWQYAiABKAMSGAoQbWV0YWRhdGFfZGVsZXRlZBgDIAEoAxIXCg9lbnRyaWVzX2RlbGV0ZWQYBCABKAMSKAoHdmVjdG9ycxgFIAEoCzIXLm1lbW9yeWQudjEuQ2xlYXJSZXN1bHQSEAoIY29tcGxldGUYBiABKAgSEQoJZXZlbnRfc2VxGAcgASgDIhIKEEdldENhbGxlclJlcXVlc3QiXAoRR2V0Q2FsbGVyUmVzcG9uc2USDgoGdGVuYW50GAEgASgJEg4KBnNjb3BlcxgCIAMoCRIPCgd1c2VyX2lkGAMgASgJEhYKDmF1dGhlbnRpY2F0aW9uGAQgASgIKnsKC0NsZWFyVGFyZ2V0EhwKGENMRUFSX1RBUkdFVF9VTlNQRUNJRklFRBAAEhkKFUNMRUFSX1RBUkdFVF9NRVNTQUdFUxABEhgKFENMRUFSX1RBUkdFVF9WRUNUT1JTEAISGQoVQ0xFQVJfVEFSR0VUX01FVEFEQVRBEAMqmQEKDENsZWFyT3V0Y29tZRIdChlDTEVBUl9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGQoVQ0xFQVJfT1VUQ09NRV9DTEVBUkVEEAESGQoVQ0xFQVJfT1VUQ09NRV9TS0lQUEVEEAISGgoWQ0xFQVJfT1VUQ09NRV9ERUZFUlJFRBADEhgKFENMRUFSX09VVENPTUVfRkFJTEVEEAQy/A8KDU1lbW9yeVNlcnZpY2USZAoLU2F2ZU1lc3NhZ2USHi5tZW1vcnlkLnYxLlNhdmVNZXNzYWdlUmVxdWVzdBofLm1lbW9yeWQudjEuU2F2ZU1lc3NhZ2VSZXNwb25zZSIUmqEZEAgCEAIaCnNlc3Npb25faWQSZwoMU2F2ZU1lc3NhZ2VzEh8ubWVtb3J5ZC52MS5TYXZlTWVzc2FnZXNSZXF1ZXN0GiAubWVtb3J5ZC52MS5TYXZlTWVzc2FnZXNSZXNwb25zZSIUmqEZEAgCEAIaCnNlc3Npb25faWQSYQoKR2V0SGlzdG9yeRIdLm1lbW9yeWQudjEuR2V0SGlzdG9yeVJlcXVlc3QaHi5tZW1vcnlkLnYxLkdldEhpc3RvcnlSZXNwb25zZSIUmqEZEAgBEAEaCnNlc3Npb25faWQSbQoOR2V0RnVsbEhpc3RvcnkSIS5tZW1vcnlkLnYxLkdldEZ1bGxIaXN0b3J5UmVxdWVzdBoiLm1lbW9yeWQudjEuR2V0RnVsbEhpc3RvcnlSZXNwb25zZSIUmqEZEAgBEAEaCnNlc3Npb25faWQSfAoTTGlzdE1lc3NhZ2VzSW5SYW5nZRImLm1lbW9yeWQudjEuTGlzdE1lc3NhZ2VzSW5SYW5nZVJlcXVlc3QaJy5tZW1vcnlkLnYxLkxpc3RNZXNzYWdlc0luUmFuZ2VSZXNwb25zZSIUmqEZEAgBEAEaCnNlc3Npb25faWQSfAoXR2V0UmVjZW50QWNyb3NzU2Vzc2lvbnMSKi5tZW1vcnlkLnYxLkdldFJlY2VudEFjcm9zc1Nlc3Npb25zUmVxdWVzdBorLm1lbW9yeWQudjEuR2V0UmVjZW50QWNyb3NzU2Vzc2lvbnNSZXNwb25zZSIImqEZBAgBEAMSZAoLVHJpbUhpc3RvcnkSHi5tZW1vcnlkLnYxLlRyaW1IaXN0b3J5UmVxdWVzdBofLm1lbW9yeWQudjEuVHJpbUhpc3RvcnlSZXNwb25zZSIUmqEZEAgCEAEaCnNlc3Npb25faWQSbQoOUmVwbGFjZUhpc3RvcnkSIS5tZW1vcnlkLnYxLlJlcGxhY2VIaXN0b3J5UmVxdWVzdBoiLm1lbW9yeWQudjEuUmVwbGFjZUhpc3RvcnlSZXNwb25zZSIUmqEZEAgCEAEaCnNlc3Npb25faWQSfwoUVXBkYXRlTWVzc2FnZUNvbnRlbnQSJy5tZW1vcnlkLnYxLlVwZGF0ZU1lc3NhZ2VDb250ZW50UmVxdWVzdBooLm1lbW9yeWQudjEuVXBkYXRlTWVzc2FnZUNvbnRlbnRSZXNwb25zZSIUmqEZEAgCEAEaCnNlc3Npb25faWQSkQEKGkRlbGV0ZU1lc3NhZ2VzQnlUaW1lc3RhbXBzEi0ubWVtb3J5ZC52MS5EZWxldGVNZXNzYWdlc0J5VGltZXN0YW1wc1JlcXVlc3QaLi5tZW1vcnlkLnYxLkRlbGV0ZU1lc3NhZ2VzQnlUaW1lc3RhbXBzUmVzcG9uc2UiFJqhGRAIAhABGgpzZXNzaW9uX2lkEm0KDkRlbGV0ZU1lc3NhZ2VzEiEubWVtb3J5ZC52MS5EZWxldGVNZXNzYWdlc1JlcXVlc3QaIi5tZW1vcnlkLnYxLkRlbGV0ZU1lc3NhZ2VzUmVzcG9uc2UiFJqhGRAIAhABGgpzZXNzaW9uX2lkEmcKDENsZWFyU2Vzc2lvbhIfLm1lbW9yeWQudjEuQ2xlYXJTZXNzaW9uUmVxdWVzdBogLm1lbW9yeWQudjEuQ2xlYXJTZXNzaW9uUmVzcG9uc2UiFJqhGRAIAhABGgpzZXNzaW9uX2lkEk8KCENsZWFyQWxsEhsubWVtb3J5ZC52MS5DbGVhckFsbFJlcXVlc3QaHC5tZW1vcnlkLnYxLkNsZWFyQWxsUmVzcG9uc2UiCJqhGQQIAxAGElsKDExpc3RTZXNzaW9ucxIfLm1lbW9yeWQudjEuTGlzdFNlc3Npb25zUmVxdWVzdBogLm1lbW9yeWQudjEuTGlzdFNlc3Npb25zUmVzcG9uc2UiCJqhGQQIARADEmQKC1BvcE1lc3NhZ2VzEh4ubWVtb3J5ZC52MS5Qb3BNZXNzYWdlc1JlcXVlc3QaHy5tZW1vcnlkLnYxLlBvcE1lc3NhZ2VzUmVzcG9uc2UiFJqhGRAIAhABGgpzZXNzaW9uX2lkEmEKCkdldFNlc3Npb24SHS5tZW1vcnlkLnYxLkdldFNlc3Npb25SZXF1ZXN0Gh4ubWVtb3J5ZC52MS5HZXRTZXNzaW9uUmVzcG9uc2UiFJqhGRAIARABGgpzZXNzaW9uX2lkEmoKDVVwZGF0ZVNlc3Npb24SIC5tZW1vcnlkLnYxLlVwZGF0ZVNlc3Npb25SZXF1ZXN0GiEubWVtb3J5ZC52MS5VcGRhdGVTZXNzaW9uUmVzcG9uc2UiFJqhGRAIAhACGgpzZXNzaW9uX2lkElUKCkZvcmdldFVzZXISHS5tZW1vcnlkLnYxLkZvcmdldFVzZXJSZXF1ZXN0Gh4ubWVtb3J5ZC52MS5Gb3JnZXRVc2VyUmVzcG9uc2UiCJqhGQQIAxAGElIKCUdldENhbGxlchIcLm1lbW9yeWQudjEuR2V0Q2FsbGVyUmVxdWVzdBodLm1lbW9yeWQudjEuR2V0Q2FsbGVyUmVzcG9uc2UiCJqhGQQIARADQmIKDmRldi5tZW1vcnlkLnYxQhJNZW1vcnlTZXJ2aWNlUHJvdG9QAVo6Z2l0aHViLmNvbS9tZW1vcnlkL21lbW9yeWQvY2xpZW50cy9nby9tZW1vcnlkL3YxO21lbW9yeWR2MWIGcHJvdG8z", [file_memoryd_v1_access, file_memoryd_v1_message]);
+  fileDesc("Ch9tZW1vcnlkL3YxL21lbW9yeV9zZXJ2aWNlLnByb3RvEgptZW1vcnlkLnYxIocBCgtDbGVhclJlc3VsdBInCgZ0YXJnZXQYASABKA4yFy5tZW1vcnlkLnYxLkNsZWFyVGFyZ2V0EikKB291dGNvbWUYAiABKA4yGC5tZW1vcnlkLnYxLkNsZWFyT3V0Y29tZRIVCg1yZW1vdmVkX2NvdW50GAMgASgDEg0KBWVycm9yGAQgASgJIqIBChJTYXZlTWVzc2FnZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIkCgdtZXNzYWdlGAIgASgLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCRI5ChJzZXNzaW9uX2F0dHJpYnV0ZXMYBCABKAsyHS5tZW1vcnlkLnYxLlNlc3Npb25BdHRyaWJ1dGVzInoKE1NhdmVNZXNzYWdlUmVzcG9uc2USJAoHbWVzc2FnZRgBIAEoCzITLm1lbW9yeWQudjEuTWVzc2FnZRIUCgxkZWR1cGxpY2F0ZWQYAiABKAgSFAoMYm9keV9vbWl0dGVkGAMgASgIEhEKCWV2ZW50X3NlcRgEIAEoAyKkAQoTU2F2ZU1lc3NhZ2VzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiUKCG1lc3NhZ2VzGAIgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhcKD2lkZW1wb3RlbmN5X2tleRgDIAEoCRI5ChJzZXNzaW9uX2F0dHJpYnV0ZXMYBCABKAsyHS5tZW1vcnlkLnYxLlNlc3Npb25BdHRyaWJ1dGVzIn4KFFNhdmVNZXNzYWdlc1Jlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhQKDGRlZHVwbGljYXRlZBgCIAEoCBIWCg5vbWl0dGVkX2JvZGllcxgDIAEoBRIRCglldmVudF9zZXEYBCABKAMiNgoRR2V0SGlzdG9yeVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBSJOChJHZXRIaXN0b3J5UmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USEQoJdHJ1bmNhdGVkGAIgASgIIlIKFUdldEZ1bGxIaXN0b3J5UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlgKFkdldEZ1bGxIaXN0b3J5UmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIp0BChpMaXN0TWVzc2FnZXNJblJhbmdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB2Zyb21fdHMYAiABKAMSDQoFdG9fdHMYAyABKAMSDQoFcm9sZXMYBCADKAkSFQoNZXhjbHVkZV9raW5kcxgFIAMoCRIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCSJdChtMaXN0TWVzc2FnZXNJblJhbmdlUmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy5tZW1vcnlkLnYxLk1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIskBCh5HZXRSZWNlbnRBY3Jvc3NTZXNzaW9uc1JlcXVlc3QSDQoFbGltaXQYASABKAUSFQoIc2luY2VfdHMYAiABKANIAIgBARIVCghwbGF0Zm9ybRgDIAEoCUgBiAEBEhsKE2V4Y2x1ZGVfc2Vzc2lvbl9pZHMYBCADKAkSDQoFcm9sZXMYBSADKAkSDQoFa2luZHMYBiADKAkSFQoNZXhjbHVkZV9raW5kcxgHIAMoCUILCglfc2luY2VfdHNCCwoJX3BsYXRmb3JtImIKH0dldFJlY2VudEFjcm9zc1Nlc3Npb25zUmVzcG9uc2USLAoIbWVzc2FnZXMYASADKAsyGi5tZW1vcnlkLnYxLlNlc3Npb25NZXNzYWdlEhEKCXRydW5jYXRlZBgCIAEoCCI9ChJUcmltSGlzdG9yeVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRITCgtrZWVwX3JlY2VudBgCIAEoBSItChNUcmltSGlzdG9yeVJlc3BvbnNlEhYKDmFyY2hpdmVkX2NvdW50GAEgASgDIlIKFVJlcGxhY2VIaXN0b3J5UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiUKCG1lc3NhZ2VzGAIgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlIoEBChZSZXBsYWNlSGlzdG9yeVJlc3BvbnNlEiUKCG1lc3NhZ2VzGAEgAygLMhMubWVtb3J5ZC52MS5NZXNzYWdlEhUKDXJlbW92ZWRfY291bnQYAiABKAMSFgoOb21pdHRlZF9ib2RpZXMYAyABKAUSEQoJZXZlbnRfc2VxGAQgASgDImsKG1VwZGF0ZU1lc3NhZ2VDb250ZW50UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCG9sZF90ZXh0GAIgASgJEhAKCG5ld190ZXh0GAMgASgJEhQKDHJlY2VudF9saW1pdBgEIAEoBSJIChxVcGRhdGVNZXNzYWdlQ29udGVudFJlc3BvbnNlEhUKDWNoYW5nZWRfY291bnQYASABKAMSEQoJZXZlbnRfc2VxGAIgASgDIksKIURlbGV0ZU1lc3NhZ2VzQnlUaW1lc3RhbXBzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhIKCnRpbWVzdGFtcHMYAiADKAMiTgoiRGVsZXRlTWVzc2FnZXNCeVRpbWVzdGFtcHNSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDEhEKCWV2ZW50X3NlcRgCIAEoAyI4ChVEZWxldGVNZXNzYWdlc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRILCgNpZHMYAiADKAkiQgoWRGVsZXRlTWVzc2FnZXNSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDEhEKCWV2ZW50X3NlcRgCIAEoAyJTChNDbGVhclNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSKAoHdGFyZ2V0cxgCIAMoDjIXLm1lbW9yeWQudjEuQ2xlYXJUYXJnZXQiUwoUQ2xlYXJTZXNzaW9uUmVzcG9uc2USKAoHcmVzdWx0cxgBIAMoCzIXLm1lbW9yeWQudjEuQ2xlYXJSZXN1bHQSEQoJZXZlbnRfc2VxGAIgASgDIjsKD0NsZWFyQWxsUmVxdWVzdBIoCgd0YXJnZXRzGAEgAygOMhcubWVtb3J5ZC52MS5DbGVhclRhcmdldCJPChBDbGVhckFsbFJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5tZW1vcnlkLnYxLkNsZWFyUmVzdWx0EhEKCWV2ZW50X3NlcRgCIAEoAyKcAQoLU2Vzc2lvbkluZm8SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1tZXNzYWdlX2NvdW50GAIgASgDEhgKEHVuYXJjaGl2ZWRfY291bnQYAyABKAMSFQoNbGFzdF9hY3Rpdml0eRgEIAEoAxIxCgphdHRyaWJ1dGVzGAUgASgLMh0ubWVtb3J5ZC52MS5TZXNzaW9uQXR0cmlidXRlcyKlAgoTTGlzdFNlc3Npb25zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRIPCgd1c2VyX2lkGAMgASgJEhAKCGFnZW50X2lkGAQgASgJEjsKBmxhYmVscxgFIAMoCzIrLm1lbW9yeWQudjEuTGlzdFNlc3Npb25zUmVxdWVzdC5MYWJlbHNFbnRyeRIZCgxhY3RpdmVfc2luY2UYBiABKANIAIgBARIaCg1hY3RpdmVfYmVmb3JlGAcgASgDSAGIAQEaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIPCg1fYWN0aXZlX3NpbmNlQhAKDl9hY3RpdmVfYmVmb3JlIloKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEikKCHNlc3Npb25zGAEgAygLMhcubWVtb3J5ZC52MS5TZXNzaW9uSW5mbxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiFwoVR2V0TWVtb3J5U3RhdHNSZXF1ZXN0IksKEFNlc3Npb25SZXRlbnRpb24SDAoEZGF5cxgBIAEoARIOCgZhY3Rpb24YAiABKAkSGQoRbGFiZWxsZWRfc2Vzc2lvbnMYAyABKAMiPQoORXZlbnRSZXRlbnRpb24SFwoPbWF4X2FnZV9zZWNvbmRzGAEgASgDEhIKCm1heF9ldmVudHMYAiABKAMixwEKFkdldE1lbW9yeVN0YXRzUmVzcG9uc2USEAoIc2Vzc2lvbnMYASABKAMSEAoIbWVzc2FnZXMYAiABKAMSGwoTdW5hcmNoaXZlZF9tZXNzYWdlcxgDIAEoAxI3ChFzZXNzaW9uX3JldGVudGlvbhgEIAEoCzIcLm1lbW9yeWQudjEuU2Vzc2lvblJldGVudGlvbhIzCg9ldmVudF9yZXRlbnRpb24YBSABKAsyGi5tZW1vcnlkLnYxLkV2ZW50UmV0ZW50aW9uIjMKElBvcE1lc3NhZ2VzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgkKAW4YAiABKAUiYgoTUG9wTWVzc2FnZXNSZXNwb25zZRIlCghtZXNzYWdlcxgBIAMoCzITLm1lbW9yeWQudjEuTWVzc2FnZRIRCgl0cnVuY2F0ZWQYAiABKAgSEQoJZXZlbnRfc2VxGAMgASgDIicKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiTQoSR2V0U2Vzc2lvblJlc3BvbnNlEg0KBWZvdW5kGAEgASgIEigKB3Nlc3Npb24YAiABKAsyFy5tZW1vcnlkLnYxLlNlc3Npb25JbmZvInQKFFVwZGF0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSMQoKYXR0cmlidXRlcxgCIAEoCzIdLm1lbW9yeWQudjEuU2Vzc2lvbkF0dHJpYnV0ZXMSFQoNcmVtb3ZlX2xhYmVscxgDIAMoCSJBChVVcGRhdGVTZXNzaW9uUmVzcG9uc2USKAoHc2Vzc2lvbhgBIAEoCzIXLm1lbW9yeWQudjEuU2Vzc2lvbkluZm8iJAoRRm9yZ2V0VXNlclJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCSLMAQoSRm9yZ2V0VXNlclJlc3BvbnNlEhoKEnNlc3Npb25zX2ZvcmdvdHRlbhgBIAEoAxIYChBtZXNzYWdlc19kZWxldGVkGAIgASgDEhgKEG1ldGFkYXRhX2RlbGV0ZWQYAyABKAMSFwoPZW50cmllc19kZWxldGVkGAQgASgDEigKB3ZlY3RvcnMYBSABKAsyFy5tZW1vcnlkLnYxLkNsZWFyUmVzdWx0EhAKCGNvbXBsZXRlGAYgASgIEhEKCWV2ZW50X3NlcRgHIAEoAyISChBHZXRDYWxsZXJSZXF1ZXN0IlwKEUdldENhbGxlclJlc3BvbnNlEg4KBnRlbmFudBgBIAEoCRIOCgZzY29wZXMYAiADKAkSDwoHdXNlcl9pZBgDIAEoCRIWCg5hdXRoZW50aWNhdGlvbhgEIAEoCCp7CgtDbGVhclRhcmdldBIcChhDTEVBUl9UQVJHRVRfVU5TUEVDSUZJRUQQABIZChVDTEVBUl9UQVJHRVRfTUVTU0FHRVMQARIYChRDTEVBUl9UQVJHRVRfVkVDVE9SUxACEhkKFUNMRUFSX1RBUkdFVF9NRVRBREFUQRADKpkBCgxDbGVhck91dGNvbWUSHQoZQ0xFQVJfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFUNMRUFSX09VVENPTUVfQ0xFQVJFRBABEhkKFUNMRUFSX09VVENPTUVfU0tJUFBFRBACEhoKFkNMRUFSX09VVENPTUVfREVGRVJSRUQQAxIYChRDTEVBUl9PVVRDT01FX0ZBSUxFRBAEMt8QCg1NZW1vcnlTZXJ2aWNlEmQKC1NhdmVNZXNzYWdlEh4ubWVtb3J5ZC52MS5TYXZlTWVzc2FnZVJlcXVlc3QaHy5tZW1vcnlkLnYxLlNhdmVNZXNzYWdlUmVzcG9uc2UiFJqhGRAIAhACGgpzZXNzaW9uX2lkEmcKDFNhdmVNZXNzYWdlcxIfLm1lbW9yeWQudjEuU2F2ZU1lc3NhZ2VzUmVxdWVzdBogLm1lbW9yeWQudjEuU2F2ZU1lc3NhZ2VzUmVzcG9uc2UiFJqhGRAIAhACGgpzZXNzaW9uX2lkEmEKCkdldEhpc3RvcnkSHS5tZW1vcnlkLnYxLkdldEhpc3RvcnlSZXF1ZXN0Gh4ubWVtb3J5ZC52MS5HZXRIaXN0b3J5UmVzcG9uc2UiFJqhGRAIARABGgpzZXNzaW9uX2lkEm0KDkdldEZ1bGxIaXN0b3J5EiEubWVtb3J5ZC52MS5HZXRGdWxsSGlzdG9yeVJlcXVlc3QaIi5tZW1vcnlkLnYxLkdldEZ1bGxIaXN0b3J5UmVzcG9uc2UiFJqhGRAIARABGgpzZXNzaW9uX2lkEnwKE0xpc3RNZXNzYWdlc0luUmFuZ2USJi5tZW1vcnlkLnYxLkxpc3RNZXNzYWdlc0luUmFuZ2VSZXF1ZXN0GicubWVtb3J5ZC52MS5MaXN0TWVzc2FnZXNJblJhbmdlUmVzcG9uc2UiFJqhGRAIARABGgpzZXNzaW9uX2lkEnwKF0dldFJlY2VudEFjcm9zc1Nlc3Npb25zEioubWVtb3J5ZC52MS5HZXRSZWNlbnRBY3Jvc3NTZXNzaW9uc1JlcXVlc3QaKy5tZW1vcnlkLnYxLkdldFJlY2VudEFjcm9zc1Nlc3Npb25zUmVzcG9uc2UiCJqhGQQIARADEmQKC1RyaW1IaXN0b3J5Eh4ubWVtb3J5ZC52MS5UcmltSGlzdG9yeVJlcXVlc3QaHy5tZW1vcnlkLnYxLlRyaW1IaXN0b3J5UmVzcG9uc2UiFJqhGRAIAhABGgpzZXNzaW9uX2lkEm0KDlJlcGxhY2VIaXN0b3J5EiEubWVtb3J5ZC52MS5SZXBsYWNlSGlzdG9yeVJlcXVlc3QaIi5tZW1vcnlkLnYxLlJlcGxhY2VIaXN0b3J5UmVzcG9uc2UiFJqhGRAIAhABGgpzZXNzaW9uX2lkEn8KFFVwZGF0ZU1lc3NhZ2VDb250ZW50EicubWVtb3J5ZC52MS5VcGRhdGVNZXNzYWdlQ29udGVudFJlcXVlc3QaKC5tZW1vcnlkLnYxLlVwZGF0ZU1lc3NhZ2VDb250ZW50UmVzcG9uc2UiFJqhGRAIAhABGgpzZXNzaW9uX2lkEpEBChpEZWxldGVNZXNzYWdlc0J5VGltZXN0YW1wcxItLm1lbW9yeWQudjEuRGVsZXRlTWVzc2FnZXNCeVRpbWVzdGFtcHNSZXF1ZXN0Gi4ubWVtb3J5ZC52MS5EZWxldGVNZXNzYWdlc0J5VGltZXN0YW1wc1Jlc3BvbnNlIhSaoRkQCAIQARoKc2Vzc2lvbl9pZBJtCg5EZWxldGVNZXNzYWdlcxIhLm1lbW9yeWQudjEuRGVsZXRlTWVzc2FnZXNSZXF1ZXN0GiIubWVtb3J5ZC52MS5EZWxldGVNZXNzYWdlc1Jlc3BvbnNlIhSaoRkQCAIQARoKc2Vzc2lvbl9pZBJnCgxDbGVhclNlc3Npb24SHy5tZW1vcnlkLnYxLkNsZWFyU2Vzc2lvblJlcXVlc3QaIC5tZW1vcnlkLnYxLkNsZWFyU2Vzc2lvblJlc3BvbnNlIhSaoRkQCAIQARoKc2Vzc2lvbl9pZBJPCghDbGVhckFsbBIbLm1lbW9yeWQudjEuQ2xlYXJBbGxSZXF1ZXN0GhwubWVtb3J5ZC52MS5DbGVhckFsbFJlc3BvbnNlIgiaoRkECAMQBhJbCgxMaXN0U2Vzc2lvbnMSHy5tZW1vcnlkLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIC5tZW1vcnlkLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlIgiaoRkECAEQAxJkCgtQb3BNZXNzYWdlcxIeLm1lbW9yeWQudjEuUG9wTWVzc2FnZXNSZXF1ZXN0Gh8ubWVtb3J5ZC52MS5Qb3BNZXNzYWdlc1Jlc3BvbnNlIhSaoRkQCAIQARoKc2Vzc2lvbl9pZBJhCgpHZXRTZXNzaW9uEh0ubWVtb3J5ZC52MS5HZXRTZXNzaW9uUmVxdWVzdBoeLm1lbW9yeWQudjEuR2V0U2Vzc2lvblJlc3BvbnNlIhSaoRkQCAEQARoKc2Vzc2lvbl9pZBJqCg1VcGRhdGVTZXNzaW9uEiAubWVtb3J5ZC52MS5VcGRhdGVTZXNzaW9uUmVxdWVzdBohLm1lbW9yeWQudjEuVXBkYXRlU2Vzc2lvblJlc3BvbnNlIhSaoRkQCAIQAhoKc2Vzc2lvbl9pZBJVCgpGb3JnZXRVc2VyEh0ubWVtb3J5ZC52MS5Gb3JnZXRVc2VyUmVxdWVzdBoeLm1lbW9yeWQudjEuRm9yZ2V0VXNlclJlc3BvbnNlIgiaoRkECAMQBhJSCglHZXRDYWxsZXISHC5tZW1vcnlkLnYxLkdldENhbGxlclJlcXVlc3QaHS5tZW1vcnlkLnYxLkdldENhbGxlclJlc3BvbnNlIgiaoRkECAEQAxJhCg5HZXRNZW1vcnlTdGF0cxIhLm1lbW9yeWQudjEuR2V0TWVtb3J5U3RhdHNSZXF1ZXN0GiIubWVtb3J5ZC52MS5HZXRNZW1vcnlTdGF0c1Jlc3BvbnNlIgiaoRkECAEQBkJiCg5kZXYubWVtb3J5ZC52MUISTWVtb3J5U2VydmljZVByb3RvUAFaOmdpdGh1Yi5jb20vbWVtb3J5ZC9tZW1vcnlkL2NsaWVudHMvZ28vbWVtb3J5ZC92MTttZW1vcnlkdjFiBnByb3RvMw", [file_memoryd_v1_access, file_memoryd_v1_message]);
 
 /**
  * The result of clearing one target.
@@ -1095,6 +1095,26 @@ export type ListSessionsRequest = Message<"memoryd.v1.ListSessionsRequest"> & {
    * @generated from field: map<string, string> labels = 5;
    */
   labels: { [key: string]: string };
+
+  /**
+   * When set, only sessions whose last activity (SessionInfo.last_activity,
+   * the time of the last write to the session) is at or after this time, in
+   * ms since the Unix epoch. Must be >= 0. Pages stay in session id order and
+   * a page token stays bound to the filter; a session written while a caller
+   * pages can enter the range (it is listed if its id is still ahead).
+   *
+   * @generated from field: optional int64 active_since = 6;
+   */
+  activeSince?: bigint | undefined;
+
+  /**
+   * When set, only sessions whose last activity is before this time
+   * (exclusive), in ms since the Unix epoch. Must be > 0, and greater than
+   * active_since when both are set.
+   *
+   * @generated from field: optional int64 active_before = 7;
+   */
+  activeBefore?: bigint | undefined;
 };
 
 /**
@@ -1136,6 +1156,143 @@ export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@_
   messageDesc(file_memoryd_v1_memory_service, 29);
 
 /**
+ * Request of GetMemoryStats.
+ *
+ * @generated from message memoryd.v1.GetMemoryStatsRequest
+ */
+export type GetMemoryStatsRequest = Message<"memoryd.v1.GetMemoryStatsRequest"> & {
+};
+
+/**
+ * Describes the message memoryd.v1.GetMemoryStatsRequest.
+ * Use `create(GetMemoryStatsRequestSchema)` to create a new message.
+ */
+export const GetMemoryStatsRequestSchema: GenMessage<GetMemoryStatsRequest> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_memory_service, 30);
+
+/**
+ * Session retention in effect for a tenant (domain/retention.py): sessions
+ * nobody wrote to for longer than `days` are expired by the server's retention
+ * task. A session's label `memoryd.retention-days` overrides it (see
+ * SessionAttributes.labels).
+ *
+ * @generated from message memoryd.v1.SessionRetention
+ */
+export type SessionRetention = Message<"memoryd.v1.SessionRetention"> & {
+  /**
+   * The window in days; 0 keeps sessions (no retention). From
+   * MEMORYD_SESSION_RETENTION_TENANTS when it names the tenant, else
+   * MEMORYD_SESSION_RETENTION_DAYS.
+   *
+   * @generated from field: double days = 1;
+   */
+  days: number;
+
+  /**
+   * What expiry does: "delete" (the session whole, as ForgetUser does) or
+   * "archive" (its messages are archived).
+   *
+   * @generated from field: string action = 2;
+   */
+  action: string;
+
+  /**
+   * Sessions of the tenant carrying the `memoryd.retention-days` label (their
+   * own window, or "never"), among those counted in `sessions` of the response.
+   *
+   * @generated from field: int64 labelled_sessions = 3;
+   */
+  labelledSessions: bigint;
+};
+
+/**
+ * Describes the message memoryd.v1.SessionRetention.
+ * Use `create(SessionRetentionSchema)` to create a new message.
+ */
+export const SessionRetentionSchema: GenMessage<SessionRetention> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_memory_service, 31);
+
+/**
+ * Event log retention (the same for every tenant): events older than
+ * `max_age_seconds` are dropped, and at most `max_events` of a tenant's newest
+ * are kept (Watch's after_seq cannot resume from before them).
+ *
+ * @generated from message memoryd.v1.EventRetention
+ */
+export type EventRetention = Message<"memoryd.v1.EventRetention"> & {
+  /**
+   * MEMORYD_EVENT_RETENTION_SECONDS.
+   *
+   * @generated from field: int64 max_age_seconds = 1;
+   */
+  maxAgeSeconds: bigint;
+
+  /**
+   * MEMORYD_EVENT_RETENTION_COUNT.
+   *
+   * @generated from field: int64 max_events = 2;
+   */
+  maxEvents: bigint;
+};
+
+/**
+ * Describes the message memoryd.v1.EventRetention.
+ * Use `create(EventRetentionSchema)` to create a new message.
+ */
+export const EventRetentionSchema: GenMessage<EventRetention> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_memory_service, 32);
+
+/**
+ * Response of GetMemoryStats.
+ *
+ * @generated from message memoryd.v1.GetMemoryStatsResponse
+ */
+export type GetMemoryStatsResponse = Message<"memoryd.v1.GetMemoryStatsResponse"> & {
+  /**
+   * Sessions of the tenant that ListSessions lists (holding messages or
+   * carrying attributes).
+   *
+   * @generated from field: int64 sessions = 1;
+   */
+  sessions: bigint;
+
+  /**
+   * Stored messages of those sessions, archived included.
+   *
+   * @generated from field: int64 messages = 2;
+   */
+  messages: bigint;
+
+  /**
+   * Unarchived messages (those GetHistory and recall read).
+   *
+   * @generated from field: int64 unarchived_messages = 3;
+   */
+  unarchivedMessages: bigint;
+
+  /**
+   * Session retention in effect for the tenant.
+   *
+   * @generated from field: memoryd.v1.SessionRetention session_retention = 4;
+   */
+  sessionRetention?: SessionRetention | undefined;
+
+  /**
+   * Event log retention.
+   *
+   * @generated from field: memoryd.v1.EventRetention event_retention = 5;
+   */
+  eventRetention?: EventRetention | undefined;
+};
+
+/**
+ * Describes the message memoryd.v1.GetMemoryStatsResponse.
+ * Use `create(GetMemoryStatsResponseSchema)` to create a new message.
+ */
+export const GetMemoryStatsResponseSchema: GenMessage<GetMemoryStatsResponse> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_memory_service, 33);
+
+/**
  * Request of PopMessages.
  *
  * @generated from message memoryd.v1.PopMessagesRequest
@@ -1163,7 +1320,7 @@ export type PopMessagesRequest = Message<"memoryd.v1.PopMessagesRequest"> & {
  * Use `create(PopMessagesRequestSchema)` to create a new message.
  */
 export const PopMessagesRequestSchema: GenMessage<PopMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_memory_service, 30);
+  messageDesc(file_memoryd_v1_memory_service, 34);
 
 /**
  * Response of PopMessages.
@@ -1206,7 +1363,7 @@ export type PopMessagesResponse = Message<"memoryd.v1.PopMessagesResponse"> & {
  * Use `create(PopMessagesResponseSchema)` to create a new message.
  */
 export const PopMessagesResponseSchema: GenMessage<PopMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_memory_service, 31);
+  messageDesc(file_memoryd_v1_memory_service, 35);
 
 /**
  * Request of GetSession.
@@ -1227,7 +1384,7 @@ export type GetSessionRequest = Message<"memoryd.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_memory_service, 32);
+  messageDesc(file_memoryd_v1_memory_service, 36);
 
 /**
  * Response of GetSession.
@@ -1256,7 +1413,7 @@ export type GetSessionResponse = Message<"memoryd.v1.GetSessionResponse"> & {
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_memory_service, 33);
+  messageDesc(file_memoryd_v1_memory_service, 37);
 
 /**
  * Request of UpdateSession.
@@ -1292,7 +1449,7 @@ export type UpdateSessionRequest = Message<"memoryd.v1.UpdateSessionRequest"> & 
  * Use `create(UpdateSessionRequestSchema)` to create a new message.
  */
 export const UpdateSessionRequestSchema: GenMessage<UpdateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_memory_service, 34);
+  messageDesc(file_memoryd_v1_memory_service, 38);
 
 /**
  * Response of UpdateSession.
@@ -1313,7 +1470,7 @@ export type UpdateSessionResponse = Message<"memoryd.v1.UpdateSessionResponse"> 
  * Use `create(UpdateSessionResponseSchema)` to create a new message.
  */
 export const UpdateSessionResponseSchema: GenMessage<UpdateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_memory_service, 35);
+  messageDesc(file_memoryd_v1_memory_service, 39);
 
 /**
  * Request of ForgetUser.
@@ -1336,7 +1493,7 @@ export type ForgetUserRequest = Message<"memoryd.v1.ForgetUserRequest"> & {
  * Use `create(ForgetUserRequestSchema)` to create a new message.
  */
 export const ForgetUserRequestSchema: GenMessage<ForgetUserRequest> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_memory_service, 36);
+  messageDesc(file_memoryd_v1_memory_service, 40);
 
 /**
  * Response of ForgetUser: what this call removed (a call that finishes an
@@ -1412,7 +1569,7 @@ export type ForgetUserResponse = Message<"memoryd.v1.ForgetUserResponse"> & {
  * Use `create(ForgetUserResponseSchema)` to create a new message.
  */
 export const ForgetUserResponseSchema: GenMessage<ForgetUserResponse> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_memory_service, 37);
+  messageDesc(file_memoryd_v1_memory_service, 41);
 
 /**
  * GetCaller takes nothing: the caller is the credential the call carries.
@@ -1427,7 +1584,7 @@ export type GetCallerRequest = Message<"memoryd.v1.GetCallerRequest"> & {
  * Use `create(GetCallerRequestSchema)` to create a new message.
  */
 export const GetCallerRequestSchema: GenMessage<GetCallerRequest> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_memory_service, 38);
+  messageDesc(file_memoryd_v1_memory_service, 42);
 
 /**
  * Who the calling credential is (GetCaller).
@@ -1472,7 +1629,7 @@ export type GetCallerResponse = Message<"memoryd.v1.GetCallerResponse"> & {
  * Use `create(GetCallerResponseSchema)` to create a new message.
  */
 export const GetCallerResponseSchema: GenMessage<GetCallerResponse> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_memory_service, 39);
+  messageDesc(file_memoryd_v1_memory_service, 43);
 
 /**
  * What a clear operation removes.
@@ -1787,6 +1944,22 @@ export const MemoryService: GenService<{
     methodKind: "unary";
     input: typeof GetCallerRequestSchema;
     output: typeof GetCallerResponseSchema;
+  },
+  /**
+   * Counts the caller's tenant's sessions and messages and says which
+   * retention settings are in effect for the tenant (docs/OPERATIONS.md,
+   * "Retention"). Tenant-wide figures: a token bound to an end user is refused.
+   * It reads every session record of the tenant (not its messages), so its cost
+   * grows with the number of sessions. The recall index's figures are
+   * VectorService.GetVectorStats', memory formation's
+   * FormationService.GetFormationStatus'.
+   *
+   * @generated from rpc memoryd.v1.MemoryService.GetMemoryStats
+   */
+  getMemoryStats: {
+    methodKind: "unary";
+    input: typeof GetMemoryStatsRequestSchema;
+    output: typeof GetMemoryStatsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_memoryd_v1_memory_service, 0);
