@@ -168,7 +168,8 @@ class Config:
     vectors_enabled: bool = setting(True, "serve VectorService and keep vectors in step with messages (default on)")
     qdrant_url: str = setting(
         "",
-        "Qdrant server URL (REST port); empty: Qdrant Edge under <data-dir>/vectors",
+        "Qdrant server URL (REST port); several, comma-separated: nodes of one cluster (one --qdrant-grpc-port "
+        "for all), the next one used after a failed call; empty: Qdrant Edge under <data-dir>/vectors",
     )
     qdrant_api_key: str = setting("", "API key of the Qdrant server", secret=True)
     qdrant_grpc_port: int = setting(

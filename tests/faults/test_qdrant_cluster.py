@@ -1,19 +1,22 @@
 """A replicated Qdrant cluster survives the loss of a node (issue 42).
 
 Three nodes of the real Qdrant binary (`../shared/bin/qdrant`, tests/qdrant_server.py) in
-cluster mode on loopback, each with its own REST, gRPC and peer-to-peer port and its own
-storage; node 1 starts the cluster (`--uri`), nodes 2 and 3 join it (`--bootstrap`). memoryd
-(SQLite store, its server-side embedder a local endpoint) talks to node 1 and creates its
-collections with 3 shards, 2 copies of each and a write acknowledged by 1 copy
+cluster mode, each on a loopback address of its own (127.0.0.1-3) with the same REST, gRPC and
+peer-to-peer ports, as hosts would be, and its own storage; node 1 starts the cluster
+(`--uri`), nodes 2 and 3 join it (`--bootstrap`). memoryd (SQLite store, its server-side
+embedder a local endpoint) is given all three nodes (`--qdrant-url` lists them) and creates
+its collections with 3 shards, 2 copies of each and a write acknowledged by 1 copy
 (`--qdrant-shards 3 --qdrant-replication-factor 2 --qdrant-write-consistency 1`).
 
-While writers save messages and readers search, node 3 is killed (kill -9):
-- once node 1 reports node 3's replicas Dead, every search answers and the saves go on;
+While writers save messages and readers search, node 1 is killed (kill -9): the node memoryd
+talks to, the one that founded the cluster and its first Raft leader.
+- memoryd moves to the next node of its list; once the cluster reports node 1's replicas
+  Dead, every search answers, and the saves go on;
 - the index catches up with the log (indexing resumes);
-- node 3 restarts on its storage and its replicas report Active again;
-- then node 2 is killed as well: every shard is now read from node 1 or node 3 alone, and the
-  index still equals the store, message by message, keyword and dense points (so node 3's
-  copies caught up with what was written while it was down).
+- node 1 restarts on its storage and its replicas report Active again;
+- then node 2 is killed as well: every shard is now read from the copy on node 1 or node 3,
+  and the index still equals the store, message by message, keyword and dense points (so node
+  1's copies caught up with what was written while it was down).
 """
 
 from __future__ import annotations
@@ -60,26 +63,31 @@ pytestmark = pytest.mark.timeout(300)
 
 @dataclass
 class Node:
-    """One Qdrant peer: its ports and storage stay the same across a kill and a restart."""
+    """One Qdrant peer on a loopback address of its own (127.0.0.N), all on the same ports as
+    a cluster of hosts would be; its address, ports and storage stay across a kill and a restart."""
 
     index: int
     executable: Path
     directory: Path
-    http_port: int = field(default_factory=free_port)
-    grpc_port: int = field(default_factory=free_port)
-    p2p_port: int = field(default_factory=free_port)
+    http_port: int
+    grpc_port: int
+    p2p_port: int
     process: subprocess.Popen | None = None
 
     def __post_init__(self) -> None:
         self.storage = _storage_dir(self.directory)
 
     @property
+    def host(self) -> str:
+        return f"127.0.0.{self.index}"
+
+    @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.http_port}"
+        return f"http://{self.host}:{self.http_port}"
 
     @property
     def peer_uri(self) -> str:
-        return f"http://127.0.0.1:{self.p2p_port}"
+        return f"http://{self.host}:{self.p2p_port}"
 
     def start(self, bootstrap: Node | None = None) -> None:
         """Start the node (joining `bootstrap`'s cluster the first time) and wait until its
@@ -88,7 +96,7 @@ class Node:
         workdir.mkdir(parents=True, exist_ok=True)
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("QDRANT__")},
-            "QDRANT__SERVICE__HOST": "127.0.0.1",
+            "QDRANT__SERVICE__HOST": self.host,
             "QDRANT__SERVICE__HTTP_PORT": str(self.http_port),
             "QDRANT__SERVICE__GRPC_PORT": str(self.grpc_port),
             "QDRANT__CLUSTER__ENABLED": "true",
@@ -171,7 +179,8 @@ def cluster(tmp_path: Path):
         pytest.skip(
             "no Qdrant binary: ../shared/bin/qdrant not found (or set MEMORYD_TEST_QDRANT_BIN); docs/SCALING.md"
         )
-    nodes = [Node(i + 1, executable, tmp_path / f"qdrant{i + 1}") for i in range(NODES)]
+    ports = (free_port(), free_port(), free_port())  # REST, gRPC, peer-to-peer: the same on every node
+    nodes = [Node(i + 1, executable, tmp_path / f"qdrant{i + 1}", *ports) for i in range(NODES)]
     try:
         nodes[0].start()
         for node in nodes[1:]:
@@ -245,24 +254,15 @@ async def _caught_up(channel: grpc.aio.Channel, seq: int) -> None:
 
 async def test_a_three_node_cluster_with_two_copies_survives_a_node_kill_and_the_node_catches_up(cluster, tmp_path):
     node1, node2, node3 = cluster
-    embedder = processes.ServerProcess(
-        [
-            sys.executable,
-            str(ROOT / "tests" / "load" / "embed_server.py"),
-            "--listen",
-            "127.0.0.1:0",
-            "--dims",
-            str(DIMS),
-        ],
-        tmp_path,
-        name="embedder",
-        cwd=ROOT,
-    )
+    embed_server = str(ROOT / "tests" / "load" / "embed_server.py")
+    argv = [sys.executable, embed_server, "--listen", "127.0.0.1:0", "--dims", str(DIMS)]
+    embedder = processes.ServerProcess(argv, tmp_path, name="embedder", cwd=ROOT)
     embedder.start()
     prefix = collection_prefix()
+    urls = ",".join(node.url for node in cluster)
     server = processes.MemorydServer(
         tmp_path / "memoryd",
-        "--qdrant-url", node1.url, "--qdrant-grpc-port", str(node1.grpc_port), "--qdrant-collection-prefix", prefix,
+        "--qdrant-url", urls, "--qdrant-grpc-port", str(node1.grpc_port), "--qdrant-collection-prefix", prefix,
         "--qdrant-shards", "3", "--qdrant-replication-factor", "2", "--qdrant-write-consistency", "1",
         "--embedder-url", f"http://{embedder.target}/v1", "--embedder-model", MODEL,
         "--vector-sync-max-backoff-seconds", "1",
@@ -276,36 +276,32 @@ async def test_a_three_node_cluster_with_two_copies_survives_a_node_kill_and_the
             try:
                 await _until_async(lambda: len(load.saved) >= 30, "the first saves")
                 await _caught_up(channel, load.last_seq)
-                collections = sorted(
-                    c["name"] for c in node1.rest("/collections")["collections"] if c["name"].startswith(prefix)
-                )
+                listed = node1.rest("/collections")["collections"]
+                collections = sorted(c["name"] for c in listed if c["name"].startswith(prefix))
                 assert len(collections) == 2  # the keyword collection and the dense one of DIMS
                 for name in collections:
-                    params = node1.rest(f"/collections/{name}")["config"]["params"]
-                    assert (
-                        params["shard_number"],
-                        params["replication_factor"],
-                        params["write_consistency_factor"],
-                    ) == (3, 2, 1)
+                    info = node1.rest(f"/collections/{name}")
+                    params = info["config"]["params"]
+                    layout = (params["shard_number"], params["replication_factor"], params["write_consistency_factor"])
+                    assert layout == (3, 2, 1)
                     states = _replicas(node1, name)
                     assert len(states) == 6 and set(states.values()) == {"Active"}
                     assert len({peer for _, peer in states}) == NODES  # spread over every node
-                    tenant_index = node1.rest(f"/collections/{name}")["payload_schema"]["tenant"]
-                    assert tenant_index["params"]["is_tenant"] is True
+                    assert info["payload_schema"]["tenant"]["params"]["is_tenant"] is True
 
-                lost = _peer_id(node3)
-                node3.kill()
+                lost = _peer_id(node1)
+                node1.kill()
                 killed_at = time.monotonic()
 
                 def dead_reported() -> bool:
                     return all(
                         state == "Dead"
                         for name in collections
-                        for (_, peer), state in _replicas(node1, name).items()
+                        for (_, peer), state in _replicas(node2, name).items()
                         if peer == lost
                     )
 
-                await _until_async(dead_reported, "node 1 to report node 3's replicas Dead")
+                await _until_async(dead_reported, "the cluster to report node 1's replicas Dead")
                 dead_at = time.monotonic()
                 saved_before = len(load.saved)
                 searched_before = len(load.searches)
@@ -317,22 +313,23 @@ async def test_a_three_node_cluster_with_two_copies_survives_a_node_kill_and_the
                 assert after and set(after) == {"OK"}, f"searches after the peer was reported dead: {after}"
                 await _caught_up(channel, load.last_seq)  # indexing resumed
 
-                node3.start()  # same storage, same ports: it rejoins as the same peer
-                assert _peer_id(node3) == lost
+                node1.start()  # same address, ports and storage: it rejoins as the same peer
+                assert _peer_id(node1) == lost
                 for name in collections:
                     await _until_async(
-                        lambda name=name: set(_replicas(node1, name).values()) == {"Active"},
-                        f"node 3's replicas of {name} to be Active again",
+                        lambda name=name: set(_replicas(node2, name).values()) == {"Active"},
+                        f"node 1's replicas of {name} to be Active again",
                     )
             finally:
                 load.running = False
                 await asyncio.gather(*tasks)
             await _caught_up(channel, load.last_seq)
-        errors_before_dead = [code for started, _, code in load.searches if killed_at <= started < dead_at]
+        assert "the next calls go to" in server.log()  # memoryd left node 1 for the next node
+        during = [code for started, _, code in load.searches if killed_at <= started < dead_at]
         print(
-            f"saves {len(load.saved)} (errors {len(load.save_errors)}), searches {len(load.searches)}; "
+            f"saves {len(load.saved)} (failed calls {len(load.save_errors)}), searches {len(load.searches)}; "
             f"replicas reported dead {dead_at - killed_at:.2f} s after the kill; "
-            f"search errors in between: {len([c for c in errors_before_dead if c != 'OK'])}"
+            f"searches in between {len(during)}, failed {len([c for c in during if c != 'OK'])}"
         )
         assert server.terminate() == 0
     finally:
@@ -342,7 +339,7 @@ async def test_a_three_node_cluster_with_two_copies_survives_a_node_kill_and_the
     # Node 2 down as well: each shard is read from the one copy left, on node 1 or node 3.
     node2.kill()
     store = SqliteStore(server.data_dir / "memoryd.db")
-    index = QdrantServerIndex(node1.url, grpc_port=node1.grpc_port, prefix=prefix, timeout=30)
+    index = QdrantServerIndex(urls, grpc_port=node1.grpc_port, prefix=prefix, timeout=30)
     await store.open()
     await index.open()
     try:

@@ -6,8 +6,10 @@ share it. Every failure of the server surfaces as StorageUnavailable except a fu
 On a Qdrant cluster the collections memoryd creates get CollectionLayout's shard count,
 replication factor and write consistency (docs/SCALING.md, "A Qdrant cluster"); tenants share
 them, the tenant payload index marked `is_tenant` (Qdrant's layout for multitenancy: points
-of one tenant stored together, one HNSW graph per tenant). memoryd talks to one node (its URL),
-which routes each call to the shards' replicas on the other nodes.
+of one tenant stored together, one HNSW graph per tenant). memoryd talks to one node at a
+time, which routes each call to the shards' replicas on the other nodes; the url may list
+several nodes (comma-separated, one gRPC port for all): a call that fails moves the next calls
+to the next node of the list.
 
 The url ":memory:" runs qdrant-client's own in-process implementation of the server API
 instead (not a store: nothing is kept). The tests use it to run this adapter's code
@@ -134,7 +136,9 @@ class QdrantServerIndex(QdrantIndexBase):
         self.prefer_grpc = prefer_grpc
         self.grpc_port = grpc_port
         self.timeout = timeout
-        self._client: AsyncQdrantClient | None = None
+        self.urls = [u.strip() for u in url.split(",") if u.strip()] if url != MEMORY else [url]
+        self._clients: list[AsyncQdrantClient] = []  # one per node of `urls`
+        self._current = 0  # the node calls go to
         self._ready: set[int] = set()  # spaces whose collection exists with its indexes
         self._create_lock = asyncio.Lock()
 
@@ -148,37 +152,51 @@ class QdrantServerIndex(QdrantIndexBase):
 
     # -- lifecycle -------------------------------------------------------------------
     async def open(self) -> None:
-        if self.url == MEMORY:
-            self._client = AsyncQdrantClient(location=MEMORY)
-            self._ready.clear()
-            return
-        self._client = AsyncQdrantClient(
-            url=self.url,
-            api_key=self.api_key or None,
-            prefer_grpc=self.prefer_grpc,
-            grpc_port=self.grpc_port,
-            timeout=max(1, int(self.timeout)),
-            # The check is a blocking request in the constructor; startup must not wait
-            # for (or fail on) an unreachable Qdrant: the event log keeps the index's work.
-            check_compatibility=False,
-        )
+        self._current = 0
         self._ready.clear()
+        if self.url == MEMORY:
+            self._clients = [AsyncQdrantClient(location=MEMORY)]
+            return
+        self._clients = [
+            AsyncQdrantClient(
+                url=url,
+                api_key=self.api_key or None,
+                prefer_grpc=self.prefer_grpc,
+                grpc_port=self.grpc_port,
+                timeout=max(1, int(self.timeout)),
+                # The check is a blocking request in the constructor; startup must not wait
+                # for (or fail on) an unreachable Qdrant: the event log keeps the index's work.
+                check_compatibility=False,
+            )
+            for url in self.urls
+        ]
 
     async def close(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
+        clients, self._clients = self._clients, []
+        for client in clients:
             await client.close()
 
     async def ping(self) -> None:
         await self._call(self._require().get_collections())
 
     def _require(self) -> AsyncQdrantClient:
-        if self._client is None:
+        if not self._clients:
             raise StorageUnavailable("vector store is closed", reason="VECTOR_STORE_UNAVAILABLE")
-        return self._client
+        return self._clients[self._current]
+
+    def _next_node(self, failed: int) -> None:
+        """After a call to node `failed` failed: later calls go to the next node of the list
+        (once for the calls that failed together)."""
+        if len(self._clients) > 1 and self._current == failed:
+            self._current = (failed + 1) % len(self._clients)
+            log.warning(
+                "qdrant node %s failed a call; the next calls go to %s", self.urls[failed], self.urls[self._current]
+            )
 
     async def _call(self, awaitable: Awaitable[T]) -> T:
-        """Bound by the caller's deadline; any vector store failure becomes StorageUnavailable."""
+        """Bound by the caller's deadline; any vector store failure becomes StorageUnavailable.
+        `awaitable` is a call on `_require()`'s client, made just before (no await between)."""
+        node = self._current
         try:
             async with asyncio.timeout(deadline.remaining(self.timeout)):
                 return await awaitable
@@ -187,6 +205,7 @@ class QdrantServerIndex(QdrantIndexBase):
         except Exception as error:  # noqa: BLE001 - transport, server and closed-client errors alike
             # Qdrant's own words may quote a request; they stay at debug, the status goes up.
             log.debug("qdrant call failed: %r", error)
+            self._next_node(node)
             if no_space(error):
                 raise StorageFull(f"vector store: no space left ({_status_of(error)})", store="vectors") from error
             raise StorageUnavailable(
