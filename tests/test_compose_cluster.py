@@ -6,8 +6,8 @@ compose.yaml (tests/test_container.py):
   without MEMORYD_TOKENS;
 - the MongoDB members and the replica set memoryd's URI names are the same three services;
 - the Qdrant nodes form one cluster: one starts it, the others bootstrap from its peer
-  address, each announces its own service name and the configured peer-to-peer port, all
-  answer to the alias memoryd's URL names; the image is the version the tests run
+  address, each announces its own service name and the configured peer-to-peer port, and
+  memoryd's URL lists every node; the image is the version the tests run
   (../shared/bin/qdrant, when present);
 - each replica's environment loads through memoryd's own configuration (every variable a
   setting, every value within bounds) into a layout the cluster can hold (2 copies on 3 nodes);
@@ -82,7 +82,7 @@ def _flag(command: list[str], flag: str) -> str | None:
     return command[command.index(flag) + 1] if flag in command else None
 
 
-def test_the_qdrant_nodes_form_one_cluster_behind_one_alias(project):
+def test_the_qdrant_nodes_form_one_cluster(project):
     services = project["services"]
     nodes = _named(services, "qdrant")
     founders = [name for name in nodes if _flag(services[name]["command"], "--bootstrap") is None]
@@ -97,7 +97,6 @@ def test_the_qdrant_nodes_form_one_cluster_behind_one_alias(project):
         if name != "qdrant1":
             assert _flag(service["command"], "--bootstrap") == founder_uri
             assert service["depends_on"]["qdrant1"]["condition"] == "service_healthy"
-        assert "qdrant" in service["networks"]["default"]["aliases"]
         [volume] = service["volumes"]
         assert volume["target"] == "/qdrant/storage"
         volumes.add(volume["source"])
@@ -124,7 +123,7 @@ def test_each_replica_loads_through_memoryds_configuration_into_a_layout_the_clu
         assert set(environment) <= known, set(environment) - known
         loaded = config.load(environ=environment)  # bounds and the write-consistency rule
         assert loaded.tokens == TOKENS
-        assert urlsplit(loaded.qdrant_url).hostname == "qdrant"  # the alias of every node
+        assert [urlsplit(url).hostname for url in loaded.qdrant_url.split(",")] == nodes  # every node
         assert 2 <= loaded.qdrant_replication_factor <= len(nodes)  # a node can be lost
         assert loaded.qdrant_shards >= len(nodes)  # every node holds shards
         assert 1 <= loaded.qdrant_write_consistency <= loaded.qdrant_replication_factor
