@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -179,6 +180,12 @@ def cluster(tmp_path: Path):
         pytest.skip(
             "no Qdrant binary: ../shared/bin/qdrant not found (or set MEMORYD_TEST_QDRANT_BIN); docs/SCALING.md"
         )
+    for n in range(2, NODES + 1):
+        with socket.socket() as probe:
+            try:
+                probe.bind((f"127.0.0.{n}", 0))
+            except OSError:
+                pytest.skip(f"127.0.0.{n} is not a local address here (Linux answers on all of 127/8)")
     ports = (free_port(), free_port(), free_port())  # REST, gRPC, peer-to-peer: the same on every node
     nodes = [Node(i + 1, executable, tmp_path / f"qdrant{i + 1}", *ports) for i in range(NODES)]
     try:
