@@ -36,7 +36,9 @@ read by tests/recall/datasets.py, nothing is fetched.
      they cover): still k message hits, so the numbers compare at equal messages shown;
    - `formed_facts`: the owner's top-k current facts by words shared with the question (at
      least 3 letters, case-folded; ties newest first; memoryd has no facts search, and this is
-     the ranking the ADK memory service uses), a turn found when it is among their sources.
+     the ranking the ADK memory service uses), a turn found when it is among their sources
+     (`evidence_spoken_by_owner`: the share of evidence turns the owner said, what facts about
+     the owner could find at best).
    Search is keyword-only (BM25) unless MEMORYD_EMBEDDER_URL/MEMORYD_EMBEDDER_MODEL name an
    embedder in the environment. With the scripted model the formed-memory numbers measure the
    wiring only: its slices are the sessions' own texts cut short and its facts (with
@@ -252,6 +254,13 @@ async def recall(channel: grpc.aio.Channel, replayed: list[Replayed], concurrenc
     by_category: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     gate = asyncio.Semaphore(concurrency)
     facts = {done.conversation.name: await facts_of(channel, done) for done in replayed}
+    # The searches wait for the recall index to hold the log through the formed slices too.
+    formation = formation_service_pb2_grpc.FormationServiceStub(channel)
+    latest: dict[str, int] = {}
+    for done in replayed:
+        tenant = done.conversation.name
+        status = await formation.GetFormationStatus(fpb.GetFormationStatusRequest(), metadata=auth(tenant))
+        latest[tenant] = max(s.latest for s in status.strategies)
 
     async def ask(done: Replayed, question) -> None:
         tenant = done.conversation.name
@@ -260,7 +269,7 @@ async def recall(channel: grpc.aio.Channel, replayed: list[Replayed], concurrenc
             for k in KS:
                 request = vpb.SearchMemoryRequest(
                     query_text=question.text, top_k=k, context_window=0, slices=slices,
-                    reference_time=done.conversation.asked_at, wait_for_event_seq=done.event_seq,
+                    reference_time=done.conversation.asked_at, wait_for_event_seq=latest[tenant],
                 )  # fmt: skip
                 async with gate:
                     answer = await vectors.SearchMemory(request, metadata=auth(tenant), timeout=60)
@@ -283,8 +292,16 @@ async def recall(channel: grpc.aio.Channel, replayed: list[Replayed], concurrenc
     def mean(values: list[float]) -> float:
         return round(100 * sum(values) / len(values), 1) if values else 0.0
 
+    # Facts are about the owner: the evidence turns the owner spoke bound what they can find.
+    owner_turns = [
+        sum(e in spoken for e in q.evidence) / len(q.evidence)
+        for d in replayed
+        for spoken in [{t.id for t in d.conversation.turns if t.speaker == d.owner}]
+        for q in d.conversation.questions
+    ]
     return {
         "questions": sum(len(d.conversation.questions) for d in replayed),
+        "evidence_spoken_by_owner": mean(owner_turns),
         "recall_at_k": {name: {str(k): mean(v) for k, v in ks.items()} for name, ks in scores.items()},
         "recall_at_10_by_category": {
             name: {c: mean(v) for c, v in sorted(cats.items())} for name, cats in by_category.items()

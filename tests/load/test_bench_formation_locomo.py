@@ -59,7 +59,7 @@ def test_locomo_replay_spends_calls_and_tokens_and_forms_memory(tmp_path):
     # tenant's threshold of 4 messages).
     assert result["formed"] == {"facts": 4, "slices": 2, "profiles": 1}
     recall = result["recall"]
-    assert recall["questions"] == 3
+    assert recall["questions"] == 3 and recall["evidence_spoken_by_owner"] == 66.7  # Ana's, Ana's, Ben's turn
     assert set(recall["recall_at_k"]) == {"messages", "formed_slices_first", "formed_slices_fused", "formed_facts"}
     # The keyword search finds the puppy's turn, and so do the facts (Ana's turn is a fact's source).
     assert recall["recall_at_k"]["messages"]["5"] > 0 and recall["recall_at_k"]["formed_facts"]["5"] > 0
