@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -92,6 +93,10 @@ async def test_every_view_opens_at_laptop_and_phone_width(browser, served, shots
                 await go(page, route)
                 await page.wait_for_selector(ready)
                 assert not await page.locator("main .error").count(), await page.locator("main").text_content()
+                # nothing runs off the side: the page is no wider than the screen (wide tables
+                # scroll inside their own box, and on a phone they are one card per row)
+                width = await page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+                assert width[0] <= width[1], (name, viewport_name, width)
                 await screenshot(page, shots, f"{name}-{viewport_name}")
             assert page.errors == []
         finally:
@@ -339,5 +344,191 @@ async def test_a_formed_fact_is_corrected_then_deleted_after_asking(browser, ser
         await page.wait_for_selector("main p.empty:has-text('No facts.')")
         facts = await served.call("admin", "FormationService/ListFacts", {"user_id": "ann", "page_size": 200})
         assert facts.get("facts", []) == []
+    finally:
+        await page.context.close()
+
+
+# -- issue 41's leftovers: the time filter, the operations view, the keyboard ---------------------
+async def test_the_time_filter_is_list_sessions_own(browser, served):
+    listed = await served.call("admin", "MemoryService/ListSessions", {"page_size": 50})
+    activity = sorted({int(s["last_activity"]) for s in listed.get("sessions", [])})
+    assert len(activity) >= 2, "the seeded sessions were written at different times"
+    cut = activity[-1]  # the newest session's last activity: since it, only that one; before it, the rest
+    page = await open_console(browser, served, "admin", f"#/sessions?since={cut}")
+    try:
+        for query, body in (
+            (f"since={cut}", {"active_since": str(cut)}),
+            (f"before={cut}", {"active_before": str(cut)}),
+            (f"since={activity[0]}&before={cut}", {"active_since": str(activity[0]), "active_before": str(cut)}),
+            (f"since={cut + 1}", {"active_since": str(cut + 1)}),
+        ):
+            await go(page, f"#/sessions?{query}")
+            answer = await served.call("admin", "MemoryService/ListSessions", {"page_size": 50, **body})
+            assert await attrs(page, "tr[data-session]", "data-session") == [
+                s["session_id"] for s in answer.get("sessions", [])
+            ], query
+        assert not answer.get("sessions", []) and await page.locator("main .empty").count()  # nothing that late
+        # a range the API refuses is shown as its refusal, naming the field
+        await go(page, f"#/sessions?since={cut}&before={cut}")
+        assert "active_before" in await page.locator("main .error").text_content()
+        # the form's fields send the same range (the browser's time zone; seconds are kept)
+        await go(page, "#/sessions")
+        await page.locator("input[name=since]").fill(
+            await page.evaluate(
+                "ms => { const d = new Date(ms); const p = x => String(x).padStart(2, '0');"
+                " return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:"
+                "${p(d.getMinutes())}:${p(d.getSeconds())}` }",
+                cut - cut % 1000,
+            )
+        )
+        await page.get_by_role("button", name="Filter").click()
+        await settled(page)
+        answer = await served.call("admin", "MemoryService/ListSessions", {"active_since": str(cut - cut % 1000)})
+        assert await attrs(page, "tr[data-session]", "data-session") == [
+            s["session_id"] for s in answer.get("sessions", [])
+        ]
+        assert page.errors == []
+    finally:
+        await page.context.close()
+
+
+def _pairs(rows: list[list[str]]) -> dict[str, str]:
+    return {k.strip(): v.strip() for k, v in rows}
+
+
+async def pair_table(page, testid: str) -> dict[str, str]:
+    return _pairs(
+        await page.locator(f"table[data-testid={testid}] tr").evaluate_all(
+            "rows => rows.map(r => [r.cells[0].textContent, r.cells[1].textContent])"
+        )
+    )
+
+
+async def test_operations_shows_sizes_retention_and_each_consumers_lag(browser, served):
+    page = await open_console(browser, served, "admin", "#/ops")
+    try:
+        await page.wait_for_selector("table[data-testid=consumers]")
+        stats = await served.call("admin", "MemoryService/GetMemoryStats", {})
+        vectors = await served.call("admin", "VectorService/GetVectorStats", {})
+        sizes = await pair_table(page, "sizes")
+        assert sizes["sessions"] == str(int(stats["sessions"])) == str(len(
+            (await served.call("admin", "MemoryService/ListSessions", {"page_size": 100}))["sessions"]
+        ))  # fmt: skip
+        assert sizes["messages"] == str(int(stats["messages"]))
+        assert sizes["unarchived messages"] == str(int(stats["unarchived_messages"]))
+        assert sizes["keyword points"] == str(int(vectors.get("keyword_points", 0)))
+        retention = await pair_table(page, "retention")
+        config = served.app.config
+        assert not stats["session_retention"].get("days")  # the server's default: sessions are kept
+        assert retention["session retention"] == "kept (no retention)"
+        assert retention["session retention action"] == stats["session_retention"]["action"] == "delete"
+        assert retention["event log max events"] == str(config.event_retention_count)
+        assert retention["event log max age"] == f"{config.event_retention_seconds // 86400} days"
+        # one row per consumer of the log: the recall index and each formation strategy
+        status = await served.call("admin", "FormationService/GetFormationStatus", {})
+        consumers = await attrs(page, "table[data-testid=consumers] tr[data-consumer]", "data-consumer")
+        strategies = [s["strategy"].removeprefix("FORMATION_STRATEGY_").lower() for s in status["strategies"]]
+        assert consumers == ["recall-index", *(f"formation-{name}" for name in strategies)]
+        assert len(strategies) >= 3
+        for row in await page.locator("table[data-testid=consumers] tr[data-consumer]").evaluate_all(
+            "rows => rows.map(r => [...r.cells].slice(1, 4).map(c => Number(c.textContent)))"
+        ):
+            applied, newest, lag = row
+            assert lag == max(0, newest - applied) and newest >= 1
+        assert page.errors == []
+    finally:
+        await page.context.close()
+
+
+async def focused(page) -> dict:
+    return await page.evaluate(
+        """() => { const el = document.activeElement; const style = getComputedStyle(el);
+        return { tag: el.tagName, text: (el.textContent || '').trim(), name: el.getAttribute('name') || '',
+                 href: el.getAttribute('href') || '', id: el.id || '', testid: el.dataset.testid || '',
+                 outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0 } }"""
+    )
+
+
+async def tab_to(page, wanted, *, limit: int = 150, backwards: bool = False) -> dict:
+    """Presses Tab (Shift+Tab) until the focused element is `wanted`'s; every element on the
+    way shows that it has the focus (a visible outline)."""
+    seen = []
+    for _ in range(limit):
+        await page.keyboard.press("Shift+Tab" if backwards else "Tab")
+        now = await focused(page)
+        if now["tag"] != "BODY":
+            assert now["outline"], f"no visible focus on {now}"
+        seen.append(now)
+        if wanted(now):
+            return now
+    raise AssertionError(f"not reached by Tab: {[(s['tag'], s['text'][:30]) for s in seen]}")
+
+
+async def test_sessions_timeline_and_recall_are_reached_by_keyboard_alone(browser, served, shots):
+    page = await open_console(browser, served, "admin", "#/sessions")
+    try:
+        # the skip link comes first and moves the focus to the view, not to a route of its own
+        first = await tab_to(page, lambda f: True)
+        assert first["text"] == "Skip to content", first
+        await page.keyboard.press("Enter")
+        assert (await focused(page))["id"] == "main" and page.url.endswith("#/sessions")
+        # every view is a link in the navigation, in order, each operable with Enter
+        await tab_to(page, lambda f: f["text"] == "Skip to content", backwards=True)  # then through the header
+        names = []
+        for _ in range(10):
+            await page.keyboard.press("Tab")
+            now = await focused(page)
+            if now["href"].startswith("#/") and now["tag"] == "A":
+                names.append(now["text"])
+            if now["id"] == "token":
+                break
+        assert names == ["memoryd", "Sessions", "Recall", "Memory", "Live", "Operations"], names
+        await tab_to(page, lambda f: f["text"] == "Operations", backwards=True)
+        await page.keyboard.press("Enter")
+        await settled(page)
+        await page.wait_for_selector("table[data-testid=consumers]")
+        assert "#/ops" in page.url and (await focused(page))["text"] == "Operations"
+        await tab_to(page, lambda f: f["text"] == "Sessions", backwards=True)
+        await page.keyboard.press("Enter")
+        await settled(page)
+
+        # sessions -> the session's timeline (Enter on its link)
+        await tab_to(page, lambda f: f["href"] == f"#/session/{quote(SESSION, safe='')}")
+        await page.keyboard.press("Enter")
+        await settled(page)
+        await page.wait_for_selector("table[data-testid=timeline]")
+        assert (await focused(page))["id"] == "main"  # the view took the focus its link had
+        # a write control opens its confirmation with Space; Escape closes it and nothing goes
+        before = await attrs(page, "tr[data-seq]", "data-seq")
+        await tab_to(page, lambda f: f["testid"] == "delete-message")
+        await page.keyboard.press("Space")
+        dialog = page.locator("dialog#confirm")
+        await dialog.wait_for(state="visible")
+        assert (await focused(page))["id"] == "confirm-cancel"  # the safe choice has the focus
+        await page.keyboard.press("Escape")
+        await dialog.wait_for(state="hidden")
+        assert (await focused(page))["testid"] == "delete-message"  # back where it was
+        assert await attrs(page, "tr[data-seq]", "data-seq") == before
+        history = await served.call("admin", "MemoryService/GetFullHistory", {"session_id": SESSION, "page_size": 100})
+        assert [m["seq"] for m in history["messages"]] == before
+
+        # the timeline -> recall in this session (Enter), then a query typed and sent with Enter
+        await tab_to(page, lambda f: f["text"] == "Recall in this session", backwards=True)
+        await page.keyboard.press("Enter")
+        await settled(page)
+        await tab_to(page, lambda f: f["name"] == "q")
+        await page.keyboard.type("ryokan")
+        await page.keyboard.press("Enter")
+        await settled(page)
+        await page.wait_for_selector("table[data-testid=hits]")
+        answer = await served.call(
+            "admin", "VectorService/SearchMemory", {"query_text": "ryokan", "session_id": SESSION}
+        )
+        assert answer.get("hits", [])
+        assert await attrs(page, "tr[data-testid=hit]", "data-message") == [
+            h.get("message_id", "") for h in answer.get("hits", [])
+        ]
+        await screenshot(page, shots, "recall-keyboard-laptop")
+        assert page.errors == []
     finally:
         await page.context.close()

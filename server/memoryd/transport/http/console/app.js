@@ -32,6 +32,7 @@ async function render() {
     else a.removeAttribute("aria-current");
   }
   const main = document.getElementById("main");
+  const focusInView = main.contains(document.activeElement); // a link or button of the view being left
   const show = VIEWS[view];
   if (!show) {
     main.replaceChildren(h("p", { class: "error", role: "alert" }, `No view named ${view}`));
@@ -45,7 +46,12 @@ async function render() {
   } catch (error) {
     if (current === mine && !(error && error.name === "AbortError")) main.replaceChildren(errorBox(error));
   } finally {
-    if (current === mine) main.removeAttribute("aria-busy");
+    if (current === mine) {
+      main.removeAttribute("aria-busy");
+      // A link or button of the view just replaced took the keyboard focus with it (to the
+      // body): the new view takes it, so the next Tab goes on inside the view.
+      if (focusInView && (!document.activeElement || document.activeElement === document.body)) main.focus({ preventScroll: true });
+    }
   }
 }
 
@@ -80,6 +86,11 @@ document.getElementById("token-clear").addEventListener("click", async () => {
   await render();
 });
 window.addEventListener("hashchange", render);
+// The skip link moves the focus to the view; its "#main" is no route, so it must not reach the URL.
+document.querySelector("a.skip").addEventListener("click", (event) => {
+  event.preventDefault();
+  document.getElementById("main").focus();
+});
 
 document.getElementById("token").placeholder = token() ? "token set for this tab" : "bearer token (static or JWT)";
 await identify();

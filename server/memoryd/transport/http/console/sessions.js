@@ -17,6 +17,22 @@ function parseLabels(text) {
   return labels;
 }
 
+// A datetime-local value ("2026-12-07T21:30"), in the browser's time zone, as ms since the
+// epoch; a number is taken as ms already. null: empty or not a time.
+function instant(text) {
+  if (!text) return null;
+  const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  return Number.isFinite(ms) ? Math.max(0, ms) : null;
+}
+
+// What a datetime-local input shows for a filter value (ms are shown as local time).
+function localInput(text) {
+  if (!/^\d+$/.test(text || "")) return text || "";
+  const d = new Date(Number(text));
+  const pad = (x) => String(x).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
 function labelText(labels) {
   return Object.entries(labels || {}).map(([k, v]) => `${k}=${v}`).join(", ");
 }
@@ -27,24 +43,30 @@ export async function sessionsView({ params, signal }) {
     agent: params.get("agent") || "",
     labels: params.get("labels") || "",
     since: params.get("since") || "",
+    before: params.get("before") || "",
   };
   const request = { page_size: PAGE, page_token: params.get("page") || "", user_id: filters.user, agent_id: filters.agent, labels: parseLabels(filters.labels) };
+  // The time range is ListSessions' own (on last activity), so every page holds only sessions in it.
+  const since = instant(filters.since);
+  const before = instant(filters.before);
+  if (since !== null) request.active_since = String(since);
+  if (before !== null) request.active_before = String(before);
   const answer = await call("MemoryService", "ListSessions", request, { signal });
-  const since = filters.since ? Date.parse(filters.since) : 0;
-  const sessions = (answer.sessions || []).filter((s) => !since || Number(s.last_activity || 0) >= since);
+  const sessions = answer.sessions || [];
 
   const inputs = {
     user: h("input", { name: "user", value: filters.user, placeholder: "end user id" }),
     agent: h("input", { name: "agent", value: filters.agent, placeholder: "agent id" }),
     labels: h("input", { name: "labels", value: filters.labels, placeholder: "key=value, key=value" }),
-    since: h("input", { name: "since", type: "datetime-local", value: filters.since }),
+    since: h("input", { name: "since", type: "datetime-local", step: 1, value: localInput(filters.since) }),
+    before: h("input", { name: "before", type: "datetime-local", step: 1, value: localInput(filters.before) }),
   };
   const form = h("form", { class: "filters", onsubmit: (event) => {
     event.preventDefault();
     location.hash = link("sessions", "", Object.fromEntries(Object.entries(inputs).map(([k, el]) => [k, el.value.trim()])));
   } },
   field("Owner", inputs.user), field("Agent", inputs.agent), field("Labels", inputs.labels),
-  field("Active since", inputs.since), h("button", { type: "submit" }, "Filter"));
+  field("Active since", inputs.since), field("Active before", inputs.before), h("button", { type: "submit" }, "Filter"));
 
   const rows = sessions.map((s) => h("tr", { "data-session": s.session_id },
     h("td", {}, h("a", { href: link("session", s.session_id) }, s.session_id)),
