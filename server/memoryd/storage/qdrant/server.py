@@ -8,8 +8,9 @@ replication factor and write consistency (docs/SCALING.md, "A Qdrant cluster"); 
 them, the tenant payload index marked `is_tenant` (Qdrant's layout for multitenancy: points
 of one tenant stored together, one HNSW graph per tenant). memoryd talks to one node at a
 time, which routes each call to the shards' replicas on the other nodes; the url may list
-several nodes (comma-separated, one gRPC port for all): a call that fails moves the next calls
-to the next node of the list.
+several nodes (comma-separated, one gRPC port for all): a call the node does not answer
+(no connection, the connection lost, no answer in time) moves the next calls to the next node
+of the list.
 
 The url ":memory:" runs qdrant-client's own in-process implementation of the server API
 instead (not a store: nothing is kept). The tests use it to run this adapter's code
@@ -63,6 +64,34 @@ def _condition(cond: p.Cond) -> qm.Condition:
         case p.All():
             return to_filter(cond)
     raise TypeError(f"unknown condition {cond!r}")
+
+
+# What gRPC itself says when a call never reached a server or lost its connection (a node
+# that answers with an error of its own, e.g. a lost peer's shard unavailable, is alive).
+GRPC_TRANSPORT_FAILURES = (
+    "failed to connect to all addresses",
+    "socket closed",
+    "connection reset",
+    "broken pipe",
+    "stream removed",
+    "goaway",
+    "keepalive",
+)
+
+
+def unreached(error: BaseException) -> bool:
+    """The node did not answer the call: no connection, the connection lost, or no answer in
+    time. False when it answered with an error (gRPC status or HTTP status of its own)."""
+    if isinstance(error, TimeoutError):
+        return True
+    code = getattr(error, "code", None)
+    if callable(code):  # grpc.RpcError
+        name = getattr(code(), "name", "")
+        details = str(getattr(error, "details", lambda: "")() or "").lower()
+        if name == "DEADLINE_EXCEEDED":
+            return details == "deadline exceeded"  # gRPC's own words; Qdrant's timeouts say more
+        return name == "UNAVAILABLE" and any(words in details for words in GRPC_TRANSPORT_FAILURES)
+    return getattr(error, "status_code", None) is None  # REST: no HTTP answer at all
 
 
 def _status_of(error: Exception) -> str:
@@ -185,8 +214,8 @@ class QdrantServerIndex(QdrantIndexBase):
         return self._clients[self._current]
 
     def _next_node(self, failed: int) -> None:
-        """After a call to node `failed` failed: later calls go to the next node of the list
-        (once for the calls that failed together)."""
+        """After node `failed` did not answer a call: later calls go to the next node of the
+        list (once for the calls that failed together)."""
         if len(self._clients) > 1 and self._current == failed:
             self._current = (failed + 1) % len(self._clients)
             log.warning(
@@ -205,7 +234,8 @@ class QdrantServerIndex(QdrantIndexBase):
         except Exception as error:  # noqa: BLE001 - transport, server and closed-client errors alike
             # Qdrant's own words may quote a request; they stay at debug, the status goes up.
             log.debug("qdrant call failed: %r", error)
-            self._next_node(node)
+            if unreached(error):
+                self._next_node(node)
             if no_space(error):
                 raise StorageFull(f"vector store: no space left ({_status_of(error)})", store="vectors") from error
             raise StorageUnavailable(
@@ -351,6 +381,12 @@ class QdrantServerIndex(QdrantIndexBase):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ":memory:" warns that search params other than idf have no effect
             responses = await self._call(self._require().query_batch_points(self.collection(space), requests=requests))
+        if len(responses) != len(requests):
+            # Seen from a Qdrant 1.19 cluster node just after a peer was killed: a batch answered
+            # with no results at all (the node answered: it stays the one called).
+            raise StorageUnavailable(
+                f"vector store answered {len(responses)} of {len(requests)} searches", reason="VECTOR_STORE_UNAVAILABLE"
+            )
         return [[Found(str(pt.id), float(pt.score), pt.payload or {}) for pt in r.points] for r in responses]
 
     async def _scroll(
