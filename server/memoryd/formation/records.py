@@ -312,6 +312,21 @@ class Change:
             out += sourced_writes(before, after)
         return out + self.extra
 
+    def guards(self) -> list[MetadataGuard]:
+        """One guard per record the change writes: its version as read (`before`), or its
+        absence (a new record). The write happens only while every one holds, so a record
+        changed meanwhile by any process (a caller's UpdateFact or DeleteFact, another
+        extraction) is never overwritten with what was derived from its old version: the
+        batch is read and decided again."""
+        out = []
+        for before, after in self.records.values():
+            rec = before or after
+            if rec is None:
+                continue
+            version = before.version if before is not None else None
+            out.append(MetadataGuard(rec.KIND.records + rec.user_id, rec.id, "version", version))
+        return out
+
 
 R = TypeVar("R", bound=Sourced)
 
@@ -415,25 +430,30 @@ class SourcedRecords(Generic[R]):
         lane: str = "",
     ) -> bool:
         """Write `change` with the session's progress (of the lane) moved to (seq, event),
-        guarded on the progress version read as `before`; False (nothing written) when it moved
-        meanwhile."""
+        guarded on the progress version read as `before` and on the version of every record
+        the change writes (Change.guards); False (nothing written) when one moved meanwhile."""
         namespace = self.kind.progress_namespace(lane)
         version = int(before["version"]) if before else None
         record = {"seq": seq, "event": event, "version": (version or 0) + 1}
         writes = [*change.writes(), MetadataWrite(namespace, session_id, record)]
         guard = MetadataGuard(namespace, session_id, "version", version)
-        return await self.store.write_metadata_guarded(tenant, writes, guard, change.events, now)
+        return await self.store.write_metadata_guarded(
+            tenant, writes, guard, change.events, now, guards=change.guards()
+        )
 
     async def commit_one(self, tenant: str, before: R, after: R | None, events: Sequence[EventDraft], now: int) -> bool:
         """Replace one record (None: delete it) guarded on the version read as `before`."""
         guard = MetadataGuard(self.kind.records + before.user_id, before.id, "version", before.version)
         return await self.store.write_metadata_guarded(tenant, sourced_writes(before, after), guard, list(events), now)
 
-    async def commit(self, tenant: str, change: Change, now: int) -> None:
-        """Write `change` unguarded (the caller holds the tenant's formation lock)."""
+    async def commit(self, tenant: str, change: Change, now: int) -> bool:
+        """Write `change` guarded on the version of every record it writes (Change.guards);
+        False (nothing written) when one moved meanwhile (in another process: the tenant's
+        formation lock holds this one's writers apart)."""
         writes = change.writes()
-        if writes or change.events:
-            await self.store.write_metadata_guarded(tenant, writes, None, change.events, now)
+        if not writes and not change.events:
+            return True
+        return await self.store.write_metadata_guarded(tenant, writes, None, change.events, now, guards=change.guards())
 
 
 class FactRecords(SourcedRecords[Fact]):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Generic
 
 from memoryd.consumers.runtime import Consumer
+from memoryd.domain.errors import StorageUnavailable
 from memoryd.domain.models import Event, EventType, Message, now_ms
 from memoryd.domain.store import Store
 from memoryd.formation import common
@@ -38,6 +39,9 @@ log = logging.getLogger(__name__)
 CHUNK_MESSAGES = 20
 CHUNK_CHARS = 12_000
 SEQ_MAX = 2**63 - 1
+# A forget whose records keep changing in another process meanwhile is read again this often,
+# then left to the runtime's retry with backoff.
+FORGET_TRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +247,9 @@ class SourcedConsumer(Consumer, Generic[R]):
             )
             self.committed(tenant, change if written else None)
         if not written:
-            log.info("formation %s: progress moved under a batch; reading it again", self.strategy)
+            # The progress, or a record the batch changes (a caller's correction in another
+            # process), moved since it was read: decided again on what is stored now.
+            log.info("formation %s: progress or a record moved under a batch; reading it again", self.strategy)
         return written
 
     # -- forgetting ----------------------------------------------------------------------
@@ -253,12 +259,20 @@ class SourcedConsumer(Consumer, Generic[R]):
         """The messages leave their records' sources (those of `keep_lanes` excepted)."""
         if not message_ids:
             return
-        async with self.locks(tenant):
-            change = Change()
-            now = now_ms()
-            await self._unlink(tenant, session_id, message_ids, change, now, reason="sources_gone", keep=keep_lanes)
-            await self.records.commit(tenant, change, now)
-            self.committed(tenant, change)
+        for _ in range(FORGET_TRIES):
+            async with self.locks(tenant):
+                change = Change()
+                now = now_ms()
+                await self._unlink(tenant, session_id, message_ids, change, now, reason="sources_gone", keep=keep_lanes)
+                written = await self.records.commit(tenant, change, now)
+                self.committed(tenant, change if written else None)
+            if written:
+                return
+            # A record changed in another process (a caller's correction) since it was read.
+            log.info("formation %s: a record moved under a forget; reading it again", self.strategy)
+        raise StorageUnavailable(
+            "formed records kept changing during a forget; retried later", reason="FORMATION_UNAVAILABLE"
+        )
 
     async def _unlink(
         self,
