@@ -8,9 +8,10 @@ recall index's (vectors/sync.py), on a consumer runtime (consumers/runtime.py) o
 Reading messages, tokenizing, BM25, embedder calls and point building happen here, never in a
 serving process. There is one engine per data dir (its folder lock), so no lease.
 
-A serving process sees the consumers only through their positions: `runtime_state` (the
-runtime's snapshot) and `runtime_wake` (a commit there; `urgent`: a search waits for a
-position), over the engine socket (consumers/remote.py).
+A serving process sees the consumers only through their positions: `runtime_state` (every
+runtime's snapshot) and `runtime_wake` (a commit there, which wakes every runtime; `urgent`: a
+caller waits for a position of `consumer`, whose runtime starts a pass at once), over the
+engine socket (consumers/remote.py).
 """
 
 from __future__ import annotations
@@ -61,8 +62,11 @@ async def run_consumers(engine: edge_process.Engine) -> None:
         sync_batch=options.get("batch", 500),
         runtime=runtime,
     )  # fmt: skip  (its consumer joins `runtime`)
-    engine.calls["runtime_wake"] = lambda urgent=False: _wake(runtime, store, urgent)
-    engine.calls["runtime_state"] = lambda wake=False, urgent=False: _state(runtime, store, wake, urgent)
+    runtimes = [runtime]
+    engine.calls["runtime_wake"] = lambda urgent=False, consumer="": _wake(runtimes, store, urgent, consumer)
+    engine.calls["runtime_state"] = lambda wake=False, urgent=False, consumer="": _state(
+        runtimes, store, wake, urgent, consumer
+    )
     while True:  # the SQLite file may not be openable yet (a full disk): retried
         try:
             await store.open()
@@ -82,18 +86,26 @@ async def run_consumers(engine: edge_process.Engine) -> None:
             await store.close()
 
 
-async def _wake(runtime: Runtime, store: SqliteStore, urgent: bool) -> None:
-    # A commit: as the store's own commits would wake it; urgent: a waiter waits for a position.
-    if urgent:
-        runtime.wake(urgent=True)
-    else:
+async def _wake(runtimes: list[Runtime], store: SqliteStore, urgent: bool, consumer: str) -> None:
+    # A commit: as the store's own commits would wake every runtime; urgent: a waiter waits for
+    # a position of `consumer` (its runtime starts a pass now, another runtime's deferral holds).
+    if not urgent:
         store.notifier.notify()
+        return
+    for runtime in runtimes:
+        if not consumer or consumer in runtime.tracks:
+            runtime.wake(urgent=True)
 
 
-async def _state(runtime: Runtime, store: SqliteStore, wake: bool, urgent: bool) -> dict[str, Any]:
+async def _state(
+    runtimes: list[Runtime], store: SqliteStore, wake: bool, urgent: bool, consumer: str
+) -> dict[str, Any]:
     if wake:
-        await _wake(runtime, store, urgent)
-    return runtime.snapshot()
+        await _wake(runtimes, store, urgent, consumer)
+    state: dict[str, Any] = {}
+    for runtime in runtimes:
+        state.update(runtime.snapshot())
+    return state
 
 
 def main(argv: list[str]) -> int:

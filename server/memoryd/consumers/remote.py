@@ -7,6 +7,13 @@ over a `RuntimeLink` (the engine socket: `Runtime.snapshot`), once per poll and 
 `linger_seconds` while someone waits for a position, and wakes the engine after each local
 commit: SQLite commits of another process wake no one in the engine. A tenant the engine has
 not loaded yet: its persisted cursor.
+
+Several consumers of one engine (the recall index's, and memory formation's strategies, which
+run in a runtime of their own there): one RemoteTrack each. A waiter's wake names its
+consumer, so only that consumer's runtime starts a pass at once (`urgent`); a commit's wake
+reaches every runtime of the engine, so one track forwards commits (`wake_engine`) and the
+others only follow. The engine may add what else its consumers report (memory formation: model
+calls and tokens) as the consumer's "report": `RemoteTrack.report`.
 """
 
 from __future__ import annotations
@@ -33,12 +40,14 @@ class RuntimeLink(Protocol):
     """The calls a process running the consumers answers (storage/qdrant/edge_process.py's
     EdgeProcessIndex over the engine socket)."""
 
-    async def runtime_wake(self, urgent: bool = False) -> None:
-        """A commit happened (`urgent`: a waiter waits for a position: start a pass now)."""
+    async def runtime_wake(self, urgent: bool = False, consumer: str = "") -> None:
+        """A commit happened (`urgent`: a waiter waits for a position of `consumer`: its
+        runtime starts a pass now; "": every runtime's)."""
         ...
 
-    async def runtime_state(self, wake: bool = False, urgent: bool = False) -> dict[str, Any]:
-        """`Runtime.snapshot()` (after a `runtime_wake` when `wake`)."""
+    async def runtime_state(self, wake: bool = False, urgent: bool = False, consumer: str = "") -> dict[str, Any]:
+        """Every runtime's `Runtime.snapshot()`, by consumer name (after a `runtime_wake` when
+        `wake`)."""
         ...
 
 
@@ -55,7 +64,10 @@ class RemoteTrack:
         linger_seconds: float = 0.02,
         system_tenant: str = SYSTEM_TENANT,
         lag_gauge: Gauge | None = None,
+        wake_engine: bool = True,
     ) -> None:
+        """`wake_engine`: forward this process's commits to the engine (False: another track
+        of the same engine does)."""
         self.link = link
         self.store = store
         self.name = name
@@ -67,6 +79,8 @@ class RemoteTrack:
         self.running = False
         self.retries = 0
         self.last_error = ""
+        self.wake_engine = wake_engine
+        self.report: dict[str, Any] = {}  # what the engine reports of the consumer besides positions
         self._wake = asyncio.Event()
         self._advanced = asyncio.Event()
         self._waiters = 0
@@ -118,13 +132,14 @@ class RemoteTrack:
                 if urgent or time.monotonic() >= follow_at:
                     follow_at = time.monotonic() + self.poll_seconds  # a failure too: not retried at once
                     await self.follow(urgent=urgent)
-                else:  # a local commit: wake the engine, nothing to read here
+                elif self.wake_engine:  # a local commit: wake the engine, nothing to read here
                     await self.link.runtime_wake()
             except MemorydError as error:
                 self.last_error = error.reason
             delay = self.linger_seconds if self._waiters else max(0.0, follow_at - time.monotonic())
-            await wait_any((changed, self._wake), delay)
-            if self.linger_seconds and not self._wake.is_set():
+            # Local commits matter only to the track that forwards them.
+            await wait_any((changed, self._wake) if self.wake_engine else (self._wake,), delay)
+            if self.wake_engine and self.linger_seconds and not self._wake.is_set():
                 # A stream of saves: the engine gathers them for ENGINE_LINGER_SECONDS anyway, so
                 # one wake per engine linger (a waiter cuts it short).
                 if self._waiters:
@@ -134,9 +149,13 @@ class RemoteTrack:
 
     async def follow(self, *, urgent: bool = False) -> None:
         """The engine's positions (a tenant it has not loaded yet: its persisted cursor)."""
-        remote = (await self.link.runtime_state(True, urgent)).get(self.name) or {}
+        # A track that forwards no commits wakes the engine only for a waiter: its polls are no
+        # commits (formation's runtime there defers while commits keep coming).
+        wake = urgent or self.wake_engine
+        remote = (await self.link.runtime_state(wake, urgent, self.name)).get(self.name) or {}
         self.last_error = remote.get("error", "")
         self.retries = remote.get("retries", 0)
+        self.report = remote.get("report") or {}
         known = remote.get("tenants") or {}
         for tenant in await self.store.event_tenants():
             if tenant == self.system_tenant:

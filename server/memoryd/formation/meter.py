@@ -55,6 +55,10 @@ class Meter:
             state = self._tenants[tenant] = _Tenant(asyncio.Semaphore(self.concurrency), self.clock())
         return state
 
+    def tenants(self) -> list[str]:
+        """The tenants it has metered."""
+        return list(self._tenants)
+
     def usage(self, tenant: str, strategy: str) -> Usage:
         return self._tenant(tenant).usage.setdefault(strategy, Usage())
 

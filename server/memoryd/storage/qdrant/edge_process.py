@@ -397,11 +397,11 @@ class EdgeProcessIndex(EdgeFolder):
         return await self._call("messages", tenant, dimension, offset, limit)
 
     # -- the background work's calls (consumers/remote.py's RuntimeLink) -----------------
-    async def runtime_wake(self, urgent: bool = False) -> None:
-        await self._call("runtime_wake", urgent)
+    async def runtime_wake(self, urgent: bool = False, consumer: str = "") -> None:
+        await self._call("runtime_wake", urgent, consumer)
 
-    async def runtime_state(self, wake: bool = False, urgent: bool = False) -> dict[str, Any]:
-        return await self._call("runtime_state", wake, urgent)
+    async def runtime_state(self, wake: bool = False, urgent: bool = False, consumer: str = "") -> dict[str, Any]:
+        return await self._call("runtime_state", wake, urgent, consumer)
 
 
 def host_spec(database: Path | None, options: dict[str, Any] | None = None) -> dict[str, Any]:
