@@ -32,6 +32,7 @@ class Call:
     schema_name: str  # response_format.json_schema.name ("" without one)
     schema: dict[str, Any]
     body: dict[str, Any]
+    peer: int = 0  # the client's TCP port (which process called: tests/formation/test_engine.py)
 
     @property
     def system(self) -> str:
@@ -111,7 +112,7 @@ class ScriptedLLM:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def _handle(self, body: dict[str, Any]) -> tuple[Reply, dict[str, Any] | None]:
+    def _handle(self, body: dict[str, Any], peer: int = 0) -> tuple[Reply, dict[str, Any] | None]:
         fmt = body.get("response_format") or {}
         schema = fmt.get("json_schema") or {}
         with self._lock:
@@ -122,6 +123,7 @@ class ScriptedLLM:
                 schema.get("name", ""),
                 schema.get("schema", {}),
                 body,
+                peer,
             )
             self.calls.append(call)
         reply = self.script(call)
@@ -161,7 +163,7 @@ class ScriptedLLM:
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, json.dumps({"error": {"message": "not found"}}))
                     return
-                reply, completion = outer._handle(json.loads(raw or b"{}"))
+                reply, completion = outer._handle(json.loads(raw or b"{}"), self.client_address[1])
                 if reply.delay:
                     time.sleep(reply.delay)
                 body = reply.raw if completion is None else json.dumps(completion)

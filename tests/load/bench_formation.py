@@ -1,12 +1,16 @@
 """Memory formation under load (docs/MEMORY.md), with an instant scripted model
 (tests/llm_server.py in a process of its own) or any model (`--llm-url`, `--llm-model`):
 
-    .venv/bin/python tests/load/bench_formation.py --calls 4000 --rounds 2
+    .venv/bin/python tests/load/bench_formation.py --calls 4000 --rounds 4
 
-Each round starts a fresh `memoryd serve` (vectors off, so only formation differs) with
-formation off, then one with it on, and sends `--calls` SaveMessage calls from 16 clients
-over 100 sessions of 10 users (every other message states a fact: "my keyN is vM"):
-SaveMessage RPS and server CPU per call both ways (on/off: the target is at least 0.90).
+Each round starts a fresh `memoryd serve` with formation off and one with it on (alternating
+which goes first), and sends `--calls` SaveMessage calls from 16 clients over 100 sessions of
+10 users (every other message states a fact: "my keyN is vM"): SaveMessage RPS both ways
+(on/off: the target is at least 0.90), and CPU per call of the serving process alone and of
+the vector engine process (where formation's consumers run on the embedded default: the
+default `--vectors engine`, the same both ways; `--vectors off` puts formation in the serving
+process, as on MongoDB). CPU per call is the less noisy figure on a shared machine; each
+round also reports the 1-minute load average when it started.
 With formation on it then waits (WaitForFormation) until formation has processed the last
 write: formation throughput (messages/s from the first save until caught up), the server's
 own CPU per message over that time (the model's CPU is in another process), and model
@@ -18,13 +22,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import grpc
-from loadlib import REPO, start_memoryd, tree_cpu_seconds
+from loadlib import REPO, process_roles, start_memoryd, tree_cpu_seconds
 
 from memoryd.v1 import formation_service_pb2 as fpb
 from memoryd.v1 import formation_service_pb2_grpc, memory_service_pb2, memory_service_pb2_grpc, message_pb2
@@ -33,7 +38,7 @@ from tests.processes import ServerProcess
 CLIENTS = 16
 SESSIONS = 100
 USERS = 10
-STRATEGIES = {1: "summary", 2: "facts", 3: "profile"}
+STRATEGIES = {1: "summary", 2: "facts", 3: "profile", 4: "custom"}
 
 
 def model_server(workdir: Path) -> ServerProcess:
@@ -89,22 +94,45 @@ async def _formed(address: str, last: int, timeout_s: float) -> dict:
     }
 
 
-def one(workdir: Path, calls: int, llm: list[str], timeout_s: float) -> dict:
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes (not their children), in seconds."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def split_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds so far of the serving process alone, of the engine process, and of the tree."""
+    engine = process_roles(pid).get("engine", [])
+    return {"serving": cpu_seconds([pid]), "engine": cpu_seconds(engine), "tree": tree_cpu_seconds(pid)}
+
+
+def per_call(before: dict[str, float], after: dict[str, float], calls: int) -> dict[str, int]:
+    return {f"{k}_cpu_us_per_call": round((after[k] - before[k]) * 1e6 / calls) for k in before}
+
+
+def one(workdir: Path, calls: int, llm: list[str], timeout_s: float, vectors: str) -> dict:
     name = "on" if llm else "off"
-    server = start_memoryd(f"memoryd-{name}", workdir, workdir / f"data-{name}", "--vectors-enabled", "false", *llm)
+    placement = ["--vectors-enabled", "false"] if vectors == "off" else []
+    server = start_memoryd(f"memoryd-{name}", workdir, workdir / f"data-{name}", *placement, *llm)
     try:
-        cpu = tree_cpu_seconds(server.pid)
+        result: dict = {"load_1m": round(os.getloadavg()[0], 1)}
+        cpu = split_cpu(server.pid)
         started = time.monotonic()
         seconds, last = asyncio.run(_saves(server.target, calls))
-        result = {
-            "rps": round(calls / seconds, 1),
-            "cpu_us_per_call": round((tree_cpu_seconds(server.pid) - cpu) * 1e6 / calls),
-        }
+        result["rps"] = round(calls / seconds, 1)
+        result.update(per_call(cpu, split_cpu(server.pid), calls))
         if llm:
             usage = asyncio.run(_formed(server.target, last, timeout_s))
             formed_seconds = time.monotonic() - started
             result["formed_msgs_per_s"] = round(calls / formed_seconds, 1)
-            result["formation_cpu_us_per_msg"] = round((tree_cpu_seconds(server.pid) - cpu) * 1e6 / calls)
+            result["formation_cpu_us_per_msg"] = round((tree_cpu_seconds(server.pid) - cpu["tree"]) * 1e6 / calls)
             result["per_1000_messages"] = {
                 k: {m: round(v * 1000 / calls, 1) for m, v in u.items()} for k, u in usage.items()
             }
@@ -121,6 +149,11 @@ def main() -> None:
     parser.add_argument("--llm-model", default="scripted-1")
     parser.add_argument("--formation-timeout", type=float, default=600.0)
     parser.add_argument("--workdir", type=Path)
+    parser.add_argument(
+        "--vectors", choices=("engine", "off"), default="engine",
+        help="engine: the embedded default (formation runs in the vector engine process); off: no vectors "
+        "(formation runs in the serving process)",
+    )  # fmt: skip
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-formation-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -130,14 +163,25 @@ def main() -> None:
         llm = ["--llm-url", url, "--llm-model", args.llm_model]
         rounds = []
         for r in range(args.rounds):
-            rounds.append({"round": r, "off": one(workdir / f"r{r}", args.calls, [], args.formation_timeout),
-                           "on": one(workdir / f"r{r}", args.calls, llm, args.formation_timeout)})  # fmt: skip
+            order = ("off", "on") if r % 2 == 0 else ("on", "off")  # alternating: neither always goes first
+            row: dict = {"round": r, "first": order[0]}
+            for which in order:
+                row[which] = one(
+                    workdir / f"r{r}", args.calls, llm if which == "on" else [], args.formation_timeout, args.vectors
+                )
+            rounds.append(row)
     finally:
         if model is not None:
             model.stop()
     ratios = [r["on"]["rps"] / r["off"]["rps"] for r in rounds]
-    print(json.dumps({"calls": args.calls, "rounds": rounds, "rps_on_over_off": [round(x, 3) for x in ratios],
-                      "rps_on_over_off_median": round(sorted(ratios)[len(ratios) // 2], 3)}))  # fmt: skip
+    serving = [r["on"]["serving_cpu_us_per_call"] / max(1, r["off"]["serving_cpu_us_per_call"]) for r in rounds]
+    print(json.dumps({
+        "calls": args.calls, "vectors": args.vectors, "rounds": rounds,
+        "rps_on_over_off": [round(x, 3) for x in ratios],
+        "rps_on_over_off_median": round(sorted(ratios)[len(ratios) // 2], 3),
+        "serving_cpu_on_over_off": [round(x, 3) for x in serving],
+        "serving_cpu_on_over_off_median": round(sorted(serving)[len(serving) // 2], 3),
+    }))  # fmt: skip
 
 
 if __name__ == "__main__":
