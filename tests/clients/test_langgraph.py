@@ -674,6 +674,35 @@ async def test_concurrent_puts_of_one_key_leave_one_entry(client: MemoryClient, 
     assert [e async for e in client.iter_entries(scope)] == []
 
 
+async def test_a_burst_of_async_ops_waits_its_turn_before_its_calls(client: MemoryClient, store: MemorydStore) -> None:
+    """LangGraph's test_large_batches_async sends thousands of aput/aget/asearch at once: the
+    store runs at most _IN_FLIGHT of them at a time, so the rest wait before their first call
+    (where no deadline runs), not at the server, where their calls' deadlines would pass."""
+    from memoryd_client import langgraph as module
+
+    burst = MemorydStore(client, root=store.root)
+    running = peak = 0
+    run = client._run
+
+    async def counted(call):
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        try:
+            return await run(call)
+        finally:
+            running -= 1
+
+    client._run = counted  # observes the calls; the server answers them
+    try:
+        ops = [burst.aput(("burst", str(i % 3)), f"k{i}", {"n": i}, index=False) for i in range(300)]
+        ops += [burst.asearch(("burst",), limit=5) for _ in range(100)]
+        await asyncio.gather(*ops)
+    finally:
+        client._run = run
+    assert 0 < peak <= module._IN_FLIGHT
+    assert len(await burst.asearch(("burst",), limit=1000)) == 300
+
 def test_long_texts_index_their_first_entry_bound(store: MemorydStore) -> None:
     words = " ".join(f"word{i}" for i in range(1500))  # ~12,000 characters; one entry holds 2,000
     store.put(("long",), "doc", {"text": "zeppelin " + words + " blimp"})

@@ -59,6 +59,7 @@ import math
 import re
 import time
 import warnings
+import weakref
 from array import array
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -99,6 +100,10 @@ from .sync import SyncMemoryClient
 DEFAULT_ROOT = "langgraph."
 MAX_ENTRY_CHARS = 2000  # EntryService's bound on one entry's text
 _SEARCH_ALL = 1000  # hits per scope asked of SearchEntries (the server clamps to its page size)
+# Async batches of one store running at once on one event loop; more wait their turn before
+# their first call, so a burst of thousands of aput/aget (LangGraph's test_large_batches_async)
+# queues here, where no call's deadline runs, not at the server, where it would.
+_IN_FLIGHT = 32
 
 
 class MemorydSearchWarning(UserWarning):
@@ -180,6 +185,9 @@ class MemorydStore(BaseStore):
         self._warned = False
         self._warned_formed = False
         self._fact_vectors: dict[str, list[float]] = {}
+        self._windows: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
 
     # -- BaseStore ------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -218,7 +226,8 @@ class MemorydStore(BaseStore):
                 vectors.update(zip(documents, await self.embeddings.aembed_documents(documents), strict=True))
             for query in queries:
                 vectors[query] = await self.embeddings.aembed_query(query)
-        results = await frameworks.run_async(self.async_client, self._batch(ops, vectors))
+        async with self._window():
+            results = await frameworks.run_async(self.async_client, self._batch(ops, vectors))
         for position, result in enumerate(results):
             if isinstance(result, _Ranking):
                 missing = [t for t in dict.fromkeys(result.texts) if t not in self._fact_vectors]
@@ -226,6 +235,15 @@ class MemorydStore(BaseStore):
                     self._keep_vectors(missing, await self.embeddings.aembed_documents(missing))
                 results[position] = result.ranked(self._fact_vectors)
         return results
+
+    def _window(self) -> asyncio.Semaphore:
+        """The bound on this store's async batches in flight on the running loop (one per loop:
+        a semaphore belongs to the loop it first waits on)."""
+        loop = asyncio.get_running_loop()
+        window = self._windows.get(loop)
+        if window is None:
+            window = self._windows[loop] = asyncio.Semaphore(_IN_FLIGHT)
+        return window
 
     def _keep_vectors(self, texts: list[str], vectors: list[list[float]]) -> None:
         if len(self._fact_vectors) + len(texts) > _EMBEDDED_CACHE:
