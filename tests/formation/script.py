@@ -9,6 +9,9 @@ formation must derive is a function of the log that the tests compute on their o
   cut to SUMMARY_CHARS (the length the summary prompt asks for).
 - profile (memoryd_profile): the fact texts joined by "; ", cut to the length the profile
   prompt asks for ("Stay under N characters").
+- custom strategies (memoryd_custom_<name>, the tests' schema {"item": string}): every user
+  message "i like <thing>" gives the record {"item": "<thing>"} (sources: that message);
+  `bad_values` queues values answered instead (schema violations, oversize values).
 - `every_message=True` (the LoCoMo benchmark's model, `python -m tests.formation.script
   --every-message`): each other user message also states one fact, "user said: " and its first
   FACT_WORDS words (category other, keywords its three longest words; a duplicate of a known
@@ -32,6 +35,7 @@ MESSAGE = re.compile(r"^(?:M(\d+) )?\[(\w+), [^\]]*\]: (.*)$")
 KNOWN = re.compile(r"^F(\d+) \((\w+)\): (.*)$")
 STATES = re.compile(r"^my (\w+) is (\w+)$")
 FACT = re.compile(r"^user's (\w+) is (\w+)$")
+LIKES = re.compile(r"^i like (\w+)$")
 LIMIT = re.compile(r"Stay under (\d+) characters")
 SUMMARY_CHARS = 1500
 FACT_WORDS = 12
@@ -67,6 +71,7 @@ def cut(text: str, limit: int) -> str:
 class Model:
     def __init__(self, every_message: bool = False) -> None:
         self.faults: deque[Reply] = deque()
+        self.bad_values: deque[dict] = deque()
         self.every_message = every_message
 
     def __call__(self, call: Call) -> Reply:
@@ -81,7 +86,18 @@ class Model:
             facts = [line.split(") ", 1)[1] for line in block(call.user, "Facts about the user") if ") " in line]
             limit = LIMIT.search(call.system)
             return answer({"profile": cut("; ".join(facts), int(limit.group(1)) if limit else 2000) or "-"})
+        if call.schema_name.startswith("memoryd_custom_"):
+            return answer({"records": self.custom(call.user)})
         return Reply(status=400, raw=json.dumps({"error": {"message": "unknown schema"}}))
+
+    def custom(self, prompt: str) -> list[dict]:
+        records = []
+        for line in block(prompt, "Messages:"):
+            match = MESSAGE.match(line)
+            if match and match.group(2) == "user" and (liked := LIKES.match(match.group(3).strip())):
+                value = self.bad_values.popleft() if self.bad_values else {"item": liked.group(1)}
+                records.append({"value": value, "sources": [int(match.group(1))]})
+        return records
 
     @staticmethod
     def facts(prompt: str, every_message: bool = False) -> dict:

@@ -55,7 +55,7 @@ async def test_formation_over_grpc(tmp_path):
                 waited = await formation.WaitForFormation(
                     fpb.WaitForFormationRequest(event_seq=wrote.event_seq, timeout_ms=20_000)
                 )
-                assert {s.strategy for s in waited.strategies} == {1, 2, 3}
+                assert {s.strategy for s in waited.strategies} == {1, 2, 3, 4}  # summary, facts, profile, custom
                 assert all(s.position >= wrote.event_seq for s in waited.strategies)
 
                 current = await formation.ListFacts(fpb.ListFactsRequest(user_id="alice"))

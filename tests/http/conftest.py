@@ -19,7 +19,7 @@ from tests.formation.script import Model
 from tests.llm_server import ScriptedLLM
 from tests.security.harness import new_token, tokens_text
 
-CASE_TENANTS = 50
+CASE_TENANTS = 52
 
 
 @dataclass

@@ -10,6 +10,7 @@ server generates, and both bodies match the served OpenAPI's schemas.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -59,6 +60,17 @@ FACT_SEED = (
 FORMED = ("memoryd.v1.FormationService.WaitForFormation", lambda setup: {"event_seq": setup[0]["event_seq"], "timeout_ms": "20000"})
 FACTS = ("memoryd.v1.FormationService.ListFacts", {"user_id": "ann"})
 FORMATION_SETTINGS = ("memoryd.v1.FormationService.SetFormationSettings", {"settings": {"summary_max_messages": 10}})
+# A custom strategy (the scripted model: "i like <thing>" gives {"item": "<thing>"}) and what it formed.
+LIKES = {"type": "object", "additionalProperties": False, "required": ["item"], "properties": {"item": {"type": "string"}}}
+CUSTOM_SETTINGS = ("memoryd.v1.FormationService.SetFormationSettings", {"settings": {"custom_strategies": {"strategies": [
+    {"name": "likes", "prompt": "What the user likes.", "json_schema": json.dumps(LIKES), "enabled": True}]}}})
+CUSTOM_SEED = (
+    SAVE_MESSAGES,
+    {"session_id": "told", "session_attributes": {"user_id": "ann"},
+     "messages": [{"role": "user", "content": "i like tea", "timestamp": "1000"}]},
+)
+CUSTOM_FORMED = ("memoryd.v1.FormationService.WaitForFormation", lambda setup: {"event_seq": setup[1]["event_seq"], "timeout_ms": "20000"})
+CUSTOM_RECORDS = ("memoryd.v1.FormationService.ListCustomRecords", {"user_id": "ann"})
 
 
 def _point(setup: list[dict], index: int, vector: list[float]) -> dict:
@@ -142,6 +154,13 @@ CASES: dict[str, Case] = {
     "memoryd.v1.FormationService.GetFormationStatus": Case({}, setup=[FACT_SEED, FORMED]),
     "memoryd.v1.FormationService.GetFormationSettings": Case({"session_id": "told"}, setup=[FORMATION_SETTINGS]),
     "memoryd.v1.FormationService.SetFormationSettings": Case(FORMATION_SETTINGS[1], setup=[]),
+    "memoryd.v1.FormationService.ListCustomRecords": Case(
+        {"user_id": "ann", "strategy": "likes"}, setup=[CUSTOM_SETTINGS, CUSTOM_SEED, CUSTOM_FORMED]
+    ),
+    "memoryd.v1.FormationService.DeleteCustomRecord": Case(
+        lambda setup: {"user_id": "ann", "record_id": setup[3]["records"][0]["id"]},
+        setup=[CUSTOM_SETTINGS, CUSTOM_SEED, CUSTOM_FORMED, CUSTOM_RECORDS],
+    ),
 }
 
 # Values the server generates per call (uuids, its clock); equal in shape, not in value.
@@ -154,7 +173,10 @@ _tenants = itertools.count()
 
 def _normalize(value, tenant: str):
     if isinstance(value, dict):
-        return {k: _normalize_field(k, v, tenant) for k, v in value.items()}
+        normal = {k: _normalize_field(k, v, tenant) for k, v in value.items()}
+        if "latest" in value:  # a strategy's status: a lag of 0 (timing) is left out of the JSON
+            normal.setdefault("lag", "<generated>")
+        return normal
     if isinstance(value, list):
         return [_normalize(v, tenant) for v in value]
     return "<tenant>" if value == tenant else value

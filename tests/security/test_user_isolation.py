@@ -43,7 +43,10 @@ from tests.http.test_watch import envelope, frames
 from tests.llm_server import ScriptedLLM
 from tests.security.harness import new_token, rich_status
 
-ALL_SCOPES = "memory:read memory:write memory:admin"  # confinement, not scopes, is what refuses here
+ALL_SCOPES = "memory:read memory:write memory:admin"
+# A custom formation strategy (the scripted model: "i like <thing>" gives {"item": "<thing>"}).
+LIKES = form.CustomStrategy(name="likes", prompt="What the user likes.", enabled=True, json_schema=(
+    '{"type": "object", "additionalProperties": false, "required": ["item"], "properties": {"item": {"type": "string"}}}'))  # confinement, not scopes, is what refuses here
 MODEL = "test:model"
 ROLES = ["user", "assistant", "system", "tool"]
 FAR_FUTURE = 1 << 62
@@ -176,6 +179,7 @@ class World:
     alice_ids: list[str]
     bob_entry_id: str
     bob_fact_id: str  # formed from bob's "my secret is ..." (tests/formation/script.py)
+    bob_record_id: str  # a custom strategy's record, formed from bob's "i like ..."
     secrets: list[str]  # text only bob and the tenant wrote
 
     @property
@@ -242,7 +246,11 @@ async def build_world(t: GrpcTransport, tokens: Tokens) -> World:
              meta.SaveMetadataRequest(namespace="users/alice/notes", key="k", data=_struct(mine=tag)))
     await ok(tokens.bob, "memoryd.v1.EventService.PublishEvent",
              ev.PublishEventRequest(session_id=bob_s, compress_requested=event_pb2.CompressRequested()))
-    # Formed memory (the scripted model): a fact and a profile of bob's, and of alice's.
+    # Formed memory (the scripted model): a fact, a custom record and a profile of bob's, and of alice's.
+    await ok(tokens.tenant, "memoryd.v1.FormationService.SetFormationSettings", form.SetFormationSettingsRequest(
+        settings=form.FormationSettings(custom_strategies=form.CustomStrategies(strategies=[LIKES]))))
+    await ok(tokens.bob, "memoryd.v1.MemoryService.SaveMessage",
+             mem.SaveMessageRequest(session_id=bob_s, message=message_pb2.Message(role="user", content=f"i like {bob_secret}")))
     told = await ok(tokens.bob, "memoryd.v1.MemoryService.SaveMessage",
                     mem.SaveMessageRequest(session_id=bob_s, message=message_pb2.Message(role="user", content=f"my secret is {bob_secret}")))
     await ok(tokens.alice, "memoryd.v1.MemoryService.SaveMessage",
@@ -254,10 +262,13 @@ async def build_world(t: GrpcTransport, tokens: Tokens) -> World:
     facts = await ok(tokens.tenant, "memoryd.v1.FormationService.ListFacts", form.ListFactsRequest(user_id="bob"))
     bob_fact = [f.id for f in facts.facts if f.text == f"user's secret is {bob_secret}"]
     assert len(bob_fact) == 1, facts
+    records = await ok(tokens.tenant, "memoryd.v1.FormationService.ListCustomRecords", form.ListCustomRecordsRequest(user_id="bob"))
+    bob_record = [r.id for r in records.records if r.value["item"] == bob_secret]
+    assert len(bob_record) == 1, records
     return World(
         tag, bob_s, tenant_s, alice_s,
         bob_ids, [m.timestamp for m in bob.messages], [m.id for m in tenant.messages],
-        [alice.message.id], entry.entry.id, bob_fact[0], [bob_secret, tenant_secret],
+        [alice.message.id], entry.entry.id, bob_fact[0], bob_record[0], [bob_secret, tenant_secret],
     )  # fmt: skip
 
 
@@ -287,6 +298,8 @@ async def victim_state(t: GrpcTransport, tokens: Tokens, world: World) -> dict:
         state[scope] = await read("memoryd.v1.EntryService.ListEntries", ent.ListEntriesRequest(scope=scope))
     state["bob's facts"] = await read("memoryd.v1.FormationService.ListFacts",
                                       form.ListFactsRequest(user_id="bob", include_superseded=True, page_size=1000))
+    state["bob's records"] = await read("memoryd.v1.FormationService.ListCustomRecords",
+                                        form.ListCustomRecordsRequest(user_id="bob", page_size=1000))
     state["bob's profile"] = await read("memoryd.v1.FormationService.GetProfile", form.GetProfileRequest(user_id="bob"))
     state["settings"] = await read("memoryd.v1.FormationService.GetFormationSettings", form.GetFormationSettingsRequest())
     return state
@@ -583,6 +596,24 @@ async def _formed_memory(a: Attack) -> None:
     a.expect(mine is not None and f"user's color is blue{w.tag}" in {f.text for f in mine.facts}, "alice's own fact is not listed")
     profile = await a.clean("memoryd.v1.FormationService.GetProfile", form.GetProfileRequest(user_id="alice"))
     a.expect(profile is not None and f"blue{w.tag}" in profile.profile.text, "alice's own profile is not hers")
+
+
+@case("FormationService.ListCustomRecords", "FormationService.DeleteCustomRecord")
+async def _custom_records(a: Attack) -> None:
+    w = a.world
+    for strategy in ("", "likes"):
+        await a.refused("memoryd.v1.FormationService.ListCustomRecords",
+                        form.ListCustomRecordsRequest(user_id="bob", strategy=strategy), "user_id")
+    await a.refused("memoryd.v1.FormationService.DeleteCustomRecord",
+                    form.DeleteCustomRecordRequest(user_id="bob", record_id=w.bob_record_id), "user_id")
+    # Bob's record named as alice's is no record of hers: not deleted.
+    deleted = await a.clean("memoryd.v1.FormationService.DeleteCustomRecord",
+                            form.DeleteCustomRecordRequest(user_id="alice", record_id=w.bob_record_id))
+    a.expect(deleted is not None and not deleted.deleted, "DeleteCustomRecord removed bob's record as alice's")
+    for session in ("", *w.victim_sessions):
+        listed = await a.clean("memoryd.v1.FormationService.ListCustomRecords",
+                               form.ListCustomRecordsRequest(user_id="alice", session_id=session))
+        a.expect(listed is not None and not listed.records, "alice listed records she has none of")
 
 
 @case("FormationService.WaitForFormation", "FormationService.GetFormationStatus",

@@ -784,6 +784,56 @@ class Methods:
         return Call("formation", "DeleteFact", request, lambda r: r.deleted, timeout)
 
     @unary
+    def list_custom_records(
+        self,
+        user_id: str,
+        *,
+        strategy: str = "",
+        session_id: str = "",
+        page_size: int = 100,
+        page_token: str = "",
+        timeout: float | None = None,
+    ) -> Call[formation_service_pb2.ListCustomRecordsResponse]:
+        """One page of the records custom strategies formed about a user, newest first
+        (`strategy`: only that strategy's; `session_id`: only records from that session). A
+        record's `value` is a google.protobuf.Struct: `to_dict(record)["value"]` is plain JSON."""
+        request = formation_service_pb2.ListCustomRecordsRequest(
+            user_id=user_id, strategy=strategy, session_id=session_id, page_size=page_size, page_token=page_token
+        )
+        return Call("formation", "ListCustomRecords", request, _response, timeout)
+
+    iter_custom_records: pages[formation_service_pb2.CustomRecord] = pages(list_custom_records, "records")
+
+    @unary
+    def delete_custom_record(self, user_id: str, record_id: str, *, timeout: float | None = None) -> Call[bool]:
+        """Deletes a custom record; True when it existed."""
+        request = formation_service_pb2.DeleteCustomRecordRequest(user_id=user_id, record_id=record_id)
+        return Call("formation", "DeleteCustomRecord", request, lambda r: r.deleted, timeout)
+
+    @unary
+    def get_formation_settings(
+        self, *, session_id: str = "", timeout: float | None = None
+    ) -> Call[formation_service_pb2.GetFormationSettingsResponse]:
+        """The formation settings of the tenant (or of a session): as stored and in effect."""
+        request = formation_service_pb2.GetFormationSettingsRequest(session_id=session_id)
+        return Call("formation", "GetFormationSettings", request, _response, timeout)
+
+    @unary
+    def set_formation_settings(
+        self,
+        settings: formation_service_pb2.FormationSettings,
+        *,
+        session_id: str = "",
+        timeout: float | None = None,
+    ) -> Call[formation_service_pb2.FormationSettings]:
+        """Replaces the formation settings of the tenant (or of a session); the settings in
+        effect there now. Custom strategies: `FormationSettings(custom_strategies=
+        CustomStrategies(strategies=[CustomStrategy(name=..., prompt=..., json_schema=...,
+        enabled=True)]))`."""
+        request = formation_service_pb2.SetFormationSettingsRequest(session_id=session_id, settings=settings)
+        return Call("formation", "SetFormationSettings", request, lambda r: r.effective, timeout)
+
+    @unary
     def wait_for_formation(
         self, event_seq: int, *, timeout_ms: int = 0, timeout: float | None = None
     ) -> Call[formation_service_pb2.WaitForFormationResponse]:

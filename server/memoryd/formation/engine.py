@@ -22,6 +22,7 @@ from memoryd.domain.models import EventType, now_ms
 from memoryd.domain.store import Store
 from memoryd.domain.summaries import Summaries
 from memoryd.formation import common, llm
+from memoryd.formation.custom import CustomConsumer
 from memoryd.formation.facts import MAX_FACT_CHARS, FactsConsumer, _keywords
 from memoryd.formation.meter import Meter, Usage
 from memoryd.formation.profile import ProfileConsumer
@@ -31,7 +32,7 @@ from memoryd.formation.summary import SummaryConsumer
 
 log = logging.getLogger(__name__)
 
-STRATEGIES = ("summary", "facts", "profile")
+STRATEGIES = ("summary", "facts", "profile", "custom")
 SWEEP_SECONDS = 60.0
 DEFAULT_WAIT_SECONDS = 30.0
 
@@ -129,6 +130,7 @@ class Formation:
         self.summary = SummaryConsumer(store, summaries, self.meter, self.settings)
         self.facts = FactsConsumer(store, self.meter, self.settings, self.locks)
         self.profile = ProfileConsumer(store, self.meter, self.settings, self.locks)
+        self.custom = CustomConsumer(store, self.meter, self.settings, self.locks)
         self.runtime = Runtime(
             store,
             poll_seconds=options.poll_seconds,
@@ -139,7 +141,7 @@ class Formation:
             max_backoff_seconds=options.max_backoff_seconds,
             lease=options.lease,
         )
-        consumers: tuple[LogConsumer, ...] = (self.summary, self.facts, self.profile)
+        consumers: tuple[LogConsumer, ...] = (self.summary, self.facts, self.profile, self.custom)
         for strategy, consumer in zip(STRATEGIES, consumers, strict=True):
             self.tracks[strategy] = self.runtime.add(consumer)
 
@@ -273,7 +275,7 @@ class Formation:
         try:
             # asyncio.timeout, not wait_for (tests/test_source_rules.py says why).
             async with asyncio.timeout_at(end):
-                for strategy in ("summary", "facts"):
+                for strategy in ("summary", "facts", "custom"):
                     await self.tracks[strategy].wait_for(tenant, seq)
                 formed = (await self.store.event_bounds(tenant))[1]
                 await self.tracks["profile"].wait_for(tenant, max(seq, formed))

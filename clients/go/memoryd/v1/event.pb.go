@@ -1319,13 +1319,14 @@ func (x *SessionUpdated) GetAttributes() *SessionAttributes {
 }
 
 // A formed memory record changed (FormationService). The event's session_id
-// is the source session for summary slices and empty for facts and profiles.
+// is the source session for summary slices and empty for facts, custom
+// records and profiles.
 type MemoryChanged struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "summary", "fact" or "profile".
+	// "summary", "fact", "profile" or "custom" (a CustomRecord).
 	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	// Id of the record (a summary slice's id, a fact's id, or the user id for a
-	// profile).
+	// Id of the record (a summary slice's id, a fact's or custom record's id, or
+	// the user id for a profile).
 	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// The user the record is about; empty for a slice of a session without an
 	// owner.

@@ -9,6 +9,7 @@ package memorydv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -33,6 +34,9 @@ const (
 	FormationStrategy_FORMATION_STRATEGY_FACTS FormationStrategy = 2
 	// One bounded profile document per user, rewritten from the facts.
 	FormationStrategy_FORMATION_STRATEGY_PROFILE FormationStrategy = 3
+	// The tenant's custom strategies (FormationSettings.custom_strategies), all
+	// in one consumer of the log.
+	FormationStrategy_FORMATION_STRATEGY_CUSTOM FormationStrategy = 4
 )
 
 // Enum value maps for FormationStrategy.
@@ -42,12 +46,14 @@ var (
 		1: "FORMATION_STRATEGY_SUMMARY",
 		2: "FORMATION_STRATEGY_FACTS",
 		3: "FORMATION_STRATEGY_PROFILE",
+		4: "FORMATION_STRATEGY_CUSTOM",
 	}
 	FormationStrategy_value = map[string]int32{
 		"FORMATION_STRATEGY_UNSPECIFIED": 0,
 		"FORMATION_STRATEGY_SUMMARY":     1,
 		"FORMATION_STRATEGY_FACTS":       2,
 		"FORMATION_STRATEGY_PROFILE":     3,
+		"FORMATION_STRATEGY_CUSTOM":      4,
 	}
 )
 
@@ -1188,8 +1194,14 @@ type FormationSettings struct {
 	ProfileEnabled *bool `protobuf:"varint,6,opt,name=profile_enabled,json=profileEnabled,proto3,oneof" json:"profile_enabled,omitempty"`
 	// Longest profile document, characters (100-8,000; default 2,000).
 	ProfileMaxChars *int32 `protobuf:"varint,7,opt,name=profile_max_chars,json=profileMaxChars,proto3,oneof" json:"profile_max_chars,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Custom strategies. Unset inherits the whole list (session from tenant,
+	// tenant from the server's default: none); set, even with no strategy in
+	// it, replaces the inherited list as a whole (a session that sets an empty
+	// list runs no custom strategy). Like facts, they run only in sessions
+	// with an owner (user_id).
+	CustomStrategies *CustomStrategies `protobuf:"bytes,8,opt,name=custom_strategies,json=customStrategies,proto3" json:"custom_strategies,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *FormationSettings) Reset() {
@@ -1271,6 +1283,494 @@ func (x *FormationSettings) GetProfileMaxChars() int32 {
 	return 0
 }
 
+func (x *FormationSettings) GetCustomStrategies() *CustomStrategies {
+	if x != nil {
+		return x.CustomStrategies
+	}
+	return nil
+}
+
+// A list of custom strategies: a message of its own so that FormationSettings
+// can tell "unset" (inherit) from "set to an empty list".
+type CustomStrategies struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The strategies, at most 8, names unique.
+	Strategies    []*CustomStrategy `protobuf:"bytes,1,rep,name=strategies,proto3" json:"strategies,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CustomStrategies) Reset() {
+	*x = CustomStrategies{}
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CustomStrategies) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CustomStrategies) ProtoMessage() {}
+
+func (x *CustomStrategies) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CustomStrategies.ProtoReflect.Descriptor instead.
+func (*CustomStrategies) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *CustomStrategies) GetStrategies() []*CustomStrategy {
+	if x != nil {
+		return x.Strategies
+	}
+	return nil
+}
+
+// A custom formation strategy: the caller's instruction and JSON schema. The
+// server asks the model, with strict JSON-schema output, for records of that
+// schema, each with the numbers of the messages it comes from (message text
+// fenced as untrusted data, as for facts); every answer is checked against
+// the schema, and one that does not match is retried like any model fault
+// (the batch stays in the backlog, nothing is stored from it). A record whose
+// value equals a current record of the same user and strategy adds its
+// messages to that record's sources instead of forming a second one.
+type CustomStrategy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The strategy's name: 1-64 characters, a lowercase letter then lowercase
+	// letters, digits or '_' (it names the records' `strategy`).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The instruction to the model: what to extract from the conversation,
+	// 1-4,000 characters. The server adds the rules for the data fence and the
+	// answer's envelope.
+	Prompt string `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// The JSON Schema (draft 2020-12) of one record's value, as JSON text of at
+	// most 16,384 bytes, nested at most 16 levels. Its root must be
+	// `"type": "object"`. References (`$ref`) may point only into its own
+	// `$defs` ("#/$defs/..."); `$id`, `$anchor` and dynamic references are
+	// refused. Models with strict structured output (OpenAI) also need every
+	// object's `additionalProperties: false` and all its properties
+	// `required`: the server passes the schema as given.
+	JsonSchema string `protobuf:"bytes,3,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	// Whether the strategy runs. A disabled strategy keeps its records (they
+	// stay listed and deletable) and forms no new ones.
+	Enabled       bool `protobuf:"varint,4,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CustomStrategy) Reset() {
+	*x = CustomStrategy{}
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CustomStrategy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CustomStrategy) ProtoMessage() {}
+
+func (x *CustomStrategy) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CustomStrategy.ProtoReflect.Descriptor instead.
+func (*CustomStrategy) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *CustomStrategy) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CustomStrategy) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *CustomStrategy) GetJsonSchema() string {
+	if x != nil {
+		return x.JsonSchema
+	}
+	return ""
+}
+
+func (x *CustomStrategy) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+// A record formed by a custom strategy about a user.
+type CustomRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Server-assigned id, stable. Output only.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The user the record is about: the owner of the session it came from.
+	UserId string `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// The custom strategy that formed it (CustomStrategy.name).
+	Strategy string `protobuf:"bytes,3,opt,name=strategy,proto3" json:"strategy,omitempty"`
+	// The record: a JSON object that matched the strategy's schema when it was
+	// formed, at most 8,192 bytes as JSON. Numbers are doubles here (integers
+	// past 2^53 lose precision).
+	Value *structpb.Struct `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"`
+	// The messages it was formed from. It is removed when every one of them is
+	// gone, and formed again when one of them is rewritten.
+	Sources []*FactSource `protobuf:"bytes,5,rep,name=sources,proto3" json:"sources,omitempty"`
+	// Time it was formed, ms since the Unix epoch. Output only.
+	CreateTime int64 `protobuf:"varint,6,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// Time of its last change (sources added or removed), ms since the Unix
+	// epoch. Output only.
+	UpdateTime    int64 `protobuf:"varint,7,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CustomRecord) Reset() {
+	*x = CustomRecord{}
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CustomRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CustomRecord) ProtoMessage() {}
+
+func (x *CustomRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CustomRecord.ProtoReflect.Descriptor instead.
+func (*CustomRecord) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *CustomRecord) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CustomRecord) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *CustomRecord) GetStrategy() string {
+	if x != nil {
+		return x.Strategy
+	}
+	return ""
+}
+
+func (x *CustomRecord) GetValue() *structpb.Struct {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *CustomRecord) GetSources() []*FactSource {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+func (x *CustomRecord) GetCreateTime() int64 {
+	if x != nil {
+		return x.CreateTime
+	}
+	return 0
+}
+
+func (x *CustomRecord) GetUpdateTime() int64 {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return 0
+}
+
+// Request of ListCustomRecords.
+type ListCustomRecordsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user whose records to list, 1-256 characters.
+	UserId string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Only the records of this strategy (a CustomStrategy.name); empty for
+	// those of every strategy.
+	Strategy string `protobuf:"bytes,2,opt,name=strategy,proto3" json:"strategy,omitempty"`
+	// Only records with a source message in this session; empty for all.
+	SessionId string `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Maximum records per page; 0 means 100. Capped by the server's page limit.
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Token from a previous response's `next_page_token`; empty for the first
+	// page. The other fields must be the same as on that request.
+	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCustomRecordsRequest) Reset() {
+	*x = ListCustomRecordsRequest{}
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCustomRecordsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCustomRecordsRequest) ProtoMessage() {}
+
+func (x *ListCustomRecordsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCustomRecordsRequest.ProtoReflect.Descriptor instead.
+func (*ListCustomRecordsRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListCustomRecordsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ListCustomRecordsRequest) GetStrategy() string {
+	if x != nil {
+		return x.Strategy
+	}
+	return ""
+}
+
+func (x *ListCustomRecordsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ListCustomRecordsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListCustomRecordsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// Response of ListCustomRecords.
+type ListCustomRecordsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Records, newest first.
+	Records []*CustomRecord `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCustomRecordsResponse) Reset() {
+	*x = ListCustomRecordsResponse{}
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCustomRecordsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCustomRecordsResponse) ProtoMessage() {}
+
+func (x *ListCustomRecordsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCustomRecordsResponse.ProtoReflect.Descriptor instead.
+func (*ListCustomRecordsResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ListCustomRecordsResponse) GetRecords() []*CustomRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *ListCustomRecordsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// Request of DeleteCustomRecord.
+type DeleteCustomRecordRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user the record is about.
+	UserId string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Id of the record.
+	RecordId      string `protobuf:"bytes,2,opt,name=record_id,json=recordId,proto3" json:"record_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteCustomRecordRequest) Reset() {
+	*x = DeleteCustomRecordRequest{}
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteCustomRecordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteCustomRecordRequest) ProtoMessage() {}
+
+func (x *DeleteCustomRecordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteCustomRecordRequest.ProtoReflect.Descriptor instead.
+func (*DeleteCustomRecordRequest) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *DeleteCustomRecordRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *DeleteCustomRecordRequest) GetRecordId() string {
+	if x != nil {
+		return x.RecordId
+	}
+	return ""
+}
+
+// Response of DeleteCustomRecord.
+type DeleteCustomRecordResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when the user had no such record.
+	Deleted       bool `protobuf:"varint,1,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteCustomRecordResponse) Reset() {
+	*x = DeleteCustomRecordResponse{}
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteCustomRecordResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteCustomRecordResponse) ProtoMessage() {}
+
+func (x *DeleteCustomRecordResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteCustomRecordResponse.ProtoReflect.Descriptor instead.
+func (*DeleteCustomRecordResponse) Descriptor() ([]byte, []int) {
+	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *DeleteCustomRecordResponse) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
 // Request of GetFormationSettings.
 type GetFormationSettingsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1282,7 +1782,7 @@ type GetFormationSettingsRequest struct {
 
 func (x *GetFormationSettingsRequest) Reset() {
 	*x = GetFormationSettingsRequest{}
-	mi := &file_memoryd_v1_formation_service_proto_msgTypes[17]
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1294,7 +1794,7 @@ func (x *GetFormationSettingsRequest) String() string {
 func (*GetFormationSettingsRequest) ProtoMessage() {}
 
 func (x *GetFormationSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_formation_service_proto_msgTypes[17]
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1307,7 +1807,7 @@ func (x *GetFormationSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFormationSettingsRequest.ProtoReflect.Descriptor instead.
 func (*GetFormationSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{17}
+	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetFormationSettingsRequest) GetSessionId() string {
@@ -1330,7 +1830,7 @@ type GetFormationSettingsResponse struct {
 
 func (x *GetFormationSettingsResponse) Reset() {
 	*x = GetFormationSettingsResponse{}
-	mi := &file_memoryd_v1_formation_service_proto_msgTypes[18]
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1342,7 +1842,7 @@ func (x *GetFormationSettingsResponse) String() string {
 func (*GetFormationSettingsResponse) ProtoMessage() {}
 
 func (x *GetFormationSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_formation_service_proto_msgTypes[18]
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1355,7 +1855,7 @@ func (x *GetFormationSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFormationSettingsResponse.ProtoReflect.Descriptor instead.
 func (*GetFormationSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{18}
+	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetFormationSettingsResponse) GetStored() *FormationSettings {
@@ -1385,7 +1885,7 @@ type SetFormationSettingsRequest struct {
 
 func (x *SetFormationSettingsRequest) Reset() {
 	*x = SetFormationSettingsRequest{}
-	mi := &file_memoryd_v1_formation_service_proto_msgTypes[19]
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1897,7 @@ func (x *SetFormationSettingsRequest) String() string {
 func (*SetFormationSettingsRequest) ProtoMessage() {}
 
 func (x *SetFormationSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_formation_service_proto_msgTypes[19]
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1910,7 @@ func (x *SetFormationSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetFormationSettingsRequest.ProtoReflect.Descriptor instead.
 func (*SetFormationSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{19}
+	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SetFormationSettingsRequest) GetSessionId() string {
@@ -1438,7 +1938,7 @@ type SetFormationSettingsResponse struct {
 
 func (x *SetFormationSettingsResponse) Reset() {
 	*x = SetFormationSettingsResponse{}
-	mi := &file_memoryd_v1_formation_service_proto_msgTypes[20]
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1450,7 +1950,7 @@ func (x *SetFormationSettingsResponse) String() string {
 func (*SetFormationSettingsResponse) ProtoMessage() {}
 
 func (x *SetFormationSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memoryd_v1_formation_service_proto_msgTypes[20]
+	mi := &file_memoryd_v1_formation_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1463,7 +1963,7 @@ func (x *SetFormationSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetFormationSettingsResponse.ProtoReflect.Descriptor instead.
 func (*SetFormationSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{20}
+	return file_memoryd_v1_formation_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetFormationSettingsResponse) GetEffective() *FormationSettings {
@@ -1478,7 +1978,7 @@ var File_memoryd_v1_formation_service_proto protoreflect.FileDescriptor
 const file_memoryd_v1_formation_service_proto_rawDesc = "" +
 	"\n" +
 	"\"memoryd/v1/formation_service.proto\x12\n" +
-	"memoryd.v1\x1a\x17memoryd/v1/access.proto\"\\\n" +
+	"memoryd.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17memoryd/v1/access.proto\"\\\n" +
 	"\n" +
 	"FactSource\x12\x1d\n" +
 	"\n" +
@@ -1566,7 +2066,7 @@ const file_memoryd_v1_formation_service_proto_rawDesc = "" +
 	"strategies\x18\x03 \x03(\v2\x1a.memoryd.v1.StrategyStatusR\n" +
 	"strategies\x12\x1f\n" +
 	"\vtokens_left\x18\x04 \x01(\x03R\n" +
-	"tokensLeft\"\x81\x04\n" +
+	"tokensLeft\"\xcc\x04\n" +
 	"\x11FormationSettings\x12,\n" +
 	"\x0fsummary_enabled\x18\x01 \x01(\bH\x00R\x0esummaryEnabled\x88\x01\x01\x125\n" +
 	"\x14summary_max_messages\x18\x02 \x01(\x05H\x01R\x12summaryMaxMessages\x88\x01\x01\x12/\n" +
@@ -1574,14 +2074,51 @@ const file_memoryd_v1_formation_service_proto_rawDesc = "" +
 	"\x14summary_idle_seconds\x18\x04 \x01(\x05H\x03R\x12summaryIdleSeconds\x88\x01\x01\x12(\n" +
 	"\rfacts_enabled\x18\x05 \x01(\bH\x04R\ffactsEnabled\x88\x01\x01\x12,\n" +
 	"\x0fprofile_enabled\x18\x06 \x01(\bH\x05R\x0eprofileEnabled\x88\x01\x01\x12/\n" +
-	"\x11profile_max_chars\x18\a \x01(\x05H\x06R\x0fprofileMaxChars\x88\x01\x01B\x12\n" +
+	"\x11profile_max_chars\x18\a \x01(\x05H\x06R\x0fprofileMaxChars\x88\x01\x01\x12I\n" +
+	"\x11custom_strategies\x18\b \x01(\v2\x1c.memoryd.v1.CustomStrategiesR\x10customStrategiesB\x12\n" +
 	"\x10_summary_enabledB\x17\n" +
 	"\x15_summary_max_messagesB\x14\n" +
 	"\x12_summary_max_charsB\x17\n" +
 	"\x15_summary_idle_secondsB\x10\n" +
 	"\x0e_facts_enabledB\x12\n" +
 	"\x10_profile_enabledB\x14\n" +
-	"\x12_profile_max_chars\"<\n" +
+	"\x12_profile_max_chars\"N\n" +
+	"\x10CustomStrategies\x12:\n" +
+	"\n" +
+	"strategies\x18\x01 \x03(\v2\x1a.memoryd.v1.CustomStrategyR\n" +
+	"strategies\"w\n" +
+	"\x0eCustomStrategy\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12\x1f\n" +
+	"\vjson_schema\x18\x03 \x01(\tR\n" +
+	"jsonSchema\x12\x18\n" +
+	"\aenabled\x18\x04 \x01(\bR\aenabled\"\xf6\x01\n" +
+	"\fCustomRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x1a\n" +
+	"\bstrategy\x18\x03 \x01(\tR\bstrategy\x12-\n" +
+	"\x05value\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05value\x120\n" +
+	"\asources\x18\x05 \x03(\v2\x16.memoryd.v1.FactSourceR\asources\x12\x1f\n" +
+	"\vcreate_time\x18\x06 \x01(\x03R\n" +
+	"createTime\x12\x1f\n" +
+	"\vupdate_time\x18\a \x01(\x03R\n" +
+	"updateTime\"\xaa\x01\n" +
+	"\x18ListCustomRecordsRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
+	"\bstrategy\x18\x02 \x01(\tR\bstrategy\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\"w\n" +
+	"\x19ListCustomRecordsResponse\x122\n" +
+	"\arecords\x18\x01 \x03(\v2\x18.memoryd.v1.CustomRecordR\arecords\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"Q\n" +
+	"\x19DeleteCustomRecordRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1b\n" +
+	"\trecord_id\x18\x02 \x01(\tR\brecordId\"6\n" +
+	"\x1aDeleteCustomRecordResponse\x12\x18\n" +
+	"\adeleted\x18\x01 \x01(\bR\adeleted\"<\n" +
 	"\x1bGetFormationSettingsRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\x92\x01\n" +
@@ -1593,12 +2130,13 @@ const file_memoryd_v1_formation_service_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x129\n" +
 	"\bsettings\x18\x02 \x01(\v2\x1d.memoryd.v1.FormationSettingsR\bsettings\"[\n" +
 	"\x1cSetFormationSettingsResponse\x12;\n" +
-	"\teffective\x18\x01 \x01(\v2\x1d.memoryd.v1.FormationSettingsR\teffective*\x95\x01\n" +
+	"\teffective\x18\x01 \x01(\v2\x1d.memoryd.v1.FormationSettingsR\teffective*\xb4\x01\n" +
 	"\x11FormationStrategy\x12\"\n" +
 	"\x1eFORMATION_STRATEGY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aFORMATION_STRATEGY_SUMMARY\x10\x01\x12\x1c\n" +
 	"\x18FORMATION_STRATEGY_FACTS\x10\x02\x12\x1e\n" +
-	"\x1aFORMATION_STRATEGY_PROFILE\x10\x032\xad\x06\n" +
+	"\x1aFORMATION_STRATEGY_PROFILE\x10\x03\x12\x1d\n" +
+	"\x19FORMATION_STRATEGY_CUSTOM\x10\x042\x88\b\n" +
 	"\x10FormationService\x12R\n" +
 	"\tListFacts\x12\x1c.memoryd.v1.ListFactsRequest\x1a\x1d.memoryd.v1.ListFactsResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x03\x12U\n" +
 	"\n" +
@@ -1610,7 +2148,9 @@ const file_memoryd_v1_formation_service_proto_rawDesc = "" +
 	"\x10WaitForFormation\x12#.memoryd.v1.WaitForFormationRequest\x1a$.memoryd.v1.WaitForFormationResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x03\x12m\n" +
 	"\x12GetFormationStatus\x12%.memoryd.v1.GetFormationStatusRequest\x1a&.memoryd.v1.GetFormationStatusResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x06\x12s\n" +
 	"\x14GetFormationSettings\x12'.memoryd.v1.GetFormationSettingsRequest\x1a(.memoryd.v1.GetFormationSettingsResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x06\x12s\n" +
-	"\x14SetFormationSettings\x12'.memoryd.v1.SetFormationSettingsRequest\x1a(.memoryd.v1.SetFormationSettingsResponse\"\b\x9a\xa1\x19\x04\b\x03\x10\x06Be\n" +
+	"\x14SetFormationSettings\x12'.memoryd.v1.SetFormationSettingsRequest\x1a(.memoryd.v1.SetFormationSettingsResponse\"\b\x9a\xa1\x19\x04\b\x03\x10\x06\x12j\n" +
+	"\x11ListCustomRecords\x12$.memoryd.v1.ListCustomRecordsRequest\x1a%.memoryd.v1.ListCustomRecordsResponse\"\b\x9a\xa1\x19\x04\b\x01\x10\x03\x12m\n" +
+	"\x12DeleteCustomRecord\x12%.memoryd.v1.DeleteCustomRecordRequest\x1a&.memoryd.v1.DeleteCustomRecordResponse\"\b\x9a\xa1\x19\x04\b\x02\x10\x03Be\n" +
 	"\x0edev.memoryd.v1B\x15FormationServiceProtoP\x01Z:github.com/memoryd/memoryd/clients/go/memoryd/v1;memorydv1b\x06proto3"
 
 var (
@@ -1626,7 +2166,7 @@ func file_memoryd_v1_formation_service_proto_rawDescGZIP() []byte {
 }
 
 var file_memoryd_v1_formation_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_memoryd_v1_formation_service_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_memoryd_v1_formation_service_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_memoryd_v1_formation_service_proto_goTypes = []any{
 	(FormationStrategy)(0),               // 0: memoryd.v1.FormationStrategy
 	(*FactSource)(nil),                   // 1: memoryd.v1.FactSource
@@ -1646,10 +2186,18 @@ var file_memoryd_v1_formation_service_proto_goTypes = []any{
 	(*StrategyStatus)(nil),               // 15: memoryd.v1.StrategyStatus
 	(*GetFormationStatusResponse)(nil),   // 16: memoryd.v1.GetFormationStatusResponse
 	(*FormationSettings)(nil),            // 17: memoryd.v1.FormationSettings
-	(*GetFormationSettingsRequest)(nil),  // 18: memoryd.v1.GetFormationSettingsRequest
-	(*GetFormationSettingsResponse)(nil), // 19: memoryd.v1.GetFormationSettingsResponse
-	(*SetFormationSettingsRequest)(nil),  // 20: memoryd.v1.SetFormationSettingsRequest
-	(*SetFormationSettingsResponse)(nil), // 21: memoryd.v1.SetFormationSettingsResponse
+	(*CustomStrategies)(nil),             // 18: memoryd.v1.CustomStrategies
+	(*CustomStrategy)(nil),               // 19: memoryd.v1.CustomStrategy
+	(*CustomRecord)(nil),                 // 20: memoryd.v1.CustomRecord
+	(*ListCustomRecordsRequest)(nil),     // 21: memoryd.v1.ListCustomRecordsRequest
+	(*ListCustomRecordsResponse)(nil),    // 22: memoryd.v1.ListCustomRecordsResponse
+	(*DeleteCustomRecordRequest)(nil),    // 23: memoryd.v1.DeleteCustomRecordRequest
+	(*DeleteCustomRecordResponse)(nil),   // 24: memoryd.v1.DeleteCustomRecordResponse
+	(*GetFormationSettingsRequest)(nil),  // 25: memoryd.v1.GetFormationSettingsRequest
+	(*GetFormationSettingsResponse)(nil), // 26: memoryd.v1.GetFormationSettingsResponse
+	(*SetFormationSettingsRequest)(nil),  // 27: memoryd.v1.SetFormationSettingsRequest
+	(*SetFormationSettingsResponse)(nil), // 28: memoryd.v1.SetFormationSettingsResponse
+	(*structpb.Struct)(nil),              // 29: google.protobuf.Struct
 }
 var file_memoryd_v1_formation_service_proto_depIdxs = []int32{
 	1,  // 0: memoryd.v1.Fact.sources:type_name -> memoryd.v1.FactSource
@@ -1659,31 +2207,40 @@ var file_memoryd_v1_formation_service_proto_depIdxs = []int32{
 	15, // 4: memoryd.v1.WaitForFormationResponse.strategies:type_name -> memoryd.v1.StrategyStatus
 	0,  // 5: memoryd.v1.StrategyStatus.strategy:type_name -> memoryd.v1.FormationStrategy
 	15, // 6: memoryd.v1.GetFormationStatusResponse.strategies:type_name -> memoryd.v1.StrategyStatus
-	17, // 7: memoryd.v1.GetFormationSettingsResponse.stored:type_name -> memoryd.v1.FormationSettings
-	17, // 8: memoryd.v1.GetFormationSettingsResponse.effective:type_name -> memoryd.v1.FormationSettings
-	17, // 9: memoryd.v1.SetFormationSettingsRequest.settings:type_name -> memoryd.v1.FormationSettings
-	17, // 10: memoryd.v1.SetFormationSettingsResponse.effective:type_name -> memoryd.v1.FormationSettings
-	3,  // 11: memoryd.v1.FormationService.ListFacts:input_type -> memoryd.v1.ListFactsRequest
-	6,  // 12: memoryd.v1.FormationService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
-	8,  // 13: memoryd.v1.FormationService.UpdateFact:input_type -> memoryd.v1.UpdateFactRequest
-	10, // 14: memoryd.v1.FormationService.DeleteFact:input_type -> memoryd.v1.DeleteFactRequest
-	12, // 15: memoryd.v1.FormationService.WaitForFormation:input_type -> memoryd.v1.WaitForFormationRequest
-	14, // 16: memoryd.v1.FormationService.GetFormationStatus:input_type -> memoryd.v1.GetFormationStatusRequest
-	18, // 17: memoryd.v1.FormationService.GetFormationSettings:input_type -> memoryd.v1.GetFormationSettingsRequest
-	20, // 18: memoryd.v1.FormationService.SetFormationSettings:input_type -> memoryd.v1.SetFormationSettingsRequest
-	4,  // 19: memoryd.v1.FormationService.ListFacts:output_type -> memoryd.v1.ListFactsResponse
-	7,  // 20: memoryd.v1.FormationService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
-	9,  // 21: memoryd.v1.FormationService.UpdateFact:output_type -> memoryd.v1.UpdateFactResponse
-	11, // 22: memoryd.v1.FormationService.DeleteFact:output_type -> memoryd.v1.DeleteFactResponse
-	13, // 23: memoryd.v1.FormationService.WaitForFormation:output_type -> memoryd.v1.WaitForFormationResponse
-	16, // 24: memoryd.v1.FormationService.GetFormationStatus:output_type -> memoryd.v1.GetFormationStatusResponse
-	19, // 25: memoryd.v1.FormationService.GetFormationSettings:output_type -> memoryd.v1.GetFormationSettingsResponse
-	21, // 26: memoryd.v1.FormationService.SetFormationSettings:output_type -> memoryd.v1.SetFormationSettingsResponse
-	19, // [19:27] is the sub-list for method output_type
-	11, // [11:19] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	18, // 7: memoryd.v1.FormationSettings.custom_strategies:type_name -> memoryd.v1.CustomStrategies
+	19, // 8: memoryd.v1.CustomStrategies.strategies:type_name -> memoryd.v1.CustomStrategy
+	29, // 9: memoryd.v1.CustomRecord.value:type_name -> google.protobuf.Struct
+	1,  // 10: memoryd.v1.CustomRecord.sources:type_name -> memoryd.v1.FactSource
+	20, // 11: memoryd.v1.ListCustomRecordsResponse.records:type_name -> memoryd.v1.CustomRecord
+	17, // 12: memoryd.v1.GetFormationSettingsResponse.stored:type_name -> memoryd.v1.FormationSettings
+	17, // 13: memoryd.v1.GetFormationSettingsResponse.effective:type_name -> memoryd.v1.FormationSettings
+	17, // 14: memoryd.v1.SetFormationSettingsRequest.settings:type_name -> memoryd.v1.FormationSettings
+	17, // 15: memoryd.v1.SetFormationSettingsResponse.effective:type_name -> memoryd.v1.FormationSettings
+	3,  // 16: memoryd.v1.FormationService.ListFacts:input_type -> memoryd.v1.ListFactsRequest
+	6,  // 17: memoryd.v1.FormationService.GetProfile:input_type -> memoryd.v1.GetProfileRequest
+	8,  // 18: memoryd.v1.FormationService.UpdateFact:input_type -> memoryd.v1.UpdateFactRequest
+	10, // 19: memoryd.v1.FormationService.DeleteFact:input_type -> memoryd.v1.DeleteFactRequest
+	12, // 20: memoryd.v1.FormationService.WaitForFormation:input_type -> memoryd.v1.WaitForFormationRequest
+	14, // 21: memoryd.v1.FormationService.GetFormationStatus:input_type -> memoryd.v1.GetFormationStatusRequest
+	25, // 22: memoryd.v1.FormationService.GetFormationSettings:input_type -> memoryd.v1.GetFormationSettingsRequest
+	27, // 23: memoryd.v1.FormationService.SetFormationSettings:input_type -> memoryd.v1.SetFormationSettingsRequest
+	21, // 24: memoryd.v1.FormationService.ListCustomRecords:input_type -> memoryd.v1.ListCustomRecordsRequest
+	23, // 25: memoryd.v1.FormationService.DeleteCustomRecord:input_type -> memoryd.v1.DeleteCustomRecordRequest
+	4,  // 26: memoryd.v1.FormationService.ListFacts:output_type -> memoryd.v1.ListFactsResponse
+	7,  // 27: memoryd.v1.FormationService.GetProfile:output_type -> memoryd.v1.GetProfileResponse
+	9,  // 28: memoryd.v1.FormationService.UpdateFact:output_type -> memoryd.v1.UpdateFactResponse
+	11, // 29: memoryd.v1.FormationService.DeleteFact:output_type -> memoryd.v1.DeleteFactResponse
+	13, // 30: memoryd.v1.FormationService.WaitForFormation:output_type -> memoryd.v1.WaitForFormationResponse
+	16, // 31: memoryd.v1.FormationService.GetFormationStatus:output_type -> memoryd.v1.GetFormationStatusResponse
+	26, // 32: memoryd.v1.FormationService.GetFormationSettings:output_type -> memoryd.v1.GetFormationSettingsResponse
+	28, // 33: memoryd.v1.FormationService.SetFormationSettings:output_type -> memoryd.v1.SetFormationSettingsResponse
+	22, // 34: memoryd.v1.FormationService.ListCustomRecords:output_type -> memoryd.v1.ListCustomRecordsResponse
+	24, // 35: memoryd.v1.FormationService.DeleteCustomRecord:output_type -> memoryd.v1.DeleteCustomRecordResponse
+	26, // [26:36] is the sub-list for method output_type
+	16, // [16:26] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_memoryd_v1_formation_service_proto_init() }
@@ -1699,7 +2256,7 @@ func file_memoryd_v1_formation_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memoryd_v1_formation_service_proto_rawDesc), len(file_memoryd_v1_formation_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,8 @@ const (
 	FormationService_GetFormationStatus_FullMethodName   = "/memoryd.v1.FormationService/GetFormationStatus"
 	FormationService_GetFormationSettings_FullMethodName = "/memoryd.v1.FormationService/GetFormationSettings"
 	FormationService_SetFormationSettings_FullMethodName = "/memoryd.v1.FormationService/SetFormationSettings"
+	FormationService_ListCustomRecords_FullMethodName    = "/memoryd.v1.FormationService/ListCustomRecords"
+	FormationService_DeleteCustomRecord_FullMethodName   = "/memoryd.v1.FormationService/DeleteCustomRecord"
 )
 
 // FormationServiceClient is the client API for FormationService service.
@@ -38,8 +40,11 @@ const (
 // each tenant's log, off the serving path, rolling summary slices (saved like
 // SummaryService.SaveSummary's, so AssembleContext returns them), facts about
 // each session's owner with their provenance (the ids of the messages they came
-// from), and one bounded profile document per user. Each strategy is a consumer
-// of the tenant's event log with its own persisted position.
+// from), and one bounded profile document per user; and with custom strategies
+// (FormationSettings.custom_strategies: the caller's instruction and JSON
+// schema) records of the caller's own shape, with the same provenance. Each
+// strategy is a consumer of the tenant's event log with its own persisted
+// position.
 //
 // The model proposes, the server decides: a fact the model says supersedes
 // another keeps the old one (with `valid_to` and `superseded_by`, hidden unless
@@ -84,6 +89,14 @@ type FormationServiceClient interface {
 	// the server's defaults, field by field. Applies to events processed after
 	// the change.
 	SetFormationSettings(ctx context.Context, in *SetFormationSettingsRequest, opts ...grpc.CallOption) (*SetFormationSettingsResponse, error)
+	// Pages through the records the custom strategies formed about one user,
+	// newest first (of one strategy, or of all). A token bound to an end user
+	// may list only that user's records.
+	ListCustomRecords(ctx context.Context, in *ListCustomRecordsRequest, opts ...grpc.CallOption) (*ListCustomRecordsResponse, error)
+	// Deletes a custom record (and its provenance). Extraction does not form it
+	// again from the messages already extracted, unless one of them is
+	// rewritten.
+	DeleteCustomRecord(ctx context.Context, in *DeleteCustomRecordRequest, opts ...grpc.CallOption) (*DeleteCustomRecordResponse, error)
 }
 
 type formationServiceClient struct {
@@ -174,6 +187,26 @@ func (c *formationServiceClient) SetFormationSettings(ctx context.Context, in *S
 	return out, nil
 }
 
+func (c *formationServiceClient) ListCustomRecords(ctx context.Context, in *ListCustomRecordsRequest, opts ...grpc.CallOption) (*ListCustomRecordsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListCustomRecordsResponse)
+	err := c.cc.Invoke(ctx, FormationService_ListCustomRecords_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *formationServiceClient) DeleteCustomRecord(ctx context.Context, in *DeleteCustomRecordRequest, opts ...grpc.CallOption) (*DeleteCustomRecordResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteCustomRecordResponse)
+	err := c.cc.Invoke(ctx, FormationService_DeleteCustomRecord_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FormationServiceServer is the server API for FormationService service.
 // All implementations must embed UnimplementedFormationServiceServer
 // for forward compatibility.
@@ -183,8 +216,11 @@ func (c *formationServiceClient) SetFormationSettings(ctx context.Context, in *S
 // each tenant's log, off the serving path, rolling summary slices (saved like
 // SummaryService.SaveSummary's, so AssembleContext returns them), facts about
 // each session's owner with their provenance (the ids of the messages they came
-// from), and one bounded profile document per user. Each strategy is a consumer
-// of the tenant's event log with its own persisted position.
+// from), and one bounded profile document per user; and with custom strategies
+// (FormationSettings.custom_strategies: the caller's instruction and JSON
+// schema) records of the caller's own shape, with the same provenance. Each
+// strategy is a consumer of the tenant's event log with its own persisted
+// position.
 //
 // The model proposes, the server decides: a fact the model says supersedes
 // another keeps the old one (with `valid_to` and `superseded_by`, hidden unless
@@ -229,6 +265,14 @@ type FormationServiceServer interface {
 	// the server's defaults, field by field. Applies to events processed after
 	// the change.
 	SetFormationSettings(context.Context, *SetFormationSettingsRequest) (*SetFormationSettingsResponse, error)
+	// Pages through the records the custom strategies formed about one user,
+	// newest first (of one strategy, or of all). A token bound to an end user
+	// may list only that user's records.
+	ListCustomRecords(context.Context, *ListCustomRecordsRequest) (*ListCustomRecordsResponse, error)
+	// Deletes a custom record (and its provenance). Extraction does not form it
+	// again from the messages already extracted, unless one of them is
+	// rewritten.
+	DeleteCustomRecord(context.Context, *DeleteCustomRecordRequest) (*DeleteCustomRecordResponse, error)
 	mustEmbedUnimplementedFormationServiceServer()
 }
 
@@ -262,6 +306,12 @@ func (UnimplementedFormationServiceServer) GetFormationSettings(context.Context,
 }
 func (UnimplementedFormationServiceServer) SetFormationSettings(context.Context, *SetFormationSettingsRequest) (*SetFormationSettingsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetFormationSettings not implemented")
+}
+func (UnimplementedFormationServiceServer) ListCustomRecords(context.Context, *ListCustomRecordsRequest) (*ListCustomRecordsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCustomRecords not implemented")
+}
+func (UnimplementedFormationServiceServer) DeleteCustomRecord(context.Context, *DeleteCustomRecordRequest) (*DeleteCustomRecordResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteCustomRecord not implemented")
 }
 func (UnimplementedFormationServiceServer) mustEmbedUnimplementedFormationServiceServer() {}
 func (UnimplementedFormationServiceServer) testEmbeddedByValue()                          {}
@@ -428,6 +478,42 @@ func _FormationService_SetFormationSettings_Handler(srv interface{}, ctx context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _FormationService_ListCustomRecords_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCustomRecordsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FormationServiceServer).ListCustomRecords(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FormationService_ListCustomRecords_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FormationServiceServer).ListCustomRecords(ctx, req.(*ListCustomRecordsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _FormationService_DeleteCustomRecord_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteCustomRecordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FormationServiceServer).DeleteCustomRecord(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FormationService_DeleteCustomRecord_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FormationServiceServer).DeleteCustomRecord(ctx, req.(*DeleteCustomRecordRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // FormationService_ServiceDesc is the grpc.ServiceDesc for FormationService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -466,6 +552,14 @@ var FormationService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetFormationSettings",
 			Handler:    _FormationService_SetFormationSettings_Handler,
+		},
+		{
+			MethodName: "ListCustomRecords",
+			Handler:    _FormationService_ListCustomRecords_Handler,
+		},
+		{
+			MethodName: "DeleteCustomRecord",
+			Handler:    _FormationService_DeleteCustomRecord_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,3 +1,4 @@
+from google.protobuf import struct_pb2 as _struct_pb2
 from memoryd.v1 import access_pb2 as _access_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -14,10 +15,12 @@ class FormationStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FORMATION_STRATEGY_SUMMARY: _ClassVar[FormationStrategy]
     FORMATION_STRATEGY_FACTS: _ClassVar[FormationStrategy]
     FORMATION_STRATEGY_PROFILE: _ClassVar[FormationStrategy]
+    FORMATION_STRATEGY_CUSTOM: _ClassVar[FormationStrategy]
 FORMATION_STRATEGY_UNSPECIFIED: FormationStrategy
 FORMATION_STRATEGY_SUMMARY: FormationStrategy
 FORMATION_STRATEGY_FACTS: FormationStrategy
 FORMATION_STRATEGY_PROFILE: FormationStrategy
+FORMATION_STRATEGY_CUSTOM: FormationStrategy
 
 class FactSource(_message.Message):
     __slots__ = ("session_id", "message_id", "seq")
@@ -192,7 +195,7 @@ class GetFormationStatusResponse(_message.Message):
     def __init__(self, enabled: _Optional[bool] = ..., model: _Optional[str] = ..., strategies: _Optional[_Iterable[_Union[StrategyStatus, _Mapping]]] = ..., tokens_left: _Optional[int] = ...) -> None: ...
 
 class FormationSettings(_message.Message):
-    __slots__ = ("summary_enabled", "summary_max_messages", "summary_max_chars", "summary_idle_seconds", "facts_enabled", "profile_enabled", "profile_max_chars")
+    __slots__ = ("summary_enabled", "summary_max_messages", "summary_max_chars", "summary_idle_seconds", "facts_enabled", "profile_enabled", "profile_max_chars", "custom_strategies")
     SUMMARY_ENABLED_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_MAX_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_MAX_CHARS_FIELD_NUMBER: _ClassVar[int]
@@ -200,6 +203,7 @@ class FormationSettings(_message.Message):
     FACTS_ENABLED_FIELD_NUMBER: _ClassVar[int]
     PROFILE_ENABLED_FIELD_NUMBER: _ClassVar[int]
     PROFILE_MAX_CHARS_FIELD_NUMBER: _ClassVar[int]
+    CUSTOM_STRATEGIES_FIELD_NUMBER: _ClassVar[int]
     summary_enabled: bool
     summary_max_messages: int
     summary_max_chars: int
@@ -207,7 +211,80 @@ class FormationSettings(_message.Message):
     facts_enabled: bool
     profile_enabled: bool
     profile_max_chars: int
-    def __init__(self, summary_enabled: _Optional[bool] = ..., summary_max_messages: _Optional[int] = ..., summary_max_chars: _Optional[int] = ..., summary_idle_seconds: _Optional[int] = ..., facts_enabled: _Optional[bool] = ..., profile_enabled: _Optional[bool] = ..., profile_max_chars: _Optional[int] = ...) -> None: ...
+    custom_strategies: CustomStrategies
+    def __init__(self, summary_enabled: _Optional[bool] = ..., summary_max_messages: _Optional[int] = ..., summary_max_chars: _Optional[int] = ..., summary_idle_seconds: _Optional[int] = ..., facts_enabled: _Optional[bool] = ..., profile_enabled: _Optional[bool] = ..., profile_max_chars: _Optional[int] = ..., custom_strategies: _Optional[_Union[CustomStrategies, _Mapping]] = ...) -> None: ...
+
+class CustomStrategies(_message.Message):
+    __slots__ = ("strategies",)
+    STRATEGIES_FIELD_NUMBER: _ClassVar[int]
+    strategies: _containers.RepeatedCompositeFieldContainer[CustomStrategy]
+    def __init__(self, strategies: _Optional[_Iterable[_Union[CustomStrategy, _Mapping]]] = ...) -> None: ...
+
+class CustomStrategy(_message.Message):
+    __slots__ = ("name", "prompt", "json_schema", "enabled")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    JSON_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    prompt: str
+    json_schema: str
+    enabled: bool
+    def __init__(self, name: _Optional[str] = ..., prompt: _Optional[str] = ..., json_schema: _Optional[str] = ..., enabled: _Optional[bool] = ...) -> None: ...
+
+class CustomRecord(_message.Message):
+    __slots__ = ("id", "user_id", "strategy", "value", "sources", "create_time", "update_time")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    user_id: str
+    strategy: str
+    value: _struct_pb2.Struct
+    sources: _containers.RepeatedCompositeFieldContainer[FactSource]
+    create_time: int
+    update_time: int
+    def __init__(self, id: _Optional[str] = ..., user_id: _Optional[str] = ..., strategy: _Optional[str] = ..., value: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., sources: _Optional[_Iterable[_Union[FactSource, _Mapping]]] = ..., create_time: _Optional[int] = ..., update_time: _Optional[int] = ...) -> None: ...
+
+class ListCustomRecordsRequest(_message.Message):
+    __slots__ = ("user_id", "strategy", "session_id", "page_size", "page_token")
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    user_id: str
+    strategy: str
+    session_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, user_id: _Optional[str] = ..., strategy: _Optional[str] = ..., session_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListCustomRecordsResponse(_message.Message):
+    __slots__ = ("records", "next_page_token")
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    records: _containers.RepeatedCompositeFieldContainer[CustomRecord]
+    next_page_token: str
+    def __init__(self, records: _Optional[_Iterable[_Union[CustomRecord, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class DeleteCustomRecordRequest(_message.Message):
+    __slots__ = ("user_id", "record_id")
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    RECORD_ID_FIELD_NUMBER: _ClassVar[int]
+    user_id: str
+    record_id: str
+    def __init__(self, user_id: _Optional[str] = ..., record_id: _Optional[str] = ...) -> None: ...
+
+class DeleteCustomRecordResponse(_message.Message):
+    __slots__ = ("deleted",)
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    deleted: bool
+    def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
 
 class GetFormationSettingsRequest(_message.Message):
     __slots__ = ("session_id",)

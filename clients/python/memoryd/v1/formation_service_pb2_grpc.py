@@ -31,8 +31,11 @@ class FormationServiceStub:
     each tenant's log, off the serving path, rolling summary slices (saved like
     SummaryService.SaveSummary's, so AssembleContext returns them), facts about
     each session's owner with their provenance (the ids of the messages they came
-    from), and one bounded profile document per user. Each strategy is a consumer
-    of the tenant's event log with its own persisted position.
+    from), and one bounded profile document per user; and with custom strategies
+    (FormationSettings.custom_strategies: the caller's instruction and JSON
+    schema) records of the caller's own shape, with the same provenance. Each
+    strategy is a consumer of the tenant's event log with its own persisted
+    position.
 
     The model proposes, the server decides: a fact the model says supersedes
     another keeps the old one (with `valid_to` and `superseded_by`, hidden unless
@@ -93,6 +96,16 @@ class FormationServiceStub:
                 request_serializer=memoryd_dot_v1_dot_formation__service__pb2.SetFormationSettingsRequest.SerializeToString,
                 response_deserializer=memoryd_dot_v1_dot_formation__service__pb2.SetFormationSettingsResponse.FromString,
                 _registered_method=True)
+        self.ListCustomRecords = channel.unary_unary(
+                '/memoryd.v1.FormationService/ListCustomRecords',
+                request_serializer=memoryd_dot_v1_dot_formation__service__pb2.ListCustomRecordsRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_formation__service__pb2.ListCustomRecordsResponse.FromString,
+                _registered_method=True)
+        self.DeleteCustomRecord = channel.unary_unary(
+                '/memoryd.v1.FormationService/DeleteCustomRecord',
+                request_serializer=memoryd_dot_v1_dot_formation__service__pb2.DeleteCustomRecordRequest.SerializeToString,
+                response_deserializer=memoryd_dot_v1_dot_formation__service__pb2.DeleteCustomRecordResponse.FromString,
+                _registered_method=True)
 
 
 class FormationServiceServicer:
@@ -101,8 +114,11 @@ class FormationServiceServicer:
     each tenant's log, off the serving path, rolling summary slices (saved like
     SummaryService.SaveSummary's, so AssembleContext returns them), facts about
     each session's owner with their provenance (the ids of the messages they came
-    from), and one bounded profile document per user. Each strategy is a consumer
-    of the tenant's event log with its own persisted position.
+    from), and one bounded profile document per user; and with custom strategies
+    (FormationSettings.custom_strategies: the caller's instruction and JSON
+    schema) records of the caller's own shape, with the same provenance. Each
+    strategy is a consumer of the tenant's event log with its own persisted
+    position.
 
     The model proposes, the server decides: a fact the model says supersedes
     another keeps the old one (with `valid_to` and `superseded_by`, hidden unless
@@ -188,6 +204,24 @@ class FormationServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListCustomRecords(self, request, context):
+        """Pages through the records the custom strategies formed about one user,
+        newest first (of one strategy, or of all). A token bound to an end user
+        may list only that user's records.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteCustomRecord(self, request, context):
+        """Deletes a custom record (and its provenance). Extraction does not form it
+        again from the messages already extracted, unless one of them is
+        rewritten.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_FormationServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -231,6 +265,16 @@ def add_FormationServiceServicer_to_server(servicer, server):
                     request_deserializer=memoryd_dot_v1_dot_formation__service__pb2.SetFormationSettingsRequest.FromString,
                     response_serializer=memoryd_dot_v1_dot_formation__service__pb2.SetFormationSettingsResponse.SerializeToString,
             ),
+            'ListCustomRecords': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCustomRecords,
+                    request_deserializer=memoryd_dot_v1_dot_formation__service__pb2.ListCustomRecordsRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_formation__service__pb2.ListCustomRecordsResponse.SerializeToString,
+            ),
+            'DeleteCustomRecord': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteCustomRecord,
+                    request_deserializer=memoryd_dot_v1_dot_formation__service__pb2.DeleteCustomRecordRequest.FromString,
+                    response_serializer=memoryd_dot_v1_dot_formation__service__pb2.DeleteCustomRecordResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'memoryd.v1.FormationService', rpc_method_handlers)
@@ -245,8 +289,11 @@ class FormationService:
     each tenant's log, off the serving path, rolling summary slices (saved like
     SummaryService.SaveSummary's, so AssembleContext returns them), facts about
     each session's owner with their provenance (the ids of the messages they came
-    from), and one bounded profile document per user. Each strategy is a consumer
-    of the tenant's event log with its own persisted position.
+    from), and one bounded profile document per user; and with custom strategies
+    (FormationSettings.custom_strategies: the caller's instruction and JSON
+    schema) records of the caller's own shape, with the same provenance. Each
+    strategy is a consumer of the tenant's event log with its own persisted
+    position.
 
     The model proposes, the server decides: a fact the model says supersedes
     another keeps the old one (with `valid_to` and `superseded_by`, hidden unless
@@ -467,6 +514,60 @@ class FormationService:
             '/memoryd.v1.FormationService/SetFormationSettings',
             memoryd_dot_v1_dot_formation__service__pb2.SetFormationSettingsRequest.SerializeToString,
             memoryd_dot_v1_dot_formation__service__pb2.SetFormationSettingsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCustomRecords(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.FormationService/ListCustomRecords',
+            memoryd_dot_v1_dot_formation__service__pb2.ListCustomRecordsRequest.SerializeToString,
+            memoryd_dot_v1_dot_formation__service__pb2.ListCustomRecordsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteCustomRecord(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memoryd.v1.FormationService/DeleteCustomRecord',
+            memoryd_dot_v1_dot_formation__service__pb2.DeleteCustomRecordRequest.SerializeToString,
+            memoryd_dot_v1_dot_formation__service__pb2.DeleteCustomRecordResponse.FromString,
             options,
             channel_credentials,
             insecure,

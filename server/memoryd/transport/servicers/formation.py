@@ -6,9 +6,10 @@ from __future__ import annotations
 from memoryd.domain.errors import PermissionDenied
 from memoryd.domain.paging import PageTokens
 from memoryd.formation import settings as fs
+from memoryd.formation.custom import delete_record
 from memoryd.formation.engine import Formation, off
 from memoryd.formation.facts import CATEGORIES, MAX_FACT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS
-from memoryd.formation.records import Fact, Profile
+from memoryd.formation.records import CustomRecord, CustomRecords, Fact, Profile
 from memoryd.transport.access import Gate
 from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
@@ -21,8 +22,11 @@ STRATEGIES = {
     "summary": pb.FORMATION_STRATEGY_SUMMARY,
     "facts": pb.FORMATION_STRATEGY_FACTS,
     "profile": pb.FORMATION_STRATEGY_PROFILE,
+    "custom": pb.FORMATION_STRATEGY_CUSTOM,
 }
-SETTING_FIELDS = tuple(f.name for f in pb.FormationSettings.DESCRIPTOR.fields)
+CUSTOM = "custom_strategies"
+# The scalar settings (custom_strategies, a message, is read and written on its own).
+SETTING_FIELDS = tuple(f.name for f in pb.FormationSettings.DESCRIPTOR.fields if f.name != CUSTOM)
 
 
 def fact_to_proto(fact: Fact, target: pb.Fact) -> None:
@@ -48,10 +52,42 @@ def profile_to_proto(profile: Profile, target: pb.UserProfile) -> None:
     target.update_time = profile.update_time
 
 
+def custom_record_to_proto(record: CustomRecord, target: pb.CustomRecord) -> None:
+    target.id = record.id
+    target.user_id = record.user_id
+    target.strategy = record.strategy
+    target.value.update(record.value)
+    for source in record.sources:
+        target.sources.add(session_id=source.session_id, message_id=source.message_id, seq=source.seq)
+    target.create_time = record.create_time
+    target.update_time = record.update_time
+
+
 def settings_to_proto(values: dict, target: pb.FormationSettings) -> None:
     for name in SETTING_FIELDS:
         if values.get(name) is not None:
             setattr(target, name, values[name])
+    if values.get(CUSTOM) is not None:
+        target.custom_strategies.SetInParent()  # set, even when empty
+        for strategy in values[CUSTOM]:
+            target.custom_strategies.strategies.add(**strategy)
+
+
+def effective_to_proto(effective: fs.Settings, target: pb.FormationSettings) -> None:
+    values = {n: getattr(effective, n) for n in SETTING_FIELDS}
+    values[CUSTOM] = [s.record() for s in effective.custom_strategies]
+    settings_to_proto(values, target)
+
+
+def settings_from_proto(settings: pb.FormationSettings) -> dict:
+    """The fields set, as stored (custom strategies as records)."""
+    values: dict = {n: getattr(settings, n) for n in SETTING_FIELDS if settings.HasField(n)}
+    if settings.HasField(CUSTOM):
+        values[CUSTOM] = [
+            {"name": s.name, "prompt": s.prompt, "json_schema": s.json_schema, "enabled": s.enabled}
+            for s in settings.custom_strategies.strategies
+        ]
+    return values
 
 
 class FormationServicer(pb_grpc.FormationServiceServicer):
@@ -60,6 +96,7 @@ class FormationServicer(pb_grpc.FormationServiceServicer):
         self.auth = auth
         self.page_tokens = page_tokens
         self.limits = limits
+        self.custom_records = CustomRecords(formation.store)
 
     def _user(self, context, user_id: str) -> Check:
         """A check with the user named; a token bound to an end user may name only its own."""
@@ -195,8 +232,7 @@ class FormationServicer(pb_grpc.FormationServiceServicer):
         check.done()
         response = pb.GetFormationSettingsResponse()
         settings_to_proto(await self.formation.settings.stored(tenant, request.session_id), response.stored)
-        effective = await self.formation.settings.effective(tenant, request.session_id)
-        settings_to_proto({n: getattr(effective, n) for n in SETTING_FIELDS}, response.effective)
+        effective_to_proto(await self.formation.settings.effective(tenant, request.session_id), response.effective)
         return response
 
     @unary
@@ -205,7 +241,7 @@ class FormationServicer(pb_grpc.FormationServiceServicer):
     ) -> pb.SetFormationSettingsResponse:
         check = Check(self.limits)
         check.name("session_id", request.session_id, required=False)
-        values = {n: getattr(request.settings, n) for n in SETTING_FIELDS if request.settings.HasField(n)}
+        values = settings_from_proto(request.settings)
         for name, problem in fs.problems(values):
             check.fail(f"settings.{name}", problem)
         check.done()
@@ -213,5 +249,44 @@ class FormationServicer(pb_grpc.FormationServiceServicer):
             raise off()
         effective = await self.formation.settings.save(tenant, request.session_id, values)
         response = pb.SetFormationSettingsResponse()
-        settings_to_proto({n: getattr(effective, n) for n in SETTING_FIELDS}, response.effective)
+        effective_to_proto(effective, response.effective)
         return response
+
+    @unary
+    async def ListCustomRecords(
+        self, request: pb.ListCustomRecordsRequest, context, tenant: str
+    ) -> pb.ListCustomRecordsResponse:
+        check = self._user(context, request.user_id)
+        if request.strategy and not fs.STRATEGY_NAME.fullmatch(request.strategy):
+            check.fail("strategy", "must be a custom strategy's name: a-z, then a-z, 0-9 or _ (1-64)")
+        check.name("session_id", request.session_id, required=False)
+        check.page_size("page_size", request.page_size)
+        check.done()
+        size = min(request.page_size or DEFAULT_PAGE, self.limits.max_page_size)
+        scope = ("custom", request.user_id, request.strategy, request.session_id)
+        position = await self.page_tokens.decode(tenant, scope, request.page_token)
+        records, after = await self.custom_records.listed(
+            tenant,
+            request.user_id,
+            position["after"] if position else None,
+            size,
+            strategy=request.strategy,
+            session_id=request.session_id,
+        )
+        token = await self.page_tokens.encode(tenant, scope, {"after": after}) if after is not None else ""
+        response = pb.ListCustomRecordsResponse(next_page_token=token)
+        for record in records:
+            custom_record_to_proto(record, response.records.add())
+        return response
+
+    @unary
+    async def DeleteCustomRecord(
+        self, request: pb.DeleteCustomRecordRequest, context, tenant: str
+    ) -> pb.DeleteCustomRecordResponse:
+        check = self._user(context, request.user_id)
+        check.name("record_id", request.record_id)
+        check.done()
+        deleted = await delete_record(
+            self.custom_records, self.formation.locks, tenant, request.user_id, request.record_id
+        )
+        return pb.DeleteCustomRecordResponse(deleted=deleted)

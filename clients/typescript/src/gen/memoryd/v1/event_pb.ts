@@ -621,21 +621,22 @@ export const SessionUpdatedSchema: GenMessage<SessionUpdated> = /*@__PURE__*/
 
 /**
  * A formed memory record changed (FormationService). The event's session_id
- * is the source session for summary slices and empty for facts and profiles.
+ * is the source session for summary slices and empty for facts, custom
+ * records and profiles.
  *
  * @generated from message memoryd.v1.MemoryChanged
  */
 export type MemoryChanged = Message<"memoryd.v1.MemoryChanged"> & {
   /**
-   * "summary", "fact" or "profile".
+   * "summary", "fact", "profile" or "custom" (a CustomRecord).
    *
    * @generated from field: string kind = 1;
    */
   kind: string;
 
   /**
-   * Id of the record (a summary slice's id, a fact's id, or the user id for a
-   * profile).
+   * Id of the record (a summary slice's id, a fact's or custom record's id, or
+   * the user id for a profile).
    *
    * @generated from field: string id = 2;
    */

@@ -4,14 +4,15 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import { file_memoryd_v1_access } from "./access_pb.js";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file memoryd/v1/formation_service.proto.
  */
 export const file_memoryd_v1_formation_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJtZW1vcnlkL3YxL2Zvcm1hdGlvbl9zZXJ2aWNlLnByb3RvEgptZW1vcnlkLnYxIkEKCkZhY3RTb3VyY2USEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgptZXNzYWdlX2lkGAIgASgJEgsKA3NlcRgDIAEoAyL4AQoERmFjdBIKCgJpZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEgwKBHRleHQYAyABKAkSEAoIY2F0ZWdvcnkYBCABKAkSEgoKZXZlbnRfdGltZRgFIAEoAxIQCghrZXl3b3JkcxgGIAMoCRInCgdzb3VyY2VzGAcgAygLMhYubWVtb3J5ZC52MS5GYWN0U291cmNlEhMKC2NyZWF0ZV90aW1lGAggASgDEhMKC3VwZGF0ZV90aW1lGAkgASgDEhAKCHZhbGlkX3RvGAogASgDEhUKDXN1cGVyc2VkZWRfYnkYCyABKAkSEQoJY29ycmVjdGVkGAwgASgIInoKEExpc3RGYWN0c1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhoKEmluY2x1ZGVfc3VwZXJzZWRlZBgDIAEoCBIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCSJNChFMaXN0RmFjdHNSZXNwb25zZRIfCgVmYWN0cxgBIAMoCzIQLm1lbW9yeWQudjEuRmFjdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiUwoLVXNlclByb2ZpbGUSDwoHdXNlcl9pZBgBIAEoCRIMCgR0ZXh0GAIgASgJEhAKCGZhY3RfaWRzGAMgAygJEhMKC3VwZGF0ZV90aW1lGAQgASgDIiQKEUdldFByb2ZpbGVSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkiPgoSR2V0UHJvZmlsZVJlc3BvbnNlEigKB3Byb2ZpbGUYASABKAsyFy5tZW1vcnlkLnYxLlVzZXJQcm9maWxlInsKEVVwZGF0ZUZhY3RSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSDwoHZmFjdF9pZBgCIAEoCRIMCgR0ZXh0GAMgASgJEhAKCGNhdGVnb3J5GAQgASgJEhAKCGtleXdvcmRzGAUgAygJEhIKCmV2ZW50X3RpbWUYBiABKAMiNAoSVXBkYXRlRmFjdFJlc3BvbnNlEh4KBGZhY3QYASABKAsyEC5tZW1vcnlkLnYxLkZhY3QiNQoRRGVsZXRlRmFjdFJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIPCgdmYWN0X2lkGAIgASgJIiUKEkRlbGV0ZUZhY3RSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIkAKF1dhaXRGb3JGb3JtYXRpb25SZXF1ZXN0EhEKCWV2ZW50X3NlcRgBIAEoAxISCgp0aW1lb3V0X21zGAIgASgDIkoKGFdhaXRGb3JGb3JtYXRpb25SZXNwb25zZRIuCgpzdHJhdGVnaWVzGAEgAygLMhoubWVtb3J5ZC52MS5TdHJhdGVneVN0YXR1cyIbChlHZXRGb3JtYXRpb25TdGF0dXNSZXF1ZXN0It8BCg5TdHJhdGVneVN0YXR1cxIvCghzdHJhdGVneRgBIAEoDjIdLm1lbW9yeWQudjEuRm9ybWF0aW9uU3RyYXRlZ3kSEAoIcG9zaXRpb24YAiABKAMSDgoGbGF0ZXN0GAMgASgDEgsKA2xhZxgEIAEoAxISCgpsYXN0X2Vycm9yGAUgASgJEhEKCWxsbV9jYWxscxgGIAEoAxIUCgxsbG1fZmFpbHVyZXMYByABKAMSFQoNcHJvbXB0X3Rva2VucxgIIAEoAxIZChFjb21wbGV0aW9uX3Rva2VucxgJIAEoAyKBAQoaR2V0Rm9ybWF0aW9uU3RhdHVzUmVzcG9uc2USDwoHZW5hYmxlZBgBIAEoCBINCgVtb2RlbBgCIAEoCRIuCgpzdHJhdGVnaWVzGAMgAygLMhoubWVtb3J5ZC52MS5TdHJhdGVneVN0YXR1cxITCgt0b2tlbnNfbGVmdBgEIAEoAyKJAwoRRm9ybWF0aW9uU2V0dGluZ3MSHAoPc3VtbWFyeV9lbmFibGVkGAEgASgISACIAQESIQoUc3VtbWFyeV9tYXhfbWVzc2FnZXMYAiABKAVIAYgBARIeChFzdW1tYXJ5X21heF9jaGFycxgDIAEoBUgCiAEBEiEKFHN1bW1hcnlfaWRsZV9zZWNvbmRzGAQgASgFSAOIAQESGgoNZmFjdHNfZW5hYmxlZBgFIAEoCEgEiAEBEhwKD3Byb2ZpbGVfZW5hYmxlZBgGIAEoCEgFiAEBEh4KEXByb2ZpbGVfbWF4X2NoYXJzGAcgASgFSAaIAQFCEgoQX3N1bW1hcnlfZW5hYmxlZEIXChVfc3VtbWFyeV9tYXhfbWVzc2FnZXNCFAoSX3N1bW1hcnlfbWF4X2NoYXJzQhcKFV9zdW1tYXJ5X2lkbGVfc2Vjb25kc0IQCg5fZmFjdHNfZW5hYmxlZEISChBfcHJvZmlsZV9lbmFibGVkQhQKEl9wcm9maWxlX21heF9jaGFycyIxChtHZXRGb3JtYXRpb25TZXR0aW5nc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJ/ChxHZXRGb3JtYXRpb25TZXR0aW5nc1Jlc3BvbnNlEi0KBnN0b3JlZBgBIAEoCzIdLm1lbW9yeWQudjEuRm9ybWF0aW9uU2V0dGluZ3MSMAoJZWZmZWN0aXZlGAIgASgLMh0ubWVtb3J5ZC52MS5Gb3JtYXRpb25TZXR0aW5ncyJiChtTZXRGb3JtYXRpb25TZXR0aW5nc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIvCghzZXR0aW5ncxgCIAEoCzIdLm1lbW9yeWQudjEuRm9ybWF0aW9uU2V0dGluZ3MiUAocU2V0Rm9ybWF0aW9uU2V0dGluZ3NSZXNwb25zZRIwCgllZmZlY3RpdmUYASABKAsyHS5tZW1vcnlkLnYxLkZvcm1hdGlvblNldHRpbmdzKpUBChFGb3JtYXRpb25TdHJhdGVneRIiCh5GT1JNQVRJT05fU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIeChpGT1JNQVRJT05fU1RSQVRFR1lfU1VNTUFSWRABEhwKGEZPUk1BVElPTl9TVFJBVEVHWV9GQUNUUxACEh4KGkZPUk1BVElPTl9TVFJBVEVHWV9QUk9GSUxFEAMyrQYKEEZvcm1hdGlvblNlcnZpY2USUgoJTGlzdEZhY3RzEhwubWVtb3J5ZC52MS5MaXN0RmFjdHNSZXF1ZXN0Gh0ubWVtb3J5ZC52MS5MaXN0RmFjdHNSZXNwb25zZSIImqEZBAgBEAMSVQoKR2V0UHJvZmlsZRIdLm1lbW9yeWQudjEuR2V0UHJvZmlsZVJlcXVlc3QaHi5tZW1vcnlkLnYxLkdldFByb2ZpbGVSZXNwb25zZSIImqEZBAgBEAMSVQoKVXBkYXRlRmFjdBIdLm1lbW9yeWQudjEuVXBkYXRlRmFjdFJlcXVlc3QaHi5tZW1vcnlkLnYxLlVwZGF0ZUZhY3RSZXNwb25zZSIImqEZBAgCEAMSVQoKRGVsZXRlRmFjdBIdLm1lbW9yeWQudjEuRGVsZXRlRmFjdFJlcXVlc3QaHi5tZW1vcnlkLnYxLkRlbGV0ZUZhY3RSZXNwb25zZSIImqEZBAgCEAMSZwoQV2FpdEZvckZvcm1hdGlvbhIjLm1lbW9yeWQudjEuV2FpdEZvckZvcm1hdGlvblJlcXVlc3QaJC5tZW1vcnlkLnYxLldhaXRGb3JGb3JtYXRpb25SZXNwb25zZSIImqEZBAgBEAMSbQoSR2V0Rm9ybWF0aW9uU3RhdHVzEiUubWVtb3J5ZC52MS5HZXRGb3JtYXRpb25TdGF0dXNSZXF1ZXN0GiYubWVtb3J5ZC52MS5HZXRGb3JtYXRpb25TdGF0dXNSZXNwb25zZSIImqEZBAgBEAYScwoUR2V0Rm9ybWF0aW9uU2V0dGluZ3MSJy5tZW1vcnlkLnYxLkdldEZvcm1hdGlvblNldHRpbmdzUmVxdWVzdBooLm1lbW9yeWQudjEuR2V0Rm9ybWF0aW9uU2V0dGluZ3NSZXNwb25zZSIImqEZBAgBEAYScwoUU2V0Rm9ybWF0aW9uU2V0dGluZ3MSJy5tZW1vcnlkLnYxLlNldEZvcm1hdGlvblNldHRpbmdzUmVxdWVzdBooLm1lbW9yeWQudjEuU2V0Rm9ybWF0aW9uU2V0dGluZ3NSZXNwb25zZSIImqEZBAgDEAZCZQoOZGV2Lm1lbW9yeWQudjFCFUZvcm1hdGlvblNlcnZpY2VQcm90b1ABWjpnaXRodWIuY29tL21lbW9yeWQvbWVtb3J5ZC9jbGllbnRzL2dvL21lbW9yeWQvdjE7bWVtb3J5ZHYxYgZwcm90bzM", [file_memoryd_v1_access]);
+  fileDesc("CiJtZW1vcnlkL3YxL2Zvcm1hdGlvbl9zZXJ2aWNlLnByb3RvEgptZW1vcnlkLnYxIkEKCkZhY3RTb3VyY2USEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgptZXNzYWdlX2lkGAIgASgJEgsKA3NlcRgDIAEoAyL4AQoERmFjdBIKCgJpZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEgwKBHRleHQYAyABKAkSEAoIY2F0ZWdvcnkYBCABKAkSEgoKZXZlbnRfdGltZRgFIAEoAxIQCghrZXl3b3JkcxgGIAMoCRInCgdzb3VyY2VzGAcgAygLMhYubWVtb3J5ZC52MS5GYWN0U291cmNlEhMKC2NyZWF0ZV90aW1lGAggASgDEhMKC3VwZGF0ZV90aW1lGAkgASgDEhAKCHZhbGlkX3RvGAogASgDEhUKDXN1cGVyc2VkZWRfYnkYCyABKAkSEQoJY29ycmVjdGVkGAwgASgIInoKEExpc3RGYWN0c1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhoKEmluY2x1ZGVfc3VwZXJzZWRlZBgDIAEoCBIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCSJNChFMaXN0RmFjdHNSZXNwb25zZRIfCgVmYWN0cxgBIAMoCzIQLm1lbW9yeWQudjEuRmFjdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiUwoLVXNlclByb2ZpbGUSDwoHdXNlcl9pZBgBIAEoCRIMCgR0ZXh0GAIgASgJEhAKCGZhY3RfaWRzGAMgAygJEhMKC3VwZGF0ZV90aW1lGAQgASgDIiQKEUdldFByb2ZpbGVSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkiPgoSR2V0UHJvZmlsZVJlc3BvbnNlEigKB3Byb2ZpbGUYASABKAsyFy5tZW1vcnlkLnYxLlVzZXJQcm9maWxlInsKEVVwZGF0ZUZhY3RSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSDwoHZmFjdF9pZBgCIAEoCRIMCgR0ZXh0GAMgASgJEhAKCGNhdGVnb3J5GAQgASgJEhAKCGtleXdvcmRzGAUgAygJEhIKCmV2ZW50X3RpbWUYBiABKAMiNAoSVXBkYXRlRmFjdFJlc3BvbnNlEh4KBGZhY3QYASABKAsyEC5tZW1vcnlkLnYxLkZhY3QiNQoRRGVsZXRlRmFjdFJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIPCgdmYWN0X2lkGAIgASgJIiUKEkRlbGV0ZUZhY3RSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIkAKF1dhaXRGb3JGb3JtYXRpb25SZXF1ZXN0EhEKCWV2ZW50X3NlcRgBIAEoAxISCgp0aW1lb3V0X21zGAIgASgDIkoKGFdhaXRGb3JGb3JtYXRpb25SZXNwb25zZRIuCgpzdHJhdGVnaWVzGAEgAygLMhoubWVtb3J5ZC52MS5TdHJhdGVneVN0YXR1cyIbChlHZXRGb3JtYXRpb25TdGF0dXNSZXF1ZXN0It8BCg5TdHJhdGVneVN0YXR1cxIvCghzdHJhdGVneRgBIAEoDjIdLm1lbW9yeWQudjEuRm9ybWF0aW9uU3RyYXRlZ3kSEAoIcG9zaXRpb24YAiABKAMSDgoGbGF0ZXN0GAMgASgDEgsKA2xhZxgEIAEoAxISCgpsYXN0X2Vycm9yGAUgASgJEhEKCWxsbV9jYWxscxgGIAEoAxIUCgxsbG1fZmFpbHVyZXMYByABKAMSFQoNcHJvbXB0X3Rva2VucxgIIAEoAxIZChFjb21wbGV0aW9uX3Rva2VucxgJIAEoAyKBAQoaR2V0Rm9ybWF0aW9uU3RhdHVzUmVzcG9uc2USDwoHZW5hYmxlZBgBIAEoCBINCgVtb2RlbBgCIAEoCRIuCgpzdHJhdGVnaWVzGAMgAygLMhoubWVtb3J5ZC52MS5TdHJhdGVneVN0YXR1cxITCgt0b2tlbnNfbGVmdBgEIAEoAyLCAwoRRm9ybWF0aW9uU2V0dGluZ3MSHAoPc3VtbWFyeV9lbmFibGVkGAEgASgISACIAQESIQoUc3VtbWFyeV9tYXhfbWVzc2FnZXMYAiABKAVIAYgBARIeChFzdW1tYXJ5X21heF9jaGFycxgDIAEoBUgCiAEBEiEKFHN1bW1hcnlfaWRsZV9zZWNvbmRzGAQgASgFSAOIAQESGgoNZmFjdHNfZW5hYmxlZBgFIAEoCEgEiAEBEhwKD3Byb2ZpbGVfZW5hYmxlZBgGIAEoCEgFiAEBEh4KEXByb2ZpbGVfbWF4X2NoYXJzGAcgASgFSAaIAQESNwoRY3VzdG9tX3N0cmF0ZWdpZXMYCCABKAsyHC5tZW1vcnlkLnYxLkN1c3RvbVN0cmF0ZWdpZXNCEgoQX3N1bW1hcnlfZW5hYmxlZEIXChVfc3VtbWFyeV9tYXhfbWVzc2FnZXNCFAoSX3N1bW1hcnlfbWF4X2NoYXJzQhcKFV9zdW1tYXJ5X2lkbGVfc2Vjb25kc0IQCg5fZmFjdHNfZW5hYmxlZEISChBfcHJvZmlsZV9lbmFibGVkQhQKEl9wcm9maWxlX21heF9jaGFycyJCChBDdXN0b21TdHJhdGVnaWVzEi4KCnN0cmF0ZWdpZXMYASADKAsyGi5tZW1vcnlkLnYxLkN1c3RvbVN0cmF0ZWd5IlQKDkN1c3RvbVN0cmF0ZWd5EgwKBG5hbWUYASABKAkSDgoGcHJvbXB0GAIgASgJEhMKC2pzb25fc2NoZW1hGAMgASgJEg8KB2VuYWJsZWQYBCABKAgiuAEKDEN1c3RvbVJlY29yZBIKCgJpZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhAKCHN0cmF0ZWd5GAMgASgJEiYKBXZhbHVlGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBInCgdzb3VyY2VzGAUgAygLMhYubWVtb3J5ZC52MS5GYWN0U291cmNlEhMKC2NyZWF0ZV90aW1lGAYgASgDEhMKC3VwZGF0ZV90aW1lGAcgASgDIngKGExpc3RDdXN0b21SZWNvcmRzUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhAKCHN0cmF0ZWd5GAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkiXwoZTGlzdEN1c3RvbVJlY29yZHNSZXNwb25zZRIpCgdyZWNvcmRzGAEgAygLMhgubWVtb3J5ZC52MS5DdXN0b21SZWNvcmQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj8KGURlbGV0ZUN1c3RvbVJlY29yZFJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIRCglyZWNvcmRfaWQYAiABKAkiLQoaRGVsZXRlQ3VzdG9tUmVjb3JkUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCCIxChtHZXRGb3JtYXRpb25TZXR0aW5nc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJ/ChxHZXRGb3JtYXRpb25TZXR0aW5nc1Jlc3BvbnNlEi0KBnN0b3JlZBgBIAEoCzIdLm1lbW9yeWQudjEuRm9ybWF0aW9uU2V0dGluZ3MSMAoJZWZmZWN0aXZlGAIgASgLMh0ubWVtb3J5ZC52MS5Gb3JtYXRpb25TZXR0aW5ncyJiChtTZXRGb3JtYXRpb25TZXR0aW5nc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIvCghzZXR0aW5ncxgCIAEoCzIdLm1lbW9yeWQudjEuRm9ybWF0aW9uU2V0dGluZ3MiUAocU2V0Rm9ybWF0aW9uU2V0dGluZ3NSZXNwb25zZRIwCgllZmZlY3RpdmUYASABKAsyHS5tZW1vcnlkLnYxLkZvcm1hdGlvblNldHRpbmdzKrQBChFGb3JtYXRpb25TdHJhdGVneRIiCh5GT1JNQVRJT05fU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIeChpGT1JNQVRJT05fU1RSQVRFR1lfU1VNTUFSWRABEhwKGEZPUk1BVElPTl9TVFJBVEVHWV9GQUNUUxACEh4KGkZPUk1BVElPTl9TVFJBVEVHWV9QUk9GSUxFEAMSHQoZRk9STUFUSU9OX1NUUkFURUdZX0NVU1RPTRAEMogIChBGb3JtYXRpb25TZXJ2aWNlElIKCUxpc3RGYWN0cxIcLm1lbW9yeWQudjEuTGlzdEZhY3RzUmVxdWVzdBodLm1lbW9yeWQudjEuTGlzdEZhY3RzUmVzcG9uc2UiCJqhGQQIARADElUKCkdldFByb2ZpbGUSHS5tZW1vcnlkLnYxLkdldFByb2ZpbGVSZXF1ZXN0Gh4ubWVtb3J5ZC52MS5HZXRQcm9maWxlUmVzcG9uc2UiCJqhGQQIARADElUKClVwZGF0ZUZhY3QSHS5tZW1vcnlkLnYxLlVwZGF0ZUZhY3RSZXF1ZXN0Gh4ubWVtb3J5ZC52MS5VcGRhdGVGYWN0UmVzcG9uc2UiCJqhGQQIAhADElUKCkRlbGV0ZUZhY3QSHS5tZW1vcnlkLnYxLkRlbGV0ZUZhY3RSZXF1ZXN0Gh4ubWVtb3J5ZC52MS5EZWxldGVGYWN0UmVzcG9uc2UiCJqhGQQIAhADEmcKEFdhaXRGb3JGb3JtYXRpb24SIy5tZW1vcnlkLnYxLldhaXRGb3JGb3JtYXRpb25SZXF1ZXN0GiQubWVtb3J5ZC52MS5XYWl0Rm9yRm9ybWF0aW9uUmVzcG9uc2UiCJqhGQQIARADEm0KEkdldEZvcm1hdGlvblN0YXR1cxIlLm1lbW9yeWQudjEuR2V0Rm9ybWF0aW9uU3RhdHVzUmVxdWVzdBomLm1lbW9yeWQudjEuR2V0Rm9ybWF0aW9uU3RhdHVzUmVzcG9uc2UiCJqhGQQIARAGEnMKFEdldEZvcm1hdGlvblNldHRpbmdzEicubWVtb3J5ZC52MS5HZXRGb3JtYXRpb25TZXR0aW5nc1JlcXVlc3QaKC5tZW1vcnlkLnYxLkdldEZvcm1hdGlvblNldHRpbmdzUmVzcG9uc2UiCJqhGQQIARAGEnMKFFNldEZvcm1hdGlvblNldHRpbmdzEicubWVtb3J5ZC52MS5TZXRGb3JtYXRpb25TZXR0aW5nc1JlcXVlc3QaKC5tZW1vcnlkLnYxLlNldEZvcm1hdGlvblNldHRpbmdzUmVzcG9uc2UiCJqhGQQIAxAGEmoKEUxpc3RDdXN0b21SZWNvcmRzEiQubWVtb3J5ZC52MS5MaXN0Q3VzdG9tUmVjb3Jkc1JlcXVlc3QaJS5tZW1vcnlkLnYxLkxpc3RDdXN0b21SZWNvcmRzUmVzcG9uc2UiCJqhGQQIARADEm0KEkRlbGV0ZUN1c3RvbVJlY29yZBIlLm1lbW9yeWQudjEuRGVsZXRlQ3VzdG9tUmVjb3JkUmVxdWVzdBomLm1lbW9yeWQudjEuRGVsZXRlQ3VzdG9tUmVjb3JkUmVzcG9uc2UiCJqhGQQIAhADQmUKDmRldi5tZW1vcnlkLnYxQhVGb3JtYXRpb25TZXJ2aWNlUHJvdG9QAVo6Z2l0aHViLmNvbS9tZW1vcnlkL21lbW9yeWQvY2xpZW50cy9nby9tZW1vcnlkL3YxO21lbW9yeWR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_memoryd_v1_access]);
 
 /**
  * One message a fact was derived from.
@@ -685,6 +686,17 @@ export type FormationSettings = Message<"memoryd.v1.FormationSettings"> & {
    * @generated from field: optional int32 profile_max_chars = 7;
    */
   profileMaxChars?: number | undefined;
+
+  /**
+   * Custom strategies. Unset inherits the whole list (session from tenant,
+   * tenant from the server's default: none); set, even with no strategy in
+   * it, replaces the inherited list as a whole (a session that sets an empty
+   * list runs no custom strategy). Like facts, they run only in sessions
+   * with an owner (user_id).
+   *
+   * @generated from field: memoryd.v1.CustomStrategies custom_strategies = 8;
+   */
+  customStrategies?: CustomStrategies | undefined;
 };
 
 /**
@@ -693,6 +705,282 @@ export type FormationSettings = Message<"memoryd.v1.FormationSettings"> & {
  */
 export const FormationSettingsSchema: GenMessage<FormationSettings> = /*@__PURE__*/
   messageDesc(file_memoryd_v1_formation_service, 16);
+
+/**
+ * A list of custom strategies: a message of its own so that FormationSettings
+ * can tell "unset" (inherit) from "set to an empty list".
+ *
+ * @generated from message memoryd.v1.CustomStrategies
+ */
+export type CustomStrategies = Message<"memoryd.v1.CustomStrategies"> & {
+  /**
+   * The strategies, at most 8, names unique.
+   *
+   * @generated from field: repeated memoryd.v1.CustomStrategy strategies = 1;
+   */
+  strategies: CustomStrategy[];
+};
+
+/**
+ * Describes the message memoryd.v1.CustomStrategies.
+ * Use `create(CustomStrategiesSchema)` to create a new message.
+ */
+export const CustomStrategiesSchema: GenMessage<CustomStrategies> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_formation_service, 17);
+
+/**
+ * A custom formation strategy: the caller's instruction and JSON schema. The
+ * server asks the model, with strict JSON-schema output, for records of that
+ * schema, each with the numbers of the messages it comes from (message text
+ * fenced as untrusted data, as for facts); every answer is checked against
+ * the schema, and one that does not match is retried like any model fault
+ * (the batch stays in the backlog, nothing is stored from it). A record whose
+ * value equals a current record of the same user and strategy adds its
+ * messages to that record's sources instead of forming a second one.
+ *
+ * @generated from message memoryd.v1.CustomStrategy
+ */
+export type CustomStrategy = Message<"memoryd.v1.CustomStrategy"> & {
+  /**
+   * The strategy's name: 1-64 characters, a lowercase letter then lowercase
+   * letters, digits or '_' (it names the records' `strategy`).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The instruction to the model: what to extract from the conversation,
+   * 1-4,000 characters. The server adds the rules for the data fence and the
+   * answer's envelope.
+   *
+   * @generated from field: string prompt = 2;
+   */
+  prompt: string;
+
+  /**
+   * The JSON Schema (draft 2020-12) of one record's value, as JSON text of at
+   * most 16,384 bytes, nested at most 16 levels. Its root must be
+   * `"type": "object"`. References (`$ref`) may point only into its own
+   * `$defs` ("#/$defs/..."); `$id`, `$anchor` and dynamic references are
+   * refused. Models with strict structured output (OpenAI) also need every
+   * object's `additionalProperties: false` and all its properties
+   * `required`: the server passes the schema as given.
+   *
+   * @generated from field: string json_schema = 3;
+   */
+  jsonSchema: string;
+
+  /**
+   * Whether the strategy runs. A disabled strategy keeps its records (they
+   * stay listed and deletable) and forms no new ones.
+   *
+   * @generated from field: bool enabled = 4;
+   */
+  enabled: boolean;
+};
+
+/**
+ * Describes the message memoryd.v1.CustomStrategy.
+ * Use `create(CustomStrategySchema)` to create a new message.
+ */
+export const CustomStrategySchema: GenMessage<CustomStrategy> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_formation_service, 18);
+
+/**
+ * A record formed by a custom strategy about a user.
+ *
+ * @generated from message memoryd.v1.CustomRecord
+ */
+export type CustomRecord = Message<"memoryd.v1.CustomRecord"> & {
+  /**
+   * Server-assigned id, stable. Output only.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The user the record is about: the owner of the session it came from.
+   *
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * The custom strategy that formed it (CustomStrategy.name).
+   *
+   * @generated from field: string strategy = 3;
+   */
+  strategy: string;
+
+  /**
+   * The record: a JSON object that matched the strategy's schema when it was
+   * formed, at most 8,192 bytes as JSON. Numbers are doubles here (integers
+   * past 2^53 lose precision).
+   *
+   * @generated from field: google.protobuf.Struct value = 4;
+   */
+  value?: JsonObject | undefined;
+
+  /**
+   * The messages it was formed from. It is removed when every one of them is
+   * gone, and formed again when one of them is rewritten.
+   *
+   * @generated from field: repeated memoryd.v1.FactSource sources = 5;
+   */
+  sources: FactSource[];
+
+  /**
+   * Time it was formed, ms since the Unix epoch. Output only.
+   *
+   * @generated from field: int64 create_time = 6;
+   */
+  createTime: bigint;
+
+  /**
+   * Time of its last change (sources added or removed), ms since the Unix
+   * epoch. Output only.
+   *
+   * @generated from field: int64 update_time = 7;
+   */
+  updateTime: bigint;
+};
+
+/**
+ * Describes the message memoryd.v1.CustomRecord.
+ * Use `create(CustomRecordSchema)` to create a new message.
+ */
+export const CustomRecordSchema: GenMessage<CustomRecord> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_formation_service, 19);
+
+/**
+ * Request of ListCustomRecords.
+ *
+ * @generated from message memoryd.v1.ListCustomRecordsRequest
+ */
+export type ListCustomRecordsRequest = Message<"memoryd.v1.ListCustomRecordsRequest"> & {
+  /**
+   * The user whose records to list, 1-256 characters.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * Only the records of this strategy (a CustomStrategy.name); empty for
+   * those of every strategy.
+   *
+   * @generated from field: string strategy = 2;
+   */
+  strategy: string;
+
+  /**
+   * Only records with a source message in this session; empty for all.
+   *
+   * @generated from field: string session_id = 3;
+   */
+  sessionId: string;
+
+  /**
+   * Maximum records per page; 0 means 100. Capped by the server's page limit.
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+
+  /**
+   * Token from a previous response's `next_page_token`; empty for the first
+   * page. The other fields must be the same as on that request.
+   *
+   * @generated from field: string page_token = 5;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message memoryd.v1.ListCustomRecordsRequest.
+ * Use `create(ListCustomRecordsRequestSchema)` to create a new message.
+ */
+export const ListCustomRecordsRequestSchema: GenMessage<ListCustomRecordsRequest> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_formation_service, 20);
+
+/**
+ * Response of ListCustomRecords.
+ *
+ * @generated from message memoryd.v1.ListCustomRecordsResponse
+ */
+export type ListCustomRecordsResponse = Message<"memoryd.v1.ListCustomRecordsResponse"> & {
+  /**
+   * Records, newest first.
+   *
+   * @generated from field: repeated memoryd.v1.CustomRecord records = 1;
+   */
+  records: CustomRecord[];
+
+  /**
+   * Token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message memoryd.v1.ListCustomRecordsResponse.
+ * Use `create(ListCustomRecordsResponseSchema)` to create a new message.
+ */
+export const ListCustomRecordsResponseSchema: GenMessage<ListCustomRecordsResponse> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_formation_service, 21);
+
+/**
+ * Request of DeleteCustomRecord.
+ *
+ * @generated from message memoryd.v1.DeleteCustomRecordRequest
+ */
+export type DeleteCustomRecordRequest = Message<"memoryd.v1.DeleteCustomRecordRequest"> & {
+  /**
+   * The user the record is about.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * Id of the record.
+   *
+   * @generated from field: string record_id = 2;
+   */
+  recordId: string;
+};
+
+/**
+ * Describes the message memoryd.v1.DeleteCustomRecordRequest.
+ * Use `create(DeleteCustomRecordRequestSchema)` to create a new message.
+ */
+export const DeleteCustomRecordRequestSchema: GenMessage<DeleteCustomRecordRequest> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_formation_service, 22);
+
+/**
+ * Response of DeleteCustomRecord.
+ *
+ * @generated from message memoryd.v1.DeleteCustomRecordResponse
+ */
+export type DeleteCustomRecordResponse = Message<"memoryd.v1.DeleteCustomRecordResponse"> & {
+  /**
+   * False when the user had no such record.
+   *
+   * @generated from field: bool deleted = 1;
+   */
+  deleted: boolean;
+};
+
+/**
+ * Describes the message memoryd.v1.DeleteCustomRecordResponse.
+ * Use `create(DeleteCustomRecordResponseSchema)` to create a new message.
+ */
+export const DeleteCustomRecordResponseSchema: GenMessage<DeleteCustomRecordResponse> = /*@__PURE__*/
+  messageDesc(file_memoryd_v1_formation_service, 23);
 
 /**
  * Request of GetFormationSettings.
@@ -713,7 +1001,7 @@ export type GetFormationSettingsRequest = Message<"memoryd.v1.GetFormationSettin
  * Use `create(GetFormationSettingsRequestSchema)` to create a new message.
  */
 export const GetFormationSettingsRequestSchema: GenMessage<GetFormationSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_formation_service, 17);
+  messageDesc(file_memoryd_v1_formation_service, 24);
 
 /**
  * Response of GetFormationSettings.
@@ -741,7 +1029,7 @@ export type GetFormationSettingsResponse = Message<"memoryd.v1.GetFormationSetti
  * Use `create(GetFormationSettingsResponseSchema)` to create a new message.
  */
 export const GetFormationSettingsResponseSchema: GenMessage<GetFormationSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_formation_service, 18);
+  messageDesc(file_memoryd_v1_formation_service, 25);
 
 /**
  * Request of SetFormationSettings.
@@ -769,7 +1057,7 @@ export type SetFormationSettingsRequest = Message<"memoryd.v1.SetFormationSettin
  * Use `create(SetFormationSettingsRequestSchema)` to create a new message.
  */
 export const SetFormationSettingsRequestSchema: GenMessage<SetFormationSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_formation_service, 19);
+  messageDesc(file_memoryd_v1_formation_service, 26);
 
 /**
  * Response of SetFormationSettings.
@@ -790,7 +1078,7 @@ export type SetFormationSettingsResponse = Message<"memoryd.v1.SetFormationSetti
  * Use `create(SetFormationSettingsResponseSchema)` to create a new message.
  */
 export const SetFormationSettingsResponseSchema: GenMessage<SetFormationSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_memoryd_v1_formation_service, 20);
+  messageDesc(file_memoryd_v1_formation_service, 27);
 
 /**
  * A formation strategy: one consumer of the tenant's log.
@@ -825,6 +1113,14 @@ export enum FormationStrategy {
    * @generated from enum value: FORMATION_STRATEGY_PROFILE = 3;
    */
   PROFILE = 3,
+
+  /**
+   * The tenant's custom strategies (FormationSettings.custom_strategies), all
+   * in one consumer of the log.
+   *
+   * @generated from enum value: FORMATION_STRATEGY_CUSTOM = 4;
+   */
+  CUSTOM = 4,
 }
 
 /**
@@ -839,8 +1135,11 @@ export const FormationStrategySchema: GenEnum<FormationStrategy> = /*@__PURE__*/
  * each tenant's log, off the serving path, rolling summary slices (saved like
  * SummaryService.SaveSummary's, so AssembleContext returns them), facts about
  * each session's owner with their provenance (the ids of the messages they came
- * from), and one bounded profile document per user. Each strategy is a consumer
- * of the tenant's event log with its own persisted position.
+ * from), and one bounded profile document per user; and with custom strategies
+ * (FormationSettings.custom_strategies: the caller's instruction and JSON
+ * schema) records of the caller's own shape, with the same provenance. Each
+ * strategy is a consumer of the tenant's event log with its own persisted
+ * position.
  *
  * The model proposes, the server decides: a fact the model says supersedes
  * another keeps the old one (with `valid_to` and `superseded_by`, hidden unless
@@ -951,6 +1250,30 @@ export const FormationService: GenService<{
     methodKind: "unary";
     input: typeof SetFormationSettingsRequestSchema;
     output: typeof SetFormationSettingsResponseSchema;
+  },
+  /**
+   * Pages through the records the custom strategies formed about one user,
+   * newest first (of one strategy, or of all). A token bound to an end user
+   * may list only that user's records.
+   *
+   * @generated from rpc memoryd.v1.FormationService.ListCustomRecords
+   */
+  listCustomRecords: {
+    methodKind: "unary";
+    input: typeof ListCustomRecordsRequestSchema;
+    output: typeof ListCustomRecordsResponseSchema;
+  },
+  /**
+   * Deletes a custom record (and its provenance). Extraction does not form it
+   * again from the messages already extracted, unless one of them is
+   * rewritten.
+   *
+   * @generated from rpc memoryd.v1.FormationService.DeleteCustomRecord
+   */
+  deleteCustomRecord: {
+    methodKind: "unary";
+    input: typeof DeleteCustomRecordRequestSchema;
+    output: typeof DeleteCustomRecordResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_memoryd_v1_formation_service, 0);
