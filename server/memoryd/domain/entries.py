@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import structlog
 
 from memoryd.domain import events as ev
-from memoryd.domain import keywords, paging, recall
+from memoryd.domain import keywords, paging, recall, search_defaults
 from memoryd.domain.errors import FailedPrecondition
 from memoryd.domain.limits import Limits
 from memoryd.domain.models import now_ms
@@ -38,7 +38,6 @@ ENTRIES_NAMESPACE = "memoryd.entries/"
 COUNTER_NAMESPACE = "memoryd.entry-scopes"
 MAX_ENTRY_CHARS = 2000
 DEFAULT_SCOPE_CAPACITY = 200
-DEFAULT_SEARCH_LIMIT = 10
 DEFAULT_PAGE = 100
 # Keyword scores: BM25 over the text, plus this many times BM25 over the tags.
 TAG_WEIGHT = 2.0
@@ -336,12 +335,17 @@ class Entries:
         keyword_weight: float | None = None,
         fusion: recall.Fusion | None = None,
     ) -> tuple[list[EntryHit], bool]:
-        size = min(limit or DEFAULT_SEARCH_LIMIT, self.limits.max_page_size)
-        weight = self.defaults.keyword_weight if keyword_weight is None else keyword_weight
+        settled = search_defaults.settle(
+            search_defaults.Search.ENTRIES,
+            search_defaults.Asked(top_k=limit, keyword_weight=keyword_weight, fusion=fusion),
+            self.defaults,
+        )
+        size = min(settled.top_k, self.limits.max_page_size)
+        weight = settled.keyword_weight
         if not query_embedding and query.strip() and weight < 1:
             query_embedding, model_id = await self._embed(query)
         entries = await self._all(tenant, scope)
-        return rank(entries, query, size, query_embedding, model_id, weight, fusion or self.defaults.fusion)
+        return rank(entries, query, size, query_embedding, model_id, weight, settled.fusion)
 
     async def list_entries(self, tenant: str, scope: str, page_size: int, page_token: str) -> tuple[list[Entry], str]:
         """Newest first. A scope holds at most `capacity` entries of bounded text, so it is read

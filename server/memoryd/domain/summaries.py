@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from memoryd.domain import context, paging, recall
+from memoryd.domain import context, paging, recall, search_defaults
 from memoryd.domain import events as ev
 from memoryd.domain.errors import Aborted, FailedPrecondition, StorageUnavailable
 from memoryd.domain.limits import Limits
@@ -44,7 +44,6 @@ DEFAULT_PAGE = 100
 # GetSummaryCursor's summary_count for a user-bound reader.
 COUNTS_KEY = "counts"
 _COUNT_PAGE = 500
-DEFAULT_RECALL_TOP_K = 5
 # Unsummarized tail messages read at most per AssembleContext; older ones are reported cut.
 MAX_TAIL_MESSAGES = 1000
 # Coverage counts of a ListSummaries page run this many at a time.
@@ -205,21 +204,19 @@ class SearchRecaller:
         self.vectors = vectors
 
     async def recall(self, tenant: str, query: ContextRecallQuery) -> list[context.Recalled]:
-        defaults = self.vectors.defaults
+        settled = search_defaults.settle(
+            search_defaults.Search.CONTEXT,
+            search_defaults.Asked(top_k=query.top_k),
+            self.vectors.defaults,
+            self.vectors.control_kinds,
+        )
         try:
             result = await self.vectors.search(
                 tenant,
-                recall.RecallQuery(
+                settled.recall_query(
                     vector=list(query.query_vector),
                     model_id=query.model_id,
                     text=query.text,
-                    top_k=query.top_k,
-                    time_weight=defaults.time_weight,
-                    half_life_ms=defaults.half_life_ms,
-                    keyword_weight=defaults.keyword_weight,
-                    fusion=defaults.fusion,
-                    neighbor_weight=defaults.neighbor_weight,
-                    context_window=0,
                     exclude_message_ids=frozenset(query.exclude_message_ids),
                     sessions=query.sessions,
                     slices=query.slices,
@@ -608,7 +605,7 @@ class Summaries:
         query = ContextRecallQuery(
             session_id=request.session_id,
             text=users[-1].content,
-            top_k=request.recall_top_k or DEFAULT_RECALL_TOP_K,
+            top_k=request.recall_top_k or search_defaults.TOP_K[search_defaults.Search.CONTEXT],
             exclude_message_ids=tuple(m.id for m in messages),
             query_vector=request.recall_query_vector,
             model_id=request.recall_model_id,

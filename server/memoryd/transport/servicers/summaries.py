@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from memoryd.domain import recall
+from memoryd.domain import recall, search_defaults
 from memoryd.domain.summaries import ContextRequest, SliceQuery, Summaries, Summary
 from memoryd.transport.access import Gate
 from memoryd.transport.convert import dict_to_struct, message_to_proto, struct_to_dict
@@ -15,7 +15,6 @@ from memoryd.v1 import summary_service_pb2_grpc as pb_grpc
 from memoryd.v1 import vector_service_pb2 as vector_pb
 
 MAX_RECALL_TOP_K = 100
-DEFAULT_MESSAGES_PER_HIT = 50
 SLICE_MODES = [m.value for m in recall.SliceMode]
 SLICE_SCOPES = (vector_pb.RECALL_SCOPE_ALL, vector_pb.RECALL_SCOPE_SESSION)
 RETRIEVALS = {  # (semantic part ran, keyword part ran)
@@ -206,20 +205,28 @@ class SummaryServicer(pb_grpc.SummaryServiceServicer):
         if not 0 <= request.max_messages_per_hit <= self.limits.max_page_size:
             check.fail("max_messages_per_hit", f"must be between 0 and {self.limits.max_page_size}")
         check.done()
-        defaults = self.summaries.recall_defaults
+        settled = search_defaults.settle(
+            search_defaults.Search.SLICES,
+            search_defaults.Asked(
+                top_k=request.top_k,
+                keyword_weight=request.keyword_weight if request.HasField("keyword_weight") else None,
+                fusion=recall.Fusion(request.fusion) if request.fusion else None,
+            ),
+            self.summaries.recall_defaults,
+        )
         query = SliceQuery(
             text=request.query_text,
             vector=tuple(request.query_vector),
             model_id=request.model_id,
-            top_k=request.top_k or recall.DEFAULT_TOP_K,
-            keyword_weight=request.keyword_weight if request.HasField("keyword_weight") else defaults.keyword_weight,
-            fusion=recall.Fusion(request.fusion) if request.fusion else defaults.fusion,
+            top_k=settled.top_k,
+            keyword_weight=settled.keyword_weight,
+            fusion=settled.fusion,
             session_id=request.session_id if session_scope else "",
             sessions=await self.auth.user_sessions(context.caller),  # in the index query
             reader=context.caller.user_id,  # its slices only, in the index query too
         )
         hits, found = await self.summaries.search(
-            tenant, query, request.include_messages, request.max_messages_per_hit or DEFAULT_MESSAGES_PER_HIT
+            tenant, query, request.include_messages, request.max_messages_per_hit or search_defaults.MESSAGES_PER_HIT
         )
         response = pb.SearchSummariesResponse(
             retrieval=RETRIEVALS[(found.semantic, found.keyword)], model_id=found.model_id

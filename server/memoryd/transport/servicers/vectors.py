@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memoryd.domain import recall
+from memoryd.domain import recall, search_defaults
 from memoryd.domain.models import now_ms
 from memoryd.domain.sessions import owner_stamps
 from memoryd.domain.vectors import VectorPoint, VectorRecord, VectorSelector
@@ -14,7 +14,7 @@ from memoryd.transport.rpc import unary
 from memoryd.transport.validation import Check
 from memoryd.v1 import vector_service_pb2 as pb
 from memoryd.v1 import vector_service_pb2_grpc as pb_grpc
-from memoryd.vectors.recall import VectorRecall
+from memoryd.vectors.recall import SearchResult, VectorRecall
 
 MAX_POINTS = 1000
 MAX_EXCLUDED_IDS = 1000
@@ -23,7 +23,6 @@ SCOPES = [s.value for s in recall.RecallScope]
 SLICE_MODES = [m.value for m in recall.SliceMode]
 ROLES = list(pb.RecallRoles.values())
 MAX_HALF_LIFE_HOURS = 87_600.0  # ten years
-HOUR_MS = 3_600_000
 RETRIEVALS = {  # (semantic part ran, keyword part ran)
     (True, False): pb.RECALL_RETRIEVAL_SEMANTIC,
     (False, True): pb.RECALL_RETRIEVAL_KEYWORD,
@@ -85,134 +84,30 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
 
     @unary
     async def SearchMemory(self, request: pb.SearchMemoryRequest, context, tenant: str) -> pb.SearchMemoryResponse:
-        check = Check(self.limits)
-        check.recall_query(request)
-        embedder = self.vectors.embedder
-        text_only = bool(request.query_text) and not request.query_vector
-        if text_only and request.model_id and embedder is not None and request.model_id != embedder.model_id:
-            check.fail("model_id", f"query_text is embedded with {embedder.model_id!r}")
-        check.between("min_score", request.min_score, -1.0, 1.0)
-        if request.wait_for_event_seq < 0:
-            check.fail("wait_for_event_seq", "must be 0 (no wait) or an event seq")
-        if request.HasField("time_weight"):
-            check.between("time_weight", request.time_weight, 0.0, 1.0)
-        if request.HasField("neighbor_weight"):
-            check.between("neighbor_weight", request.neighbor_weight, 0.0, 1.0)
-        if request.HasField("date_weight"):
-            check.between("date_weight", request.date_weight, 0.0, 1.0)
-        if request.HasField("user_priority_boost"):
-            check.between("user_priority_boost", request.user_priority_boost, 0.0, MAX_BOOST)
-        if request.HasField("half_life_hours"):
-            check.between("half_life_hours", request.half_life_hours, 0.0, MAX_HALF_LIFE_HOURS)
-            if request.half_life_hours == 0:
-                check.fail("half_life_hours", "must be above 0")
-        if request.HasField("reference_time"):
-            check.positive("reference_time", request.reference_time)
-        if request.scope not in (0, *SCOPES):
-            check.fail("scope", f"unknown enum value {request.scope}")
-        if request.recall_roles not in ROLES:
-            check.fail("recall_roles", f"unknown enum value {request.recall_roles}")
-        scope = recall.RecallScope(request.scope or recall.RecallScope.ALL) if request.scope in (0, *SCOPES) else None
-        check.name("session_id", request.session_id, required=scope is recall.RecallScope.SESSION)
-        check.name("platform", request.platform, required=scope is recall.RecallScope.PLATFORM)
-        check.names("speaker_ids", request.speaker_ids)
-        if scope is recall.RecallScope.USER and not request.speaker_ids:
-            check.fail("speaker_ids", "is required with RECALL_SCOPE_USER")
-        if request.HasField("context_window") and not 0 <= request.context_window <= recall.MAX_CONTEXT_WINDOW:
-            check.fail("context_window", f"must be between 0 and {recall.MAX_CONTEXT_WINDOW}")
-        check.non_negative("per_item_max_chars", request.per_item_max_chars)
-        if check.count("exclude_message_ids", request.exclude_message_ids, MAX_EXCLUDED_IDS):
-            for i, value in enumerate(request.exclude_message_ids):
-                check.name(f"exclude_message_ids[{i}]", value)
-        check.names("control_kinds", request.control_kinds)
-        check.enum_value("slices", request.slices, SLICE_MODES)
-        check.done()
-        assert scope is not None  # an unknown scope failed the check
-
-        defaults = self.vectors.defaults
-        query = recall.RecallQuery(
+        scope = check_search(Check(self.limits), request, self.vectors.embedder)
+        settled = search_defaults.settle(
+            search_defaults.Search.MESSAGES, asked(request), self.vectors.defaults, self.vectors.control_kinds
+        )
+        query = settled.recall_query(
             vector=list(request.query_vector),
             model_id=request.model_id,
             text=request.query_text,
-            top_k=request.top_k or recall.DEFAULT_TOP_K,
             min_score=request.min_score,
-            time_weight=request.time_weight if request.HasField("time_weight") else defaults.time_weight,
-            half_life_ms=(
-                max(1, round(request.half_life_hours * HOUR_MS))
-                if request.HasField("half_life_hours")
-                else defaults.half_life_ms
-            ),
             reference_time=request.reference_time if request.HasField("reference_time") else None,
-            keyword_weight=request.keyword_weight if request.HasField("keyword_weight") else defaults.keyword_weight,
-            fusion=recall.Fusion(request.fusion) if request.fusion else defaults.fusion,
             scope=scope,
             session_id=request.session_id,
             platform=request.platform,
             speaker_ids=tuple(request.speaker_ids),
-            user_priority_boost=(
-                request.user_priority_boost if request.HasField("user_priority_boost") else recall.DEFAULT_USER_BOOST
-            ),
             others_only=request.recall_roles == pb.RECALL_ROLES_OTHERS_ONLY,
-            context_window=(
-                request.context_window if request.HasField("context_window") else recall.DEFAULT_CONTEXT_WINDOW
-            ),
-            expand_cross_session=request.expand_cross_session if request.HasField("expand_cross_session") else True,
             per_item_max_chars=request.per_item_max_chars,
             exclude_message_ids=frozenset(request.exclude_message_ids),
-            control_kinds=tuple(request.control_kinds) or self.vectors.control_kinds,
             keep_repeated_texts=request.keep_repeated_texts,
-            neighbor_weight=request.neighbor_weight
-            if request.HasField("neighbor_weight")
-            else defaults.neighbor_weight,
-            date_weight=request.date_weight if request.HasField("date_weight") else recall.DEFAULT_DATE_WEIGHT,
             sessions=await self.auth.user_sessions(context.caller),  # in the index query
             slices=recall.SliceMode(request.slices or recall.SliceMode.OFF),
             reader=context.caller.user_id,  # its points only, in the index query too
         )
         await self.vectors.wait_indexed(tenant, request.wait_for_event_seq)
-        result = await self.vectors.search(tenant, query)
-        response = pb.SearchMemoryResponse(
-            model_id=result.model_id,
-            excluded_other_models=result.excluded_other_models,
-            retrieval=RETRIEVALS[(result.semantic, result.keyword)],
-            semantic_weight=recall.semantic_weight(
-                query, result.semantic, result.keyword, [h.ranked for h in result.hits]
-            ),
-        )
-        for hit in result.hits:
-            r, candidate = hit.record, hit.ranked.candidate
-            out = response.hits.add(
-                score=hit.ranked.score,
-                semantic_score=candidate.semantic or 0.0,
-                point_id=candidate.point_id,
-                model_id=r.model_id or "",
-                session_id=r.session_id,
-                message_id=r.message_id,
-                timestamp=r.timestamp,
-                role=r.role,
-                platform=r.platform,
-                sender_id=r.sender_id,
-                mentioned_ids=r.mentioned_ids,
-                speaker_label=r.speaker_label,
-                text=hit.text,
-                truncated_chars=hit.truncated_chars,
-                boosted=hit.ranked.boosted,
-                keyword_score=candidate.keyword or 0.0,
-                relevance=hit.ranked.relevance,
-                semantic_match=candidate.semantic is not None,
-                keyword_match=candidate.keyword is not None,
-                repeats=hit.repeats,
-                neighbor_lift=hit.ranked.lift,
-                date_lift=hit.ranked.dated,
-                slice_lift=hit.ranked.sliced,
-            )
-            if hit.in_context_of is not None:
-                out.in_context_of = hit.in_context_of
-            for items, target in ((hit.before, out.before), (hit.after, out.after)):
-                for item in items:
-                    context_message = target.add(truncated_chars=item.truncated_chars)
-                    message_to_proto(item.message, context_message.message)
-        return response
+        return search_response(query, await self.vectors.search(tenant, query))
 
     @unary
     async def DeleteVectors(self, request: pb.DeleteVectorsRequest, context, tenant: str) -> pb.DeleteVectorsResponse:
@@ -257,3 +152,113 @@ class VectorServicer(pb_grpc.VectorServiceServicer):
         for c in stats.collections:
             response.collections.add(collection=c.collection, dimension=c.dimension, count=c.count)
         return response
+
+
+def check_search(check: Check, request: pb.SearchMemoryRequest, embedder) -> recall.RecallScope:
+    """Refuses a SearchMemory request that is not valid (INVALID_ARGUMENT, every problem
+    named); returns its scope."""
+    check.recall_query(request)
+    text_only = bool(request.query_text) and not request.query_vector
+    if text_only and request.model_id and embedder is not None and request.model_id != embedder.model_id:
+        check.fail("model_id", f"query_text is embedded with {embedder.model_id!r}")
+    check.between("min_score", request.min_score, -1.0, 1.0)
+    if request.wait_for_event_seq < 0:
+        check.fail("wait_for_event_seq", "must be 0 (no wait) or an event seq")
+    for name in ("time_weight", "neighbor_weight", "date_weight"):
+        if request.HasField(name):
+            check.between(name, getattr(request, name), 0.0, 1.0)
+    if request.HasField("user_priority_boost"):
+        check.between("user_priority_boost", request.user_priority_boost, 0.0, MAX_BOOST)
+    if request.HasField("half_life_hours"):
+        check.between("half_life_hours", request.half_life_hours, 0.0, MAX_HALF_LIFE_HOURS)
+        if request.half_life_hours == 0:
+            check.fail("half_life_hours", "must be above 0")
+    if request.HasField("reference_time"):
+        check.positive("reference_time", request.reference_time)
+    if request.scope not in (0, *SCOPES):
+        check.fail("scope", f"unknown enum value {request.scope}")
+    if request.recall_roles not in ROLES:
+        check.fail("recall_roles", f"unknown enum value {request.recall_roles}")
+    scope = recall.RecallScope(request.scope or recall.RecallScope.ALL) if request.scope in (0, *SCOPES) else None
+    check.name("session_id", request.session_id, required=scope is recall.RecallScope.SESSION)
+    check.name("platform", request.platform, required=scope is recall.RecallScope.PLATFORM)
+    check.names("speaker_ids", request.speaker_ids)
+    if scope is recall.RecallScope.USER and not request.speaker_ids:
+        check.fail("speaker_ids", "is required with RECALL_SCOPE_USER")
+    if request.HasField("context_window") and not 0 <= request.context_window <= recall.MAX_CONTEXT_WINDOW:
+        check.fail("context_window", f"must be between 0 and {recall.MAX_CONTEXT_WINDOW}")
+    check.non_negative("per_item_max_chars", request.per_item_max_chars)
+    if check.count("exclude_message_ids", request.exclude_message_ids, MAX_EXCLUDED_IDS):
+        for i, value in enumerate(request.exclude_message_ids):
+            check.name(f"exclude_message_ids[{i}]", value)
+    check.names("control_kinds", request.control_kinds)
+    check.enum_value("slices", request.slices, SLICE_MODES)
+    check.done()
+    assert scope is not None  # an unknown scope failed the check
+    return scope
+
+
+def asked(request: pb.SearchMemoryRequest) -> search_defaults.Asked:
+    """The ranking knobs a SearchMemory request set (the rest are the server's defaults)."""
+
+    def optional(name: str):
+        return getattr(request, name) if request.HasField(name) else None
+
+    return search_defaults.Asked(
+        top_k=request.top_k,
+        keyword_weight=optional("keyword_weight"),
+        fusion=recall.Fusion(request.fusion) if request.fusion else None,
+        time_weight=optional("time_weight"),
+        half_life_ms=(
+            search_defaults.half_life_ms(request.half_life_hours) if request.HasField("half_life_hours") else None
+        ),
+        neighbor_weight=optional("neighbor_weight"),
+        date_weight=optional("date_weight"),
+        user_priority_boost=optional("user_priority_boost"),
+        context_window=optional("context_window"),
+        expand_cross_session=optional("expand_cross_session"),
+        control_kinds=tuple(request.control_kinds),
+    )
+
+
+def search_response(query: recall.RecallQuery, result: SearchResult) -> pb.SearchMemoryResponse:
+    response = pb.SearchMemoryResponse(
+        model_id=result.model_id,
+        excluded_other_models=result.excluded_other_models,
+        retrieval=RETRIEVALS[(result.semantic, result.keyword)],
+        semantic_weight=recall.semantic_weight(query, result.semantic, result.keyword, [h.ranked for h in result.hits]),
+    )
+    for hit in result.hits:
+        r, candidate = hit.record, hit.ranked.candidate
+        out = response.hits.add(
+            score=hit.ranked.score,
+            semantic_score=candidate.semantic or 0.0,
+            point_id=candidate.point_id,
+            model_id=r.model_id or "",
+            session_id=r.session_id,
+            message_id=r.message_id,
+            timestamp=r.timestamp,
+            role=r.role,
+            platform=r.platform,
+            sender_id=r.sender_id,
+            mentioned_ids=r.mentioned_ids,
+            speaker_label=r.speaker_label,
+            text=hit.text,
+            truncated_chars=hit.truncated_chars,
+            boosted=hit.ranked.boosted,
+            keyword_score=candidate.keyword or 0.0,
+            relevance=hit.ranked.relevance,
+            semantic_match=candidate.semantic is not None,
+            keyword_match=candidate.keyword is not None,
+            repeats=hit.repeats,
+            neighbor_lift=hit.ranked.lift,
+            date_lift=hit.ranked.dated,
+            slice_lift=hit.ranked.sliced,
+        )
+        if hit.in_context_of is not None:
+            out.in_context_of = hit.in_context_of
+        for items, target in ((hit.before, out.before), (hit.after, out.after)):
+            for item in items:
+                context_message = target.add(truncated_chars=item.truncated_chars)
+                message_to_proto(item.message, context_message.message)
+    return response
