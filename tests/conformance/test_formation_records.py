@@ -6,7 +6,18 @@ this checks that every adapter keeps them."""
 from __future__ import annotations
 
 from memoryd.domain.models import EventType
-from memoryd.formation.records import Change, Fact, FactRecords, Profile, Source, memory_event, new_fact_id
+from memoryd.formation.records import (
+    Change,
+    CustomRecord,
+    CustomRecords,
+    Fact,
+    FactRecords,
+    Profile,
+    Source,
+    canonical_json,
+    memory_event,
+    new_fact_id,
+)
 
 
 def fact(user: str, n: int, *sources: Source, now: int = 1000) -> Fact:
@@ -103,3 +114,30 @@ async def test_a_profile_is_written_guarded_on_its_version(store, tenant):
     assert not await records.save_profile(tenant, stored, None, [], 3000)  # stale
     assert await records.save_profile(tenant, await records.profile(tenant, "ann"), None, [], 3000)
     assert await records.profile(tenant, "ann") is None
+
+
+async def test_custom_records_share_the_rule_and_keep_any_json_value(store, tenant):
+    """Custom strategies' records (records.CustomRecords) use the same storage rule: the record
+    and its sources index together, a progress per strategy, pages filtered by strategy and
+    session. The value is kept as JSON text, so keys no adapter takes as a field name ("a.b",
+    "$x") and numbers past 2^53 read back exactly."""
+    records = CustomRecords(store)
+    value = {"a.b": {"$x": 1}, "big": 2**60 + 1, "text": "ünïcode"}
+    likes = CustomRecord(new_fact_id(2000, "t", 1), "ann", "likes", canonical_json(value), (S1, S2), 2000, 2000)
+    other = CustomRecord(new_fact_id(1000, "t", 2), "ann", "dislikes", canonical_json({"x": 1}), (S3,), 1000, 1000)
+    change = Change()
+    change.put(None, likes)
+    change.put(None, other)
+    assert await records.commit_progress(tenant, "s1", None, 2, 0, change, 2000, "likes")
+    assert await records.progress(tenant, "s1", "likes") == {"seq": 2, "event": 0, "version": 1}
+    assert await records.progress(tenant, "s1", "dislikes") is None
+    assert (await records.get(tenant, "ann", likes.id)).value == value
+    assert await records.by_message(tenant, "s1", "m2") == [("ann", likes.id)]
+    assert await FactRecords(store).by_message(tenant, "s1", "m2") == []  # an index of its own
+    assert [r.id for r in await records.of_strategy(tenant, "ann", "likes")] == [likes.id]
+    listed, after = await records.listed(tenant, "ann", None, 10, session_id="s2")
+    assert [r.id for r in listed] == [other.id] and after is None
+    assert [r.id for r in (await records.listed(tenant, "ann", None, 10))[0]] == [likes.id, other.id]
+    assert await records.commit_one(tenant, likes, None, [], 3000)
+    assert await records.by_message(tenant, "s1", "m1") == []
+    assert sorted(await records.indexed_sessions(tenant)) == ["s2"]
