@@ -39,6 +39,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MEMORY = ":memory:"
+# A collection new to this process waits at most this long (and never past its caller's
+# deadline) for its replicas to be Active on a cluster, polling this often.
+SETTLE_SECONDS = 5.0
+SETTLE_POLL_SECONDS = 0.1
 
 
 def to_filter(cond: p.All) -> qm.Filter:
@@ -289,8 +293,32 @@ class QdrantServerIndex(QdrantIndexBase):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # ":memory:" warns that payload indexes have no effect
                 await self._ensure_indexes(name, space)
+            await self._settled(name)
             self._ready.add(space)
             log.info("vector collection ready: %s", name)
+
+    async def _settled(self, name: str) -> None:
+        """Wait until every replica of the collection is Active, within SETTLE_SECONDS and the
+        caller's deadline, then go on either way. A Qdrant 1.19 cluster node was seen to answer
+        batch queries with no results at all in a new collection's first seconds (fewer once
+        its creator waits for this; readers that find it made meanwhile do not wait)."""
+        if self.url == MEMORY:
+            return
+        client = self._require()
+
+        async def active() -> None:
+            while True:
+                info = await client.collection_cluster_info(name)
+                states = [r.state for r in info.local_shards] + [r.state for r in info.remote_shards]
+                if all(state == qm.ReplicaState.ACTIVE for state in states):
+                    return
+                await asyncio.sleep(SETTLE_POLL_SECONDS)
+
+        try:
+            async with asyncio.timeout(min(SETTLE_SECONDS, deadline.remaining(self.timeout))):
+                await self._call(active())
+        except (TimeoutError, StorageUnavailable):
+            log.info("vector collection %s: not every replica is Active yet", name)
 
     async def _ensure_indexes(self, name: str, space: int) -> None:
         """The space's payload indexes (points.indexed_fields); those no longer wanted (a
@@ -382,8 +410,8 @@ class QdrantServerIndex(QdrantIndexBase):
             warnings.simplefilter("ignore")  # ":memory:" warns that search params other than idf have no effect
             responses = await self._call(self._require().query_batch_points(self.collection(space), requests=requests))
         if len(responses) != len(requests):
-            # Seen from a Qdrant 1.19 cluster node just after a peer was killed: a batch answered
-            # with no results at all (the node answered: it stays the one called).
+            # Seen from a Qdrant 1.19 cluster node in a new collection's first seconds: a batch
+            # answered with no results at all (the node answered: it stays the one called).
             raise StorageUnavailable(
                 f"vector store answered {len(responses)} of {len(requests)} searches", reason="VECTOR_STORE_UNAVAILABLE"
             )
