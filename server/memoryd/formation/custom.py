@@ -80,6 +80,7 @@ def envelope(schema: dict[str, Any]) -> dict[str, Any]:
 class CustomConsumer(SourcedConsumer[CustomRecord]):
     name = NAME
     strategy = STRATEGY
+    version = VERSION
     records: CustomRecords
 
     def __init__(self, store: Store, meter: Meter, settings: SettingsStore, locks: common.Locks) -> None:
@@ -87,9 +88,6 @@ class CustomConsumer(SourcedConsumer[CustomRecord]):
         # Schema text -> its envelope: the same object for every call, so llm's validator
         # cache checks each schema once.
         self._envelopes: OrderedDict[str, dict[str, Any]] = OrderedDict()
-
-    def fingerprint(self) -> str:
-        return VERSION
 
     async def lanes(self, tenant: str, session_id: str) -> Sequence[Lane]:
         strategies = (await self.settings.effective(tenant, session_id)).custom_strategies

@@ -95,14 +95,12 @@ def related(facts: Sequence[Fact], messages: Sequence[Message], limit: int = REL
 class FactsConsumer(SourcedConsumer[Fact]):
     name = NAME
     strategy = STRATEGY
+    version = VERSION
     records: FactRecords
 
     def __init__(self, store: Store, meter: Meter, settings: SettingsStore, locks: common.Locks) -> None:
         super().__init__(store, meter, settings, locks, FactRecords(store))
         self._cache: dict[tuple[str, str], list[Fact]] = {}  # (tenant, user) -> current facts, within an apply
-
-    def fingerprint(self) -> str:
-        return VERSION
 
     async def lanes(self, tenant: str, session_id: str) -> Sequence[Lane]:
         return (Lane("", (await self.settings.effective(tenant, session_id)).facts_enabled),)

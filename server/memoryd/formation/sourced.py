@@ -74,6 +74,7 @@ class SourcedConsumer(Consumer, Generic[R]):
     )
     batch = 2000  # events an apply takes: a backlog becomes few, large calls per session
     strategy = ""  # the meter's strategy name
+    version = ""  # what the derived records hold: a change rebuilds them (the cursor's fingerprint)
 
     def __init__(
         self, store: Store, meter: Meter, settings: SettingsStore, locks: common.Locks, records: SourcedRecords[R]
@@ -83,6 +84,9 @@ class SourcedConsumer(Consumer, Generic[R]):
         self.settings = settings
         self.locks = locks
         self.records = records
+
+    def fingerprint(self) -> str:
+        return self.version
 
     # -- what a strategy says ------------------------------------------------------------
     async def lanes(self, tenant: str, session_id: str) -> Sequence[Lane]:

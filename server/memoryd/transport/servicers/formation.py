@@ -3,6 +3,9 @@ settings (docs/MEMORY.md). The domain is formation/engine.py."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
 from memoryd.domain.errors import PermissionDenied
 from memoryd.domain.paging import PageTokens
 from memoryd.formation import settings as fs
@@ -26,6 +29,7 @@ STRATEGIES = {
 }
 CUSTOM = "custom_strategies"
 # The scalar settings (custom_strategies, a message, is read and written on its own).
+T = TypeVar("T")
 SETTING_FIELDS = tuple(f.name for f in pb.FormationSettings.DESCRIPTOR.fields if f.name != CUSTOM)
 
 
@@ -111,6 +115,19 @@ class FormationServicer(pb_grpc.FormationServiceServicer):
             )
         return check
 
+    async def _paged(
+        self,
+        tenant: str,
+        scope: tuple,
+        page_token: str,
+        page: Callable[[str | None], Awaitable[tuple[list[T], str | None]]],
+    ) -> tuple[list[T], str]:
+        """One page after the position `page_token` holds (bound to `scope`), and the token of
+        the next page ("" on the last)."""
+        position = await self.page_tokens.decode(tenant, scope, page_token)
+        items, after = await page(position["after"] if position else None)
+        return items, await self.page_tokens.encode(tenant, scope, {"after": after}) if after is not None else ""
+
     @unary
     async def ListFacts(self, request: pb.ListFactsRequest, context, tenant: str) -> pb.ListFactsResponse:
         check = self._user(context, request.user_id)
@@ -119,16 +136,13 @@ class FormationServicer(pb_grpc.FormationServiceServicer):
         check.done()
         size = min(request.page_size or DEFAULT_PAGE, self.limits.max_page_size)
         scope = ("facts", request.user_id, request.session_id, request.include_superseded)
-        position = await self.page_tokens.decode(tenant, scope, request.page_token)
-        facts, after = await self.formation.list_facts(
-            tenant,
-            request.user_id,
-            request.session_id,
-            request.include_superseded,
-            size,
-            position["after"] if position else None,
-        )
-        token = await self.page_tokens.encode(tenant, scope, {"after": after}) if after is not None else ""
+
+        async def page(after: str | None) -> tuple[list[Fact], str | None]:
+            return await self.formation.list_facts(
+                tenant, request.user_id, request.session_id, request.include_superseded, size, after
+            )
+
+        facts, token = await self._paged(tenant, scope, request.page_token, page)
         response = pb.ListFactsResponse(next_page_token=token)
         for fact in facts:
             fact_to_proto(fact, response.facts.add())
@@ -264,16 +278,13 @@ class FormationServicer(pb_grpc.FormationServiceServicer):
         check.done()
         size = min(request.page_size or DEFAULT_PAGE, self.limits.max_page_size)
         scope = ("custom", request.user_id, request.strategy, request.session_id)
-        position = await self.page_tokens.decode(tenant, scope, request.page_token)
-        records, after = await self.custom_records.listed(
-            tenant,
-            request.user_id,
-            position["after"] if position else None,
-            size,
-            strategy=request.strategy,
-            session_id=request.session_id,
-        )
-        token = await self.page_tokens.encode(tenant, scope, {"after": after}) if after is not None else ""
+
+        async def page(after: str | None) -> tuple[list[CustomRecord], str | None]:
+            return await self.custom_records.listed(
+                tenant, request.user_id, after, size, strategy=request.strategy, session_id=request.session_id
+            )
+
+        records, token = await self._paged(tenant, scope, request.page_token, page)
         response = pb.ListCustomRecordsResponse(next_page_token=token)
         for record in records:
             custom_record_to_proto(record, response.records.add())
