@@ -180,11 +180,11 @@ class SourcedConsumer(Consumer, Generic[R]):
         `through`. A session without an owner, or a lane that is off, is left as it is (no
         progress is written: once it has an owner and the lane on, its whole history is
         extracted for that owner)."""
-        if not await self._owner(tenant, session_id):
-            return
-        for lane in await self.lanes(tenant, session_id):
-            if lane.enabled:
-                await self._extract(tenant, session_id, through, lane)
+        lanes = [lane for lane in await self.lanes(tenant, session_id) if lane.enabled]
+        if not lanes or not await self._owner(tenant, session_id):
+            return  # the settings first: a tenant without custom strategies costs no session read
+        for lane in lanes:
+            await self._extract(tenant, session_id, through, lane)
 
     async def _extract(self, tenant: str, session_id: str, through: int, lane: Lane) -> None:
         while True:
