@@ -8,6 +8,10 @@ log. Prints one JSON line: the indexing rate (messages/s of `Runtime.apply_all`)
     .venv/bin/python tests/load/bench_sync.py --messages 5000 --batch 1 --sessions 1000 --events 150 --metadata
         # what SaveMessage traffic gives the engine's synchronizer: passes of single messages
         # over many sessions, each with the load suite's platform and sender metadata
+    .venv/bin/python tests/load/bench_sync.py --messages 100000 --rebuild --check
+        # then the format change of issue 43: every keyword point rewritten as the release
+        # before wrote it (the text in its payload, no hash) under a cursor of that release's
+        # fingerprint ("v1;..."), and a new runtime's rebuild of the tenant from the store timed
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from memoryd.storage.qdrant.edge import EdgeIndex
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.v1 import message_pb2
 from memoryd.consumers.runtime import Runtime
-from memoryd.vectors.sync import RecallIndexer
+from memoryd.domain.models import SYSTEM_TENANT, now_ms
+from memoryd.domain.vectors import KeywordPoint, VectorRecord
+from memoryd.vectors.sync import CURSOR_NAMESPACE, RecallIndexer, stored_pages
 from memoryd.wire import dict_to_struct, message_from_pb
 
 async def _seed(store: SqliteStore, messages: int, batch: int, sessions: int, metadata: bool) -> None:
@@ -86,6 +92,10 @@ async def _run(args: argparse.Namespace, folder: Path) -> dict:
         counted = time.monotonic()
         await index.stats("default")  # what GetVectorStats asks the engine (bench_import.py polls it)
         result["stats_ms"] = round((time.monotonic() - counted) * 1000, 1)
+        if args.rebuild:
+            await runtime.flush_cursors()
+            result["rebuild"] = await _rebuild(store, index, args)
+            indexer = RecallIndexer(store, index, batch=args.events)
         if args.check:
             sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository's tests package
             from tests.vectors.index_state import difference
@@ -98,6 +108,34 @@ async def _run(args: argparse.Namespace, folder: Path) -> dict:
         await store.close()
 
 
+async def _rebuild(store: SqliteStore, index: EdgeIndex, args: argparse.Namespace) -> dict:
+    """The tenant's keyword points as the release before wrote them (text, no hash) under a
+    cursor of its fingerprint; then a new runtime's pass, which rebuilds the tenant, timed."""
+    async with store.snapshot() as view:
+        async for session_id, messages in stored_pages(view, "default", 1000):
+            old = [
+                KeywordPoint("default", VectorRecord(session_id, m.timestamp, None, m.id, m.role, text=m.content))
+                for m in messages
+            ]
+            await index.upsert_keywords(old, now_ms())
+    entry = await store.get_metadata(SYSTEM_TENANT, CURSOR_NAMESPACE, "default")
+    assert entry is not None
+    fingerprint = "v1;" + entry.data["fingerprint"].split(";", 1)[1]
+    data = {**entry.data, "fingerprint": fingerprint}
+    await store.save_metadata(SYSTEM_TENANT, CURSOR_NAMESPACE, "default", data, now_ms())
+    indexer = RecallIndexer(store, index, batch=args.events)
+    runtime = Runtime(store, [indexer])
+    started, cpu = time.monotonic(), time.process_time()
+    await runtime.apply_all()
+    seconds, cpu = time.monotonic() - started, time.process_time() - cpu
+    assert indexer.rebuilt == {"default": args.messages}, indexer.rebuilt
+    return {
+        "seconds": round(seconds, 2), "msgs_per_s": round(args.messages / seconds),
+        "cpu_us_per_message": round(cpu * 1e6 / args.messages),
+        "seconds_per_1m_messages": round(seconds * 1_000_000 / args.messages),
+    }  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=100_000)
@@ -107,6 +145,7 @@ def main() -> None:
     parser.add_argument("--metadata", action="store_true", help="each message with the load suite's platform and sender")
     parser.add_argument("--profile", default="")
     parser.add_argument("--check", action="store_true", help="index vs store by message id afterwards")
+    parser.add_argument("--rebuild", action="store_true", help="then time the rebuild of the points' format change")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="memoryd-bench-sync-") as tmp:
         print(json.dumps(asyncio.run(_run(args, Path(tmp)))))

@@ -40,6 +40,12 @@ part (a query text, unless keyword_weight is 0); with both it is hybrid. Ranking
    `keep_repeated_texts`, a message with the same text as a better hit is not one (the
    hit counts it in `repeats`). Each gets its context window, minus what better hits
    already showed.
+
+Texts: a message's points carry its text's hash, not the text (domain/vectors.py); the
+texts a search needs are read from the store with its context windows, in the same read
+(`text_request`: the hit's own message, located by id): the likely hits' (`likely_windows`)
+and, for a question asking when, every candidate's (`with_texts`, for `dated`). Repeats
+compare hashes. A hit whose message is gone from the store by then is no hit.
 """
 
 from __future__ import annotations
@@ -557,6 +563,62 @@ def _truncate_message(message: Message, max_chars: int) -> Item:
     return Item(replace(message, content=content), cut)
 
 
+# -- texts -------------------------------------------------------------------------
+TextOf = Callable[[Message], str]  # a stored message's indexed text (vectors/records.indexed_text)
+
+
+def text_request(record: VectorRecord) -> WindowRequest | None:
+    """What to read for the text of the message `record` indexes: the message itself, by id,
+    of any kind (None: the record carries its text, or it was read already)."""
+    if not record.stored_text or record.text:
+        return None
+    return WindowRequest(record.session_id, record.timestamp, record.message_id, record.effective_role, 0, ())
+
+
+def _with_text(candidate: Candidate, window: Window | None, text_of: TextOf) -> Candidate | None:
+    """The candidate with its stored text read (`window`: its text_request's); None when its
+    message is gone from the store."""
+    if window is None:
+        return candidate
+    if window.message is None:
+        return None
+    return replace(candidate, record=replace(candidate.record, text=text_of(window.message)))
+
+
+def needs_texts(query: RecallQuery) -> bool:
+    """Whether ranking reads the candidates' texts (`dated`: a question asking when)."""
+    return query.date_weight > 0 and bool(query.text) and asks_when(query.text)
+
+
+async def with_texts(scored: Sequence[Scored], query: RecallQuery, read: WindowReader, text_of: TextOf) -> list[Scored]:
+    """The candidates with the texts ranking reads (none unless `needs_texts`), in one read
+    with whatever was read ahead (windows.WindowMemo). A candidate whose message is gone
+    keeps no text (it is no hit: select_hits)."""
+    if not needs_texts(query):
+        return list(scored)
+    requests = [text_request(s.candidate.record) for s in scored]
+    wanted = [r for r in requests if r is not None]
+    if not wanted:
+        return list(scored)
+    found = iter(await read(wanted))
+    out = []
+    for s, request in zip(scored, requests, strict=True):
+        if request is not None:
+            candidate = _with_text(s.candidate, next(found), text_of)
+            if candidate is not None:
+                s = replace(s, candidate=candidate)
+        out.append(s)
+    return out
+
+
+def ahead_texts(scored: Sequence[Scored], query: RecallQuery) -> list[WindowRequest]:
+    """The text reads `with_texts` will make (to read them ahead, with the windows)."""
+    if not needs_texts(query):
+        return []
+    requests = (text_request(s.candidate.record) for s in scored)
+    return [r for r in requests if r is not None]
+
+
 # -- selection ---------------------------------------------------------------------
 def _window_around(record: VectorRecord, size: int, query: RecallQuery) -> WindowRequest:
     """The window of `size` around the message `record` indexes (by id, else its role at its
@@ -582,23 +644,28 @@ def likely_windows(scored: Sequence[Scored], query: RecallQuery) -> list[WindowR
     are (the lift, recency and dates reorder few); a hit that is not costs a read after."""
     best = heapq.nlargest(query.top_k, scored, key=lambda s: s.relevance)
     requests = (_window_request(s.candidate.record, query) for s in best)
-    return [r for r in requests if r is not None]
+    texts = (text_request(s.candidate.record) for s in best)
+    return [r for r in (*requests, *texts) if r is not None]
 
 
-def _repeated_text(record: VectorRecord, query: RecallQuery, texts: set[str]) -> bool:
+def _repeated_text(record: VectorRecord, query: RecallQuery, texts: set[int | None]) -> bool:
     """Whether the record says exactly what a better hit says (and the search collapses
     repeats). The same small talk or greeting said in many sessions would otherwise fill the
     hit list with copies that tell the agent nothing new (docs/RECALL.md, "Repeated texts")."""
-    return not query.keep_repeated_texts and bool(record.text) and record.text in texts
+    key = record.text_key
+    return not query.keep_repeated_texts and key is not None and key in texts
 
 
-async def _choose(ranked: Sequence[Ranked], query: RecallQuery, read: WindowReader) -> list[tuple[Ranked, Window, Key]]:
-    """The best `top_k` distinct messages the caller does not exclude, with their windows;
-    no two with the same text unless the query keeps repeats."""
+async def _choose(
+    ranked: Sequence[Ranked], query: RecallQuery, read: WindowReader, text_of: TextOf
+) -> list[tuple[Ranked, Window, Key]]:
+    """The best `top_k` distinct messages the caller does not exclude and the store still
+    has, with their windows and texts; no two with the same text unless the query keeps
+    repeats."""
     excluded = query.exclude_message_ids
     chosen: list[tuple[Ranked, Window, Key]] = []
     taken: set[Key] = set()
-    texts: set[str] = set()  # of the chosen and of the batch being read
+    texts: set[int | None] = set()  # text keys of the chosen and of the batch being read
     position = 0
     while len(chosen) < query.top_k and position < len(ranked):
         batch: list[Ranked] = []
@@ -612,20 +679,27 @@ async def _choose(ranked: Sequence[Ranked], query: RecallQuery, read: WindowRead
             if _repeated_text(record, query, texts):
                 continue
             keys.add(record.message_key)
-            texts.add(record.text)
+            texts.add(record.text_key)
             batch.append(candidate)
         requests = [_window_request(r.candidate.record, query) for r in batch]
-        wanted = [r for r in requests if r is not None]
+        own = [text_request(r.candidate.record) for r in batch]  # in the same read
+        wanted = [r for r in (*requests, *own) if r is not None]
         found = iter(await read(wanted) if wanted else [])
         windows = [next(found) if r is not None else Window() for r in requests]
-        for candidate, window in zip(batch, windows, strict=True):
+        own_windows = [next(found) if r is not None else None for r in own]
+        for candidate, window, own_window in zip(batch, windows, own_windows, strict=True):
             record = candidate.candidate.record
+            read_back = _with_text(candidate.candidate, own_window, text_of)
+            if read_back is None:  # its message is gone from the store since it was indexed
+                texts.discard(record.text_key)
+                continue
+            candidate = replace(candidate, candidate=read_back)
             key = _message_key(record.session_id, window.message) if window.message is not None else record.message_key
             if key in taken or (window.message is not None and window.message.id in excluded):
                 # Not a hit after all (its message already is one, or is excluded): its text
                 # no longer stands for later repeats. (Repeats this batch already skipped stay
                 # skipped; a point without a message id has its message's text in practice.)
-                texts.discard(record.text)
+                texts.discard(record.text_key)
                 continue
             taken.update((key, record.message_key))
             chosen.append((candidate, window, key))
@@ -634,21 +708,24 @@ async def _choose(ranked: Sequence[Ranked], query: RecallQuery, read: WindowRead
     return chosen
 
 
-def _repeats(ranked: Sequence[Ranked], query: RecallQuery) -> Counter[str]:
-    """How many distinct candidate messages have each text (collapsed searches only)."""
+def _repeats(ranked: Sequence[Ranked], query: RecallQuery) -> Counter[int]:
+    """How many distinct candidate messages have each text (by its key; collapsed searches only)."""
     if query.keep_repeated_texts:
         return Counter()
-    keys = {r.candidate.record.message_key: r.candidate.record.text for r in ranked if r.candidate.record.text}
-    return Counter(keys.values())
+    keys = {r.candidate.record.message_key: r.candidate.record.text_key for r in ranked}
+    return Counter(k for k in keys.values() if k is not None)
 
 
-async def select_hits(ranked: Sequence[Ranked], query: RecallQuery, read: WindowReader) -> list[RecallHit]:
-    """The hits, best first, each with the part of its window that no better hit showed."""
+async def select_hits(
+    ranked: Sequence[Ranked], query: RecallQuery, read: WindowReader, text_of: TextOf = lambda m: m.content
+) -> list[RecallHit]:
+    """The hits, best first, each with its text (read from the store for a message's point:
+    `text_of` its stored message) and the part of its window that no better hit showed."""
     excluded = query.exclude_message_ids
     shown: dict[Key, int] = {}  # message -> the hit that showed it (as itself or as context)
     hits: list[RecallHit] = []
     said = _repeats(ranked, query)
-    for index, (candidate, window, key) in enumerate(await _choose(ranked, query, read)):
+    for index, (candidate, window, key) in enumerate(await _choose(ranked, query, read, text_of)):
         record = candidate.candidate.record
         in_context_of = shown.get(key)
         shown[key] = index
@@ -669,7 +746,7 @@ async def select_hits(ranked: Sequence[Ranked], query: RecallQuery, read: Window
                 [_truncate_message(m, query.per_item_max_chars) for m in before],
                 [_truncate_message(m, query.per_item_max_chars) for m in after],
                 in_context_of,
-                max(0, said[record.text] - 1),
+                max(0, said[record.text_key] - 1) if record.text_key is not None else 0,
             )
         )
     return hits

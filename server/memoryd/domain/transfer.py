@@ -303,6 +303,8 @@ def point_json(point: VectorPoint) -> dict[str, Any]:
         data["mentioned_ids"] = list(r.mentioned_ids)
     if r.owner is not None:  # the owner stamp it was written under (sessions.record_owner)
         data["owner"] = r.owner
+    if r.text_hash is not None:  # a message's point: its text is the message's, in the store
+        data["text_hash"] = r.text_hash
     return data
 
 
@@ -322,6 +324,7 @@ def point_from_json(tenant: str, data: dict[str, Any]) -> VectorPoint:
         speaker_label=str(data.get("speaker_label", "")),
         text=str(data.get("text", "")),
         owner=str(data["owner"]) if data.get("owner") else None,  # unstamped: written before stamps
+        text_hash=int(data["text_hash"]) if data.get("text_hash") is not None else None,
     )
     return VectorPoint(tenant, vector, record)
 

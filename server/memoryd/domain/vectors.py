@@ -1,9 +1,12 @@
 """The vector index: the data types and the vector-index interface that the recall logic, the
 vector sync and the Qdrant adapters (server, Edge) share.
 
-An indexed message has a *keyword point* (its text, for BM25; no model, no dense vector) and,
-when it was embedded, a *dense point* per model. Both carry the same payload (VectorRecord)
-and are deleted by the same selectors (docs/VECTORS.md, "Storage layout").
+An indexed message has a *keyword point* (the BM25 vector of its text; no model, no dense
+vector) and, when it was embedded, a *dense point* per model. Both carry the same payload
+(VectorRecord) and are deleted by the same selectors (docs/VECTORS.md, "Storage layout").
+Neither carries the message's text, only its hash (`text_hash`): the text lives in the store,
+and a search reads the texts it returns from there. A caller's vector (UpsertVectors), whose
+text lives nowhere else, and a summary slice's points carry their text.
 """
 
 from __future__ import annotations
@@ -48,6 +51,15 @@ def _uuid5(namespace: bytes, name: str) -> str:
     return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
 
 
+def text_hash(text: str) -> int:
+    """A short content hash of an indexed text (64 bits of BLAKE2b, as a signed integer: an
+    engine's integer payload). A message's points carry it instead of the text, which lives in
+    the store: equal texts have equal hashes (recall collapses repeats by it) and a changed
+    text a new one (the keyword point's BM25 vector is recomputed)."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
 def point_id(tenant: str, session_id: str, message_id: str, timestamp: int, model_id: str | None) -> str:
     """Deterministic id of the point indexing one message in one model: re-indexing replaces it."""
     source = _source(message_id, timestamp)
@@ -77,6 +89,22 @@ class VectorRecord:
     # vectors and summary slices carry it; None: a point without one (a message's, or one
     # written before points were stamped). A user-bound search sees its user's and unstamped.
     owner: str | None = None
+    # A message's point (the synchronizer's): the hash of its text (text_hash), which it
+    # carries instead of the text; a search reads the text from the store. None: the point
+    # carries its text (a caller's vector, a summary slice, or one written before hashes).
+    text_hash: int | None = None
+
+    @property
+    def stored_text(self) -> bool:
+        """Whether the text is the store's (read back by message id), not the point's."""
+        return self.text_hash is not None
+
+    @property
+    def text_key(self) -> int | None:
+        """What equal texts share (None: no text): the hash, also of a point carrying its text."""
+        if self.text_hash is not None:
+            return self.text_hash
+        return text_hash(self.text) if self.text else None
 
     @property
     def effective_role(self) -> str:

@@ -56,6 +56,7 @@ from memoryd.domain.vectors import (
 )
 from memoryd.domain.windows import WindowMemo
 from memoryd.observability.metrics import VECTOR_SYNC_LAG, VECTOR_SYNC_RETRIES
+from memoryd.vectors.records import indexed_text
 from memoryd.vectors.slices import VectorSlices, slice_selector
 from memoryd.vectors.sync import Embedder, RecallIndexer
 
@@ -327,13 +328,16 @@ class VectorRecall(MessageHooks):
             candidates = await self._slice_candidates(candidates, flt, query, slices)
 
         scored = recall.relevances(candidates, query)
-        # One read for the lift's windows and those of the likely hits.
+        # One read for the lift's windows, those of the likely hits and their texts (and, for
+        # a question asking when, every candidate's text): the points carry no message text.
         read = WindowMemo(functools.partial(self.store.context_windows, tenant))
         read.read_ahead(recall.likely_windows(scored, query))
+        read.read_ahead(recall.ahead_texts(scored, query))
         adjacent = await recall.adjacency(scored, query, read)
+        scored = await recall.with_texts(scored, query, read, indexed_text)
         lifts = recall.sliced(scored, slice_shares(slices)) if query.slices is recall.SliceMode.FUSED else None
         ranked = recall.rank(scored, query, query.reference_time or now_ms(), adjacent, lifts)
-        hits = await recall.select_hits(ranked, query, read)
+        hits = await recall.select_hits(ranked, query, read, indexed_text)
         return SearchResult(hits, query.model_id if semantic else "", sum(excluded.values()), semantic, query.keyword)
 
     async def _slices_for(self, tenant: str, query: recall.RecallQuery) -> list[FoundSlice]:

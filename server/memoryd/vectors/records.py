@@ -1,5 +1,6 @@
 """How a stored message becomes a point's payload (VectorRecord): shared by the synchronizer
-(vectors/sync.py) and the recall logic."""
+(vectors/sync.py) and the recall logic, which reads a hit's text back from the store
+(`indexed_text`: the points carry its hash, not the text)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memoryd.domain.models import Message, platform_of
-from memoryd.domain.vectors import VectorRecord
+from memoryd.domain.vectors import VectorRecord, text_hash
 from memoryd.wire import body_lookup
 
 
@@ -39,11 +40,30 @@ def _text(message: Message, md: dict[str, Any]) -> str:
     return visible if isinstance(visible, str) and visible.strip() else message.content
 
 
+def indexed_text(message: Message) -> str:
+    """The text a message's points index (record_of_message's), as SearchMemory returns it."""
+    encoded = message.encoded_body
+    if encoded is not None:
+        md = body_lookup(encoded, ("visibleContent",), MENTION)[0] if encoded else {}
+    else:
+        md = message.metadata or {}
+    return _text(message, md)
+
+
 def record_of_message(session_id: str, message: Message, model_id: str | None) -> VectorRecord:
-    """Source fields from the message's metadata (`senderId`, `mentions`, `senderLabel`, ...)."""
+    """Source fields from the message's metadata (`senderId`, `mentions`, `senderLabel`, ...);
+    the text, with its hash (what the points carry instead of it)."""
     md, segments = _body(message)
     if not md and not segments:  # nothing to look up (a plain message)
-        return VectorRecord(session_id, message.timestamp, model_id, message.id, message.role, text=message.content)
+        return VectorRecord(
+            session_id,
+            message.timestamp,
+            model_id,
+            message.id,
+            message.role,
+            text=message.content,
+            text_hash=text_hash(message.content),
+        )
     sender: dict[str, Any] = md["sender"] if isinstance(md.get("sender"), dict) else {}
     mentions: list[str] = []
     for item in md.get("mentions") or md.get("mentionedIds") or ():
@@ -68,5 +88,6 @@ def record_of_message(session_id: str, message: Message, model_id: str | None) -
         speaker_label=_first_str(
             md.get("senderLabel"), md.get("speakerLabel"), sender.get("label"), sender.get("name")
         ),
-        text=_text(message, md),
+        text=(text := _text(message, md)),
+        text_hash=text_hash(text),
     )

@@ -81,8 +81,11 @@ DELETE_CHUNK = 1000
 SESSION_PAGE = 100
 MAX_PAGE_BYTES = 64 << 20  # a page of messages read whole (the snapshot's byte bound)
 INDEXED_ROLES = ("user", "assistant")
-# Bump when what a message's points hold changes: every tenant rebuilds once.
-POINTS_VERSION = 1
+# Bump when what a message's points hold changes: every tenant rebuilds once. 2: a message's
+# points carry its text's hash, not its text (searches read texts from the store).
+POINTS_VERSION = 2
+# A rebuild logs its progress (messages indexed so far) every this many messages.
+REBUILD_LOG_EVERY = 50_000
 
 
 @dataclass(slots=True)
@@ -458,6 +461,8 @@ class RecallIndexer(Consumer):
                 todo = [(record, False) for record in records if record is not None]
                 stored.update((session_id, m.id) for m in messages)
                 await self.index_messages(tenant, todo)
+                if (indexed + len(todo)) // REBUILD_LOG_EVERY > indexed // REBUILD_LOG_EVERY:
+                    log.info("recall index rebuild: %d messages of a tenant indexed so far", indexed + len(todo))
                 indexed += len(todo)
                 if progress is not None:
                     progress(tenant, indexed, -1)

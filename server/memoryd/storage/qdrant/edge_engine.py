@@ -23,6 +23,7 @@ from typing import Any, cast
 import qdrant_edge as qe
 
 from memoryd.domain import keywords
+from memoryd.domain.vectors import text_hash
 from memoryd.storage.qdrant import points as p
 from memoryd.storage.qdrant.base import KeywordRow, Row
 
@@ -253,8 +254,8 @@ def _ids_filter(ids: Sequence[str]) -> qe.Filter:
 
 def keyword_writes(rows: Sequence[KeywordRow], stored: dict[str, dict[str, Any]]) -> tuple[list[Row], list[Op]]:
     """What upserting keyword points writes, given the stored payloads of those that exist:
-    a point that is new or whose text changed is upserted with its text's BM25 vector; one
-    whose text is the same keeps its vector and gets only the payload fields that changed,
+    a point that is new or whose text changed (`same_text`) is upserted with its text's BM25
+    vector; one whose text is the same keeps its vector and gets only the payload fields that changed,
     set and deleted, one operation per distinct change. Either way each point ends up with
     exactly its row's payload (as an upsert leaves it), in a fraction of an upsert's cost
     (docs/PERFORMANCE.md, run U). Returns the upserted rows and the operations, in order."""
@@ -264,7 +265,7 @@ def keyword_writes(rows: Sequence[KeywordRow], stored: dict[str, dict[str, Any]]
     deletes: dict[tuple[str, ...], list[str]] = {}
     for point_id, text, payload in latest.values():
         old = stored.get(point_id)
-        if old is None or old.get("text") != text:
+        if old is None or not same_text(old, text, payload):
             upserts.append((point_id, keywords.document_vector(text), payload))
             continue
         changed = tuple(sorted((k, _frozen(v)) for k, v in payload.items() if old.get(k) != v))
@@ -277,6 +278,19 @@ def keyword_writes(rows: Sequence[KeywordRow], stored: dict[str, dict[str, Any]]
     ops += [SetPayload(tuple(ids), {k: _thawed(v) for k, v in changed}) for changed, ids in sets.items()]
     ops += [DeletePayload(tuple(ids), gone) for gone, ids in deletes.items()]
     return upserts, ops
+
+
+def same_text(stored: dict[str, Any], text: str, payload: dict[str, Any]) -> bool:
+    """Whether a stored keyword point's BM25 vector is `text`'s: by the hash a message's point
+    carries (points.TEXT_HASH_FIELD), else by the text a caller's point (or a message's point
+    written before hashes) carries."""
+    if p.TEXT_HASH_FIELD in stored:
+        new_hash = payload.get(p.TEXT_HASH_FIELD)
+        return stored[p.TEXT_HASH_FIELD] == (new_hash if new_hash is not None else text_hash(text))
+    old = stored.get(p.TEXT_FIELD)
+    if old is None:
+        return False
+    return old == text
 
 
 def _frozen(value: Any) -> Any:

@@ -6,6 +6,8 @@ A point's payload: `tenant`, `session_id`, `timestamp`, `indexed_at`, and those 
 `message_id`, `role`, `platform`, `sender_id`, `mentioned_ids`, `speaker_label`, `text`
 and `model_id` that are set (a legacy vector and a keyword point have no `model_id`); a
 dense point also has `tenant_model` (its tenant and model in one key, for model filters).
+A message's points have `text_hash` (TEXT_HASH_FIELD) instead of `text`: the text lives in
+the store, and searches read it from there (docs/VECTORS.md, "Storage layout").
 
 Spaces: a collection (server) or shard pair (Edge) per dense dimension, `<prefix>_d<dim>`,
 and one keyword index, `<prefix>_keywords`, whose points hold a BM25 sparse vector
@@ -53,6 +55,10 @@ HNSW_EF_CONSTRUCT = 100
 FULL_SCAN_THRESHOLD_KB = 10_000
 FACET_LIMIT = 10_000
 KEYWORD_SPACE = 0
+TEXT_FIELD = "text"
+# A message's points: its text's hash (domain.vectors.text_hash), not the text. Not indexed:
+# no filter reads it.
+TEXT_HASH_FIELD = "text_hash"
 KEYWORD_COLLECTION = "keywords"
 KEYWORD_VECTOR = "bm25"  # the keyword points' named sparse vector (IDF modifier)
 
@@ -265,7 +271,8 @@ def payload_of(tenant: str, r: VectorRecord, indexed_at: int, *, keyword: bool =
     empty (`Missing`; a `Match` / `AnyOf` of a non-empty value never matches it) and
     `record_of` reads it back empty, while each string value costs Qdrant Edge's binding
     about 2 µs to convert (docs/PERFORMANCE.md). A keyword point (`keyword`) has no
-    `model_id` and no TENANT_MODEL_FIELD."""
+    `model_id` and no TENANT_MODEL_FIELD. A message's point (a record with `text_hash`) has
+    the hash and not the text (the store has it)."""
     payload: dict[str, Any] = {
         TENANT_FIELD: tenant,
         "session_id": r.session_id,
@@ -278,11 +285,14 @@ def payload_of(tenant: str, r: VectorRecord, indexed_at: int, *, keyword: bool =
         ("platform", r.platform),
         ("sender_id", r.sender_id),
         ("speaker_label", r.speaker_label),
-        ("text", r.text),
         (OWNER_KEY, r.owner),
     ):
         if value:
             payload[key] = value
+    if r.text_hash is not None:
+        payload[TEXT_HASH_FIELD] = r.text_hash
+    elif r.text:
+        payload[TEXT_FIELD] = r.text
     if r.mentioned_ids:
         payload["mentioned_ids"] = list(r.mentioned_ids)
     if not keyword:
@@ -303,9 +313,14 @@ def record_of(payload: dict[str, Any]) -> VectorRecord:
         sender_id=str(payload.get("sender_id") or ""),
         mentioned_ids=tuple(payload.get("mentioned_ids") or ()),
         speaker_label=str(payload.get("speaker_label") or ""),
-        text=str(payload.get("text") or ""),
+        text=str(payload.get(TEXT_FIELD) or ""),
         owner=payload.get(OWNER_KEY) or None,
+        text_hash=_int_or_none(payload.get(TEXT_HASH_FIELD)),
     )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def collection_name(prefix: str, space: int) -> str:
