@@ -8,6 +8,7 @@ never used. Without either, the browser tests skip, saying which is missing.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -34,6 +35,20 @@ PNG = (
         )
     ).decode()
 )
+# The tenant's custom strategy: what the user likes, as {"item": "..."}.
+LIKES = {
+    "name": "likes",
+    "prompt": "What the user says they like.",
+    "json_schema": json.dumps(
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["item"],
+            "properties": {"item": {"type": "string"}},
+        }
+    ),
+    "enabled": True,
+}
 SESSION = "旅行-café"  # the session the views are shown on
 OWNED = "ann-chat"  # ann's session: memory formation forms her facts from it
 OTHER = "globex-secret"  # the other tenant's session
@@ -98,13 +113,22 @@ async def served(tmp_path_factory):
                 "SummaryService/SaveSummary",
                 {"session_id": SESSION, "from_seq": "1", "to_seq": "2", "text": "They plan a Kyoto trip (京都)."},
             )
+            # a custom strategy (the scripted model: "i like <thing>" gives {"item": "<thing>"})
+            await s.call(
+                "admin",
+                "FormationService/SetFormationSettings",
+                {"settings": {"custom_strategies": {"strategies": [LIKES]}}},
+            )
             told = await s.call(
                 "admin",
                 "MemoryService/SaveMessages",
                 {
                     "session_id": OWNED,
                     "session_attributes": {"user_id": "ann"},
-                    "messages": [{"role": "user", "content": "my city is Paris", "timestamp": "1765000300000"}],
+                    "messages": [
+                        {"role": "user", "content": "my city is Paris", "timestamp": "1765000300000"},
+                        {"role": "user", "content": "i like matcha", "timestamp": "1765000360000"},
+                    ],
                 },
             )
             await s.call(

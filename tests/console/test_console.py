@@ -198,7 +198,7 @@ async def test_formed_memory_shows_the_facts_with_their_sources(browser, served)
 
 
 async def test_a_read_only_token_sees_no_write_controls(browser, served):
-    controls = ("delete-message", "edit-message", "forget-user", "delete-fact", "correct-fact")
+    controls = ("delete-message", "edit-message", "forget-user", "delete-fact", "correct-fact", "delete-record")
     writes = ", ".join(f"[data-testid={name}]" for name in controls)
     for who, expected in (("admin", True), ("reader", False)):
         page = await open_console(browser, served, who, "#/sessions")
@@ -529,6 +529,45 @@ async def test_sessions_timeline_and_recall_are_reached_by_keyboard_alone(browse
             h.get("message_id", "") for h in answer.get("hits", [])
         ]
         await screenshot(page, shots, "recall-keyboard-laptop")
+        assert page.errors == []
+    finally:
+        await page.context.close()
+
+
+async def test_custom_records_show_with_their_sources_and_are_deleted_after_asking(browser, served):
+    page = await open_console(browser, served, "admin", "#/memory?user=ann")
+    try:
+        listed = await served.call("admin", "FormationService/ListCustomRecords", {"user_id": "ann"})
+        records = listed.get("records", [])
+        assert [r["value"] for r in records] == [{"item": "matcha"}], "the custom strategy formed ann's record"
+        await page.wait_for_selector("table[data-testid=custom-records]")
+        assert await attrs(page, "tr[data-record]", "data-record") == [r["id"] for r in records]
+        shown = await texts(page, "tr[data-record] [data-testid=record-value]")
+        assert [json.loads(text) for text in shown] == [r["value"] for r in records]
+        (source,) = records[0]["sources"]
+        link = page.locator(f"tr[data-record] a[href='#/session/{quote(source['session_id'], safe='')}']")
+        assert await link.text_content() == f"{source['session_id']} #{source['seq']}"
+        # a reader sees the record and no control to delete it
+        reader = await open_console(browser, served, "reader", "#/memory?user=ann")
+        try:
+            assert await attrs(reader, "tr[data-record]", "data-record") == [r["id"] for r in records]
+            assert not await reader.get_by_test_id("delete-record").count()
+        finally:
+            await reader.context.close()
+        # deleting asks first, naming the strategy and the value; cancel keeps it
+        await page.get_by_test_id("delete-record").click()
+        dialog = page.locator("dialog#confirm")
+        await dialog.wait_for(state="visible")
+        assert "likes" in await dialog.text_content() and "matcha" in await dialog.text_content()
+        await page.keyboard.press("Escape")
+        await dialog.wait_for(state="hidden")
+        assert (await served.call("admin", "FormationService/ListCustomRecords", {"user_id": "ann"})).get("records")
+        await page.get_by_test_id("delete-record").click()
+        await page.locator("#confirm-ok").click()
+        # the view is drawn again ("Loading…" in between), from ListCustomRecords' new answer
+        await page.wait_for_function("() => document.querySelector('main').textContent.includes('No custom records.')")
+        assert not await page.locator("tr[data-record]").count()
+        assert not (await served.call("admin", "FormationService/ListCustomRecords", {"user_id": "ann"})).get("records")
         assert page.errors == []
     finally:
         await page.context.close()

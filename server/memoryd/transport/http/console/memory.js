@@ -1,5 +1,6 @@
 // Formed memory (FormationService): a user's facts with the messages they came from, their
-// superseded history, the profile; corrections and deletions with memory:write.
+// superseded history, the profile, the records the tenant's custom strategies formed (with
+// their messages too); corrections and deletions with memory:write.
 
 import { call } from "./api.js";
 import { h, time, table, field, errorBox, confirmAction } from "./dom.js";
@@ -23,9 +24,10 @@ export async function memoryView({ params, signal }) {
   }
   const status = h("div", { "aria-live": "polite" });
   try {
-    const [facts, profile] = await Promise.all([
+    const [facts, profile, custom] = await Promise.all([
       call("FormationService", "ListFacts", { user_id: user, include_superseded: history, page_size: 200, page_token: params.get("page") || "" }, { signal }),
       call("FormationService", "GetProfile", { user_id: user }, { signal }),
+      call("FormationService", "ListCustomRecords", { user_id: user, page_size: 100, page_token: params.get("records") || "" }, { signal }),
     ]);
     const p = profile.profile || {};
     section.append(h("h3", {}, "Profile"),
@@ -36,7 +38,7 @@ export async function memoryView({ params, signal }) {
       h("td", { class: "content" }, fact.text),
       h("td", {}, fact.category || ""),
       h("td", {}, (fact.keywords || []).join(", ")),
-      h("td", {}, (fact.sources || []).map((s) => h("a", { href: link("session", s.session_id), title: `message ${s.message_id}` }, `${s.session_id} #${s.seq}`)).flatMap((a) => [a, " "])),
+      h("td", {}, sourceLinks(fact.sources)),
       h("td", {}, time(fact.event_time)),
       h("td", {}, time(fact.update_time || fact.create_time)),
       h("td", {}, fact.superseded_by ? `superseded by ${fact.superseded_by}` : fact.valid_to ? `ended ${time(fact.valid_to)}` : fact.corrected ? "corrected" : "current"),
@@ -55,10 +57,44 @@ export async function memoryView({ params, signal }) {
     section.append(h("h3", {}, "Facts"), status,
       rows.length ? table(headers, rows, { "data-testid": "facts" }) : h("p", { class: "empty" }, "No facts."),
       facts.next_page_token ? h("p", { class: "pager" }, h("a", { href: link("memory", "", { user, superseded: history ? "1" : "", page: facts.next_page_token }) }, "Next page")) : "");
+    section.append(...customRecords(custom, user, canWrite, status, params));
   } catch (error) {
     section.append(errorBox(error));
   }
   return section;
+}
+
+function sourceLinks(sources) {
+  return (sources || []).map((s) => h("a", { href: link("session", s.session_id), title: `message ${s.message_id}` }, `${s.session_id} #${s.seq}`)).flatMap((a) => [a, " "]);
+}
+
+// Records of the tenant's custom strategies about the user (ListCustomRecords), newest first:
+// each value as the JSON it is, with the messages it came from.
+function customRecords(custom, user, canWrite, status, params) {
+  const rows = (custom.records || []).map((record) => {
+    const value = JSON.stringify(record.value || {});
+    return h("tr", { "data-record": record.id },
+      h("td", {}, record.strategy),
+      h("td", { class: "content" }, h("code", { "data-testid": "record-value" }, value)),
+      h("td", {}, sourceLinks(record.sources)),
+      h("td", {}, time(record.create_time)),
+      h("td", {}, time(record.update_time || record.create_time)),
+      canWrite ? h("td", {}, h("button", { class: "danger small", "data-testid": "delete-record", onclick: async () => {
+        const ask = `Delete the ${record.strategy} record ${value.slice(0, 120)} of user ${user}? It is not formed again from the messages already read, unless one of them is rewritten.`;
+        if (!(await confirmAction(ask))) return;
+        try {
+          await call("FormationService", "DeleteCustomRecord", { user_id: user, record_id: record.id });
+          window.dispatchEvent(new HashChangeEvent("hashchange"));
+        } catch (error) { status.replaceChildren(errorBox(error)); }
+      } }, "Delete…")) : "");
+  });
+  const headers = ["Strategy", "Record", "Sources", "Formed", "Updated"];
+  if (canWrite) headers.push("");
+  const next = custom.next_page_token
+    ? h("p", { class: "pager" }, h("a", { href: link("memory", "", { user, superseded: params.get("superseded") || "", records: custom.next_page_token }) }, "Next records"))
+    : "";
+  return [h("h3", {}, "Custom records"),
+    rows.length ? table(headers, rows, { "data-testid": "custom-records" }) : h("p", { class: "empty" }, "No custom records."), next];
 }
 
 function correct(fact, user, status) {
