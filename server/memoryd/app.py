@@ -17,6 +17,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from memoryd import addresses, shutdown
 from memoryd.config import Config
+from memoryd.consumers.remote import RuntimeLink
 from memoryd.domain import recall
 from memoryd.domain.entries import Entries
 from memoryd.domain.errors import MemorydError, StorageFull, StorageUnavailable
@@ -54,7 +55,7 @@ from memoryd.v1 import (
     vector_service_pb2,
 )
 from memoryd.vectors.recall import VectorRecall
-from memoryd.vectors.setup import build_vectors, recall_defaults
+from memoryd.vectors.setup import build_vectors, engine_synchronizes, recall_defaults
 
 if TYPE_CHECKING:
     from memoryd.storage.mongo.store import MongoStore
@@ -466,7 +467,10 @@ async def build(config: Config) -> Parts:
         await authenticator.jwt.keys.refresh()  # a failure is logged; JWTs answer UNAVAILABLE until a read succeeds
     auth = Gate(authenticator, store, config.limits, table, user_entry_scope=config.user_entry_scope)
     parts = Parts(config, store, storage_ready, auth, credentials, memory, hub, vectors, page_tokens)
-    parts.formation = formation.build(config, store, config.limits)
+    # On the embedded default the engine process runs formation's consumers (memoryd/engine.py):
+    # this process follows their positions over the engine socket.
+    link = cast(RuntimeLink, vectors.index) if vectors is not None and engine_synchronizes(config) else None
+    parts.formation = formation.build(config, store, config.limits, link=link)
     for service in SERVICES:
         if vectors is not None or not service.needs_vectors:
             parts.servicers[service.name] = service.servicer(parts)
@@ -539,7 +543,9 @@ def _background_tasks(app: App) -> list[asyncio.Task]:
             poll_interval=config.watch_poll_interval_seconds,
         )
         tasks.append(asyncio.create_task(tail, name="event-tail"))
-    elif config.workers > 1:  # sibling workers commit to the same SQLite file
+    elif config.workers > 1 or (app.formation is not None and app.formation.remote):
+        # Sibling workers, or formation in the engine process, commit to the same SQLite file:
+        # Watch streams see their events as soon as they are committed.
         from memoryd.storage.sqlite.tail import follow_commits as follow_sqlite_commits
 
         tail = follow_sqlite_commits(store, Path(config.data_dir) / "memoryd.db")

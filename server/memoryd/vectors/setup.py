@@ -10,6 +10,7 @@ from memoryd.consumers.remote import RemoteTrack, RuntimeLink
 from memoryd.domain import recall
 from memoryd.domain.store import Store
 from memoryd.domain.vectors import VectorIndex
+from memoryd.formation import engine as formation_engine
 from memoryd.observability.metrics import VECTOR_SYNC_LAG
 from memoryd.vectors.embedder import OpenAIEmbedder
 from memoryd.vectors.recall import VectorRecall
@@ -98,12 +99,15 @@ def engine_settings(config) -> dict[str, Any]:
 
 def engine_host(config) -> dict:
     """EdgeProcessIndex's `database`, `entry` and `options`: the data dir's SQLite file, the
-    engine program that runs the log consumers, and their settings (nothing on MongoDB: its
-    consumers run in the serving processes)."""
+    engine program that runs the log consumers (the recall index's, and memory formation's
+    with --llm-url), and their settings (nothing on MongoDB: its consumers run in the serving
+    processes)."""
     if config.mongodb_uri:
         return {"database": None, "entry": None, "options": None}
     secrets = {API_KEY_ENV: config.embedder_api_key} if config.embedder_api_key else {}
-    options = {"sync": engine_settings(config), "env": secrets}
+    # Memory formation's consumers run there too (formation/engine.py), with --llm-url.
+    formation, formation_secrets = formation_engine.engine_options(config)
+    options = {"sync": engine_settings(config), "formation": formation, "env": {**secrets, **formation_secrets}}
     return {"database": Path(config.data_dir) / "memoryd.db", "entry": ENGINE_ENTRY, "options": options}
 
 

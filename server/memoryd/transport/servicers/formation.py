@@ -230,7 +230,7 @@ class FormationServicer(pb_grpc.FormationServiceServicer):
         latest = (await formation.store.event_bounds(tenant))[1]
         response = pb.GetFormationStatusResponse(
             enabled=True,
-            model=formation.model.model if formation.model else "",
+            model=formation.model_name,
             tokens_left=formation.tokens_left(tenant),
         )
         for status in formation.status(tenant, latest):
