@@ -1,11 +1,18 @@
 """`ChatModel` over any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama,
-llama.cpp's server) with the `openai` SDK: structured output (`response_format` json_schema,
-strict), no tools, temperature 0, the SDK's own retries off (formation retries from the log,
-with its backoff). Every answer is validated against the schema (llm.parse_answer)."""
+llama.cpp's server, llama-cpp-python's server) with the `openai` SDK: structured output
+(`response_format` json_schema, strict), no tools, temperature 0, the SDK's own retries off
+(formation retries from the log, with its backoff). Every answer is validated against the
+schema (llm.parse_answer).
+
+A server that refuses the json_schema form (400 or 422: llama-cpp-python's server accepts only
+`{"type": "json_object", "schema": ...}` and answers 422 to it) is asked the same call again in
+that form, and in that form from then on; the answer is validated against the schema either way.
+"""
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import openai
 
@@ -14,6 +21,8 @@ from memoryd.formation import llm
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
+JSON_SCHEMA = "json_schema"  # OpenAI's structured output
+JSON_OBJECT = "json_object"  # JSON mode with a schema (llama-cpp-python's server, Anyscale's form)
 
 
 def _retry_after(error: openai.APIStatusError) -> float | None:
@@ -33,22 +42,48 @@ class OpenAIChat:
         self.client = openai.AsyncOpenAI(
             base_url=base_url, api_key=api_key or "unused", max_retries=0, timeout=timeout_seconds
         )
+        self.response_format = JSON_SCHEMA  # JSON_OBJECT once the server refused JSON_SCHEMA
+
+    def _format(self, request: llm.ChatRequest) -> Any:
+        if self.response_format == JSON_OBJECT:
+            return {"type": JSON_OBJECT, "schema": dict(request.schema)}
+        return {
+            "type": JSON_SCHEMA,
+            "json_schema": {"name": request.schema_name, "schema": dict(request.schema), "strict": True},
+        }
+
+    async def _create(self, request: llm.ChatRequest) -> Any:
+        return await self.client.chat.completions.create(
+            model=self.model,
+            messages=[
+                {"role": "system", "content": request.system},
+                {"role": "user", "content": request.user},
+            ],
+            response_format=self._format(request),
+            temperature=0,
+            max_tokens=request.max_tokens,
+        )
+
+    async def _negotiated(self, request: llm.ChatRequest) -> Any:
+        """The completion; a server that refuses the json_schema form is asked in the json_object
+        form, and kept at it when that is not refused too."""
+        try:
+            return await self._create(request)
+        except (openai.BadRequestError, openai.UnprocessableEntityError):
+            if self.response_format != JSON_SCHEMA:
+                raise
+        self.response_format = JSON_OBJECT
+        try:
+            response = await self._create(request)
+        except (openai.BadRequestError, openai.UnprocessableEntityError):
+            self.response_format = JSON_SCHEMA  # refused in both forms: not the form's fault
+            raise
+        log.warning("formation: the model server refused response_format json_schema; asking json_object")
+        return response
 
     async def complete(self, request: llm.ChatRequest) -> llm.ChatAnswer:
         try:
-            response = await self.client.chat.completions.create(
-                model=self.model,
-                messages=[
-                    {"role": "system", "content": request.system},
-                    {"role": "user", "content": request.user},
-                ],
-                response_format={
-                    "type": "json_schema",
-                    "json_schema": {"name": request.schema_name, "schema": dict(request.schema), "strict": True},
-                },
-                temperature=0,
-                max_tokens=request.max_tokens,
-            )
+            response = await self._negotiated(request)
         except openai.RateLimitError as error:
             raise llm.LlmFailed(llm.RATE_LIMITED, "429", retry_after=_retry_after(error)) from None
         except openai.APITimeoutError:

@@ -1,0 +1,93 @@
+"""The response format memoryd asks for: OpenAI's json_schema form, and the json_object form
+with the schema for a server that refuses it (llama-cpp-python 0.3.36's server validates
+`response_format.type` against "text" / "json_object" and answers 422 to "json_schema"), against
+the scripted chat-completions server (a real HTTP server)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memoryd.formation import llm
+from memoryd.formation.openai_chat import OpenAIChat
+from tests.llm_server import Call, Reply, ScriptedLLM, answer
+
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["summary"],
+    "properties": {"summary": {"type": "string", "minLength": 1}},
+}
+REQUEST = llm.ChatRequest("system", "user", "memoryd_summary", SCHEMA)
+
+
+def refused(what: str) -> Reply:
+    """FastAPI's answer to a request body outside the server's model, as llama-cpp-python's."""
+    detail = {"type": "literal_error", "loc": ["body", "response_format", "type"], "msg": what}
+    return Reply(status=422, raw=json.dumps({"detail": [detail]}))
+
+
+def llama_cpp_python(call: Call) -> Reply:
+    fmt = call.body.get("response_format") or {}
+    if fmt.get("type") not in ("text", "json_object"):
+        return refused("Input should be 'text' or 'json_object'")
+    assert fmt.get("schema") == SCHEMA  # the grammar is built from it
+    return answer({"summary": f"call {call.number}"})
+
+
+def kinds(server: ScriptedLLM) -> list[str]:
+    return [c.body["response_format"]["type"] for c in server.calls]
+
+
+async def test_a_server_that_refuses_json_schema_is_asked_json_object_with_the_schema_from_then_on():
+    with ScriptedLLM(llama_cpp_python) as server:
+        chat = OpenAIChat(server.url, server.model, timeout_seconds=5.0)
+        try:
+            first = await chat.complete(REQUEST)
+            second = await chat.complete(REQUEST)
+        finally:
+            await chat.close()
+        assert (first.data, second.data) == ({"summary": "call 1"}, {"summary": "call 2"})
+        assert kinds(server) == ["json_schema", "json_object", "json_object"]
+        assert server.calls[0].body["response_format"]["json_schema"]["strict"] is True
+
+
+async def test_a_server_that_takes_json_schema_never_gets_json_object():
+    with ScriptedLLM(lambda call: answer({"summary": "fine"})) as server:
+        chat = OpenAIChat(server.url, server.model, timeout_seconds=5.0)
+        try:
+            for _ in range(3):
+                assert (await chat.complete(REQUEST)).data == {"summary": "fine"}
+        finally:
+            await chat.close()
+        assert kinds(server) == ["json_schema"] * 3
+
+
+async def test_a_request_refused_in_both_forms_fails_and_the_next_call_asks_json_schema_again():
+    with ScriptedLLM(lambda call: refused("model not loaded")) as server:
+        chat = OpenAIChat(server.url, server.model, timeout_seconds=5.0)
+        try:
+            for _ in range(2):
+                with pytest.raises(llm.LlmFailed) as failed:
+                    await chat.complete(REQUEST)
+                assert failed.value.kind == llm.REJECTED
+        finally:
+            await chat.close()
+        assert kinds(server) == ["json_schema", "json_object", "json_schema", "json_object"]
+
+
+async def test_an_answer_in_the_json_object_form_is_still_validated_against_the_schema():
+    def loose(call: Call) -> Reply:
+        if call.body["response_format"]["type"] == "json_schema":
+            return refused("Input should be 'text' or 'json_object'")
+        return answer({"summary": ""})  # JSON, but not under the schema (minLength 1)
+
+    with ScriptedLLM(loose) as server:
+        chat = OpenAIChat(server.url, server.model, timeout_seconds=5.0)
+        try:
+            with pytest.raises(llm.LlmFailed) as failed:
+                await chat.complete(REQUEST)
+        finally:
+            await chat.close()
+        assert failed.value.kind == llm.INVALID_ANSWER
