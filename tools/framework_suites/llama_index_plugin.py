@@ -1,11 +1,13 @@
 """A pytest plugin that runs LlamaIndex's own chat-store and Memory tests (llama-index-core's
-tests/storage/chat_store/test_sql.py and tests/memory/test_memory_base.py, unchanged) with
-memoryd's MemorydDBChatStore swapped in for SQLAlchemyChatStore, the AsyncDBChatStore that
-`Memory` keeps its queue in by default (only the store under test changes).
+tests/storage/chat_store/test_sql.py, tests/memory/test_memory_base.py and
+tests/storage/chat_store/test_simple_chat_store.py, unchanged) with memoryd's stores swapped
+in (only the store under test changes): MemorydDBChatStore for SQLAlchemyChatStore, the
+AsyncDBChatStore that `Memory` keeps its queue in by default, and MemorydChatStore (the
+BaseChatStore of ChatMemoryBuffer) for SimpleChatStore.
 
-SQLAlchemyChatStore(...) gives a MemorydDBChatStore of its own: each instance keeps its keys
-as memoryd sessions "<its prefix>/<key>" owned by an agent id of its own, so two instances
-never see each other's keys, as two ":memory:" SQLite databases do not. LlamaIndex's tests
+Each instance keeps its keys as memoryd sessions "<its prefix>/<key>" owned by an agent id of
+its own, so two instances never see each other's keys, as two ":memory:" SQLite databases
+(or two SimpleChatStores) do not. LlamaIndex's tests
 are not in its wheel or sdist; docs/INTEGRATIONS.md, "Frameworks' own suites", says which
 version was run, the command, the counts and why what fails fails:
 
@@ -19,20 +21,24 @@ import uuid
 from typing import Any
 
 import llama_index.core.memory.memory as memory_module
+import llama_index.core.storage.chat_store as chat_store_package
+import llama_index.core.storage.chat_store.simple_chat_store as simple_module
 import llama_index.core.storage.chat_store.sql as sql_module
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.storage.chat_store.sql import MessageStatus
 from memoryd_server import Server
 from pydantic import PrivateAttr
 
-from memoryd_client import MemoryClient, session_attributes
-from memoryd_client.llama_index import MemorydDBChatStore
+from memoryd_client import MemoryClient, SyncMemoryClient, session_attributes
+from memoryd_client.llama_index import MemorydChatStore, MemorydDBChatStore
 
 _server = Server()
 _client = MemoryClient(_server.target)  # made where no loop runs: a channel per loop on first use
+_sync = SyncMemoryClient(_server.target)
 
 
 def pytest_unconfigure(config: Any) -> None:
+    _sync.close()
     _server.stop()
 
 
@@ -91,5 +97,40 @@ class ChatStore(MemorydDBChatStore):
         return [key[len(self._prefix) :] for key in await super().get_keys() if key.startswith(self._prefix)]
 
 
+class SimpleStore(MemorydChatStore):
+    """SimpleChatStore's constructor, a MemorydChatStore (sync client) underneath; keys are
+    this instance's own."""
+
+    _prefix: str = PrivateAttr()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        name = f"lis-{uuid.uuid4().hex[:12]}"
+        super().__init__(_sync, attributes=session_attributes(agent_id=name))
+        self._prefix = name + "/"
+
+    def set_messages(self, key: str, messages: list[ChatMessage]) -> None:
+        super().set_messages(self._prefix + key, messages)
+
+    def get_messages(self, key: str) -> list[ChatMessage]:
+        return super().get_messages(self._prefix + key)
+
+    def add_message(self, key: str, message: ChatMessage) -> None:
+        super().add_message(self._prefix + key, message)
+
+    def delete_messages(self, key: str) -> list[ChatMessage] | None:
+        return super().delete_messages(self._prefix + key)
+
+    def delete_message(self, key: str, idx: int) -> ChatMessage | None:
+        return super().delete_message(self._prefix + key, idx)
+
+    def delete_last_message(self, key: str) -> ChatMessage | None:
+        return super().delete_last_message(self._prefix + key)
+
+    def get_keys(self) -> list[str]:
+        return [key[len(self._prefix) :] for key in super().get_keys() if key.startswith(self._prefix)]
+
+
+chat_store_package.SimpleChatStore = SimpleStore  # type: ignore[misc, assignment]
+simple_module.SimpleChatStore = SimpleStore  # type: ignore[misc, assignment]
 sql_module.SQLAlchemyChatStore = ChatStore  # type: ignore[misc, assignment]
 memory_module.SQLAlchemyChatStore = ChatStore  # type: ignore[misc, assignment]
