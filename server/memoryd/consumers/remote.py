@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 # The engine's runtime gathers a stream of commits this long into one pass: fewer, larger
 # batches cost less per event (a waiter's wake cuts it short).
 ENGINE_LINGER_SECONDS = 0.1
+# While someone waits, the engine is told so (an urgent wake: a pass at once) when the wait
+# starts and again at most this often; the polls between only read its positions (an urgent
+# wake on every poll kept the engine's runtime in back-to-back passes).
+URGENT_EVERY_SECONDS = 1.0
 
 
 class RuntimeLink(Protocol):
@@ -103,12 +107,15 @@ class RemoteTrack:
     async def wait_for(self, tenant: str, seq: int) -> None:
         self._waiters += 1
         try:
+            woken = False
             while True:
                 cursor = self.cursors.get(tenant)
                 if cursor is not None and cursor.through >= seq and not cursor.rebuilding:
                     return
                 advanced = self._advanced
-                self.wake()
+                if not woken:  # then the loop polls every linger while someone waits
+                    self.wake()
+                    woken = True
                 await advanced.wait()
         finally:
             self._waiters -= 1
@@ -122,14 +129,18 @@ class RemoteTrack:
             self.running = False
 
     async def _run(self) -> None:
-        follow_at = 0.0
+        follow_at = urgent_at = 0.0
         while True:
             shutdown.raise_if_cancelled()
             changed = self.store.notifier.current()
-            urgent = self._wake.is_set() or self._waiters > 0
+            now = time.monotonic()
+            urgent = self._wake.is_set() or (self._waiters > 0 and now >= urgent_at)
+            polled = urgent or self._waiters > 0
+            if urgent:
+                urgent_at = now + URGENT_EVERY_SECONDS
             self._wake.clear()
             try:
-                if urgent or time.monotonic() >= follow_at:
+                if polled or time.monotonic() >= follow_at:
                     follow_at = time.monotonic() + self.poll_seconds  # a failure too: not retried at once
                     await self.follow(urgent=urgent)
                 elif self.wake_engine:  # a local commit: wake the engine, nothing to read here

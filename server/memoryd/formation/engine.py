@@ -61,6 +61,9 @@ CONSUMER_NAMES = {
     "profile": profile_strategy.NAME,
     "custom": custom_strategy.NAME,
 }
+# While a WaitForFormation waits, the serving process reads the engine's positions this often
+# (a model call takes far longer; the recall index's waiters, a search's, poll faster).
+REMOTE_POLL_SECONDS = 0.1
 # The model's key reaches the engine process in its environment, never on its command line.
 LLM_KEY_ENV = "MEMORYD_ENGINE_LLM_API_KEY"
 SWEEP_SECONDS = 60.0
@@ -194,6 +197,7 @@ class Formation:
                     store,
                     CONSUMER_NAMES[strategy],
                     poll_seconds=options.poll_seconds,
+                    linger_seconds=REMOTE_POLL_SECONDS,
                     wake_engine=False,  # the recall index's track forwards this process's commits
                 )
             return
