@@ -110,10 +110,15 @@ class Node:
         argv = [str(self.executable), "--uri", self.peer_uri]
         if bootstrap is not None:
             argv += ["--bootstrap", bootstrap.peer_uri]
+        # The kernel ends the node if pytest dies, set up in the child before exec; only at the
+        # first start, before any gRPC thread runs here: a restart forks while gRPC's threads
+        # run, and a child that runs Python code then may die before exec (seen: gRPC's epoll
+        # failing in the child). Its process group still ends with the test.
+        first = self.process is None
         with (self.directory / "qdrant.log").open("ab") as log:
             self.process = processes.popen(
                 argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                preexec_fn=signal_on_parent_death,
+                preexec_fn=signal_on_parent_death if first else None,
             )  # fmt: skip
         _until(lambda: self._alive() and self._answers(), f"qdrant node {self.index} to answer")
 
