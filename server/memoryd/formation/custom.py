@@ -124,14 +124,13 @@ class CustomConsumer(SourcedConsumer[CustomRecord]):
         The user's records as stored now (under the tenant's lock): a deletion made during the
         model call holds."""
         strategy = batch.lane.name
-        current = {
-            canonical_json(r.value): r for r in await self.records.of_strategy(batch.tenant, batch.user, strategy)
-        }
+        # value_json is canonical (records are written with canonical_json): no parsing needed.
+        current = {r.value_json: r for r in await self.records.of_strategy(batch.tenant, batch.user, strategy)}
         for rec_id, (_, after) in change.records.items():  # a rewrite's unlinking went first
             for text in [t for t, r in current.items() if r.id == rec_id]:
                 del current[text]
             if after is not None:
-                current[canonical_json(after.value)] = after
+                current[after.value_json] = after
         for ordinal, item in enumerate(proposal):
             text = canonical_json(item["value"])
             numbers = [n for n in item.get("sources", ()) if isinstance(n, int) and 1 <= n <= len(batch.messages)]
