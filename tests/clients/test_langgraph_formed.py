@@ -216,3 +216,16 @@ def test_reserved_label_and_user_ids_with_dots(sync_client: SyncMemoryClient) ->
     found = store.search(("memoryd", "facts", user_label(user)))
     assert [item.value["text"] for item in found] == ["user's color is green"]
     assert found[0].namespace == ("memoryd", "facts", user_label(user))
+
+
+def test_a_query_in_an_unspaced_script_finds_facts_by_character_pairs(sync_client: SyncMemoryClient) -> None:
+    user = f"fu-{uuid.uuid4().hex[:6]}"
+    say(sync_client, user, f"{user}-s", "my city is 東京", "my food is ラーメン")
+    settle(sync_client)
+    store = MemorydStore(sync_client)
+    namespace = ("memoryd", "facts", user)
+    with pytest.warns(MemorydSearchWarning):
+        found = store.search(namespace, query="東京に住んでいる")
+    assert [item.value["text"] for item in found] == ["user's city is 東京"]
+    assert [i.value["text"] for i in store.search(namespace, query="ﾗｰﾒﾝが好き")] == ["user's food is ラーメン"]  # NFKC
+    assert store.search(namespace, query="大阪") == []

@@ -58,6 +58,7 @@ import json
 import math
 import re
 import time
+import unicodedata
 import warnings
 import weakref
 from array import array
@@ -119,7 +120,10 @@ class FormedMemoryError(ValueError):
 FORMED_ROOT = "memoryd"  # the first label of formed memory's namespaces
 PROFILE_KEY = "profile"
 _FORMED_KINDS = ("facts", "profile")
-_WORD = re.compile(r"\w+")
+# Scripts written without spaces (kana, CJK ideographs, Hangul syllables): their runs count as
+# overlapping character pairs; the other letters and digits as words.
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD = re.compile(f"[{_UNSPACED}]+|[^\\W{_UNSPACED}]+")
 _EMBEDDED_CACHE = 10_000  # fact texts whose vectors a store keeps (formed-memory searches with embed)
 
 
@@ -618,7 +622,15 @@ def _filter_matches(value: dict[str, Any], filter: dict[str, Any] | None) -> boo
 
 
 def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.casefold()))
+    """The words of `text` (NFKC, case-folded); a run of an unspaced script gives its
+    character pairs (a lone character itself), so "東京に住んでいる" shares "東京" with "東京"."""
+    words: set[str] = set()
+    for run in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if re.match(f"[{_UNSPACED}]", run):
+            words.update([run] if len(run) == 1 else (run[i : i + 2] for i in range(len(run) - 1)))
+        else:
+            words.add(run)
+    return words
 
 
 def _by_words(candidates: list[tuple[SearchItem, str]], query: str) -> list[SearchItem]:
