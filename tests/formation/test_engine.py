@@ -151,6 +151,20 @@ async def test_formation_runs_in_the_engine_process_and_resumes_after_its_kill_9
                 kept = by_id[facts.facts[0].id]
                 assert kept.text == "user's city is lyon" and kept.corrected and not kept.superseded_by
                 assert sorted(f.text for f in history.facts) == ["user's city is lyon", "user's city is rome"]
+                # A settings change made by the serving process reaches the engine's consumers
+                # (read from the store per batch, never cached there).
+                await formation.SetFormationSettings(
+                    fpb.SetFormationSettingsRequest(
+                        session_id="quiet", settings=fpb.FormationSettings(facts_enabled=False)
+                    )
+                )
+                muted = await memory.SaveMessages(said("quiet", "my food is pizza"), timeout=10)
+                await formation.WaitForFormation(
+                    fpb.WaitForFormationRequest(event_seq=muted.event_seq, timeout_ms=int(WAIT_SECONDS * 1000))
+                )
+                texts = [f.text for f in (await formation.ListFacts(fpb.ListFactsRequest(user_id="alice"))).facts]
+                assert "user's food is pizza" not in texts and "user's city is rome" in texts
+
                 # A live Watch stream sees what the engine's formation commits.
                 events = event_service_pb2_grpc.EventServiceStub(channel)
                 watch = events.Watch(
