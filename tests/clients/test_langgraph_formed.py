@@ -213,9 +213,13 @@ def test_reserved_label_and_user_ids_with_dots(sync_client: SyncMemoryClient) ->
     assert user_label(user) == user.replace("%", "%25").replace(".", "%2E")
     say(sync_client, user, f"dot-{uuid.uuid4().hex[:6]}", "my color is green")
     settle(sync_client)
-    found = store.search(("memoryd", "facts", user_label(user)))
+    assert store.facts_namespace(user) == ("memoryd", "facts", user_label(user))
+    assert store.profile_namespace(user) == ("memoryd", "profile", user_label(user))
+    found = store.search(store.facts_namespace(user))
     assert [item.value["text"] for item in found] == ["user's color is green"]
     assert found[0].namespace == ("memoryd", "facts", user_label(user))
+    with pytest.raises(ValueError, match="formed=None"):
+        plain.facts_namespace(user)
 
 
 def test_a_query_in_an_unspaced_script_finds_facts_by_character_pairs(sync_client: SyncMemoryClient) -> None:

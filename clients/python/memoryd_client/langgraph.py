@@ -44,7 +44,8 @@ under namespaces whose first label is "memoryd" (the `formed` argument; reserved
   any write to the profile, raises FormedMemoryError: memoryd forms memory from messages.
 - ("memoryd", "profile", user_id): one item, key "profile": the profile document (text,
   fact_ids); read-only.
-A user id label writes "%" as "%25" and "." as "%2E" (LangGraph labels hold no "."). These
+store.facts_namespace(user_id) and store.profile_namespace(user_id) name them; their user
+label writes "%" as "%25" and "." as "%2E" (LangGraph labels hold no "."). These
 namespaces are not listed by list_namespaces, nor searched from a shorter prefix.
 docs/INTEGRATIONS.md, "LangGraph", explains the choice and what differs.
 """
@@ -445,6 +446,19 @@ class MemorydStore(BaseStore):
         return sorted(found)[op.offset : op.offset + op.limit]
 
     # -- formed memory: (formed, "facts" | "profile", user) ---------------------------------
+    def facts_namespace(self, user_id: str) -> tuple[str, str, str]:
+        """The namespace of the facts memoryd formed about `user_id` (search, get, put, delete)."""
+        return self._formed_namespace("facts", user_id)
+
+    def profile_namespace(self, user_id: str) -> tuple[str, str, str]:
+        """The namespace of `user_id`'s formed profile: one item, key "profile"."""
+        return self._formed_namespace("profile", user_id)
+
+    def _formed_namespace(self, kind: str, user_id: str) -> tuple[str, str, str]:
+        if self.formed is None:
+            raise ValueError("this store was made with formed=None: it does not read formed memory")
+        return self.formed, kind, user_label(user_id)
+
     def _formed_of(self, op: Op) -> tuple[str, str] | None:
         """(kind, user id) when `op` addresses formed memory; None otherwise."""
         if self.formed is None or isinstance(op, ListNamespacesOp):
