@@ -22,7 +22,7 @@ from grpc_status import rpc_status
 from memoryd.app import start
 from memoryd.domain.models import ClearTarget, EventType
 from memoryd.formation import llm
-from memoryd.formation.custom import delete_record
+from memoryd.formation.custom import delete_record, strict_compatible
 from memoryd.formation.records import CustomRecords
 from memoryd.v1 import formation_service_pb2 as fpb
 from memoryd.v1 import formation_service_pb2_grpc, memory_service_pb2_grpc
@@ -358,3 +358,20 @@ async def test_the_python_clients_set_strategies_and_read_custom_records(tmp_pat
             assert await asyncio.to_thread(sync_calls, app.port) == (2, True, False)
         finally:
             await app.stop(0)
+
+
+async def test_strict_output_is_asked_only_for_a_schema_that_allows_it(rig):
+    """OpenAI's strict mode takes only schemas whose objects all forbid other properties and
+    require every one; any other schema is sent non-strict, and the answer is validated the
+    same way."""
+    loose = {"type": "object", "properties": {"item": {"type": "string"}, "note": {"type": "string"}}}
+    assert strict_compatible(SCHEMA) and not strict_compatible(loose)
+    assert not strict_compatible({**SCHEMA, "properties": {"item": {"type": "object", "properties": {}}}})
+    loosely = {**LIKES_STRATEGY, "name": "loose", "json_schema": json.dumps(loose)}
+    await likes_on(rig, strategies=[LIKES_STRATEGY, loosely])
+    await rig.say("s1", "i like tea")
+    await rig.settle()
+    strict = {c.schema_name: c.body["response_format"]["json_schema"]["strict"] for c in rig.llm.calls}
+    assert strict["memoryd_custom_likes"] is True and strict["memoryd_custom_loose"] is False
+    assert strict["memoryd_facts"] is True
+    assert await items(rig, strategy="loose") == ["tea"]

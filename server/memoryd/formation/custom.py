@@ -48,6 +48,20 @@ SYSTEM = (
 )
 
 
+def strict_compatible(node: Any) -> bool:
+    """Whether every object of a schema says additionalProperties: false and requires all its
+    properties (what OpenAI's strict structured output takes; other servers take any schema)."""
+    if isinstance(node, list):
+        return all(strict_compatible(v) for v in node)
+    if not isinstance(node, dict):
+        return True
+    if node.get("type") == "object" or "properties" in node:
+        properties = node.get("properties") or {}
+        if node.get("additionalProperties") is not False or set(node.get("required") or ()) != set(properties):
+            return False
+    return all(strict_compatible(v) for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+
+
 def envelope(schema: dict[str, Any]) -> dict[str, Any]:
     """The answer's schema: the caller's (its `$defs` moved to the root, where its
     "#/$defs/..." references point) as each record's value."""
@@ -85,9 +99,9 @@ class CustomConsumer(SourcedConsumer[CustomRecord]):
 
     def __init__(self, store: Store, meter: Meter, settings: SettingsStore, locks: common.Locks) -> None:
         super().__init__(store, meter, settings, locks, CustomRecords(store))
-        # Schema text -> its envelope: the same object for every call, so llm's validator
-        # cache checks each schema once.
-        self._envelopes: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        # Schema text -> its envelope and whether it is strict-compatible: the same object for
+        # every call, so llm's validator cache checks each schema once.
+        self._envelopes: OrderedDict[str, tuple[dict[str, Any], bool]] = OrderedDict()
 
     async def lanes(self, tenant: str, session_id: str) -> Sequence[Lane]:
         strategies = (await self.settings.effective(tenant, session_id)).custom_strategies
@@ -96,10 +110,10 @@ class CustomConsumer(SourcedConsumer[CustomRecord]):
     def in_lane(self, record: CustomRecord, lane: Lane) -> bool:
         return record.strategy == lane.name
 
-    def _envelope(self, json_schema: str, schema: dict[str, Any]) -> dict[str, Any]:
+    def _envelope(self, json_schema: str, schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         found = self._envelopes.get(json_schema)
         if found is None:
-            found = self._envelopes[json_schema] = envelope(schema)
+            found = self._envelopes[json_schema] = (envelope(schema), strict_compatible(schema))
             while len(self._envelopes) > _ENVELOPES:
                 self._envelopes.popitem(last=False)
         self._envelopes.move_to_end(json_schema)
@@ -107,9 +121,9 @@ class CustomConsumer(SourcedConsumer[CustomRecord]):
 
     async def propose(self, batch: Batch) -> list[dict[str, Any]]:
         spec: CustomStrategy = batch.lane.spec
-        schema = self._envelope(spec.json_schema, spec.schema)
+        schema, strict = self._envelope(spec.json_schema, spec.schema)
         user = "Instruction:\n" + spec.prompt + "\n\nMessages:\n" + common.render(batch.messages)
-        request = llm.ChatRequest(SYSTEM, user, "memoryd_custom_" + spec.name, schema, max_tokens=4096)
+        request = llm.ChatRequest(SYSTEM, user, "memoryd_custom_" + spec.name, schema, max_tokens=4096, strict=strict)
         answer = await self.meter.complete(batch.tenant, STRATEGY, request)
         items: list[dict[str, Any]] = answer.data.get("records", [])
         for item in items:

@@ -73,6 +73,9 @@ class ChatRequest:
     schema_name: str
     schema: Mapping[str, Any]
     max_tokens: int = 1024
+    # Ask for strict structured output (OpenAI's strict mode takes only schemas whose objects
+    # all say additionalProperties: false and require every property).
+    strict: bool = True
 
 
 @dataclass(frozen=True, slots=True)

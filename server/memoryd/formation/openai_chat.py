@@ -49,7 +49,7 @@ class OpenAIChat:
             return {"type": JSON_OBJECT, "schema": dict(request.schema)}
         return {
             "type": JSON_SCHEMA,
-            "json_schema": {"name": request.schema_name, "schema": dict(request.schema), "strict": True},
+            "json_schema": {"name": request.schema_name, "schema": dict(request.schema), "strict": request.strict},
         }
 
     async def _create(self, request: llm.ChatRequest) -> Any:
