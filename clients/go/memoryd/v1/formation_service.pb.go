@@ -1358,9 +1358,10 @@ type CustomStrategy struct {
 	// most 16,384 bytes, nested at most 16 levels. Its root must be
 	// `"type": "object"`. References (`$ref`) may point only into its own
 	// `$defs` ("#/$defs/..."); `$id`, `$anchor` and dynamic references are
-	// refused. Models with strict structured output (OpenAI) also need every
-	// object's `additionalProperties: false` and all its properties
-	// `required`: the server passes the schema as given.
+	// refused. The server asks strict structured output only when every object
+	// of the schema says `additionalProperties: false` and requires all its
+	// properties (what OpenAI's strict mode takes), non-strict otherwise; the
+	// answer is validated against the schema either way.
 	JsonSchema string `protobuf:"bytes,3,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
 	// Whether the strategy runs. A disabled strategy keeps its records (they
 	// stay listed and deletable) and forms no new ones.

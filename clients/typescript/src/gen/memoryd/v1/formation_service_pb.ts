@@ -763,9 +763,10 @@ export type CustomStrategy = Message<"memoryd.v1.CustomStrategy"> & {
    * most 16,384 bytes, nested at most 16 levels. Its root must be
    * `"type": "object"`. References (`$ref`) may point only into its own
    * `$defs` ("#/$defs/..."); `$id`, `$anchor` and dynamic references are
-   * refused. Models with strict structured output (OpenAI) also need every
-   * object's `additionalProperties: false` and all its properties
-   * `required`: the server passes the schema as given.
+   * refused. The server asks strict structured output only when every object
+   * of the schema says `additionalProperties: false` and requires all its
+   * properties (what OpenAI's strict mode takes), non-strict otherwise; the
+   * answer is validated against the schema either way.
    *
    * @generated from field: string json_schema = 3;
    */
