@@ -1,7 +1,8 @@
 """The response format memoryd asks for: OpenAI's json_schema form, and the json_object form
 with the schema for a server that refuses it (llama-cpp-python 0.3.36's server validates
-`response_format.type` against "text" / "json_object" and answers 422 to "json_schema"), against
-the scripted chat-completions server (a real HTTP server)."""
+`response_format.type` against "text" / "json_object" and answers a 500 naming the field to
+"json_schema"; other servers answer 400 or 422), against the scripted chat-completions server
+(a real HTTP server)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from memoryd.formation import llm
 from memoryd.formation.openai_chat import OpenAIChat
-from tests.llm_server import Call, Reply, ScriptedLLM, answer
+from tests.llm_server import Call, Reply, Script, ScriptedLLM, answer
 
 SCHEMA = {
     "type": "object",
@@ -23,25 +24,44 @@ REQUEST = llm.ChatRequest("system", "user", "memoryd_summary", SCHEMA)
 
 
 def refused(what: str) -> Reply:
-    """FastAPI's answer to a request body outside the server's model, as llama-cpp-python's."""
+    """FastAPI's answer to a request body outside the server's model."""
     detail = {"type": "literal_error", "loc": ["body", "response_format", "type"], "msg": what}
     return Reply(status=422, raw=json.dumps({"detail": [detail]}))
 
 
-def llama_cpp_python(call: Call) -> Reply:
-    fmt = call.body.get("response_format") or {}
-    if fmt.get("type") not in ("text", "json_object"):
-        return refused("Input should be 'text' or 'json_object'")
-    assert fmt.get("schema") == SCHEMA  # the grammar is built from it
-    return answer({"summary": f"call {call.number}"})
+def refused_by_llama_cpp_python() -> Reply:
+    """llama-cpp-python 0.3.36's server's answer to response_format json_schema (as it answered
+    here: its route turns the validation error into a 500)."""
+    message = (
+        "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+        "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
+    )
+    body = {"error": {"message": message, "type": "internal_server_error", "param": None, "code": None}}
+    return Reply(status=500, raw=json.dumps(body))
+
+
+def json_object_only(refusal: Reply) -> Script:
+    def serve(call: Call) -> Reply:
+        fmt = call.body.get("response_format") or {}
+        if fmt.get("type") not in ("text", "json_object"):
+            return refusal
+        assert fmt.get("schema") == SCHEMA  # the grammar is built from it
+        return answer({"summary": f"call {call.number}"})
+
+    return serve
 
 
 def kinds(server: ScriptedLLM) -> list[str]:
     return [c.body["response_format"]["type"] for c in server.calls]
 
 
-async def test_a_server_that_refuses_json_schema_is_asked_json_object_with_the_schema_from_then_on():
-    with ScriptedLLM(llama_cpp_python) as server:
+@pytest.mark.parametrize(
+    "refusal",
+    [refused_by_llama_cpp_python(), refused("Input should be 'text' or 'json_object'")],
+    ids=["llama-cpp-python-500", "422"],
+)
+async def test_a_server_that_refuses_json_schema_is_asked_json_object_with_the_schema_from_then_on(refusal):
+    with ScriptedLLM(json_object_only(refusal)) as server:
         chat = OpenAIChat(server.url, server.model, timeout_seconds=5.0)
         try:
             first = await chat.complete(REQUEST)
@@ -91,3 +111,15 @@ async def test_an_answer_in_the_json_object_form_is_still_validated_against_the_
         finally:
             await chat.close()
         assert failed.value.kind == llm.INVALID_ANSWER
+
+
+async def test_a_plain_server_error_is_not_taken_for_a_refused_form():
+    with ScriptedLLM(lambda call: Reply(status=500, raw=json.dumps({"error": {"message": "overloaded"}}))) as server:
+        chat = OpenAIChat(server.url, server.model, timeout_seconds=5.0)
+        try:
+            with pytest.raises(llm.LlmFailed) as failed:
+                await chat.complete(REQUEST)
+        finally:
+            await chat.close()
+        assert failed.value.kind == llm.SERVER_ERROR
+        assert kinds(server) == ["json_schema"]

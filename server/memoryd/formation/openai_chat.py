@@ -4,9 +4,10 @@ llama.cpp's server, llama-cpp-python's server) with the `openai` SDK: structured
 (formation retries from the log, with its backoff). Every answer is validated against the
 schema (llm.parse_answer).
 
-A server that refuses the json_schema form (400 or 422: llama-cpp-python's server accepts only
-`{"type": "json_object", "schema": ...}` and answers 422 to it) is asked the same call again in
-that form, and in that form from then on; the answer is validated against the schema either way.
+A server that refuses the json_schema form (400 or 422, or a 500 naming `response_format`:
+llama-cpp-python's server accepts only `{"type": "json_object", "schema": ...}` and its route
+answers a request outside its model with 500) is asked the same call again in that form, and in
+that form from then on; the answer is validated against the schema either way.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ def _retry_after(error: openai.APIStatusError) -> float | None:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
         return None
+
+
+def _refused_format(error: openai.APIStatusError) -> bool:
+    """Whether the server refused the request's form: 400 or 422, or llama-cpp-python's 500 that
+    names the field (its route turns every validation error into a 500)."""
+    return error.status_code in (400, 422) or (error.status_code == 500 and "response_format" in error.message)
 
 
 class OpenAIChat:
@@ -69,14 +76,15 @@ class OpenAIChat:
         form, and kept at it when that is not refused too."""
         try:
             return await self._create(request)
-        except (openai.BadRequestError, openai.UnprocessableEntityError):
-            if self.response_format != JSON_SCHEMA:
+        except openai.APIStatusError as error:
+            if self.response_format != JSON_SCHEMA or not _refused_format(error):
                 raise
         self.response_format = JSON_OBJECT
         try:
             response = await self._create(request)
-        except (openai.BadRequestError, openai.UnprocessableEntityError):
-            self.response_format = JSON_SCHEMA  # refused in both forms: not the form's fault
+        except openai.APIStatusError as error:
+            if _refused_format(error):
+                self.response_format = JSON_SCHEMA  # refused in both forms: not the form's fault
             raise
         log.warning("formation: the model server refused response_format json_schema; asking json_object")
         return response
