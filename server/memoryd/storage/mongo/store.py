@@ -24,7 +24,6 @@ import functools
 import random
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, TypeVar
 
 import bson
@@ -56,7 +55,6 @@ from memoryd.domain.models import (
     EventType,
     Message,
     MetadataEntry,
-    Position,
     RangeQuery,
     RecentQuery,
     SessionInfo,
@@ -81,6 +79,7 @@ from memoryd.domain.store import (
     check_event_filter,
 )
 from memoryd.domain.windows import Window, WindowRequest
+from memoryd.storage.mongo import windows as mongo_windows
 from memoryd.storage.mongo.indexes import EVENT_LOG, EVENTS, IDEMPOTENCY, INDEXES, MESSAGES, METADATA, SESSIONS
 from memoryd.storage.mongo.orphans import STALL_S, OrphanReaper
 from memoryd.storage.mongo.reads import (
@@ -279,24 +278,6 @@ def range_filter(tenant: str, query: RangeQuery) -> dict[str, Any]:
     if query.roles:
         where["role"] = {"$in": list(query.roles)}
     where.update(_kind_filter((), query.exclude_kinds))
-    return where
-
-
-def window_before_filter(tenant: str, request: WindowRequest, origin: Position) -> dict[str, Any]:
-    """A context window's `before` (sorted NEWEST_FIRST): the messages before `origin` =
-    (timestamp, seq) as domain/windows.py counts them, the request's kinds and system
-    messages (nobody's words) left out. Served by messages_range walked backwards; its
-    `after` is a range_filter page after the origin, system messages left out likewise."""
-    # (timestamp, seq) < origin, written so the timestamp bound stays an index bound
-    # (`< ts + 1` for `<= ts`: see range_filter).
-    where: dict[str, Any] = {
-        "tenant": tenant,
-        "session_id": request.session_id,
-        "timestamp": {"$lt": origin.timestamp + 1},
-        "$nor": [{"timestamp": origin.timestamp, "seq": {"$gte": origin.seq}}],
-        "role": {"$ne": "system"},
-    }
-    where.update(_kind_filter((), request.exclude_kinds))
     return where
 
 
@@ -904,33 +885,12 @@ class MongoStore(Store):
         return await self._read(read)
 
     async def context_windows(self, tenant: str, requests: Sequence[WindowRequest]) -> list[Window]:
-        # Per window three index walks bounded by its size (anchor, before, after) instead of
-        # the default's paged range scans: SearchMemory reads a window of 1 around each of
-        # its best candidates (domain/recall.py, adjacency) besides the hits' windows.
-        async def window(db: AsyncDatabase, request: WindowRequest) -> Window:
-            messages = raw_collection(db, MESSAGES)
-
-            async def rows(where: dict[str, Any], order: Any, limit: int) -> list[Message]:
-                return await read_sized(messages.find(where, MESSAGE_FIELDS).sort(order), limit, None, sized_message)
-
-            ts, size = request.timestamp, request.size
-            base = RangeQuery(request.session_id, 1, exclude_kinds=request.exclude_kinds)
-            which = {"id": request.message_id} if request.message_id else {"role": request.role}
-            found = await rows({**range_filter(tenant, replace(base, from_ts=ts, to_ts=ts)), **which}, OLDEST_FIRST, 1)
-            anchor = found[0] if found else None
-            if size <= 0:
-                return Window(anchor)
-            # Without its message, everything at the anchor's timestamp is after it.
-            origin = Position(anchor.timestamp, anchor.seq) if anchor is not None else Position(ts, -1)
-            after = {**range_filter(tenant, replace(base, after=origin)), "role": {"$ne": "system"}}
-            older = await rows(window_before_filter(tenant, request, origin), NEWEST_FIRST, size)
-            newer = await rows(after, OLDEST_FIRST, size)
-            return Window(anchor, older[::-1], newer)
-
-        async def read(db: AsyncDatabase) -> list[Window]:
-            return list(await asyncio.gather(*(window(db, r) for r in requests)))
-
-        return await self._read(read)
+        # Every window of the call in one aggregate, nearly always (storage/mongo/windows.py):
+        # SearchMemory reads a window of 1 around each of its best candidates (domain/recall.py,
+        # adjacency) besides the hits' windows. Bounded by the call's deadline (`_read`).
+        if not requests:
+            return []
+        return await self._read(lambda db: mongo_windows.read_windows(db, tenant, requests))
 
     async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
         if query.limit <= 0:
