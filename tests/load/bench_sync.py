@@ -34,11 +34,23 @@ from memoryd.domain.vectors import KeywordPoint, VectorRecord
 from memoryd.vectors.sync import CURSOR_NAMESPACE, RecallIndexer, stored_pages
 from memoryd.wire import dict_to_struct, message_from_pb
 
-async def _seed(store: SqliteStore, messages: int, batch: int, sessions: int, metadata: bool) -> None:
+def _content(n: int, text_bytes: int) -> str:
+    """Message n's text: a few distinct words, padded with more to `text_bytes` (0: unpadded)."""
+    text = f"message {n} about topic{n % 997}"
+    word = 0
+    while len(text) < text_bytes:
+        text += f" word{(n * 31 + word) % 4096}"
+        word += 1
+    return text
+
+
+async def _seed(
+    store: SqliteStore, messages: int, batch: int, sessions: int, metadata: bool, text_bytes: int = 0
+) -> None:
     for call in range((messages + batch - 1) // batch):
         first = call * batch
         pbs = [
-            message_pb2.Message(role="user" if n % 2 == 0 else "assistant", content=f"message {n} about topic{n % 997}")
+            message_pb2.Message(role="user" if n % 2 == 0 else "assistant", content=_content(n, text_bytes))
             for n in range(first, min(first + batch, messages))
         ]
         if metadata:
@@ -70,12 +82,13 @@ async def _run(args: argparse.Namespace, folder: Path) -> dict:
     await store.open()
     await index.open()
     try:
-        await _seed(store, args.messages, args.batch, args.sessions, args.metadata)
+        await _seed(store, args.messages, args.batch, args.sessions, args.metadata, args.text_bytes)
         indexer = RecallIndexer(store, index, batch=args.events)
         runtime = Runtime(store, [indexer])
         timings = _timed(store, "messages_by_seq", "read_events") | _timed(index, "_upsert_keywords")
         profile = cProfile.Profile() if args.profile else None
         started, cpu, loop_cpu = time.monotonic(), time.process_time(), time.thread_time()
+        written = _written()
         if profile:
             profile.enable()
         await runtime.apply_all()
@@ -83,7 +96,12 @@ async def _run(args: argparse.Namespace, folder: Path) -> dict:
             profile.disable()
             profile.dump_stats(args.profile)
         seconds, cpu, loop_cpu = time.monotonic() - started, time.process_time() - cpu, time.thread_time() - loop_cpu
+        written = _written() - written
         result = {
+            # What the process wrote while indexing (the engine's WAL, operation log and
+            # segments; the cursors' SQLite writes), per message, and the index's files.
+            "written_bytes_per_message": round(written / args.messages),
+            "index_folder_bytes": _folder_bytes(folder / "vectors"),
             "messages": args.messages, "seconds": round(seconds, 2), "index_msgs_per_s": round(args.messages / seconds),
             "cpu_us_per_message": round(cpu * 1e6 / args.messages),
             "loop_cpu_us_per_message": round(loop_cpu * 1e6 / args.messages),  # the rest: Edge's and SQLite's threads
@@ -136,6 +154,18 @@ async def _rebuild(store: SqliteStore, index: EdgeIndex, args: argparse.Namespac
     }  # fmt: skip
 
 
+def _written() -> int:
+    """Bytes this process has written (dirtied page-cache pages included: /proc/self/io)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("write_bytes:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_blocks * 512 for f in folder.rglob("*") if f.is_file())  # allocated, not preallocated sizes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=100_000)
@@ -143,6 +173,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=500, help="RecallIndexer's batch (events)")
     parser.add_argument("--sessions", type=int, default=100, help="the appends go round these sessions")
     parser.add_argument("--metadata", action="store_true", help="each message with the load suite's platform and sender")
+    parser.add_argument("--text-bytes", type=int, default=0, help="pad each message's text to this many bytes")
     parser.add_argument("--profile", default="")
     parser.add_argument("--check", action="store_true", help="index vs store by message id afterwards")
     parser.add_argument("--rebuild", action="store_true", help="then time the rebuild of the points' format change")
