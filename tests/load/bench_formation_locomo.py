@@ -81,7 +81,7 @@ from memoryd.v1 import vector_service_pb2 as vpb
 from tests.processes import ServerProcess
 from tests.recall.datasets import Conversation, load_locomo
 
-STRATEGIES = {1: "summary", 2: "facts", 3: "profile"}
+STRATEGIES = {1: "summary", 2: "facts", 3: "profile", 4: "custom"}
 KS = (5, 10, 25)
 WAIT_MS = 600_000  # WaitForFormation waits at most this long a call
 WORD = re.compile(r"\w{3,}", re.UNICODE)
