@@ -33,17 +33,22 @@ T = TypeVar("T")
 SETTING_FIELDS = tuple(f.name for f in pb.FormationSettings.DESCRIPTOR.fields if f.name != CUSTOM)
 
 
+def sourced_to_proto(record: Fact | CustomRecord, target: pb.Fact | pb.CustomRecord) -> None:
+    """What facts and custom records share: id, user, provenance and times."""
+    target.id = record.id
+    target.user_id = record.user_id
+    for source in record.sources:
+        target.sources.add(session_id=source.session_id, message_id=source.message_id, seq=source.seq)
+    target.create_time = record.create_time
+    target.update_time = record.update_time
+
+
 def fact_to_proto(fact: Fact, target: pb.Fact) -> None:
-    target.id = fact.id
-    target.user_id = fact.user_id
+    sourced_to_proto(fact, target)
     target.text = fact.text
     target.category = fact.category
     target.event_time = fact.event_time
     target.keywords.extend(fact.keywords)
-    for source in fact.sources:
-        target.sources.add(session_id=source.session_id, message_id=source.message_id, seq=source.seq)
-    target.create_time = fact.create_time
-    target.update_time = fact.update_time
     target.valid_to = fact.valid_to
     target.superseded_by = fact.superseded_by
     target.corrected = fact.corrected
@@ -57,14 +62,9 @@ def profile_to_proto(profile: Profile, target: pb.UserProfile) -> None:
 
 
 def custom_record_to_proto(record: CustomRecord, target: pb.CustomRecord) -> None:
-    target.id = record.id
-    target.user_id = record.user_id
+    sourced_to_proto(record, target)
     target.strategy = record.strategy
     target.value.update(record.value)
-    for source in record.sources:
-        target.sources.add(session_id=source.session_id, message_id=source.message_id, seq=source.seq)
-    target.create_time = record.create_time
-    target.update_time = record.update_time
 
 
 def settings_to_proto(values: dict, target: pb.FormationSettings) -> None:
