@@ -53,21 +53,27 @@ async def likes_on(rig: Rig, session: str = "", strategies: list[dict] | None = 
 
 
 async def check_custom(rig: Rig, user: str = "alice", strategy: str = "likes") -> dict[str, int]:
+    return await check_stored_custom(rig.store, rig.tenant, rig.formation.settings, user, strategy)
+
+
+async def check_stored_custom(
+    store, tenant: str, settings, user: str = "alice", strategy: str = "likes"
+) -> dict[str, int]:
     """Set equality of the user's records of the strategy with what the log determines: every
     stored user message "i like X" of the user's sessions (where the strategy is on) is a source
     of exactly one record, {"item": X} (0 missing); every source of every record is a stored
     message that says it (0 orphans); no two records hold the same value (0 duplicates); the
     sources index holds exactly the records' sources."""
-    records = CustomRecords(rig.store)
-    mine = await records.of_strategy(rig.tenant, user, strategy)
+    records = CustomRecords(store)
+    mine = await records.of_strategy(tenant, user, strategy)
     said: dict[str, dict] = {}
-    for info in await rig.store.list_sessions(rig.tenant, None, 1000):
+    for info in await store.list_sessions(tenant, None, 1000):
         if info.attributes.user_id != user:
             continue
-        effective = await rig.formation.settings.effective(rig.tenant, info.session_id)
+        effective = await settings.effective(tenant, info.session_id)
         if not any(s.name == strategy and s.enabled for s in effective.custom_strategies):
             continue
-        for message in await rig.store.messages_by_seq(rig.tenant, info.session_id, 1, 2**62, 100_000):
+        for message in await store.messages_by_seq(tenant, info.session_id, 1, 2**62, 100_000):
             if message.role == "user" and (liked := LIKES.match(message.content)):
                 said[message.id] = {"item": liked.group(1)}
     sourced: dict[str, list[str]] = {}
@@ -76,7 +82,7 @@ async def check_custom(rig: Rig, user: str = "alice", strategy: str = "likes") -
         assert rec.sources, f"a record without sources: {rec}"
         for source in rec.sources:
             sourced.setdefault(source.message_id, []).append(rec.id)
-            rows = await rig.store.messages_by_seq(rig.tenant, source.session_id, source.seq, source.seq, 1)
+            rows = await store.messages_by_seq(tenant, source.session_id, source.seq, source.seq, 1)
             if not rows or rows[0].id != source.message_id or said.get(source.message_id) != rec.value:
                 orphans += 1
     missing = [m for m in said if m not in sourced]
@@ -87,11 +93,11 @@ async def check_custom(rig: Rig, user: str = "alice", strategy: str = "likes") -
     assert not duplicates, f"messages in several records: {duplicates}"
     assert len(values) == len(set(values)), f"duplicate records: {values}"
     index = set()
-    for session in await records.indexed_sessions(rig.tenant):
-        for message_id, owner, rec_id in await records.sources_of_session(rig.tenant, session):
+    for session in await records.indexed_sessions(tenant):
+        for message_id, owner, rec_id in await records.sources_of_session(tenant, session):
             if owner == user:
                 index.add((session, message_id, rec_id))
-    everything = await records.all(rig.tenant, user)
+    everything = await records.all(tenant, user)
     assert index == {(s.session_id, s.message_id, r.id) for r in everything for s in r.sources}
     return {"records": len(mine), "sources": sum(len(r.sources) for r in mine)}
 
