@@ -102,10 +102,16 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict:
         stubs = {name: vector_service_pb2_grpc.VectorServiceStub(c) for name, c in channels.items()}
         for name, server in servers.items():
             seq = await seed(server.target, args.sessions, args.messages)
-            # Lift off: this call only waits for the index to hold every message.
-            await stubs[name].SearchMemory(
-                vpb.SearchMemoryRequest(query_text="apple", wait_for_event_seq=seq, neighbor_weight=0.0), timeout=300
-            )
+            # Lift off, one hit: this call only waits for the index to hold every message (a
+            # store too slow for even that answers UNAVAILABLE once the index is there).
+            wait = vpb.SearchMemoryRequest(query_text="apple", top_k=1, wait_for_event_seq=seq, neighbor_weight=0.0)
+            for _ in range(10):
+                try:
+                    await stubs[name].SearchMemory(wait, timeout=300)
+                    break
+                except grpc.aio.AioRpcError as exc:
+                    if exc.code() != grpc.StatusCode.UNAVAILABLE:
+                        raise
         rows = {}
         for lift, weight in (("lift", None), ("no_lift", 0.0)):
             for top_k in TOP_KS:
