@@ -68,7 +68,7 @@ async def payloads(vectors: VectorRecall, tenant: str, space: int) -> list[dict]
 
 
 def keyword(text: str, **fields) -> RecallQuery:
-    return RecallQuery(text=text, keyword_weight=1.0, time_weight=0.0, context_window=0, **fields)
+    return RecallQuery(**{"text": text, "keyword_weight": 1.0, "time_weight": 0.0, "context_window": 0, **fields})
 
 
 def hybrid(text: str, **fields) -> RecallQuery:
@@ -134,6 +134,25 @@ async def test_a_hit_whose_message_is_gone_by_the_read_is_dropped_never_empty(ve
     assert gone.id not in {hit.record.message_id for hit in hits}
     assert {hit.text for hit in hits} == set(by_text) - {gone.content}
     assert all(hit.text for hit in hits)
+
+
+async def test_a_hit_of_a_kind_left_out_of_context_is_read_too(vectors, store, tenant):
+    """The text read shares its context window's anchor (the query's control kinds left out);
+    a hit of such a kind is read again without them, not taken for gone."""
+    memory = Memory(store, Limits(), hooks=vectors)
+    base = now_ms() - DAY
+    rows = [
+        Message(role="user", content="before the note", timestamp=base),
+        Message(role="user", content="a note about the lighthouse", timestamp=base + 1, kind="note"),
+        Message(role="user", content="after the note", timestamp=base + 2),
+    ]
+    await memory.save_messages(tenant, "s1", rows)
+    await synced(vectors, tenant)
+    for kinds in (("note",), ()):
+        query = keyword("lighthouse", session_id="s1", context_window=1, control_kinds=kinds)
+        [hit] = (await vectors.search(tenant, query)).hits
+        assert hit.text == "a note about the lighthouse"
+        assert [i.message.content for i in hit.before] == ["before the note"]
 
 
 async def test_caller_vectors_keep_their_text(vectors, tenant):

@@ -567,12 +567,29 @@ def _truncate_message(message: Message, max_chars: int) -> Item:
 TextOf = Callable[[Message], str]  # a stored message's indexed text (vectors/records.indexed_text)
 
 
-def text_request(record: VectorRecord) -> WindowRequest | None:
-    """What to read for the text of the message `record` indexes: the message itself, by id,
-    of any kind (None: the record carries its text, or it was read already)."""
+def text_request(record: VectorRecord, kinds: tuple[str, ...] = ()) -> WindowRequest | None:
+    """What to read for the text of the message `record` indexes: the message itself, by id
+    (None: the record carries its text, or it was read already). Left out `kinds`, it is the
+    anchor of the record's context window (one lookup serves both); a message of those kinds
+    is then read again without them (`_read_texts`)."""
     if not record.stored_text or record.text:
         return None
-    return WindowRequest(record.session_id, record.timestamp, record.message_id, record.effective_role, 0, ())
+    return WindowRequest(record.session_id, record.timestamp, record.message_id, record.effective_role, 0, kinds)
+
+
+async def _read_texts(
+    requests: Sequence[WindowRequest | None], found: list[Window | None], read: WindowReader
+) -> list[Window | None]:
+    """`found` (the windows of `requests`), with the messages a request's left-out kinds hid
+    read again without them: a hit of a kind the query leaves out of context is still a hit."""
+    again = [
+        i for i, (r, w) in enumerate(zip(requests, found, strict=True)) if r and r.exclude_kinds and w and not w.message
+    ]
+    if again:
+        hidden = [replace(r, exclude_kinds=()) for i in again if (r := requests[i]) is not None]
+        for i, window in zip(again, await read(hidden), strict=True):
+            found[i] = window
+    return found
 
 
 def _with_text(candidate: Candidate, window: Window | None, text_of: TextOf) -> Candidate | None:
@@ -596,18 +613,16 @@ async def with_texts(scored: Sequence[Scored], query: RecallQuery, read: WindowR
     keeps no text (it is no hit: select_hits)."""
     if not needs_texts(query):
         return list(scored)
-    requests = [text_request(s.candidate.record) for s in scored]
+    requests = [text_request(s.candidate.record, query.control_kinds) for s in scored]
     wanted = [r for r in requests if r is not None]
     if not wanted:
         return list(scored)
-    found = iter(await read(wanted))
+    read_back = iter(await read(wanted))
+    found = await _read_texts(requests, [next(read_back) if r is not None else None for r in requests], read)
     out = []
-    for s, request in zip(scored, requests, strict=True):
-        if request is not None:
-            candidate = _with_text(s.candidate, next(found), text_of)
-            if candidate is not None:
-                s = replace(s, candidate=candidate)
-        out.append(s)
+    for s, window in zip(scored, found, strict=True):
+        candidate = _with_text(s.candidate, window, text_of)
+        out.append(replace(s, candidate=candidate) if candidate is not None else s)
     return out
 
 
@@ -615,7 +630,7 @@ def ahead_texts(scored: Sequence[Scored], query: RecallQuery) -> list[WindowRequ
     """The text reads `with_texts` will make (to read them ahead, with the windows)."""
     if not needs_texts(query):
         return []
-    requests = (text_request(s.candidate.record) for s in scored)
+    requests = (text_request(s.candidate.record, query.control_kinds) for s in scored)
     return [r for r in requests if r is not None]
 
 
@@ -644,7 +659,7 @@ def likely_windows(scored: Sequence[Scored], query: RecallQuery) -> list[WindowR
     are (the lift, recency and dates reorder few); a hit that is not costs a read after."""
     best = heapq.nlargest(query.top_k, scored, key=lambda s: s.relevance)
     requests = (_window_request(s.candidate.record, query) for s in best)
-    texts = (text_request(s.candidate.record) for s in best)
+    texts = (text_request(s.candidate.record, query.control_kinds) for s in best)
     return [r for r in (*requests, *texts) if r is not None]
 
 
@@ -682,11 +697,11 @@ async def _choose(
             texts.add(record.text_key)
             batch.append(candidate)
         requests = [_window_request(r.candidate.record, query) for r in batch]
-        own = [text_request(r.candidate.record) for r in batch]  # in the same read
+        own = [text_request(r.candidate.record, query.control_kinds) for r in batch]  # in the same read
         wanted = [r for r in (*requests, *own) if r is not None]
         found = iter(await read(wanted) if wanted else [])
         windows = [next(found) if r is not None else Window() for r in requests]
-        own_windows = [next(found) if r is not None else None for r in own]
+        own_windows = await _read_texts(own, [next(found) if r is not None else None for r in own], read)
         for candidate, window, own_window in zip(batch, windows, own_windows, strict=True):
             record = candidate.candidate.record
             read_back = _with_text(candidate.candidate, own_window, text_of)
