@@ -123,3 +123,38 @@ async def test_a_plain_server_error_is_not_taken_for_a_refused_form():
             await chat.close()
         assert failed.value.kind == llm.SERVER_ERROR
         assert kinds(server) == ["json_schema"]
+
+
+async def test_the_json_object_form_sends_no_upper_bounds_and_the_answer_is_still_held_to_them():
+    bounded = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["summary", "maxLength"],
+        "properties": {
+            "summary": {"type": "string", "minLength": 1, "maxLength": 5},
+            "maxLength": {"type": "array", "items": {"type": "string"}, "maxItems": 2},  # a property's name stays
+        },
+    }
+    answers = iter([{"summary": "fine", "maxLength": []}, {"summary": "far too long", "maxLength": []}])
+
+    def serve(call: Call) -> Reply:
+        if call.body["response_format"]["type"] == "json_schema":
+            return refused_by_llama_cpp_python()
+        return answer(next(answers))
+
+    with ScriptedLLM(serve) as server:
+        chat = OpenAIChat(server.url, server.model, timeout_seconds=5.0)
+        request = llm.ChatRequest("system", "user", "bounded", bounded)
+        try:
+            assert (await chat.complete(request)).data == {"summary": "fine", "maxLength": []}
+            with pytest.raises(llm.LlmFailed) as failed:
+                await chat.complete(request)
+        finally:
+            await chat.close()
+        assert failed.value.kind == llm.INVALID_ANSWER
+        sent = server.calls[1].body["response_format"]["schema"]
+        assert sent["properties"] == {
+            "summary": {"type": "string", "minLength": 1},
+            "maxLength": {"type": "array", "items": {"type": "string"}},
+        }
+        assert server.calls[0].body["response_format"]["json_schema"]["schema"] == bounded  # json_schema: as given

@@ -8,6 +8,12 @@ A server that refuses the json_schema form (400 or 422, or a 500 naming `respons
 llama-cpp-python's server accepts only `{"type": "json_object", "schema": ...}` and its route
 answers a request outside its model with 500) is asked the same call again in that form, and in
 that form from then on; the answer is validated against the schema either way.
+
+In the json_object form, upper bounds on lengths and counts (`maxLength`, `maxItems`,
+`maxProperties`) are checked on the answer, not sent: llama-cpp-python's server builds a grammar
+from the schema and expands a bound into that many nested rules (the summary's 20,000
+characters: 20,000 nested rules), which crashed its 0.3.36 server here (SIGSEGV in libllama at
+the end of its thread's stack) and, with a 1 GiB stack, failed to parse.
 """
 
 from __future__ import annotations
@@ -34,6 +40,28 @@ def _retry_after(error: openai.APIStatusError) -> float | None:
         return None
 
 
+UNSENT = frozenset({"maxLength", "maxItems", "maxProperties"})
+
+
+def sent_schema(schema: Any) -> Any:
+    """The schema as sent to the model: `schema` without upper bounds on lengths and counts
+    (under `properties` and `$defs`, names are names, never keywords)."""
+    if isinstance(schema, list):
+        return [sent_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    named = ("properties", "$defs", "definitions", "patternProperties")
+    return {
+        key: (
+            {n: sent_schema(v) for n, v in value.items()}
+            if key in named and isinstance(value, dict)
+            else sent_schema(value)
+        )
+        for key, value in schema.items()
+        if key not in UNSENT
+    }
+
+
 def _refused_format(error: openai.APIStatusError) -> bool:
     """Whether the server refused the request's form: 400 or 422, or llama-cpp-python's 500 that
     names the field (its route turns every validation error into a 500)."""
@@ -53,10 +81,14 @@ class OpenAIChat:
 
     def _format(self, request: llm.ChatRequest) -> Any:
         if self.response_format == JSON_OBJECT:
-            return {"type": JSON_OBJECT, "schema": dict(request.schema)}
+            return {"type": JSON_OBJECT, "schema": sent_schema(request.schema)}
         return {
             "type": JSON_SCHEMA,
-            "json_schema": {"name": request.schema_name, "schema": dict(request.schema), "strict": request.strict},
+            "json_schema": {
+                "name": request.schema_name,
+                "schema": dict(request.schema),
+                "strict": request.strict,
+            },
         }
 
     async def _create(self, request: llm.ChatRequest) -> Any:
