@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import tempfile
 import time
@@ -49,6 +50,7 @@ STRATEGIES = {1: "summary", 2: "facts", 3: "profile"}
 
 
 def main() -> int:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stop still stops memoryd (finally)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--llm-url", required=True)
     parser.add_argument("--llm-model", required=True)
@@ -84,15 +86,19 @@ def run(target: str, timeout: float, log: Path) -> int:
         )
         number = {m.id: n for n, m in enumerate(saved.messages, 1)}
         started = time.monotonic()
-        caught_up = True
-        try:
-            formation.WaitForFormation(
-                fpb.WaitForFormationRequest(event_seq=saved.event_seq, timeout_ms=int(min(timeout, 600) * 1000)),
-                timeout=min(timeout, 600) + 10,
-            )
-        except grpc.RpcError as error:
-            caught_up = False
-            print(f"formation did not catch up: {error.code().name} {error.details()}")
+        caught_up = False
+        while not caught_up:  # WaitForFormation waits at most 600 s a call
+            wait = max(1.0, min(600.0, timeout - (time.monotonic() - started)))
+            try:
+                formation.WaitForFormation(
+                    fpb.WaitForFormationRequest(event_seq=saved.event_seq, timeout_ms=int(wait * 1000)),
+                    timeout=wait + 10,
+                )
+                caught_up = True
+            except grpc.RpcError as error:
+                if error.code() != grpc.StatusCode.DEADLINE_EXCEEDED or time.monotonic() - started >= timeout:
+                    print(f"formation did not catch up: {error.code().name} {error.details()}")
+                    break
         print(f"formation took {time.monotonic() - started:.1f} s (caught up: {caught_up})")
         status = formation.GetFormationStatus(fpb.GetFormationStatusRequest())
         facts = formation.ListFacts(fpb.ListFactsRequest(user_id=USER, include_superseded=True)).facts

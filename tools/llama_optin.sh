@@ -77,8 +77,11 @@ run() {
     path="$(model | tail -1)"
     local logfile="$HOME_DIR/server.log"
     log "serving $path on 127.0.0.1:$PORT (log $logfile)"
-    "$VENV/bin/python" -m llama_cpp.server --model "$path" --host 127.0.0.1 --port "$PORT" \
-        --model_alias gemma3-270m --n_ctx 8192 --n_threads 2 >"$logfile" 2>&1 &
+    # The GGUF carries no chat template (llama-cpp-python would fall back to llama-2's format,
+    # and Gemma then answers nothing): its Gemma format, which drops system messages.
+    nice -n 10 "$VENV/bin/python" -m llama_cpp.server --model "$path" --host 127.0.0.1 --port "$PORT" \
+        --model_alias gemma3-270m --chat_format "${LLAMA_CHAT_FORMAT:-gemma}" --n_ctx 8192 --n_threads 2 \
+        >"$logfile" 2>&1 &
     local server=$!
     trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
     for _ in $(seq 1 120); do
