@@ -60,13 +60,15 @@ async def test_fifty_windows_over_many_sessions_are_one_aggregate(opened):
     store, db, listener = opened
     tenant = f"t{uuid.uuid4().hex[:8]}"
     requests = []
-    for s in range(10):  # messages a few seconds apart: every window inside its first span
-        saved = await _save(store, tenant, f"s{s}", [1_700_000_000_000 + i * 3_000 for i in range(30)])
-        requests += [WindowRequest(f"s{s}", m.timestamp, m.id, m.role, 2) for m in saved[4:25:4]]
+    day, now = 86_400_000, 1_700_000_000_000
+    for s in range(10):  # days of history, then messages seconds apart: the windows are in those
+        stamps = [now - (10 - i) * day for i in range(10)] + [now + i * 3_000 for i in range(30)]
+        saved = await _save(store, tenant, f"s{s}", stamps)
+        requests += [WindowRequest(f"s{s}", m.timestamp, m.id, m.role, 2) for m in saved[14:37:4]]
     assert len(requests) >= 50
     listener.names.clear()
     found = await mongo_windows.read_windows(db, tenant, requests)
-    assert listener.names == ["aggregate"]
+    assert sorted(listener.names) == ["aggregate", "find"]  # the windows, and the sessions' sizes
 
     async def read(query):
         return await store.range(tenant, query)
@@ -81,16 +83,38 @@ async def test_a_window_reaching_past_its_span_is_widened_until_it_is_exact(open
     day = 86_400_000
     # Neighbours days and years away, and one side that ends: the first span holds none of them.
     saved = await _save(store, tenant, "w", [1_000, 2 * day, 3 * day, 3 * day + 5, 900 * day, 901 * day, 5_000 * day])
+    requests = [WindowRequest("w", m.timestamp, m.id, m.role, 2) for m in saved[3:5]]
+    listener.names.clear()
+    found = await mongo_windows.read_windows(db, tenant, requests)
+    assert sorted(listener.names) == ["aggregate"] * mongo_windows.ROUNDS + ["find"]
+
+    async def read(query):
+        return await store.range(tenant, query)
+
+    assert _ids(found) == _ids(await windows.read_windows(read, requests))
+    assert [len(w.before) for w in found] == [2, 2]
+
+
+async def test_a_short_session_is_read_whole_in_one_aggregate(opened):
+    store, db, listener = opened
+    tenant = f"t{uuid.uuid4().hex[:8]}"
+    day = 86_400_000
+    saved = await _save(store, tenant, "w", [1_000, 2 * day, 3 * day, 3 * day + 5, 900 * day, 901 * day, 5_000 * day])
     requests = [WindowRequest("w", m.timestamp, m.id, m.role, 2) for m in saved]
     listener.names.clear()
     found = await mongo_windows.read_windows(db, tenant, requests)
-    assert listener.names == ["aggregate"] * mongo_windows.ROUNDS
+    assert sorted(listener.names) == ["aggregate", "find"]
 
     async def read(query):
         return await store.range(tenant, query)
 
     assert _ids(found) == _ids(await windows.read_windows(read, requests))
     assert [len(w.before) for w in found] == [0, 1, 2, 2, 2, 2, 2]
+
+
+def test_a_sessions_overlapping_spans_are_one_range():
+    spans = [("a", 0, 10), ("b", None, 5), ("a", 5, 20), ("a", 30, None), ("a", 21, 28), ("b", 3, 4), ("c", 1, 2)]
+    assert mongo_windows.merged(spans) == [("a", 0, 28), ("a", 30, None), ("b", None, 5), ("c", 1, 2)]
 
 
 async def test_the_first_stage_is_served_by_an_index(opened):

@@ -24,17 +24,19 @@ Every read is bounded by the search's deadline: the store runs this under `pymon
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import bson
+from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 
 from memoryd.domain.models import Message
 from memoryd.domain.windows import FIRST_BACKWARD_SPAN_MS, Window, WindowRequest, counts, locate
-from memoryd.storage.mongo.indexes import MESSAGES
+from memoryd.storage.mongo.indexes import MESSAGES, SESSIONS
 from memoryd.storage.mongo.reads import MESSAGE_FIELDS, raw_collection, sized_message
 
 # How far a side reaches in each round: 10 minutes, a day, then the session's edge.
@@ -73,12 +75,30 @@ def _timestamp_range(lo: int | None, hi: int | None) -> dict[str, Any]:
     return where
 
 
+def merged(spans: Sequence[tuple[str, int | None, int | None]]) -> list[tuple[str, int | None, int | None]]:
+    """The spans of each session as few disjoint ranges: a search's windows in one
+    conversation overlap, and every `$or` branch costs (SecantusDB tests each row against
+    each branch; mongod walks each as an index range)."""
+    low = float("-inf")
+    out: list[tuple[str, int | None, int | None]] = []
+    ordered = sorted(spans, key=lambda s: (s[0], low if s[1] is None else s[1]))
+    for session_id, lo, hi in ordered:
+        if out and out[-1][0] == session_id:
+            _, last_lo, last_hi = out[-1]
+            if lo is None or last_hi is None or lo <= last_hi + 1:
+                top = None if hi is None or last_hi is None else max(hi, last_hi)
+                out[-1] = (session_id, last_lo, top)
+                continue
+        out.append((session_id, lo, hi))
+    return out
+
+
 def windows_pipeline(tenant: str, spans: Sequence[tuple[str, int | None, int | None]]) -> list[dict[str, Any]]:
     """The messages of every (session_id, lo, hi) span, in one aggregate (see the module
     docstring for why two `$match` stages)."""
     sessions = sorted({session_id for session_id, _, _ in spans})
     branches = []
-    for session_id, lo, hi in sorted(set(spans), key=lambda s: (s[0], s[1] is not None, s[1] or 0)):
+    for session_id, lo, hi in merged(spans):
         branch: dict[str, Any] = {"session_id": session_id}
         timestamp = _timestamp_range(lo, hi)
         if timestamp:
@@ -96,11 +116,12 @@ def _excluded(message: Message, exclude_kinds: tuple[str, ...]) -> bool:
     return message.kind is not None and message.kind in exclude_kinds
 
 
-def _cut(span: _Span, rows: Sequence[Message]) -> tuple[Window, bool, bool]:
+def _cut(span: _Span, rows: Sequence[Message], whole: bool) -> tuple[Window, bool, bool]:
     """The window from its session's rows (sorted by (timestamp, seq)), and whether each
-    side is exact: it holds its N messages inside the span, or the span is unbounded."""
+    side is exact: it holds its N messages inside the span, the span is unbounded, or the
+    rows are the `whole` session."""
     request = span.request
-    lo, hi = span.bounds()
+    lo, hi = (None, None) if whole else span.bounds()
     ts, size = request.timestamp, request.size
     kinds = request.exclude_kinds
     inside = [
@@ -119,28 +140,57 @@ def _cut(span: _Span, rows: Sequence[Message]) -> tuple[Window, bool, bool]:
     return Window(anchor, older[-size:] if older else [], newer[:size]), before_done, after_done
 
 
+async def _rows(
+    messages: AsyncCollection, tenant: str, wanted: Sequence[tuple[str, int | None, int | None]]
+) -> dict[str, list[Message]]:
+    """The spans' messages by session, each session's in (timestamp, seq) order."""
+    by_session: dict[str, list[Message]] = defaultdict(list)
+    cursor = await messages.aggregate(windows_pipeline(tenant, wanted), batchSize=FIRST_BATCH)
+    try:
+        async for raw in cursor:
+            doc = bson.decode(raw.raw)
+            by_session[doc["session_id"]].append(sized_message(doc, len(raw.raw)))
+    finally:
+        await cursor.close()
+    for found in by_session.values():
+        found.sort(key=lambda m: (m.timestamp, m.seq))
+    return by_session
+
+
+async def session_sizes(db: AsyncDatabase, tenant: str, session_ids: set[str]) -> dict[str, int]:
+    """Each session's stored messages (its document's message_count; served by sessions_id)."""
+    where = {"tenant": tenant, "session_id": {"$in": sorted(session_ids)}}
+    cursor = db[SESSIONS].find(where, {"_id": 0, "session_id": 1, "message_count": 1}, batch_size=len(session_ids) + 1)
+    return {doc["session_id"]: int(doc.get("message_count", 0)) async for doc in cursor}
+
+
 async def read_windows(db: AsyncDatabase, tenant: str, requests: Sequence[WindowRequest]) -> list[Window]:
     """Store.context_windows: one aggregate per round, nearly always one round."""
     spans = [_Span(r) for r in requests]
     done: list[Window | None] = [None] * len(spans)
     pending = list(range(len(spans)))
     messages = raw_collection(db, MESSAGES)
+    sizes: dict[str, int] = {}
+    first = True
     while pending:
         wanted = [(spans[i].request.session_id, *spans[i].bounds()) for i in pending]
-        by_session: dict[str, list[Message]] = defaultdict(list)
-        cursor = await messages.aggregate(windows_pipeline(tenant, wanted), batchSize=FIRST_BATCH)
-        try:
-            async for raw in cursor:
-                doc = bson.decode(raw.raw)
-                by_session[doc["session_id"]].append(sized_message(doc, len(raw.raw)))
-        finally:
-            await cursor.close()
-        for rows in by_session.values():
-            rows.sort(key=lambda m: (m.timestamp, m.seq))
+        if first:  # beside the first round: a short session is read whole in it
+            first = False
+            by_session, sizes = await asyncio.gather(
+                _rows(messages, tenant, wanted), session_sizes(db, tenant, {s for s, _, _ in wanted})
+            )
+        else:
+            by_session = await _rows(messages, tenant, wanted)
         still = []
         for i in pending:
             span = spans[i]
-            window, before_done, after_done = _cut(span, by_session.get(span.request.session_id, []))
+            session_id = span.request.session_id
+            found = by_session.get(session_id, [])
+            # As many rows as the session holds: they are all of it (a write between the two
+            # reads is seen or not, as by any read beside a write).
+            size = sizes.get(session_id)
+            whole = size is not None and len(found) >= size
+            window, before_done, after_done = _cut(span, found, whole)
             if before_done and after_done:
                 done[i] = window
                 continue
