@@ -12,8 +12,11 @@ Several consumers of one engine (the recall index's, and memory formation's stra
 run in a runtime of their own there): one RemoteTrack each. A waiter's wake names its
 consumer, so only that consumer's runtime starts a pass at once (`urgent`); a commit's wake
 reaches every runtime of the engine, so one track forwards commits (`wake_engine`) and the
-others only follow. The engine may add what else its consumers report (memory formation: model
-calls and tokens) as the consumer's "report": `RemoteTrack.report`.
+others only follow. Tracks of consumers that run together (formation's strategies) share their
+periodic look: one track `leads` the others, whose positions each of its looks sets too (one
+engine call and one read of the tenants' log bounds for all); a track that is led looks on its
+own only while someone waits on it. The engine may add what else its consumers report (memory
+formation: model calls and tokens) as the consumer's "report": `RemoteTrack.report`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from memoryd import shutdown
@@ -69,9 +73,11 @@ class RemoteTrack:
         system_tenant: str = SYSTEM_TENANT,
         lag_gauge: Gauge | None = None,
         wake_engine: bool = True,
+        leads: Sequence[RemoteTrack] = (),
     ) -> None:
         """`wake_engine`: forward this process's commits to the engine (False: another track
-        of the same engine does)."""
+        of the same engine does); `leads`: tracks whose positions this one's looks set too
+        (they look on their own only for their waiters)."""
         self.link = link
         self.store = store
         self.name = name
@@ -84,6 +90,10 @@ class RemoteTrack:
         self.retries = 0
         self.last_error = ""
         self.wake_engine = wake_engine
+        self.leads = tuple(leads)
+        self.led = False  # another track's looks set this one's positions
+        for track in self.leads:
+            track.led = True
         self.report: dict[str, Any] = {}  # what the engine reports of the consumer besides positions
         self._wake = asyncio.Event()
         self._advanced = asyncio.Event()
@@ -140,14 +150,19 @@ class RemoteTrack:
                 urgent_at = now + URGENT_EVERY_SECONDS
             self._wake.clear()
             try:
-                if polled or time.monotonic() >= follow_at:
+                if polled or (not self.led and time.monotonic() >= follow_at):
                     follow_at = time.monotonic() + self.poll_seconds  # a failure too: not retried at once
                     await self.follow(urgent=urgent)
                 elif self.wake_engine:  # a local commit: wake the engine, nothing to read here
                     await self.link.runtime_wake()
             except MemorydError as error:
                 self.last_error = error.reason
-            delay = self.linger_seconds if self._waiters else max(0.0, follow_at - time.monotonic())
+            if self._waiters:
+                delay = self.linger_seconds
+            elif self.led:  # the leading track's looks set the positions: only a waiter wakes it
+                delay = self.poll_seconds
+            else:
+                delay = max(0.0, follow_at - time.monotonic())
             # Local commits matter only to the track that forwards them.
             await wait_any((changed, self._wake) if self.wake_engine else (self._wake,), delay)
             if self.wake_engine and self.linger_seconds and not self._wake.is_set():
@@ -159,18 +174,23 @@ class RemoteTrack:
                     await wait_any((self._wake,), ENGINE_LINGER_SECONDS)
 
     async def follow(self, *, urgent: bool = False) -> None:
-        """The engine's positions (a tenant it has not loaded yet: its persisted cursor)."""
+        """The engine's positions (a tenant it has not loaded yet: its persisted cursor), for
+        this track and the ones it leads."""
         # A track that forwards no commits wakes the engine only for a waiter: its polls are no
         # commits (formation's runtime there defers while commits keep coming).
         wake = urgent or self.wake_engine
-        remote = (await self.link.runtime_state(wake, urgent, self.name)).get(self.name) or {}
+        state = await self.link.runtime_state(wake, urgent, self.name)
+        tenants = [t for t in await self.store.event_tenants() if t != self.system_tenant]
+        latest = {tenant: (await self.store.event_bounds(tenant))[1] for tenant in tenants}
+        for track in (self, *self.leads):
+            await track._absorb(state.get(track.name) or {}, latest)
+
+    async def _absorb(self, remote: dict[str, Any], latest: dict[str, int]) -> None:
         self.last_error = remote.get("error", "")
         self.retries = remote.get("retries", 0)
         self.report = remote.get("report") or {}
         known = remote.get("tenants") or {}
-        for tenant in await self.store.event_tenants():
-            if tenant == self.system_tenant:
-                continue
+        for tenant, newest in latest.items():
             if tenant in known:
                 seq, _, rebuilding = known[tenant]
             else:
@@ -178,7 +198,7 @@ class RemoteTrack:
                 seq, rebuilding = (int(entry.data.get("seq", 0)) if entry is not None else 0), False
             cursor = self.cursors.setdefault(tenant, Cursor(seq, seq, time.monotonic()))
             cursor.rebuilding = rebuilding
-            cursor.latest = (await self.store.event_bounds(tenant))[1]
+            cursor.latest = newest
             cursor.through = cursor.saved = max(cursor.through, seq)
         # Waiters check their position again after every look (they are few).
         self._advanced.set()

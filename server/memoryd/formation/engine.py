@@ -191,15 +191,21 @@ class Formation:
         self._tasks: list[asyncio.Task] = []
         self._started = False  # run() or start() was called: the runtime runs, or is about to
         if link is not None and model is None:
-            for strategy in STRATEGIES:
-                self.tracks[strategy] = RemoteTrack(
+
+            def follow(strategy: str, leads: Sequence[RemoteTrack] = ()) -> RemoteTrack:
+                return RemoteTrack(
                     link,
                     store,
                     CONSUMER_NAMES[strategy],
                     poll_seconds=options.poll_seconds,
                     linger_seconds=REMOTE_POLL_SECONDS,
                     wake_engine=False,  # the recall index's track forwards this process's commits
+                    leads=leads,
                 )
+
+            # The first strategy's periodic look sets every strategy's positions.
+            led = {strategy: follow(strategy) for strategy in STRATEGIES[1:]}
+            self.tracks = {STRATEGIES[0]: follow(STRATEGIES[0], tuple(led.values())), **led}
             return
         if model is None:
             return
