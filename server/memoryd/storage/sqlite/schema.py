@@ -1,5 +1,7 @@
 """SQLite schema. Every table and index starts with `tenant`, so tenancy never needs a migration."""
 
+import sqlite3
+
 # The size a WAL file is truncated to when a commit starts it over (commits.py, the WAL bound).
 WAL_LIMIT_BYTES = 16 * 1024 * 1024
 
@@ -39,13 +41,15 @@ CREATE INDEX IF NOT EXISTS messages_range
     ON messages (tenant, session_id, timestamp, seq);
 CREATE UNIQUE INDEX IF NOT EXISTS messages_id
     ON messages (tenant, id);
--- GetRecentAcrossSessions: unfiltered, by platform and by a kinds whitelist.
+-- GetRecentAcrossSessions: unfiltered, by platform and by a kinds whitelist. The last two
+-- are partial (REDEFINED_INDEXES): a filter `platform = ?` / `kind IN (...)` matches only
+-- rows where the column is set, and a message without one writes no page of them.
 CREATE INDEX IF NOT EXISTS messages_recent
     ON messages (tenant, archived, timestamp, session_id, seq);
 CREATE INDEX IF NOT EXISTS messages_recent_platform
-    ON messages (tenant, archived, platform, timestamp, session_id, seq);
+    ON messages (tenant, archived, platform, timestamp, session_id, seq) WHERE platform IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_recent_kind
-    ON messages (tenant, archived, kind, timestamp, session_id, seq);
+    ON messages (tenant, archived, kind, timestamp, session_id, seq) WHERE kind IS NOT NULL;
 
 CREATE TABLE IF NOT EXISTS sessions (
     tenant            TEXT    NOT NULL,
@@ -156,3 +160,43 @@ CREATE INDEX IF NOT EXISTS events_scope ON events (tenant, json_extract(payload,
 CREATE INDEX IF NOT EXISTS events_memory_user ON events (tenant, json_extract(payload, '$.user_id'))
     WHERE type IN (15, 16, 17);
 """
+
+# Indexes whose definition changed since databases were made with them (CREATE INDEX IF NOT
+# EXISTS keeps an old one): name -> the definition as SQLite stores it (sqlite_schema.sql,
+# without IF NOT EXISTS). One stored otherwise is dropped and made again (redefine_indexes).
+# messages_recent_platform/_kind became partial (issue 43: a lone append wrote a page of
+# each, 2 of its ~17 WAL frames, for messages that have no platform or kind).
+REDEFINED_INDEXES = {
+    "messages_recent_platform": "CREATE INDEX messages_recent_platform"
+    " ON messages (tenant, archived, platform, timestamp, session_id, seq) WHERE platform IS NOT NULL",
+    "messages_recent_kind": "CREATE INDEX messages_recent_kind"
+    " ON messages (tenant, archived, kind, timestamp, session_id, seq) WHERE kind IS NOT NULL",
+}
+
+
+def _stale_indexes(conn: sqlite3.Connection) -> list[str]:
+    stored = dict(conn.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL"))
+    return [
+        name
+        for name, sql in REDEFINED_INDEXES.items()
+        if name in stored and " ".join(stored[name].split()) != " ".join(sql.split())
+    ]
+
+
+def redefine_indexes(conn: sqlite3.Connection) -> list[str]:
+    """Drop and make again each index of REDEFINED_INDEXES stored with another definition, in
+    one transaction (checked again inside it: another process may have done it meanwhile).
+    The names redefined; a database of the current schema costs one read of sqlite_schema."""
+    if not _stale_indexes(conn):
+        return []
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        stale = _stale_indexes(conn)
+        for name in stale:
+            conn.execute(f"DROP INDEX {name}")
+            conn.execute(REDEFINED_INDEXES[name])
+        conn.execute("COMMIT")
+    except sqlite3.Error:
+        conn.execute("ROLLBACK")
+        raise
+    return stale

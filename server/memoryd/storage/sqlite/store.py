@@ -56,7 +56,7 @@ from memoryd.domain.windows import Window, WindowRequest
 from memoryd.storage.sqlite import reserve, windows
 from memoryd.storage.sqlite.commits import GroupCommit
 from memoryd.storage.sqlite.rows import MESSAGE_COLUMNS, read_messages, row_to_message
-from memoryd.storage.sqlite.schema import INDEXES, MIGRATIONS, PRAGMAS, SCHEMA
+from memoryd.storage.sqlite.schema import INDEXES, MIGRATIONS, PRAGMAS, SCHEMA, redefine_indexes
 from memoryd.storage.sqlite.snapshot import SqliteSnapshot
 from memoryd.wire import decode_messages, encode_body, encode_messages
 
@@ -230,6 +230,39 @@ def list_sessions_query(
     return f"SELECT {columns} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY {order} LIMIT ?", [*params, limit]
 
 
+def recent_query(tenant: str, query: RecentQuery) -> tuple[str, list[Any]]:
+    """GetRecentAcrossSessions, newest first: messages_recent, or messages_recent_platform /
+    messages_recent_kind (partial: rows with a platform / a kind) when that filter is set.
+    Every filter is part of the query, so the LIMIT counts only matches: the result is
+    exactly min(limit, matches) however selective the filters are."""
+    clauses = ["tenant = ?", "archived = 0"]
+    params: list[Any] = [tenant]
+    if query.platform is not None:
+        clauses.append("platform = ?")
+        params.append(query.platform)
+    if query.since_ts is not None:
+        clauses.append("timestamp >= ?")
+        params.append(query.since_ts)
+    if query.roles:
+        clauses.append(f"role IN ({_placeholders(len(query.roles))})")
+        params.extend(query.roles)
+    if query.exclude_session_ids:
+        clauses.append(f"session_id NOT IN ({_placeholders(len(query.exclude_session_ids))})")
+        params.extend(query.exclude_session_ids)
+    if query.session_ids is not None:
+        clauses.append(f"session_id IN ({_placeholders(len(query.session_ids))})")
+        params.extend(query.session_ids)
+    kind_clauses, kind_params = _kind_filters(query.kinds, query.exclude_kinds)
+    clauses += kind_clauses
+    params += kind_params
+    sql = (
+        f"SELECT session_id, {MESSAGE_COLUMNS} FROM messages WHERE {' AND '.join(clauses)}"
+        " ORDER BY timestamp DESC, session_id DESC, seq DESC LIMIT ?"
+    )
+    params.append(query.limit)
+    return sql, params
+
+
 def idle_sessions_query(
     tenant: str, idle_before: int, after: tuple[int, str] | None, limit: int, *, unarchived: bool
 ) -> tuple[str, list[Any]]:
@@ -399,6 +432,8 @@ class SqliteStore(Store):
                     conn.execute("ROLLBACK")
                     raise
         conn.executescript(INDEXES)
+        if redefined := redefine_indexes(conn):
+            log.info("sqlite_indexes_redefined", indexes=redefined)
 
     async def close(self) -> None:
         if self._commits is not None:
@@ -652,33 +687,7 @@ class SqliteStore(Store):
         return await self._query(windows.read, tenant, requests, MESSAGE_COLUMNS, row_to_message)
 
     async def recent_across_sessions(self, tenant: str, query: RecentQuery) -> list[SessionMessage]:
-        # Every filter is part of the query, so the LIMIT counts only matches: the
-        # result is exactly min(limit, matches) however selective the filters are.
-        clauses = ["tenant = ?", "archived = 0"]
-        params: list[Any] = [tenant]
-        if query.platform is not None:
-            clauses.append("platform = ?")
-            params.append(query.platform)
-        if query.since_ts is not None:
-            clauses.append("timestamp >= ?")
-            params.append(query.since_ts)
-        if query.roles:
-            clauses.append(f"role IN ({_placeholders(len(query.roles))})")
-            params.extend(query.roles)
-        if query.exclude_session_ids:
-            clauses.append(f"session_id NOT IN ({_placeholders(len(query.exclude_session_ids))})")
-            params.extend(query.exclude_session_ids)
-        if query.session_ids is not None:
-            clauses.append(f"session_id IN ({_placeholders(len(query.session_ids))})")
-            params.extend(query.session_ids)
-        kind_clauses, kind_params = _kind_filters(query.kinds, query.exclude_kinds)
-        clauses += kind_clauses
-        params += kind_params
-        sql = (
-            f"SELECT session_id, {MESSAGE_COLUMNS} FROM messages WHERE {' AND '.join(clauses)}"
-            " ORDER BY timestamp DESC, session_id DESC, seq DESC LIMIT ?"
-        )
-        params.append(query.limit)
+        sql, params = recent_query(tenant, query)
 
         def read(conn: sqlite3.Connection) -> list[SessionMessage]:
             found = (SessionMessage(row[0], row_to_message(row[1:])) for row in conn.execute(sql, params))
