@@ -16,6 +16,7 @@ from memoryd.domain.limits import Limits
 from memoryd.domain.memory import Memory
 from memoryd.domain.models import Message, now_ms
 from memoryd.domain.recall import RecallQuery
+from memoryd.domain.transfer import point_from_json, point_json
 from memoryd.domain.vectors import KeywordPoint, VectorPoint, VectorRecord, text_hash
 from memoryd.storage.qdrant import points as p
 from memoryd.storage.qdrant.base import QdrantIndexBase
@@ -233,3 +234,14 @@ async def test_points_written_before_hashes_answer_until_the_fingerprint_rebuild
         assert {hit.text for hit in hits} == set(by_text)
     finally:
         await second.close()
+
+
+def test_an_exported_message_point_keeps_its_hash_and_a_caller_point_its_text():
+    """Export with --vectors writes a message's dense point with its hash (its text is the
+    exported message's); import restores it as a message's point (domain/transfer.py)."""
+    message = VectorRecord("s1", 1_000, MODEL, "m1", "user", text_hash=text_hash("said once"))
+    caller = VectorRecord("s1", 2_000, MODEL, "c1", "user", text="the caller's words")
+    for record in (message, caller):
+        data = point_json(VectorPoint("t", text_vector("said once", DIMS), record))
+        assert ("text" in data) is (record.text_hash is None)
+        assert point_from_json("t", data).record == record
