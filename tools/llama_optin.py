@@ -46,7 +46,7 @@ CONVERSATION = [
     ("user", "Actually, I moved from Lyon to Paris last month."),
     ("assistant", "Congratulations on the move to Paris!"),
 ]
-STRATEGIES = {1: "summary", 2: "facts", 3: "profile"}
+STRATEGIES = {1: "summary", 2: "facts", 3: "profile", 4: "custom"}
 
 
 def main() -> int:

@@ -82,11 +82,11 @@ run() {
     nice -n 10 "$VENV/bin/python" -m llama_cpp.server --model "$path" --host 127.0.0.1 --port "$PORT" \
         --model_alias gemma3-270m --chat_format "${LLAMA_CHAT_FORMAT:-gemma}" --n_ctx 8192 --n_threads 2 \
         >"$logfile" 2>&1 &
-    local server=$!
-    trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
+    SERVER_PID=$!  # global: the EXIT trap runs after run() has returned
+    trap 'kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true' EXIT
     for _ in $(seq 1 120); do
         curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null && break
-        kill -0 "$server" 2>/dev/null || { log "the server died:"; tail -20 "$logfile" >&2; exit 1; }
+        kill -0 "$SERVER_PID" 2>/dev/null || { log "the server died:"; tail -20 "$logfile" >&2; exit 1; }
         sleep 1
     done
     cd "$REPO"
