@@ -273,12 +273,17 @@ async def test_with_quiet_seconds_a_burst_of_commits_is_served_first(store):
         consumer.batches.clear()
         for i in range(1, 21):
             await commit(i)
-        assert consumer.batches == []  # commits kept coming: nothing applied yet
+        # Commits kept coming: no new pass started. A pass already running when the burst
+        # began (a turn that ended with work left goes on at once, e.g. on a loaded machine)
+        # may take what it read then: at most one batch, never a pass per commit.
+        assert len(consumer.batches) <= 1
+        early = sum(n for _, n in consumer.batches)
         latest = (await store.event_bounds(tenant))[1]
         async with asyncio.timeout(WAIT_SECONDS):
             while runtime.track(consumer.name).position(tenant) < latest:
                 await asyncio.sleep(0.05)
-        assert consumer.batches == [(tenant, 20)]  # then one pass took the burst
+        # Then one pass took the (rest of the) burst.
+        assert consumer.batches[-1] == (tenant, 20 - early) and len(consumer.batches) == (2 if early else 1)
 
         # A waiter does not wait for the commits to pause.
         stop, count = asyncio.Event(), [0]
