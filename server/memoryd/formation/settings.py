@@ -114,10 +114,8 @@ def custom_problems(strategies: list[dict[str, Any]] | None) -> list[tuple[str, 
     for i, strategy in enumerate(strategies):
         at = f"custom_strategies.strategies[{i}]"
         name = strategy.get("name", "")
-        if not STRATEGY_NAME.fullmatch(name):
-            found.append(
-                (f"{at}.name", "must be 1-64 characters: a lowercase letter, then lowercase letters, digits or _")
-            )
+        if problem := name_problem(name):
+            found.append((f"{at}.name", problem))
         elif name in seen:
             found.append((f"{at}.name", f"names {name!r} twice"))
         seen.add(name)
@@ -128,6 +126,14 @@ def custom_problems(strategies: list[dict[str, Any]] | None) -> list[tuple[str, 
         if problem:
             found.append((f"{at}.json_schema", problem))
     return found
+
+
+def name_problem(name: str) -> str | None:
+    """What is wrong with a custom strategy's name (in settings, or naming one in a request);
+    None when it is one."""
+    if STRATEGY_NAME.fullmatch(name):
+        return None
+    return "must be 1-64 characters: a lowercase letter, then lowercase letters, digits or _"
 
 
 def schema_problem(text: str) -> str | None:

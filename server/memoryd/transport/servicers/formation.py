@@ -271,8 +271,8 @@ class FormationServicer(pb_grpc.FormationServiceServicer):
         self, request: pb.ListCustomRecordsRequest, context, tenant: str
     ) -> pb.ListCustomRecordsResponse:
         check = self._user(context, request.user_id)
-        if request.strategy and not fs.STRATEGY_NAME.fullmatch(request.strategy):
-            check.fail("strategy", "must be a custom strategy's name: a-z, then a-z, 0-9 or _ (1-64)")
+        if request.strategy and (problem := fs.name_problem(request.strategy)):
+            check.fail("strategy", problem)
         check.name("session_id", request.session_id, required=False)
         check.page_size("page_size", request.page_size)
         check.done()
